@@ -1,0 +1,104 @@
+//! The native `memviz` command: the same parsing and analysis as the viewer, headless.
+
+use memviz_analysis::summary::summarize;
+use memviz_snapshot::{LoadError, Loader, Snapshot};
+use std::io::Read;
+use std::process::ExitCode;
+use std::time::Instant;
+
+const USAGE: &str = "usage:
+  memviz summary FILE [--json]   per-device counts, bytes, peak and warnings
+  memviz bench FILE...           native parse+model throughput (one JSON line per file)
+
+FILE is a snapshot pickle from torch.cuda.memory._dump_snapshot(), raw or gzip-compressed.";
+
+/// Read and parse a file in 1 MiB chunks, as the browser does.
+fn load(path: &str) -> Result<Snapshot, String> {
+    let mut f = std::fs::File::open(path).map_err(|e| format!("{path}: cannot open: {e}"))?;
+    let mut loader = Loader::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf).map_err(|e| format!("{path}: cannot read: {e}"))?;
+        if n == 0 {
+            break;
+        }
+        loader.push(&buf[..n]).map_err(|e| describe(path, &e))?;
+    }
+    loader.finish().map_err(|e| describe(path, &e))
+}
+
+fn describe(path: &str, e: &LoadError) -> String {
+    format!("{path}: {e}")
+}
+
+fn summary(args: &[String]) -> Result<(), String> {
+    let json = args.iter().any(|a| a == "--json");
+    let files: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
+    if let Some(bad) = args.iter().find(|a| a.starts_with("--") && *a != "--json") {
+        return Err(format!("unknown option {bad}\n{USAGE}"));
+    }
+    let [file] = files.as_slice() else {
+        return Err(format!("summary takes exactly one FILE\n{USAGE}"));
+    };
+    let snap = load(file)?;
+    let s = summarize(&snap);
+    if json {
+        println!("{}", s.to_json());
+    } else {
+        println!("{file}: pickle protocol {}", snap.protocol);
+        print!("{}", s.to_table());
+    }
+    Ok(())
+}
+
+fn bench(args: &[String]) -> Result<(), String> {
+    if args.is_empty() {
+        return Err(format!("bench needs at least one FILE\n{USAGE}"));
+    }
+    for path in args {
+        let bytes = std::fs::read(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
+        let mut best = f64::INFINITY;
+        let mut model_bytes = 0;
+        let runs = if bytes.len() > 200 << 20 { 2 } else { 3 };
+        for _ in 0..runs {
+            let t0 = Instant::now();
+            let mut loader = Loader::new();
+            for c in bytes.chunks(1 << 20) {
+                loader.push(c).map_err(|e| describe(path, &e))?;
+            }
+            let snap = loader.finish().map_err(|e| describe(path, &e))?;
+            let secs = t0.elapsed().as_secs_f64();
+            best = best.min(secs);
+            model_bytes = snap.heap_bytes();
+        }
+        let line = serde_json::json!({
+            "file": path,
+            "bytes": bytes.len(),
+            "secs": best,
+            "mb_per_s": bytes.len() as f64 / 1e6 / best,
+            "model_bytes": model_bytes,
+        });
+        println!("{line}");
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(|s| s.as_str()) {
+        Some("summary") => summary(&args[1..]),
+        Some("bench") => bench(&args[1..]),
+        Some("-h" | "--help" | "help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        _ => Err(USAGE.to_string()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("memviz: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}

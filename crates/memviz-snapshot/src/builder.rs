@@ -1,0 +1,922 @@
+//! The pickle [`Builder`] that turns a snapshot pickle into the typed model while it streams.
+//!
+//! # How it works
+//! Containers get an [`Obj`] slot. A dict whose items include the key `action` is a trace entry:
+//! its items are written straight into event columns and the slot becomes `Obj::Event(row)`, so no
+//! generic dict is kept for the (millions of) events. Frame dicts and frame lists stay generic
+//! until first used, then are interned and their slot replaced by `Obj::Frame` / `Obj::Stack`, so
+//! a memo alias of the same list (how PyTorch shares tracebacks) costs one lookup. At STOP,
+//! [`SnapshotBuilder::finish`] reads the top-level dict: segments, blocks and settings (few) from
+//! their generic dicts, and each device's trace by gathering its event rows.
+
+use crate::model::*;
+use crate::warnings::Warnings;
+use memviz_pickle::{Atoms, Builder, ObjId, StrId, Value};
+use rustc_hash::FxHashMap;
+
+enum Obj {
+    List(Vec<Value>),
+    /// Flat key/value pairs.
+    Dict(Vec<Value>),
+    Tuple(Box<[Value]>),
+    Event(u32),
+    Frame(FrameId),
+    Stack(StackId),
+}
+
+macro_rules! keys {
+    ($($field:ident),* $(,)?) => {
+        /// Ids of the key strings the builder recognises (interned before parsing starts).
+        #[allow(non_snake_case)]
+        pub(crate) struct Keys { $(pub(crate) $field: StrId,)* }
+        impl Keys {
+            fn new(atoms: &mut Atoms) -> Keys {
+                Keys { $($field: atoms.strings.intern(stringify!($field)),)* }
+            }
+        }
+    };
+}
+
+keys!(
+    action, addr, size, stream, time_us, frames, compile_context, user_metadata, device_free,
+    internal_metadata, category, forward_frames, pool_id, segment_pool_id, name, filename, line,
+    fx_node_op, fx_node_name, fx_node_target, fx_original_trace, segments, device_traces,
+    allocator_settings, external_annotations, host_segments, host_traces, categories, device,
+    address, total_size, allocated_size, active_size, requested_size, segment_type, is_expandable,
+    blocks, state, history, real_size, stage, active_allocated, active_pending_free, inactive,
+);
+
+/// Event rows in file order, before they are split by device.
+#[derive(Default)]
+struct Rows {
+    action: Vec<Action>,
+    addr: Vec<u64>,
+    size: Vec<u64>,
+    stream: Vec<u64>,
+    time_us: Vec<i64>,
+    stack: Vec<StackId>,
+    compile_context: Vec<StrId>,
+    user_metadata: Vec<StrId>,
+    any_time: bool,
+    any_cc: bool,
+    any_um: bool,
+    device_free: Vec<(u32, u64)>,
+    pool_id: Vec<(u32, (i64, i64))>,
+    internal_metadata: Vec<(u32, StrId)>,
+    category: Vec<(u32, StrId)>,
+    forward_frames: Vec<(u32, Vec<StrId>)>,
+}
+
+pub struct SnapshotBuilder {
+    objs: Vec<Obj>,
+    keys: Keys,
+    rows: Rows,
+    actions: FxHashMap<StrId, Action>,
+    frames: Vec<Frame>,
+    frame_index: FxHashMap<Frame, FrameId>,
+    stacks: StackTable,
+    stack_index: FxHashMap<Box<[FrameId]>, StackId>,
+    scratch: Vec<FrameId>,
+    pub(crate) warnings: Warnings,
+}
+
+fn int_i128(v: Value, atoms: &Atoms) -> Option<i128> {
+    match v {
+        Value::Int(i) => Some(i as i128),
+        Value::BigInt(b) => atoms.big_int_i128(b),
+        Value::Bool(b) => Some(b as i128),
+        _ => None,
+    }
+}
+
+impl SnapshotBuilder {
+    /// A builder and the atoms (with its keys pre-interned) to start the unpickler with.
+    pub fn new() -> (SnapshotBuilder, Atoms) {
+        let mut atoms = Atoms::new();
+        let keys = Keys::new(&mut atoms);
+        let mut stack_index = FxHashMap::default();
+        stack_index.insert(Box::from(&[][..]), StackId::EMPTY);
+        let b = SnapshotBuilder {
+            objs: Vec::new(),
+            keys,
+            rows: Rows::default(),
+            actions: FxHashMap::default(),
+            frames: Vec::new(),
+            frame_index: FxHashMap::default(),
+            stacks: StackTable::default(),
+            stack_index,
+            scratch: Vec::new(),
+            warnings: Warnings::default(),
+        };
+        (b, atoms)
+    }
+
+    fn add(&mut self, o: Obj) -> Result<ObjId, String> {
+        let id = u32::try_from(self.objs.len()).map_err(|_| "more than 4 billion containers".to_string())?;
+        self.objs.push(o);
+        Ok(ObjId(id))
+    }
+
+    fn obj(&self, v: Value) -> Option<&Obj> {
+        match v {
+            Value::Obj(ObjId(i)) => self.objs.get(i as usize),
+            _ => None,
+        }
+    }
+
+    fn u64_of(&mut self, v: Value, atoms: &Atoms, what: &'static str) -> u64 {
+        match int_i128(v, atoms).and_then(|i| u64::try_from(i).ok()) {
+            Some(x) => x,
+            None => {
+                self.warnings.warn(what, || format!("`{what}` is not a non-negative integer that fits 64 bits ({}); read as 0", v.type_name()));
+                0
+            }
+        }
+    }
+
+    fn i64_of(&mut self, v: Value, atoms: &Atoms, what: &'static str) -> i64 {
+        match int_i128(v, atoms).and_then(|i| i64::try_from(i).ok()) {
+            Some(x) => x,
+            None => {
+                self.warnings.warn(what, || format!("`{what}` is not an integer that fits 64 bits ({}); read as 0", v.type_name()));
+                0
+            }
+        }
+    }
+
+    fn str_of(&mut self, v: Value, what: &'static str) -> StrId {
+        match v {
+            Value::Str(s) => s,
+            Value::None => NO_STR,
+            other => {
+                self.warnings.warn(what, || format!("`{what}` is not a string ({}); ignored", other.type_name()));
+                NO_STR
+            }
+        }
+    }
+
+    fn pair_of(&mut self, v: Value, atoms: &Atoms, what: &'static str) -> (i64, i64) {
+        let items: Option<[Value; 2]> = match self.obj(v) {
+            Some(Obj::Tuple(t)) if t.len() == 2 => Some([t[0], t[1]]),
+            Some(Obj::List(t)) if t.len() == 2 => Some([t[0], t[1]]),
+            _ => None,
+        };
+        match items {
+            Some([a, b]) => (self.i64_of(a, atoms, what), self.i64_of(b, atoms, what)),
+            None => {
+                self.warnings.warn(what, || format!("`{what}` is not a pair of integers; read as (0, 0)"));
+                (0, 0)
+            }
+        }
+    }
+
+    /// The frame a value (a frame dict) stands for, interning it on first use.
+    fn frame_of(&mut self, v: Value, atoms: &Atoms) -> Option<FrameId> {
+        let Value::Obj(ObjId(i)) = v else { return None };
+        let pairs = match self.objs.get_mut(i as usize) {
+            Some(Obj::Frame(f)) => return Some(*f),
+            Some(Obj::Dict(p)) => std::mem::take(p),
+            _ => return None,
+        };
+        let k = &self.keys;
+        let mut f = Frame {
+            name: NO_STR,
+            filename: NO_STR,
+            line: 0,
+            fx_node_op: NO_STR,
+            fx_node_name: NO_STR,
+            fx_node_target: NO_STR,
+            fx_original_trace: NO_STR,
+        };
+        for kv in pairs.chunks_exact(2) {
+            let (key, val) = (kv[0], kv[1]);
+            let Value::Str(key) = key else { continue };
+            let slot = if key == k.name {
+                &mut f.name
+            } else if key == k.filename {
+                &mut f.filename
+            } else if key == k.line {
+                f.line = int_i128(val, atoms).and_then(|x| i64::try_from(x).ok()).unwrap_or(0);
+                continue;
+            } else if key == k.fx_node_op {
+                &mut f.fx_node_op
+            } else if key == k.fx_node_name {
+                &mut f.fx_node_name
+            } else if key == k.fx_node_target {
+                &mut f.fx_node_target
+            } else if key == k.fx_original_trace {
+                &mut f.fx_original_trace
+            } else {
+                let name = atoms.str(key).to_string();
+                self.warnings.warn(&format!("frame key {name}"), || format!("frames have an unknown key `{name}`; ignored"));
+                continue;
+            };
+            if let Value::Str(s) = val {
+                *slot = s;
+            }
+        }
+        let id = match self.frame_index.get(&f) {
+            Some(id) => *id,
+            None => {
+                let id = FrameId(self.frames.len() as u32);
+                self.frames.push(f);
+                self.frame_index.insert(f, id);
+                id
+            }
+        };
+        if let Some(slot) = self.objs.get_mut(i as usize) {
+            *slot = Obj::Frame(id);
+        }
+        Some(id)
+    }
+
+    /// The stack a value (a list of frame dicts) stands for, interning it on first use.
+    fn stack_of(&mut self, v: Value, atoms: &Atoms) -> StackId {
+        let Value::Obj(ObjId(i)) = v else {
+            if v != Value::None {
+                self.warnings.warn("frames type", || format!("`frames` is not a list ({}); ignored", v.type_name()));
+            }
+            return StackId::EMPTY;
+        };
+        let items: Vec<Value> = match self.objs.get_mut(i as usize) {
+            Some(Obj::Stack(s)) => return *s,
+            Some(Obj::List(items)) => std::mem::take(items),
+            Some(Obj::Tuple(items)) => items.to_vec(),
+            _ => {
+                self.warnings.warn("frames type", || "`frames` is not a list; ignored".to_string());
+                return StackId::EMPTY;
+            }
+        };
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        for it in &items {
+            match self.frame_of(*it, atoms) {
+                Some(f) => scratch.push(f),
+                None => self.warnings.warn("frame type", || "a stack frame is not a dict; skipped".to_string()),
+            }
+        }
+        let id = match self.stack_index.get(&scratch[..]) {
+            Some(id) => *id,
+            None => {
+                let id = self.stacks.push(&scratch);
+                self.stack_index.insert(Box::from(&scratch[..]), id);
+                id
+            }
+        };
+        self.scratch = scratch;
+        if let Some(slot) = self.objs.get_mut(i as usize) {
+            *slot = Obj::Stack(id);
+        }
+        id
+    }
+
+    fn strs_of(&mut self, v: Value, what: &'static str) -> Vec<StrId> {
+        let items: Vec<Value> = match self.obj(v) {
+            Some(Obj::List(items)) => items.clone(),
+            Some(Obj::Tuple(items)) => items.to_vec(),
+            _ => return Vec::new(),
+        };
+        items.into_iter().map(|x| self.str_of(x, what)).collect()
+    }
+
+    fn new_row(&mut self) -> u32 {
+        let r = &mut self.rows;
+        let row = r.action.len() as u32;
+        r.action.push(Action::Unknown(NO_STR));
+        r.addr.push(0);
+        r.size.push(0);
+        r.stream.push(0);
+        r.time_us.push(NO_TIME);
+        r.stack.push(StackId::EMPTY);
+        r.compile_context.push(NO_STR);
+        r.user_metadata.push(NO_STR);
+        row
+    }
+
+    /// Write trace-entry items into row `row`.
+    fn apply_event(&mut self, row: u32, pairs: &[Value], atoms: &Atoms) {
+        let r = row as usize;
+        for kv in pairs.chunks_exact(2) {
+            let (key, val) = (kv[0], kv[1]);
+            let Value::Str(key) = key else {
+                self.warnings.warn("event key type", || "a trace entry has a non-string key; ignored".into());
+                continue;
+            };
+            let k = &self.keys;
+            if key == k.action {
+                let a = match val {
+                    Value::Str(s) => match self.actions.get(&s) {
+                        Some(a) => *a,
+                        None => {
+                            let a = Action::from_name(atoms.str(s)).unwrap_or(Action::Unknown(s));
+                            self.actions.insert(s, a);
+                            a
+                        }
+                    },
+                    _ => Action::Unknown(NO_STR),
+                };
+                self.rows.action[r] = a;
+            } else if key == k.addr {
+                self.rows.addr[r] = self.u64_of(val, atoms, "addr");
+            } else if key == k.size {
+                self.rows.size[r] = self.u64_of(val, atoms, "size");
+            } else if key == k.stream {
+                // Stream handles are raw pointers; keep the bit pattern of negative values.
+                self.rows.stream[r] = int_i128(val, atoms).map(|x| x as u64).unwrap_or(0);
+            } else if key == k.time_us {
+                self.rows.time_us[r] = self.i64_of(val, atoms, "time_us");
+                self.rows.any_time = true;
+            } else if key == k.frames {
+                self.rows.stack[r] = self.stack_of(val, atoms);
+            } else if key == k.compile_context {
+                self.rows.compile_context[r] = self.str_of(val, "compile_context");
+                self.rows.any_cc = true;
+            } else if key == k.user_metadata {
+                self.rows.user_metadata[r] = self.str_of(val, "user_metadata");
+                self.rows.any_um = true;
+            } else if key == k.device_free {
+                let x = self.u64_of(val, atoms, "device_free");
+                self.rows.device_free.push((row, x));
+            } else if key == k.pool_id || key == k.segment_pool_id {
+                let p = self.pair_of(val, atoms, "pool_id");
+                self.rows.pool_id.push((row, p));
+            } else if key == k.internal_metadata {
+                let s = self.str_of(val, "internal_metadata");
+                self.rows.internal_metadata.push((row, s));
+            } else if key == k.category {
+                let s = self.str_of(val, "category");
+                self.rows.category.push((row, s));
+            } else if key == k.forward_frames {
+                let f = self.strs_of(val, "forward_frames");
+                self.rows.forward_frames.push((row, f));
+            } else {
+                let name = atoms.str(key).to_string();
+                self.warnings.warn(&format!("event key {name}"), || format!("trace entries have an unknown key `{name}`; ignored"));
+            }
+        }
+    }
+
+    fn get(pairs: &[Value], key: StrId) -> Option<Value> {
+        pairs.chunks_exact(2).rev().find(|kv| kv[0] == Value::Str(key)).map(|kv| kv[1])
+    }
+
+    fn dict_pairs(&self, v: Value) -> Option<&[Value]> {
+        match self.obj(v) {
+            Some(Obj::Dict(p)) => Some(p),
+            _ => None,
+        }
+    }
+
+    fn list_items(&self, v: Value) -> Option<&[Value]> {
+        match self.obj(v) {
+            Some(Obj::List(p)) => Some(p),
+            Some(Obj::Tuple(p)) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// Generic conversion to JSON (settings, extensions).
+    fn to_json(&self, v: Value, atoms: &Atoms, depth: u32) -> serde_json::Value {
+        use serde_json::Value as J;
+        if depth > 64 {
+            return J::Null;
+        }
+        match v {
+            Value::None => J::Null,
+            Value::Bool(b) => J::Bool(b),
+            Value::Int(i) => J::from(i),
+            Value::BigInt(b) => match atoms.big_int_i128(b) {
+                Some(i) => u64::try_from(i).map(J::from).unwrap_or_else(|_| J::String(i.to_string())),
+                None => J::String("<integer too large>".into()),
+            },
+            Value::Float(f) => serde_json::Number::from_f64(f).map(J::Number).unwrap_or(J::Null),
+            Value::Str(s) => J::String(atoms.str(s).to_string()),
+            Value::Bytes(b) => J::String(String::from_utf8_lossy(atoms.bytes(b)).into_owned()),
+            Value::Obj(_) => match self.obj(v) {
+                Some(Obj::List(items)) => J::Array(items.iter().map(|x| self.to_json(*x, atoms, depth + 1)).collect()),
+                Some(Obj::Tuple(items)) => J::Array(items.iter().map(|x| self.to_json(*x, atoms, depth + 1)).collect()),
+                Some(Obj::Dict(pairs)) => {
+                    let mut m = serde_json::Map::new();
+                    for kv in pairs.chunks_exact(2) {
+                        let key = match kv[0] {
+                            Value::Str(s) => atoms.str(s).to_string(),
+                            other => self.to_json(other, atoms, depth + 1).to_string(),
+                        };
+                        m.insert(key, self.to_json(kv[1], atoms, depth + 1));
+                    }
+                    J::Object(m)
+                }
+                Some(Obj::Event(_)) => J::String("<trace entry>".into()),
+                Some(Obj::Frame(_)) => J::String("<frame>".into()),
+                Some(Obj::Stack(_)) => J::String("<stack>".into()),
+                None => J::Null,
+            },
+        }
+    }
+
+    /// Read the top-level value into a [`Snapshot`]. Errors only when it is not a snapshot at all.
+    pub fn finish(mut self, root: Value, mut atoms: Atoms, protocol: u8) -> Result<Snapshot, String> {
+        let k = &self.keys;
+        let (layout, seg_list, traces_val) = match self.obj(root) {
+            Some(Obj::Dict(pairs)) => {
+                let seg = Self::get(pairs, k.segments);
+                let tr = Self::get(pairs, k.device_traces);
+                if seg.is_none() && tr.is_none() {
+                    let found: Vec<String> = pairs
+                        .chunks_exact(2)
+                        .take(12)
+                        .map(|kv| match kv[0] {
+                            Value::Str(s) => format!("'{}'", atoms.str(s)),
+                            other => other.type_name().to_string(),
+                        })
+                        .collect();
+                    return Err(format!(
+                        "a valid pickle, but not a memory snapshot: expected a dict with the keys 'segments' and 'device_traces', found {}",
+                        if found.is_empty() { "an empty dict".to_string() } else { format!("the keys {}", found.join(", ")) }
+                    ));
+                }
+                (Layout::Dict, seg, tr)
+            }
+            Some(Obj::List(_)) => (Layout::BareList, Some(root), None),
+            Some(Obj::Event(_)) => {
+                return Err("a valid pickle, but not a memory snapshot: the top level is a single trace entry".into())
+            }
+            _ => {
+                return Err(format!(
+                    "a valid pickle, but not a memory snapshot: the top level is {} (expected a dict with 'segments' and 'device_traces')",
+                    match self.obj(root) {
+                        Some(Obj::Tuple(_)) => "a tuple",
+                        _ => root.type_name(),
+                    }
+                ))
+            }
+        };
+
+        // Other top-level keys.
+        let mut allocator_settings = None;
+        let mut annotations = Vec::new();
+        let mut extra = Vec::new();
+        if layout == Layout::Dict {
+            let pairs: Vec<Value> = self.dict_pairs(root).map(|p| p.to_vec()).unwrap_or_default();
+            for kv in pairs.chunks_exact(2) {
+                let Value::Str(key) = kv[0] else { continue };
+                let k = &self.keys;
+                if key == k.segments || key == k.device_traces {
+                } else if key == k.allocator_settings {
+                    allocator_settings = Some(self.to_json(kv[1], &atoms, 0));
+                } else if key == k.external_annotations {
+                    annotations = self.read_annotations(kv[1], &atoms);
+                } else if key == k.host_segments || key == k.host_traces || key == k.categories {
+                    extra.push((atoms.str(key).to_string(), self.to_json(kv[1], &atoms, 0)));
+                } else {
+                    let name = atoms.str(key).to_string();
+                    self.warnings.warn(&format!("top key {name}"), || format!("unknown top-level key `{name}` ignored"));
+                    extra.push((name, self.to_json(kv[1], &atoms, 0)));
+                }
+            }
+        }
+
+        let (segments, blocks, history) = match seg_list {
+            Some(v) => self.read_segments(v, &atoms)?,
+            None => {
+                self.warnings.warn("no segments", || "the file has no `segments`: no final allocator state".into());
+                (Vec::new(), Vec::new(), Vec::new())
+            }
+        };
+        let traces = match traces_val {
+            Some(v) => self.read_traces(v, &atoms)?,
+            None => Vec::new(),
+        };
+        self.check_invariants(&segments, &blocks, &traces, &atoms);
+
+        atoms.strings.freeze();
+        let SnapshotBuilder { frames, stacks, warnings, .. } = self;
+        Ok(Snapshot {
+            strings: atoms.strings,
+            frames,
+            stacks,
+            segments,
+            blocks,
+            history,
+            traces,
+            allocator_settings,
+            external_annotations: annotations,
+            extra,
+            layout,
+            protocol,
+            warnings: warnings.into_strings(),
+        })
+    }
+
+    fn read_annotations(&mut self, v: Value, atoms: &Atoms) -> Vec<Annotation> {
+        let items = self.list_items(v).map(|x| x.to_vec()).unwrap_or_default();
+        let mut out = Vec::with_capacity(items.len());
+        for it in items {
+            let Some(pairs) = self.dict_pairs(it).map(|p| p.to_vec()) else {
+                self.warnings.warn("annotation type", || "an external annotation is not a dict; skipped".into());
+                continue;
+            };
+            let mut a = Annotation { name: NO_STR, stage: NO_STR, device: 0, time_us: NO_TIME, extra: Vec::new() };
+            for kv in pairs.chunks_exact(2) {
+                let Value::Str(key) = kv[0] else { continue };
+                let k = &self.keys;
+                if key == k.name {
+                    a.name = self.str_of(kv[1], "annotation name");
+                } else if key == k.stage {
+                    a.stage = self.str_of(kv[1], "annotation stage");
+                } else if key == k.device {
+                    a.device = self.i64_of(kv[1], atoms, "annotation device");
+                } else if key == k.time_us {
+                    a.time_us = self.i64_of(kv[1], atoms, "annotation time_us");
+                } else if let Value::Str(s) = kv[1] {
+                    a.extra.push((key, s));
+                }
+            }
+            out.push(a);
+        }
+        out
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn read_segments(&mut self, v: Value, atoms: &Atoms) -> Result<(Vec<Segment>, Vec<Block>, Vec<HistoryEntry>), String> {
+        let Some(items) = self.list_items(v).map(|x| x.to_vec()) else {
+            return Err("not a memory snapshot: `segments` is not a list".into());
+        };
+        let mut segments = Vec::with_capacity(items.len());
+        let mut blocks = Vec::new();
+        let mut history = Vec::new();
+        for it in items {
+            let Some(pairs) = self.dict_pairs(it).map(|p| p.to_vec()) else {
+                self.warnings.warn("segment type", || "a segment is not a dict; skipped".into());
+                continue;
+            };
+            let mut s = Segment {
+                device: 0,
+                address: 0,
+                total_size: 0,
+                allocated_size: 0,
+                active_size: 0,
+                requested_size: 0,
+                stream: 0,
+                segment_type: NO_STR,
+                pool_id: (0, 0),
+                is_expandable: false,
+                stack: StackId::EMPTY,
+                blocks: (0, 0),
+            };
+            let mut block_list = None;
+            for kv in pairs.chunks_exact(2) {
+                let Value::Str(key) = kv[0] else { continue };
+                let val = kv[1];
+                let k = &self.keys;
+                if key == k.device {
+                    s.device = self.i64_of(val, atoms, "segment device");
+                } else if key == k.address {
+                    s.address = self.u64_of(val, atoms, "segment address");
+                } else if key == k.total_size {
+                    s.total_size = self.u64_of(val, atoms, "total_size");
+                } else if key == k.allocated_size {
+                    s.allocated_size = self.u64_of(val, atoms, "allocated_size");
+                } else if key == k.active_size {
+                    s.active_size = self.u64_of(val, atoms, "active_size");
+                } else if key == k.requested_size {
+                    s.requested_size = self.u64_of(val, atoms, "segment requested_size");
+                } else if key == k.stream {
+                    s.stream = int_i128(val, atoms).map(|x| x as u64).unwrap_or(0);
+                } else if key == k.segment_type {
+                    s.segment_type = self.str_of(val, "segment_type");
+                } else if key == k.segment_pool_id || key == k.pool_id {
+                    s.pool_id = self.pair_of(val, atoms, "segment_pool_id");
+                } else if key == k.is_expandable {
+                    s.is_expandable = matches!(val, Value::Bool(true));
+                } else if key == k.frames {
+                    s.stack = self.stack_of(val, atoms);
+                } else if key == k.blocks {
+                    block_list = Some(val);
+                } else {
+                    let name = atoms.str(key).to_string();
+                    self.warnings.warn(&format!("segment key {name}"), || format!("segments have an unknown key `{name}`; ignored"));
+                }
+            }
+            let first = blocks.len() as u32;
+            let mut addr = s.address;
+            let bl: Vec<Value> = block_list.and_then(|b| self.list_items(b)).map(|x| x.to_vec()).unwrap_or_default();
+            for b in bl {
+                let Some(bp) = self.dict_pairs(b).map(|p| p.to_vec()) else {
+                    self.warnings.warn("block type", || "a block is not a dict; skipped".into());
+                    continue;
+                };
+                let block = self.read_block(&bp, addr, atoms, &mut history);
+                addr = addr.wrapping_add(block.size);
+                blocks.push(block);
+            }
+            s.blocks = (first, blocks.len() as u32);
+            segments.push(s);
+        }
+        Ok((segments, blocks, history))
+    }
+
+    fn read_block(&mut self, pairs: &[Value], computed_addr: u64, atoms: &Atoms, history: &mut Vec<HistoryEntry>) -> Block {
+        let mut b = Block {
+            address: computed_addr,
+            size: 0,
+            requested_size: 0,
+            state: BlockState::Inactive,
+            stack: StackId::EMPTY,
+            history: (0, 0),
+            forward_frames: Vec::new(),
+        };
+        let mut has_frames = false;
+        let mut file_addr = None;
+        let mut hist: Option<Value> = None;
+        for kv in pairs.chunks_exact(2) {
+            let Value::Str(key) = kv[0] else { continue };
+            let val = kv[1];
+            let k = &self.keys;
+            if key == k.size {
+                b.size = self.u64_of(val, atoms, "block size");
+            } else if key == k.requested_size {
+                b.requested_size = self.u64_of(val, atoms, "block requested_size");
+            } else if key == k.state {
+                let k = &self.keys;
+                b.state = match val {
+                    Value::Str(s) if s == k.active_allocated => BlockState::ActiveAllocated,
+                    Value::Str(s) if s == k.active_pending_free => BlockState::ActivePendingFree,
+                    Value::Str(s) if s == k.inactive => BlockState::Inactive,
+                    Value::Str(s) => {
+                        let name = atoms.str(s).to_string();
+                        self.warnings.warn(&format!("block state {name}"), || format!("unknown block state `{name}`"));
+                        BlockState::Unknown(s)
+                    }
+                    _ => BlockState::Unknown(NO_STR),
+                };
+            } else if key == k.frames {
+                has_frames = true;
+                b.stack = self.stack_of(val, atoms);
+            } else if key == k.address {
+                file_addr = Some(self.u64_of(val, atoms, "block address"));
+            } else if key == k.history {
+                hist = Some(val);
+            } else if key == k.forward_frames {
+                b.forward_frames = self.strs_of(val, "forward_frames");
+            } else {
+                let name = atoms.str(key).to_string();
+                self.warnings.warn(&format!("block key {name}"), || format!("blocks have an unknown key `{name}`; ignored"));
+            }
+        }
+        if let Some(fa) = file_addr {
+            if fa != computed_addr {
+                self.warnings.warn("block address", || {
+                    format!("a block's `address` 0x{fa:x} differs from its position in the segment 0x{computed_addr:x}; the position is used")
+                });
+            }
+        }
+        // Legacy (torch 2.0) history entries.
+        let mut first_real_size = None;
+        let mut first_stack = None;
+        if let Some(h) = hist {
+            let start = history.len() as u32;
+            let entries: Vec<Value> = self.list_items(h).map(|x| x.to_vec()).unwrap_or_default();
+            for e in entries {
+                let Some(ep) = self.dict_pairs(e).map(|p| p.to_vec()) else { continue };
+                let mut he = HistoryEntry { addr: 0, real_size: 0, stack: StackId::EMPTY };
+                for kv in ep.chunks_exact(2) {
+                    let Value::Str(key) = kv[0] else { continue };
+                    let k = &self.keys;
+                    if key == k.addr {
+                        he.addr = self.u64_of(kv[1], atoms, "history addr");
+                    } else if key == k.real_size {
+                        he.real_size = self.u64_of(kv[1], atoms, "history real_size");
+                    } else if key == k.frames {
+                        he.stack = self.stack_of(kv[1], atoms);
+                    }
+                }
+                if first_real_size.is_none() {
+                    first_real_size = Some(he.real_size);
+                    first_stack = Some(he.stack);
+                }
+                history.push(he);
+            }
+            b.history = (start, history.len() as u32);
+        }
+        if !has_frames {
+            // SEMANTICS.md §2 legacy fill: frames = history[0].frames; requested = requested || history[0].real_size || size.
+            b.stack = first_stack.unwrap_or(StackId::EMPTY);
+            if b.requested_size == 0 {
+                b.requested_size = match first_real_size {
+                    Some(r) => r,
+                    None => b.size,
+                };
+            }
+        }
+        b
+    }
+
+    fn read_traces(&mut self, v: Value, atoms: &Atoms) -> Result<Vec<DeviceTrace>, String> {
+        let Some(lists) = self.list_items(v).map(|x| x.to_vec()) else {
+            return Err("not a memory snapshot: `device_traces` is not a list".into());
+        };
+        let mut out = Vec::with_capacity(lists.len());
+        for l in lists {
+            let items: Vec<Value> = match self.obj(l) {
+                Some(Obj::List(items)) => std::mem::take(&mut items.clone()),
+                _ => {
+                    self.warnings.warn("trace type", || "a device trace is not a list; read as empty".into());
+                    Vec::new()
+                }
+            };
+            // Free the generic list now: its rows are what we keep.
+            if let Value::Obj(ObjId(i)) = l {
+                if let Some(Obj::List(x)) = self.objs.get_mut(i as usize) {
+                    *x = Vec::new();
+                }
+            }
+            let mut rows = Vec::with_capacity(items.len());
+            for it in items {
+                match self.obj(it) {
+                    Some(Obj::Event(r)) => rows.push(*r),
+                    Some(Obj::Dict(p)) => {
+                        // A trace entry without `action`: keep it as an unknown event.
+                        let p = p.clone();
+                        let r = self.new_row();
+                        self.apply_event(r, &p, atoms);
+                        self.warnings.warn("no action", || "a trace entry has no `action`; kept as an unknown event".into());
+                        rows.push(r);
+                    }
+                    _ => self.warnings.warn("entry type", || "a trace entry is not a dict; skipped".into()),
+                }
+            }
+            out.push(self.gather(&rows));
+        }
+        Ok(out)
+    }
+
+    /// Copy the given event rows into one device's columns.
+    fn gather(&mut self, rows: &[u32]) -> DeviceTrace {
+        let r = &self.rows;
+        let n = rows.len();
+        let idx = |i: &u32| *i as usize;
+        let mut t = DeviceTrace {
+            action: rows.iter().map(|i| r.action[idx(i)]).collect(),
+            addr: rows.iter().map(|i| r.addr[idx(i)]).collect(),
+            size: rows.iter().map(|i| r.size[idx(i)]).collect(),
+            stream: rows.iter().map(|i| r.stream[idx(i)]).collect(),
+            stack: rows.iter().map(|i| r.stack[idx(i)]).collect(),
+            ..Default::default()
+        };
+        if r.any_time {
+            t.time_us = rows.iter().map(|i| r.time_us[idx(i)]).collect();
+            if t.time_us.iter().all(|&x| x == NO_TIME) {
+                t.time_us = Vec::new();
+            }
+        }
+        if r.any_cc {
+            t.compile_context = rows.iter().map(|i| r.compile_context[idx(i)]).collect();
+            if t.compile_context.iter().all(|&x| x == NO_STR) {
+                t.compile_context = Vec::new();
+            }
+        }
+        if r.any_um {
+            t.user_metadata = rows.iter().map(|i| r.user_metadata[idx(i)]).collect();
+            if t.user_metadata.iter().all(|&x| x == NO_STR) {
+                t.user_metadata = Vec::new();
+            }
+        }
+        // Sparse columns: map global row → position in this trace.
+        let has_sparse = !(r.device_free.is_empty()
+            && r.pool_id.is_empty()
+            && r.internal_metadata.is_empty()
+            && r.category.is_empty()
+            && r.forward_frames.is_empty());
+        if has_sparse && n > 0 {
+            let mut pos: FxHashMap<u32, u32> = FxHashMap::default();
+            for (p, row) in rows.iter().enumerate() {
+                pos.insert(*row, p as u32);
+            }
+            fn remap<T: Clone>(src: &[(u32, T)], pos: &FxHashMap<u32, u32>) -> Vec<(u32, T)> {
+                let mut v: Vec<(u32, T)> =
+                    src.iter().filter_map(|(row, x)| pos.get(row).map(|p| (*p, x.clone()))).collect();
+                v.sort_by_key(|e| e.0);
+                v
+            }
+            t.device_free = remap(&r.device_free, &pos);
+            t.pool_id = remap(&r.pool_id, &pos);
+            t.internal_metadata = remap(&r.internal_metadata, &pos);
+            t.category = remap(&r.category, &pos);
+            t.forward_frames = remap(&r.forward_frames, &pos);
+        }
+        t
+    }
+
+    fn check_invariants(&mut self, segments: &[Segment], blocks: &[Block], traces: &[DeviceTrace], atoms: &Atoms) {
+        for s in segments {
+            let bl = blocks.get(s.blocks.0 as usize..s.blocks.1 as usize).unwrap_or(&[]);
+            if bl.is_empty() {
+                continue;
+            }
+            let total: u64 = bl.iter().map(|b| b.size).fold(0u64, |a, b| a.wrapping_add(b));
+            let legacy = bl.iter().any(|b| b.history.1 > b.history.0);
+            if total != s.total_size && !legacy {
+                let addr = s.address;
+                self.warnings.warn("tile", || {
+                    format!("blocks do not tile their segment (e.g. segment 0x{addr:x}: blocks sum to {total}, total_size {})", s.total_size)
+                });
+            }
+            let alloc: u64 = bl.iter().filter(|b| b.state == BlockState::ActiveAllocated).map(|b| b.size).sum();
+            if alloc != s.allocated_size && !legacy {
+                let addr = s.address;
+                self.warnings.warn("allocated_size", || {
+                    format!("a segment's allocated_size differs from the sum of its active blocks (e.g. segment 0x{addr:x}: {} vs {alloc})", s.allocated_size)
+                });
+            }
+        }
+        for (d, t) in traces.iter().enumerate() {
+            if t.time_us.windows(2).any(|w| w[0] != NO_TIME && w[1] != NO_TIME && w[1] < w[0]) {
+                self.warnings.warn("time order", || format!("device {d}: time_us goes backwards in the trace"));
+            }
+            let mut unknown: Vec<StrId> = t
+                .action
+                .iter()
+                .filter_map(|a| if let Action::Unknown(s) = a { Some(*s) } else { None })
+                .collect();
+            unknown.sort_unstable();
+            unknown.dedup();
+            for s in unknown {
+                let name = if s == NO_STR { "<missing>".to_string() } else { atoms.str(s).to_string() };
+                let n = t.action.iter().filter(|a| **a == Action::Unknown(s)).count();
+                self.warnings.warn(&format!("unknown action {d} {name}"), || {
+                    format!("device {d}: {n} trace entries have the unknown action `{name}`; shown as unknown events")
+                });
+            }
+        }
+    }
+}
+
+impl Builder for SnapshotBuilder {
+    fn new_list(&mut self, _: &Atoms) -> Result<ObjId, String> {
+        self.add(Obj::List(Vec::new()))
+    }
+
+    fn new_dict(&mut self, _: &Atoms) -> Result<ObjId, String> {
+        self.add(Obj::Dict(Vec::new()))
+    }
+
+    fn new_tuple(&mut self, items: &[Value], _: &Atoms) -> Result<ObjId, String> {
+        self.add(Obj::Tuple(items.into()))
+    }
+
+    fn extend_list(&mut self, list: Value, items: &[Value], atoms: &Atoms) -> Result<(), String> {
+        let Value::Obj(ObjId(i)) = list else {
+            return Err(format!("APPENDS onto a {}, expected a list", list.type_name()));
+        };
+        match self.objs.get_mut(i as usize) {
+            Some(Obj::List(v)) => {
+                v.extend_from_slice(items);
+                Ok(())
+            }
+            Some(Obj::Stack(s)) => {
+                // A frame list extended after first use (never done by real producers): re-intern.
+                let mut frames = self.stacks.get(*s).to_vec();
+                for it in items {
+                    if let Some(f) = self.frame_of(*it, atoms) {
+                        frames.push(f);
+                    }
+                }
+                let id = self.stacks.push(&frames);
+                if let Some(slot) = self.objs.get_mut(i as usize) {
+                    *slot = Obj::Stack(id);
+                }
+                Ok(())
+            }
+            _ => Err("APPENDS onto something that is not a list".into()),
+        }
+    }
+
+    fn set_items(&mut self, dict: Value, pairs: &[Value], atoms: &Atoms) -> Result<(), String> {
+        let Value::Obj(ObjId(i)) = dict else {
+            return Err(format!("SETITEMS onto a {}, expected a dict", dict.type_name()));
+        };
+        let action = Value::Str(self.keys.action);
+        match self.objs.get_mut(i as usize) {
+            Some(Obj::Dict(existing)) => {
+                if existing.is_empty() && pairs.chunks_exact(2).any(|kv| kv[0] == action) {
+                    // A trace entry: lower it to a row right away.
+                    let row = self.new_row();
+                    if let Some(slot) = self.objs.get_mut(i as usize) {
+                        *slot = Obj::Event(row);
+                    }
+                    self.apply_event(row, pairs, atoms);
+                } else {
+                    existing.extend_from_slice(pairs);
+                }
+                Ok(())
+            }
+            Some(Obj::Event(row)) => {
+                let row = *row;
+                self.apply_event(row, pairs, atoms);
+                Ok(())
+            }
+            _ => Err("SETITEMS onto something that is not a dict".into()),
+        }
+    }
+}

@@ -1,0 +1,304 @@
+//! The model types. Ids index tables; hot per-event data is struct-of-arrays.
+
+use memviz_pickle::{Interner, StrId};
+
+/// "No string here" in optional string columns.
+pub const NO_STR: StrId = StrId(u32::MAX);
+/// "No timestamp" in [`DeviceTrace::time_us`].
+pub const NO_TIME: i64 = i64::MIN;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FrameId(pub u32);
+
+/// An interned call stack (innermost frame first). `StackId::EMPTY` is the empty stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StackId(pub u32);
+
+impl StackId {
+    pub const EMPTY: StackId = StackId(0);
+}
+
+/// One stack frame. Optional strings are [`NO_STR`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Frame {
+    pub name: StrId,
+    pub filename: StrId,
+    pub line: i64,
+    pub fx_node_op: StrId,
+    pub fx_node_name: StrId,
+    pub fx_node_target: StrId,
+    pub fx_original_trace: StrId,
+}
+
+/// Interned stacks stored flat: stack `i` is `frames[offsets[i]..offsets[i+1]]`.
+#[derive(Debug, Clone)]
+pub struct StackTable {
+    pub(crate) offsets: Vec<u32>,
+    pub(crate) frames: Vec<FrameId>,
+}
+
+impl Default for StackTable {
+    fn default() -> Self {
+        StackTable { offsets: vec![0, 0], frames: Vec::new() }
+    }
+}
+
+impl StackTable {
+    pub fn get(&self, id: StackId) -> &[FrameId] {
+        let i = id.0 as usize;
+        match (self.offsets.get(i), self.offsets.get(i + 1)) {
+            (Some(&a), Some(&b)) => self.frames.get(a as usize..b as usize).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub(crate) fn push(&mut self, frames: &[FrameId]) -> StackId {
+        let id = StackId((self.offsets.len() - 1) as u32);
+        self.frames.extend_from_slice(frames);
+        self.offsets.push(self.frames.len() as u32);
+        id
+    }
+}
+
+/// What an allocator event did (FORMAT.md §4). `Unknown` keeps the name and becomes a warning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Action {
+    Alloc,
+    FreeRequested,
+    FreeCompleted,
+    SegmentAlloc,
+    SegmentFree,
+    SegmentMap,
+    SegmentUnmap,
+    Snapshot,
+    Oom,
+    Annotate,
+    Unknown(StrId),
+}
+
+impl Action {
+    pub fn from_name(s: &str) -> Option<Action> {
+        Some(match s {
+            "alloc" => Action::Alloc,
+            "free_requested" => Action::FreeRequested,
+            "free_completed" => Action::FreeCompleted,
+            "segment_alloc" => Action::SegmentAlloc,
+            "segment_free" => Action::SegmentFree,
+            "segment_map" => Action::SegmentMap,
+            "segment_unmap" => Action::SegmentUnmap,
+            "snapshot" => Action::Snapshot,
+            "oom" => Action::Oom,
+            "annotate" => Action::Annotate,
+            _ => return None,
+        })
+    }
+
+    /// The name as written in the file.
+    pub fn name<'a>(&self, strings: &'a Interner) -> &'a str {
+        match self {
+            Action::Alloc => "alloc",
+            Action::FreeRequested => "free_requested",
+            Action::FreeCompleted => "free_completed",
+            Action::SegmentAlloc => "segment_alloc",
+            Action::SegmentFree => "segment_free",
+            Action::SegmentMap => "segment_map",
+            Action::SegmentUnmap => "segment_unmap",
+            Action::Snapshot => "snapshot",
+            Action::Oom => "oom",
+            Action::Annotate => "annotate",
+            Action::Unknown(s) => strings.get(*s),
+        }
+    }
+}
+
+/// One device's trace, as columns. Row `i` of every column is event `i`.
+/// `time_us`, `compile_context` and `user_metadata` are empty when no event has them.
+#[derive(Debug, Clone, Default)]
+pub struct DeviceTrace {
+    pub action: Vec<Action>,
+    pub addr: Vec<u64>,
+    pub size: Vec<u64>,
+    /// Raw `cudaStream_t` value.
+    pub stream: Vec<u64>,
+    pub time_us: Vec<i64>,
+    pub stack: Vec<StackId>,
+    pub compile_context: Vec<StrId>,
+    pub user_metadata: Vec<StrId>,
+    /// Rarely present fields, sorted by event index.
+    pub device_free: Vec<(u32, u64)>,
+    pub pool_id: Vec<(u32, (i64, i64))>,
+    pub internal_metadata: Vec<(u32, StrId)>,
+    pub category: Vec<(u32, StrId)>,
+    pub forward_frames: Vec<(u32, Vec<StrId>)>,
+}
+
+impl DeviceTrace {
+    pub fn len(&self) -> usize {
+        self.action.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.action.is_empty()
+    }
+    pub fn has_time(&self) -> bool {
+        !self.time_us.is_empty()
+    }
+    pub fn device_free_of(&self, event: u32) -> Option<u64> {
+        self.device_free.binary_search_by_key(&event, |e| e.0).ok().and_then(|i| self.device_free.get(i)).map(|e| e.1)
+    }
+    pub(crate) fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.action.capacity() * size_of::<Action>()
+            + (self.addr.capacity() + self.size.capacity() + self.stream.capacity()) * 8
+            + self.time_us.capacity() * 8
+            + self.stack.capacity() * 4
+            + (self.compile_context.capacity() + self.user_metadata.capacity()) * 4
+            + self.device_free.capacity() * 16
+            + self.pool_id.capacity() * 24
+            + (self.internal_metadata.capacity() + self.category.capacity()) * 8
+            + self.forward_frames.iter().map(|f| 32 + f.1.capacity() * 4).sum::<usize>()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BlockState {
+    ActiveAllocated,
+    ActivePendingFree,
+    Inactive,
+    Unknown(StrId),
+}
+
+/// One block of a segment. `address` is computed (segment address + sizes of earlier blocks),
+/// as the reference viewer does; `requested_size` has the legacy fill applied (SEMANTICS.md §2).
+#[derive(Clone, Debug)]
+pub struct Block {
+    pub address: u64,
+    pub size: u64,
+    pub requested_size: u64,
+    pub state: BlockState,
+    pub stack: StackId,
+    /// Legacy (torch 2.0) `history` entries: `history[start..end]` of [`Snapshot::history`].
+    pub history: (u32, u32),
+    pub forward_frames: Vec<StrId>,
+}
+
+/// A legacy `history` entry of a torch 2.0 block.
+#[derive(Clone, Copy, Debug)]
+pub struct HistoryEntry {
+    pub addr: u64,
+    pub real_size: u64,
+    pub stack: StackId,
+}
+
+#[derive(Clone, Debug)]
+pub struct Segment {
+    pub device: i64,
+    pub address: u64,
+    pub total_size: u64,
+    pub allocated_size: u64,
+    pub active_size: u64,
+    pub requested_size: u64,
+    pub stream: u64,
+    /// `small`, `large`, or whatever the file says.
+    pub segment_type: StrId,
+    pub pool_id: (i64, i64),
+    pub is_expandable: bool,
+    pub stack: StackId,
+    /// Blocks `blocks[start..end]` of [`Snapshot::blocks`], in address order.
+    pub blocks: (u32, u32),
+}
+
+/// An `external_annotations` entry (`record_function` ranges and the like).
+#[derive(Clone, Debug)]
+pub struct Annotation {
+    pub name: StrId,
+    pub stage: StrId,
+    pub device: i64,
+    pub time_us: i64,
+    /// Any other string key/value pairs, in file order.
+    pub extra: Vec<(StrId, StrId)>,
+}
+
+/// Which top-level shape the file had.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// `{segments, device_traces, …}` (torch ≥ 2.0).
+    Dict,
+    /// A bare list of segments (`torch.cuda.memory_snapshot()` pickled).
+    BareList,
+}
+
+/// A whole snapshot, immutable after loading.
+#[derive(Debug)]
+pub struct Snapshot {
+    pub strings: Interner,
+    pub frames: Vec<Frame>,
+    pub stacks: StackTable,
+    pub segments: Vec<Segment>,
+    pub blocks: Vec<Block>,
+    pub history: Vec<HistoryEntry>,
+    /// Index = device ordinal, as in the file's `device_traces`.
+    pub traces: Vec<DeviceTrace>,
+    pub allocator_settings: Option<serde_json::Value>,
+    pub external_annotations: Vec<Annotation>,
+    /// `host_segments` / `host_traces` and other extensions, kept as plain data.
+    pub extra: Vec<(String, serde_json::Value)>,
+    pub layout: Layout,
+    /// The pickle protocol (2 to 5).
+    pub protocol: u8,
+    pub warnings: Vec<String>,
+}
+
+impl Snapshot {
+    pub fn str(&self, id: StrId) -> &str {
+        if id == NO_STR {
+            ""
+        } else {
+            self.strings.get(id)
+        }
+    }
+
+    pub fn stack(&self, id: StackId) -> &[FrameId] {
+        self.stacks.get(id)
+    }
+
+    pub fn frame(&self, id: FrameId) -> Option<&Frame> {
+        self.frames.get(id.0 as usize)
+    }
+
+    pub fn segment_blocks(&self, seg: &Segment) -> &[Block] {
+        self.blocks.get(seg.blocks.0 as usize..seg.blocks.1 as usize).unwrap_or(&[])
+    }
+
+    /// Every device with a trace list or a segment, ascending.
+    pub fn devices(&self) -> Vec<i64> {
+        let mut d: Vec<i64> = (0..self.traces.len() as i64).collect();
+        d.extend(self.segments.iter().map(|s| s.device));
+        d.sort_unstable();
+        d.dedup();
+        d
+    }
+
+    /// The trace of `device`, if the file has one.
+    pub fn trace(&self, device: i64) -> Option<&DeviceTrace> {
+        usize::try_from(device).ok().and_then(|d| self.traces.get(d))
+    }
+
+    /// Approximate heap bytes of the whole model.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.strings.heap_bytes()
+            + self.frames.capacity() * size_of::<Frame>()
+            + self.stacks.offsets.capacity() * 4
+            + self.stacks.frames.capacity() * 4
+            + self.segments.capacity() * size_of::<Segment>()
+            + self.blocks.capacity() * size_of::<Block>()
+            + self.history.capacity() * size_of::<HistoryEntry>()
+            + self.traces.iter().map(|t| t.heap_bytes() + size_of::<DeviceTrace>()).sum::<usize>()
+            + self.external_annotations.capacity() * size_of::<Annotation>()
+    }
+}
