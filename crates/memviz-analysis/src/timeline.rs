@@ -49,7 +49,7 @@ pub struct Step {
 pub struct Timeline {
     pub elements: Vec<Element>,
     /// Elements present from the start, bottom of the stack first (the reference's order:
-    /// final-state ghosts from the last block down, then unmatched frees, latest first).
+    /// ghosts from the last final-state block down, then unmatched frees, latest first).
     pub initially_present: Vec<u32>,
     /// Allocations and frees in trace order.
     pub steps: Vec<Step>,
@@ -119,8 +119,9 @@ pub fn build(snap: &Snapshot, device: i64) -> Timeline {
             }
         }
     }
-    // Reference order: [ghosts…, unmatched frees…] reversed.
-    t.initially_present = ghosts.into_iter().chain(unmatched).rev().collect();
+    // Reference order: [unmatched frees…, ghosts…] reversed, so the last final-state block is at
+    // the bottom and the earliest unmatched free on top.
+    t.initially_present = unmatched.into_iter().chain(ghosts).rev().collect();
 
     let mut live: u64 = t.initially_present.iter().map(|&i| t.elements[i as usize].size_bytes).sum();
     t.start_live_bytes = live;
