@@ -125,35 +125,45 @@ impl<B: Builder> Unpickler<B> {
             State::Failed(e) => return Err(e.clone()),
             _ => {}
         }
-        let result = if self.carry.is_empty() {
-            self.run(chunk).map(|step| (step, chunk))
-        } else {
-            // Join the partial opcode with the new bytes. Each byte is copied at most once here.
-            let mut buf = std::mem::take(&mut self.carry);
-            buf.extend_from_slice(chunk);
-            let r = self.run(&buf);
-            match r {
-                Ok(Step::NeedMore(pos)) => {
-                    buf.drain(..pos);
-                    self.carry = buf;
-                    return Ok(());
-                }
-                Ok(Step::Stopped) => {
-                    self.carry = Vec::new();
-                    return Ok(());
-                }
-                Err(e) => {
-                    self.state = State::Failed(e.clone());
-                    return Err(e);
+        let mut chunk = chunk;
+        if !self.carry.is_empty() {
+            // Complete the opcode cut by the last boundary with as few new bytes as possible
+            // (64, then 4x more while it is still incomplete), then go on in `chunk` itself, so
+            // whole chunks are never copied.
+            let carry_len = self.carry.len();
+            let mut take = chunk.len().min(64);
+            loop {
+                let mut buf = std::mem::take(&mut self.carry);
+                buf.truncate(carry_len);
+                buf.extend_from_slice(&chunk[..take]);
+                match self.run(&buf) {
+                    Err(e) => {
+                        self.state = State::Failed(e.clone());
+                        return Err(e);
+                    }
+                    Ok(Step::Stopped) => return Ok(()),
+                    Ok(Step::NeedMore(pos)) if pos >= carry_len => {
+                        chunk = &chunk[pos - carry_len..];
+                        break;
+                    }
+                    Ok(Step::NeedMore(_)) => {
+                        // Nothing was consumed: the cut opcode needs still more bytes.
+                        let done = take == chunk.len();
+                        self.carry = buf;
+                        if done {
+                            return Ok(());
+                        }
+                        take = (take * 4).min(chunk.len());
+                    }
                 }
             }
-        };
-        match result {
-            Ok((Step::NeedMore(pos), chunk)) => {
+        }
+        match self.run(chunk) {
+            Ok(Step::NeedMore(pos)) => {
                 self.carry.extend_from_slice(&chunk[pos..]);
                 Ok(())
             }
-            Ok((Step::Stopped, _)) => Ok(()),
+            Ok(Step::Stopped) => Ok(()),
             Err(e) => {
                 self.state = State::Failed(e.clone());
                 Err(e)

@@ -14,15 +14,20 @@ use crate::warnings::Warnings;
 use memviz_pickle::{Atoms, Builder, ObjId, StrId, Value};
 use rustc_hash::FxHashMap;
 
+/// A container slot: 8 bytes. Generic containers keep their items in `SnapshotBuilder::store`
+/// (index `EMPTY` = no items yet, no storage), lowered ones only an id.
+#[derive(Clone, Copy)]
 enum Obj {
-    List(Vec<Value>),
+    List(u32),
     /// Flat key/value pairs.
-    Dict(Vec<Value>),
-    Tuple(Box<[Value]>),
+    Dict(u32),
+    Tuple(u32),
     Event(u32),
     Frame(FrameId),
     Stack(StackId),
 }
+
+const EMPTY: u32 = u32::MAX;
 
 macro_rules! keys {
     ($($field:ident),* $(,)?) => {
@@ -69,6 +74,7 @@ struct Rows {
 
 pub struct SnapshotBuilder {
     objs: Vec<Obj>,
+    store: Vec<Vec<Value>>,
     keys: Keys,
     rows: Rows,
     actions: FxHashMap<StrId, Action>,
@@ -98,6 +104,7 @@ impl SnapshotBuilder {
         stack_index.insert(Box::from(&[][..]), StackId::EMPTY);
         let b = SnapshotBuilder {
             objs: Vec::new(),
+            store: Vec::new(),
             keys,
             rows: Rows::default(),
             actions: FxHashMap::default(),
@@ -117,11 +124,26 @@ impl SnapshotBuilder {
         Ok(ObjId(id))
     }
 
-    fn obj(&self, v: Value) -> Option<&Obj> {
+    fn obj(&self, v: Value) -> Option<Obj> {
         match v {
-            Value::Obj(ObjId(i)) => self.objs.get(i as usize),
+            Value::Obj(ObjId(i)) => self.objs.get(i as usize).copied(),
             _ => None,
         }
+    }
+
+    fn items(&self, idx: u32) -> &[Value] {
+        self.store.get(idx as usize).map(|v| &v[..]).unwrap_or(&[])
+    }
+
+    /// Move the items out of a generic container's storage.
+    fn take_items(&mut self, idx: u32) -> Vec<Value> {
+        self.store.get_mut(idx as usize).map(std::mem::take).unwrap_or_default()
+    }
+
+    fn new_store(&mut self, items: &[Value]) -> Result<u32, String> {
+        let idx = u32::try_from(self.store.len()).ok().filter(|&i| i != EMPTY).ok_or("too many containers")?;
+        self.store.push(items.to_vec());
+        Ok(idx)
     }
 
     fn u64_of(&mut self, v: Value, atoms: &Atoms, what: &'static str) -> u64 {
@@ -156,9 +178,8 @@ impl SnapshotBuilder {
     }
 
     fn pair_of(&mut self, v: Value, atoms: &Atoms, what: &'static str) -> (i64, i64) {
-        let items: Option<[Value; 2]> = match self.obj(v) {
-            Some(Obj::Tuple(t)) if t.len() == 2 => Some([t[0], t[1]]),
-            Some(Obj::List(t)) if t.len() == 2 => Some([t[0], t[1]]),
+        let items: Option<[Value; 2]> = match self.list_items(v) {
+            Some(&[a, b]) => Some([a, b]),
             _ => None,
         };
         match items {
@@ -173,9 +194,9 @@ impl SnapshotBuilder {
     /// The frame a value (a frame dict) stands for, interning it on first use.
     fn frame_of(&mut self, v: Value, atoms: &Atoms) -> Option<FrameId> {
         let Value::Obj(ObjId(i)) = v else { return None };
-        let pairs = match self.objs.get_mut(i as usize) {
-            Some(Obj::Frame(f)) => return Some(*f),
-            Some(Obj::Dict(p)) => std::mem::take(p),
+        let pairs = match self.objs.get(i as usize).copied() {
+            Some(Obj::Frame(f)) => return Some(f),
+            Some(Obj::Dict(idx)) => self.take_items(idx),
             _ => return None,
         };
         let k = &self.keys;
@@ -238,19 +259,45 @@ impl SnapshotBuilder {
             }
             return StackId::EMPTY;
         };
-        let items: Vec<Value> = match self.objs.get_mut(i as usize) {
-            Some(Obj::Stack(s)) => return *s,
-            Some(Obj::List(items)) => std::mem::take(items),
-            Some(Obj::Tuple(items)) => items.to_vec(),
+        let items: Vec<Value> = match self.objs.get(i as usize).copied() {
+            Some(Obj::Stack(s)) => return s,
+            Some(Obj::List(idx)) => self.take_items(idx),
+            Some(Obj::Tuple(idx)) => self.items(idx).to_vec(),
             _ => {
                 self.warnings.warn("frames type", || "`frames` is not a list; ignored".to_string());
                 return StackId::EMPTY;
             }
         };
+        let id = self.intern_stack(&items, atoms);
+        if let Some(slot) = self.objs.get_mut(i as usize) {
+            *slot = Obj::Stack(id);
+        }
+        id
+    }
+
+    /// True when every item is a frame dict (already lowered, or a dict with a `filename` key).
+    fn all_frames(&self, items: &[Value]) -> bool {
+        let filename = Value::Str(self.keys.filename);
+        items.iter().all(|v| match self.obj(*v) {
+            Some(Obj::Frame(_)) => true,
+            Some(Obj::Dict(idx)) => self.items(idx).chunks_exact(2).any(|kv| kv[0] == filename),
+            _ => false,
+        })
+    }
+
+    /// Intern the stack made of these frame values.
+    fn intern_stack(&mut self, items: &[Value], atoms: &Atoms) -> StackId {
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
-        for it in &items {
-            match self.frame_of(*it, atoms) {
+        for it in items {
+            let fast = match *it {
+                Value::Obj(ObjId(j)) => match self.objs.get(j as usize) {
+                    Some(Obj::Frame(f)) => Some(*f),
+                    _ => None,
+                },
+                _ => None,
+            };
+            match fast.or_else(|| self.frame_of(*it, atoms)) {
                 Some(f) => scratch.push(f),
                 None => self.warnings.warn("frame type", || "a stack frame is not a dict; skipped".to_string()),
             }
@@ -264,17 +311,13 @@ impl SnapshotBuilder {
             }
         };
         self.scratch = scratch;
-        if let Some(slot) = self.objs.get_mut(i as usize) {
-            *slot = Obj::Stack(id);
-        }
         id
     }
 
     fn strs_of(&mut self, v: Value, what: &'static str) -> Vec<StrId> {
-        let items: Vec<Value> = match self.obj(v) {
-            Some(Obj::List(items)) => items.clone(),
-            Some(Obj::Tuple(items)) => items.to_vec(),
-            _ => return Vec::new(),
+        let items: Vec<Value> = match self.list_items(v) {
+            Some(items) => items.to_vec(),
+            None => return Vec::new(),
         };
         items.into_iter().map(|x| self.str_of(x, what)).collect()
     }
@@ -362,15 +405,15 @@ impl SnapshotBuilder {
 
     fn dict_pairs(&self, v: Value) -> Option<&[Value]> {
         match self.obj(v) {
-            Some(Obj::Dict(p)) => Some(p),
+            Some(Obj::Dict(idx)) => Some(self.items(idx)),
             _ => None,
         }
     }
 
+    /// Items of a list or tuple.
     fn list_items(&self, v: Value) -> Option<&[Value]> {
         match self.obj(v) {
-            Some(Obj::List(p)) => Some(p),
-            Some(Obj::Tuple(p)) => Some(p),
+            Some(Obj::List(idx) | Obj::Tuple(idx)) => Some(self.items(idx)),
             _ => None,
         }
     }
@@ -393,11 +436,12 @@ impl SnapshotBuilder {
             Value::Str(s) => J::String(atoms.str(s).to_string()),
             Value::Bytes(b) => J::String(String::from_utf8_lossy(atoms.bytes(b)).into_owned()),
             Value::Obj(_) => match self.obj(v) {
-                Some(Obj::List(items)) => J::Array(items.iter().map(|x| self.to_json(*x, atoms, depth + 1)).collect()),
-                Some(Obj::Tuple(items)) => J::Array(items.iter().map(|x| self.to_json(*x, atoms, depth + 1)).collect()),
-                Some(Obj::Dict(pairs)) => {
+                Some(Obj::List(idx) | Obj::Tuple(idx)) => {
+                    J::Array(self.items(idx).iter().map(|x| self.to_json(*x, atoms, depth + 1)).collect())
+                }
+                Some(Obj::Dict(idx)) => {
                     let mut m = serde_json::Map::new();
-                    for kv in pairs.chunks_exact(2) {
+                    for kv in self.items(idx).chunks_exact(2) {
                         let key = match kv[0] {
                             Value::Str(s) => atoms.str(s).to_string(),
                             other => self.to_json(other, atoms, depth + 1).to_string(),
@@ -418,7 +462,8 @@ impl SnapshotBuilder {
     pub fn finish(mut self, root: Value, mut atoms: Atoms, protocol: u8) -> Result<Snapshot, String> {
         let k = &self.keys;
         let (layout, seg_list, traces_val) = match self.obj(root) {
-            Some(Obj::Dict(pairs)) => {
+            Some(Obj::Dict(idx)) => {
+                let pairs = self.items(idx);
                 let seg = Self::get(pairs, k.segments);
                 let tr = Self::get(pairs, k.device_traces);
                 if seg.is_none() && tr.is_none() {
@@ -718,26 +763,21 @@ impl SnapshotBuilder {
         };
         let mut out = Vec::with_capacity(lists.len());
         for l in lists {
+            // Take the generic list's items (freeing them): its rows are what we keep.
             let items: Vec<Value> = match self.obj(l) {
-                Some(Obj::List(items)) => std::mem::take(&mut items.clone()),
+                Some(Obj::List(idx)) => self.take_items(idx),
                 _ => {
                     self.warnings.warn("trace type", || "a device trace is not a list; read as empty".into());
                     Vec::new()
                 }
             };
-            // Free the generic list now: its rows are what we keep.
-            if let Value::Obj(ObjId(i)) = l {
-                if let Some(Obj::List(x)) = self.objs.get_mut(i as usize) {
-                    *x = Vec::new();
-                }
-            }
             let mut rows = Vec::with_capacity(items.len());
             for it in items {
                 match self.obj(it) {
-                    Some(Obj::Event(r)) => rows.push(*r),
-                    Some(Obj::Dict(p)) => {
+                    Some(Obj::Event(r)) => rows.push(r),
+                    Some(Obj::Dict(idx)) => {
                         // A trace entry without `action`: keep it as an unknown event.
-                        let p = p.clone();
+                        let p = self.items(idx).to_vec();
                         let r = self.new_row();
                         self.apply_event(r, &p, atoms);
                         self.warnings.warn("no action", || "a trace entry has no `action`; kept as an unknown event".into());
@@ -753,31 +793,61 @@ impl SnapshotBuilder {
 
     /// Copy the given event rows into one device's columns.
     fn gather(&mut self, rows: &[u32]) -> DeviceTrace {
-        let r = &self.rows;
         let n = rows.len();
-        let idx = |i: &u32| *i as usize;
+        // The usual case (one device with events, rows in file order): move the columns.
+        if n > 0 && n == self.rows.action.len() && rows.iter().enumerate().all(|(k, r)| *r as usize == k) {
+            let mut r = std::mem::take(&mut self.rows);
+            r.action.shrink_to_fit();
+            r.addr.shrink_to_fit();
+            r.size.shrink_to_fit();
+            r.stream.shrink_to_fit();
+            r.stack.shrink_to_fit();
+            r.time_us.shrink_to_fit();
+            r.compile_context.shrink_to_fit();
+            r.user_metadata.shrink_to_fit();
+            let keep_str = |v: Vec<StrId>, any: bool| if any && v.iter().any(|&x| x != NO_STR) { v } else { Vec::new() };
+            return DeviceTrace {
+                action: r.action,
+                addr: r.addr,
+                size: r.size,
+                stream: r.stream,
+                time_us: if r.any_time && r.time_us.iter().any(|&x| x != NO_TIME) { r.time_us } else { Vec::new() },
+                stack: r.stack,
+                compile_context: keep_str(r.compile_context, r.any_cc),
+                user_metadata: keep_str(r.user_metadata, r.any_um),
+                device_free: r.device_free,
+                pool_id: r.pool_id,
+                internal_metadata: r.internal_metadata,
+                category: r.category,
+                forward_frames: r.forward_frames,
+            };
+        }
+        let r = &self.rows;
+        fn pick<T: Copy>(col: &[T], rows: &[u32]) -> Vec<T> {
+            rows.iter().filter_map(|i| col.get(*i as usize).copied()).collect()
+        }
         let mut t = DeviceTrace {
-            action: rows.iter().map(|i| r.action[idx(i)]).collect(),
-            addr: rows.iter().map(|i| r.addr[idx(i)]).collect(),
-            size: rows.iter().map(|i| r.size[idx(i)]).collect(),
-            stream: rows.iter().map(|i| r.stream[idx(i)]).collect(),
-            stack: rows.iter().map(|i| r.stack[idx(i)]).collect(),
+            action: pick(&r.action, rows),
+            addr: pick(&r.addr, rows),
+            size: pick(&r.size, rows),
+            stream: pick(&r.stream, rows),
+            stack: pick(&r.stack, rows),
             ..Default::default()
         };
         if r.any_time {
-            t.time_us = rows.iter().map(|i| r.time_us[idx(i)]).collect();
+            t.time_us = pick(&r.time_us, rows);
             if t.time_us.iter().all(|&x| x == NO_TIME) {
                 t.time_us = Vec::new();
             }
         }
         if r.any_cc {
-            t.compile_context = rows.iter().map(|i| r.compile_context[idx(i)]).collect();
+            t.compile_context = pick(&r.compile_context, rows);
             if t.compile_context.iter().all(|&x| x == NO_STR) {
                 t.compile_context = Vec::new();
             }
         }
         if r.any_um {
-            t.user_metadata = rows.iter().map(|i| r.user_metadata[idx(i)]).collect();
+            t.user_metadata = pick(&r.user_metadata, rows);
             if t.user_metadata.iter().all(|&x| x == NO_STR) {
                 t.user_metadata = Vec::new();
             }
@@ -854,29 +924,45 @@ impl SnapshotBuilder {
 
 impl Builder for SnapshotBuilder {
     fn new_list(&mut self, _: &Atoms) -> Result<ObjId, String> {
-        self.add(Obj::List(Vec::new()))
+        self.add(Obj::List(EMPTY))
     }
 
     fn new_dict(&mut self, _: &Atoms) -> Result<ObjId, String> {
-        self.add(Obj::Dict(Vec::new()))
+        self.add(Obj::Dict(EMPTY))
     }
 
     fn new_tuple(&mut self, items: &[Value], _: &Atoms) -> Result<ObjId, String> {
-        self.add(Obj::Tuple(items.into()))
+        let idx = if items.is_empty() { EMPTY } else { self.new_store(items)? };
+        self.add(Obj::Tuple(idx))
     }
 
     fn extend_list(&mut self, list: Value, items: &[Value], atoms: &Atoms) -> Result<(), String> {
         let Value::Obj(ObjId(i)) = list else {
             return Err(format!("APPENDS onto a {}, expected a list", list.type_name()));
         };
-        match self.objs.get_mut(i as usize) {
-            Some(Obj::List(v)) => {
-                v.extend_from_slice(items);
+        match self.objs.get(i as usize).copied() {
+            Some(Obj::List(EMPTY)) if items.is_empty() => Ok(()),
+            Some(Obj::List(EMPTY)) => {
+                let slot = if self.all_frames(items) {
+                    // A frame list (a traceback): intern it now instead of keeping its items.
+                    Obj::Stack(self.intern_stack(items, atoms))
+                } else {
+                    Obj::List(self.new_store(items)?)
+                };
+                if let Some(o) = self.objs.get_mut(i as usize) {
+                    *o = slot;
+                }
+                Ok(())
+            }
+            Some(Obj::List(idx)) => {
+                if let Some(v) = self.store.get_mut(idx as usize) {
+                    v.extend_from_slice(items);
+                }
                 Ok(())
             }
             Some(Obj::Stack(s)) => {
                 // A frame list extended after first use (never done by real producers): re-intern.
-                let mut frames = self.stacks.get(*s).to_vec();
+                let mut frames = self.stacks.get(s).to_vec();
                 for it in items {
                     if let Some(f) = self.frame_of(*it, atoms) {
                         frames.push(f);
@@ -897,22 +983,28 @@ impl Builder for SnapshotBuilder {
             return Err(format!("SETITEMS onto a {}, expected a dict", dict.type_name()));
         };
         let action = Value::Str(self.keys.action);
-        match self.objs.get_mut(i as usize) {
-            Some(Obj::Dict(existing)) => {
-                if existing.is_empty() && pairs.chunks_exact(2).any(|kv| kv[0] == action) {
+        match self.objs.get(i as usize).copied() {
+            Some(Obj::Dict(EMPTY)) => {
+                let slot = if pairs.chunks_exact(2).any(|kv| kv[0] == action) {
                     // A trace entry: lower it to a row right away.
                     let row = self.new_row();
-                    if let Some(slot) = self.objs.get_mut(i as usize) {
-                        *slot = Obj::Event(row);
-                    }
                     self.apply_event(row, pairs, atoms);
+                    Obj::Event(row)
                 } else {
-                    existing.extend_from_slice(pairs);
+                    Obj::Dict(self.new_store(pairs)?)
+                };
+                if let Some(o) = self.objs.get_mut(i as usize) {
+                    *o = slot;
+                }
+                Ok(())
+            }
+            Some(Obj::Dict(idx)) => {
+                if let Some(v) = self.store.get_mut(idx as usize) {
+                    v.extend_from_slice(pairs);
                 }
                 Ok(())
             }
             Some(Obj::Event(row)) => {
-                let row = *row;
                 self.apply_event(row, pairs, atoms);
                 Ok(())
             }
