@@ -1,0 +1,46 @@
+//! Keeps the architecture honest: every crate is in ARCHITECTURE.md, and the core crates stay
+//! free of rendering and web dependencies.
+
+mod common;
+use common::repo_root;
+
+fn dependencies(manifest: &str) -> Vec<String> {
+    // Names in [dependencies] / [dev-dependencies] / [build-dependencies] tables.
+    let mut out = Vec::new();
+    let mut in_deps = false;
+    for line in manifest.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            in_deps = t.contains("dependencies");
+            continue;
+        }
+        if in_deps {
+            if let Some(name) = t.split(['=', '.', ' ']).next().filter(|n| !n.is_empty() && !n.starts_with('#')) {
+                out.push(name.to_string());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn architecture_md_lists_every_crate() {
+    let arch = std::fs::read_to_string(repo_root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    for e in std::fs::read_dir(repo_root().join("crates")).expect("crates/") {
+        let name = e.expect("entry").file_name().to_string_lossy().to_string();
+        assert!(arch.contains(&format!("`{name}`")), "ARCHITECTURE.md does not describe crate {name}");
+    }
+}
+
+#[test]
+fn core_crates_know_nothing_of_gpu_or_web() {
+    let forbidden = ["wgpu", "web-sys", "wasm-bindgen", "js-sys", "winit"];
+    for krate in ["memviz-pickle", "memviz-snapshot", "memviz-analysis"] {
+        let manifest = std::fs::read_to_string(repo_root().join("crates").join(krate).join("Cargo.toml")).expect("manifest");
+        for dep in dependencies(&manifest) {
+            assert!(!forbidden.contains(&dep.as_str()), "{krate} depends on {dep}");
+        }
+    }
+    let pickle = std::fs::read_to_string(repo_root().join("crates/memviz-pickle/Cargo.toml")).expect("manifest");
+    assert!(dependencies(&pickle).iter().all(|d| !d.starts_with("memviz")), "memviz-pickle must not depend on other memviz crates");
+}
