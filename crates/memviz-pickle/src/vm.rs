@@ -318,21 +318,45 @@ impl<B: Builder> Unpickler<B> {
             pos += 1;
             match op {
                 // ---- memo: hottest first
-                b'j' => {
-                    need!(start, 5);
-                    let i = rd!(u32, 4);
-                    self.memo_get(at, i as u64)?;
-                }
-                b'h' => {
-                    need!(start, 2);
-                    let i = rd_u8!();
-                    self.memo_get(at, i as u64)?;
+                b'j' | b'h' => {
+                    // Memo gets come in long runs (a traceback is ~35 of them): decode the whole
+                    // run here so the opcode dispatch stays predictable.
+                    let mut op_at = start;
+                    loop {
+                        let len = if buf[op_at] == b'j' { 5 } else { 2 };
+                        if buf.len() - op_at < len {
+                            break;
+                        }
+                        let i = if len == 5 {
+                            let mut a = [0u8; 4];
+                            a.copy_from_slice(&buf[op_at + 1..op_at + 5]);
+                            u32::from_le_bytes(a) as usize
+                        } else {
+                            buf[op_at + 1] as usize
+                        };
+                        match self.memo.get(i).copied().flatten() {
+                            Some(v) if self.stack.len() < self.limits.max_stack => self.stack.push(v),
+                            _ => {
+                                self.memo_get(base + op_at as u64, i as u64)?;
+                            }
+                        }
+                        op_at += len;
+                        if op_at >= buf.len() || !matches!(buf[op_at], b'j' | b'h') {
+                            break;
+                        }
+                    }
+                    if op_at == start {
+                        need!(start, if op == b'j' { 5 } else { 2 });
+                    }
+                    pos = op_at;
                 }
                 0x94 => {
-                    // MEMOIZE
+                    // MEMOIZE: the next slot, always.
                     let v = self.top(at, op)?;
-                    let n = self.memo.len() as u64;
-                    self.memo_put(at, n, v)?;
+                    if self.memo.len() >= self.limits.max_memo {
+                        return Err(self.err(at, ErrorKind::Limit { what: "memo size", limit: self.limits.max_memo as u64 }));
+                    }
+                    self.memo.push(Some(v));
                 }
                 b'q' => {
                     need!(start, 2);

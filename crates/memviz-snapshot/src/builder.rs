@@ -268,25 +268,25 @@ impl SnapshotBuilder {
                 return StackId::EMPTY;
             }
         };
-        let id = self.intern_stack(&items, atoms);
+        let id = self.intern_stack(&items, atoms, false).unwrap_or(StackId::EMPTY);
         if let Some(slot) = self.objs.get_mut(i as usize) {
             *slot = Obj::Stack(id);
         }
         id
     }
 
-    /// True when every item is a frame dict (already lowered, or a dict with a `filename` key).
-    fn all_frames(&self, items: &[Value]) -> bool {
-        let filename = Value::Str(self.keys.filename);
-        items.iter().all(|v| match self.obj(*v) {
+    /// True for a frame dict: already lowered, or a dict with a `filename` key.
+    fn is_frame(&self, v: Value) -> bool {
+        match self.obj(v) {
             Some(Obj::Frame(_)) => true,
-            Some(Obj::Dict(idx)) => self.items(idx).chunks_exact(2).any(|kv| kv[0] == filename),
+            Some(Obj::Dict(idx)) => self.items(idx).chunks_exact(2).any(|kv| kv[0] == Value::Str(self.keys.filename)),
             _ => false,
-        })
+        }
     }
 
-    /// Intern the stack made of these frame values.
-    fn intern_stack(&mut self, items: &[Value], atoms: &Atoms) -> StackId {
+    /// Intern the stack made of these frame values. With `strict`, give up (None) at the first
+    /// item that is not a frame; otherwise skip such items with a warning.
+    fn intern_stack(&mut self, items: &[Value], atoms: &Atoms, strict: bool) -> Option<StackId> {
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         for it in items {
@@ -297,7 +297,15 @@ impl SnapshotBuilder {
                 },
                 _ => None,
             };
-            match fast.or_else(|| self.frame_of(*it, atoms)) {
+            let f = match fast {
+                Some(f) => Some(f),
+                None if strict && !self.is_frame(*it) => {
+                    self.scratch = scratch;
+                    return None;
+                }
+                None => self.frame_of(*it, atoms),
+            };
+            match f {
                 Some(f) => scratch.push(f),
                 None => self.warnings.warn("frame type", || "a stack frame is not a dict; skipped".to_string()),
             }
@@ -311,7 +319,7 @@ impl SnapshotBuilder {
             }
         };
         self.scratch = scratch;
-        id
+        Some(id)
     }
 
     fn strs_of(&mut self, v: Value, what: &'static str) -> Vec<StrId> {
@@ -943,11 +951,10 @@ impl Builder for SnapshotBuilder {
         match self.objs.get(i as usize).copied() {
             Some(Obj::List(EMPTY)) if items.is_empty() => Ok(()),
             Some(Obj::List(EMPTY)) => {
-                let slot = if self.all_frames(items) {
-                    // A frame list (a traceback): intern it now instead of keeping its items.
-                    Obj::Stack(self.intern_stack(items, atoms))
-                } else {
-                    Obj::List(self.new_store(items)?)
+                // A frame list (a traceback): intern it now instead of keeping its items.
+                let slot = match self.intern_stack(items, atoms, true) {
+                    Some(id) => Obj::Stack(id),
+                    None => Obj::List(self.new_store(items)?),
                 };
                 if let Some(o) = self.objs.get_mut(i as usize) {
                     *o = slot;
