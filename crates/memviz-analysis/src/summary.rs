@@ -52,7 +52,7 @@ pub fn summarize(snap: &Snapshot) -> Summary {
             if let Some(t) = snap.trace(d) {
                 s.trace_entries = t.len() as u64;
                 for a in &t.action {
-                    *s.actions.entry(a.name(&snap.strings).to_string()).or_insert(0) += 1;
+                    *s.actions.entry(snap.action_name(*a).to_string()).or_insert(0) += 1;
                 }
             }
             for seg in snap.segments.iter().filter(|x| x.device == d) {

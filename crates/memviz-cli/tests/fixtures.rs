@@ -120,7 +120,7 @@ fn expandable_oom_settings_annotations() {
     assert!(s.segments.iter().any(|x| x.is_expandable));
     assert_eq!(s.allocator_settings.as_ref().and_then(|v| v.get("expandable_segments")), Some(&serde_json::Value::Bool(true)));
     assert!(!s.external_annotations.is_empty());
-    assert!(!tr.compile_context.is_empty() && !tr.user_metadata.is_empty());
+    assert!(tr.has_compile_context() && tr.has_user_metadata());
     let pools = load_path(&fixture("pools.pickle"));
     assert!(pools.segments.iter().any(|x| x.pool_id != (0, 0)));
 }

@@ -78,6 +78,9 @@ pub struct SnapshotBuilder {
     keys: Keys,
     rows: Rows,
     actions: FxHashMap<StrId, Action>,
+    /// Names of unknown actions; index 0 is "no action key".
+    unknown_actions: Vec<StrId>,
+    block_forward_frames: Vec<(u32, Vec<StrId>)>,
     frames: Vec<Frame>,
     frame_index: FxHashMap<Frame, FrameId>,
     stacks: StackTable,
@@ -108,6 +111,8 @@ impl SnapshotBuilder {
             keys,
             rows: Rows::default(),
             actions: FxHashMap::default(),
+            unknown_actions: vec![NO_STR],
+            block_forward_frames: Vec::new(),
             frames: Vec::new(),
             frame_index: FxHashMap::default(),
             stacks: StackTable::default(),
@@ -330,10 +335,26 @@ impl SnapshotBuilder {
         items.into_iter().map(|x| self.str_of(x, what)).collect()
     }
 
+    /// The action for an unknown name; after 255 distinct names the rest share the last id.
+    fn unknown_action(&mut self, name: StrId) -> Action {
+        let idx = match self.unknown_actions.iter().position(|&n| n == name) {
+            Some(i) => i,
+            None if self.unknown_actions.len() < 256 => {
+                self.unknown_actions.push(name);
+                self.unknown_actions.len() - 1
+            }
+            None => {
+                self.warnings.warn("too many unknown actions", || "more than 255 distinct unknown action names; the rest are counted as the last one".into());
+                255
+            }
+        };
+        Action::Unknown(UnknownAction(idx as u8))
+    }
+
     fn new_row(&mut self) -> u32 {
         let r = &mut self.rows;
         let row = r.action.len() as u32;
-        r.action.push(Action::Unknown(NO_STR));
+        r.action.push(Action::Unknown(UnknownAction(0)));
         r.addr.push(0);
         r.size.push(0);
         r.stream.push(0);
@@ -359,12 +380,15 @@ impl SnapshotBuilder {
                     Value::Str(s) => match self.actions.get(&s) {
                         Some(a) => *a,
                         None => {
-                            let a = Action::from_name(atoms.str(s)).unwrap_or(Action::Unknown(s));
+                            let a = match Action::from_name(atoms.str(s)) {
+                                Some(a) => a,
+                                None => self.unknown_action(s),
+                            };
                             self.actions.insert(s, a);
                             a
                         }
                     },
-                    _ => Action::Unknown(NO_STR),
+                    _ => Action::Unknown(UnknownAction(0)),
                 };
                 self.rows.action[r] = a;
             } else if key == k.addr {
@@ -543,7 +567,7 @@ impl SnapshotBuilder {
         self.check_invariants(&segments, &blocks, &traces, &atoms);
 
         atoms.strings.freeze();
-        let SnapshotBuilder { frames, stacks, warnings, .. } = self;
+        let SnapshotBuilder { frames, stacks, warnings, unknown_actions, block_forward_frames, .. } = self;
         Ok(Snapshot {
             strings: atoms.strings,
             frames,
@@ -551,6 +575,8 @@ impl SnapshotBuilder {
             segments,
             blocks,
             history,
+            block_forward_frames,
+            unknown_actions,
             traces,
             allocator_settings,
             external_annotations: annotations,
@@ -659,7 +685,7 @@ impl SnapshotBuilder {
                     self.warnings.warn("block type", || "a block is not a dict; skipped".into());
                     continue;
                 };
-                let block = self.read_block(&bp, addr, atoms, &mut history);
+                let block = self.read_block(&bp, blocks.len() as u32, addr, atoms, &mut history);
                 addr = addr.wrapping_add(block.size);
                 blocks.push(block);
             }
@@ -669,7 +695,14 @@ impl SnapshotBuilder {
         Ok((segments, blocks, history))
     }
 
-    fn read_block(&mut self, pairs: &[Value], computed_addr: u64, atoms: &Atoms, history: &mut Vec<HistoryEntry>) -> Block {
+    fn read_block(
+        &mut self,
+        pairs: &[Value],
+        block_index: u32,
+        computed_addr: u64,
+        atoms: &Atoms,
+        history: &mut Vec<HistoryEntry>,
+    ) -> Block {
         let mut b = Block {
             address: computed_addr,
             size: 0,
@@ -677,7 +710,6 @@ impl SnapshotBuilder {
             state: BlockState::Inactive,
             stack: StackId::EMPTY,
             history: (0, 0),
-            forward_frames: Vec::new(),
         };
         let mut has_frames = false;
         let mut file_addr = None;
@@ -699,9 +731,9 @@ impl SnapshotBuilder {
                     Value::Str(s) => {
                         let name = atoms.str(s).to_string();
                         self.warnings.warn(&format!("block state {name}"), || format!("unknown block state `{name}`"));
-                        BlockState::Unknown(s)
+                        BlockState::Unknown
                     }
-                    _ => BlockState::Unknown(NO_STR),
+                    _ => BlockState::Unknown,
                 };
             } else if key == k.frames {
                 has_frames = true;
@@ -711,7 +743,8 @@ impl SnapshotBuilder {
             } else if key == k.history {
                 hist = Some(val);
             } else if key == k.forward_frames {
-                b.forward_frames = self.strs_of(val, "forward_frames");
+                let f = self.strs_of(val, "forward_frames");
+                self.block_forward_frames.push((block_index, f));
             } else {
                 let name = atoms.str(key).to_string();
                 self.warnings.warn(&format!("block key {name}"), || format!("blocks have an unknown key `{name}`; ignored"));
@@ -813,12 +846,14 @@ impl SnapshotBuilder {
             r.time_us.shrink_to_fit();
             r.compile_context.shrink_to_fit();
             r.user_metadata.shrink_to_fit();
-            let keep_str = |v: Vec<StrId>, any: bool| if any && v.iter().any(|&x| x != NO_STR) { v } else { Vec::new() };
+            let n = r.action.len();
+            let keep_str =
+                |v: Vec<StrId>, any: bool| if any { Column::from_vec(v, NO_STR) } else { Column::constant(NO_STR, n) };
             return DeviceTrace {
                 action: r.action,
                 addr: r.addr,
                 size: r.size,
-                stream: r.stream,
+                stream: Column::from_vec(r.stream, 0),
                 time_us: if r.any_time && r.time_us.iter().any(|&x| x != NO_TIME) { r.time_us } else { Vec::new() },
                 stack: r.stack,
                 compile_context: keep_str(r.compile_context, r.any_cc),
@@ -838,9 +873,16 @@ impl SnapshotBuilder {
             action: pick(&r.action, rows),
             addr: pick(&r.addr, rows),
             size: pick(&r.size, rows),
-            stream: pick(&r.stream, rows),
+            stream: Column::from_vec(pick(&r.stream, rows), 0),
+            time_us: Vec::new(),
             stack: pick(&r.stack, rows),
-            ..Default::default()
+            compile_context: Column::constant(NO_STR, n),
+            user_metadata: Column::constant(NO_STR, n),
+            device_free: Vec::new(),
+            pool_id: Vec::new(),
+            internal_metadata: Vec::new(),
+            category: Vec::new(),
+            forward_frames: Vec::new(),
         };
         if r.any_time {
             t.time_us = pick(&r.time_us, rows);
@@ -849,16 +891,10 @@ impl SnapshotBuilder {
             }
         }
         if r.any_cc {
-            t.compile_context = pick(&r.compile_context, rows);
-            if t.compile_context.iter().all(|&x| x == NO_STR) {
-                t.compile_context = Vec::new();
-            }
+            t.compile_context = Column::from_vec(pick(&r.compile_context, rows), NO_STR);
         }
         if r.any_um {
-            t.user_metadata = pick(&r.user_metadata, rows);
-            if t.user_metadata.iter().all(|&x| x == NO_STR) {
-                t.user_metadata = Vec::new();
-            }
+            t.user_metadata = Column::from_vec(pick(&r.user_metadata, rows), NO_STR);
         }
         // Sparse columns: map global row → position in this trace.
         let has_sparse = !(r.device_free.is_empty()
@@ -912,16 +948,17 @@ impl SnapshotBuilder {
             if t.time_us.windows(2).any(|w| w[0] != NO_TIME && w[1] != NO_TIME && w[1] < w[0]) {
                 self.warnings.warn("time order", || format!("device {d}: time_us goes backwards in the trace"));
             }
-            let mut unknown: Vec<StrId> = t
+            let mut unknown: Vec<UnknownAction> = t
                 .action
                 .iter()
                 .filter_map(|a| if let Action::Unknown(s) = a { Some(*s) } else { None })
                 .collect();
             unknown.sort_unstable();
             unknown.dedup();
-            for s in unknown {
+            for u in unknown {
+                let s = self.unknown_actions.get(u.0 as usize).copied().unwrap_or(NO_STR);
                 let name = if s == NO_STR { "<missing>".to_string() } else { atoms.str(s).to_string() };
-                let n = t.action.iter().filter(|a| **a == Action::Unknown(s)).count();
+                let n = t.action.iter().filter(|a| **a == Action::Unknown(u)).count();
                 self.warnings.warn(&format!("unknown action {d} {name}"), || {
                     format!("device {d}: {n} trace entries have the unknown action `{name}`; shown as unknown events")
                 });

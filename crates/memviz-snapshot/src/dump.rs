@@ -46,15 +46,15 @@ impl Snapshot {
         for (d, t) in self.traces.iter().enumerate() {
             writeln!(o, "trace {d}: {} events", t.len())?;
             for i in 0..t.len() {
-                write!(o, "  {} {} 0x{:x} {} s{}", i, t.action[i].name(&self.strings), t.addr[i], t.size[i], t.stream[i])?;
+                write!(o, "  {} {} 0x{:x} {} s{}", i, self.action_name(t.action[i]), t.addr[i], t.size[i], t.stream.get(i).unwrap_or(0))?;
                 if let Some(ts) = t.time_us.get(i) {
                     write!(o, " t{ts}")?;
                 }
-                if let Some(c) = t.compile_context.get(i) {
-                    write!(o, " cc={:?}", self.str(*c))?;
+                if let Some(c) = t.compile_context.get(i).filter(|c| *c != NO_STR) {
+                    write!(o, " cc={:?}", self.str(c))?;
                 }
-                if let Some(u) = t.user_metadata.get(i) {
-                    write!(o, " um={:?}", self.str(*u))?;
+                if let Some(u) = t.user_metadata.get(i).filter(|u| *u != NO_STR) {
+                    write!(o, " um={:?}", self.str(u))?;
                 }
                 if let Some(df) = t.device_free_of(i as u32) {
                     write!(o, " device_free={df}")?;

@@ -2,6 +2,7 @@
 
 use memviz_pickle::{Interner, StrId};
 
+
 /// "No string here" in optional string columns.
 pub const NO_STR: StrId = StrId(u32::MAX);
 /// "No timestamp" in [`DeviceTrace::time_us`].
@@ -65,7 +66,12 @@ impl StackTable {
     }
 }
 
-/// What an allocator event did (FORMAT.md §4). `Unknown` keeps the name and becomes a warning.
+/// Id of an unknown action's name in [`Snapshot::unknown_actions`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct UnknownAction(pub u8);
+
+/// What an allocator event did (FORMAT.md §4). `Unknown` keeps the name (by id) and becomes a
+/// warning. Two bytes per event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Action {
     Alloc,
@@ -78,7 +84,7 @@ pub enum Action {
     Snapshot,
     Oom,
     Annotate,
-    Unknown(StrId),
+    Unknown(UnknownAction),
 }
 
 impl Action {
@@ -98,9 +104,9 @@ impl Action {
         })
     }
 
-    /// The name as written in the file.
-    pub fn name<'a>(&self, strings: &'a Interner) -> &'a str {
-        match self {
+    /// The name as written in the file, for the known actions.
+    pub fn known_name(&self) -> Option<&'static str> {
+        Some(match self {
             Action::Alloc => "alloc",
             Action::FreeRequested => "free_requested",
             Action::FreeCompleted => "free_completed",
@@ -111,24 +117,80 @@ impl Action {
             Action::Snapshot => "snapshot",
             Action::Oom => "oom",
             Action::Annotate => "annotate",
-            Action::Unknown(s) => strings.get(*s),
+            Action::Unknown(_) => return None,
+        })
+    }
+}
+
+/// A column that stores one value when every row has it (streams, compile contexts and user
+/// metadata usually are), else every row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Column<T> {
+    Const { value: T, len: usize },
+    Full(Vec<T>),
+}
+
+impl<T: Copy + PartialEq> Column<T> {
+    pub fn constant(value: T, len: usize) -> Self {
+        Column::Const { value, len }
+    }
+    /// Folds to `Const` when all values are equal; `empty` is the value of an empty column.
+    pub fn from_vec(mut v: Vec<T>, empty: T) -> Self {
+        match v.first().copied() {
+            None => Column::Const { value: empty, len: 0 },
+            Some(first) if v.iter().all(|x| *x == first) => Column::Const { value: first, len: v.len() },
+            Some(_) => {
+                v.shrink_to_fit();
+                Column::Full(v)
+            }
+        }
+    }
+    pub fn get(&self, i: usize) -> Option<T> {
+        match self {
+            Column::Const { value, len } => (i < *len).then_some(*value),
+            Column::Full(v) => v.get(i).copied(),
+        }
+    }
+    pub fn len(&self) -> usize {
+        match self {
+            Column::Const { len, .. } => *len,
+            Column::Full(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// True when every row holds `value` (also for an empty column).
+    pub fn all_equal_to(&self, value: T) -> bool {
+        match self {
+            Column::Const { value: v, len } => *len == 0 || *v == value,
+            Column::Full(v) => v.iter().all(|x| *x == value),
+        }
+    }
+    pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
+        (0..self.len()).filter_map(move |i| self.get(i))
+    }
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            Column::Const { .. } => 0,
+            Column::Full(v) => v.capacity() * std::mem::size_of::<T>(),
         }
     }
 }
 
 /// One device's trace, as columns. Row `i` of every column is event `i`.
-/// `time_us`, `compile_context` and `user_metadata` are empty when no event has them.
-#[derive(Debug, Clone, Default)]
+/// `time_us` is empty when no event has one; absent strings are [`NO_STR`].
+#[derive(Debug, Clone)]
 pub struct DeviceTrace {
     pub action: Vec<Action>,
     pub addr: Vec<u64>,
     pub size: Vec<u64>,
     /// Raw `cudaStream_t` value.
-    pub stream: Vec<u64>,
+    pub stream: Column<u64>,
     pub time_us: Vec<i64>,
     pub stack: Vec<StackId>,
-    pub compile_context: Vec<StrId>,
-    pub user_metadata: Vec<StrId>,
+    pub compile_context: Column<StrId>,
+    pub user_metadata: Column<StrId>,
     /// Rarely present fields, sorted by event index.
     pub device_free: Vec<(u32, u64)>,
     pub pool_id: Vec<(u32, (i64, i64))>,
@@ -147,16 +209,24 @@ impl DeviceTrace {
     pub fn has_time(&self) -> bool {
         !self.time_us.is_empty()
     }
+    pub fn has_compile_context(&self) -> bool {
+        !self.compile_context.all_equal_to(NO_STR)
+    }
+    pub fn has_user_metadata(&self) -> bool {
+        !self.user_metadata.all_equal_to(NO_STR)
+    }
     pub fn device_free_of(&self, event: u32) -> Option<u64> {
         self.device_free.binary_search_by_key(&event, |e| e.0).ok().and_then(|i| self.device_free.get(i)).map(|e| e.1)
     }
     pub(crate) fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
         self.action.capacity() * size_of::<Action>()
-            + (self.addr.capacity() + self.size.capacity() + self.stream.capacity()) * 8
+            + (self.addr.capacity() + self.size.capacity()) * 8
+            + self.stream.heap_bytes()
             + self.time_us.capacity() * 8
             + self.stack.capacity() * 4
-            + (self.compile_context.capacity() + self.user_metadata.capacity()) * 4
+            + self.compile_context.heap_bytes()
+            + self.user_metadata.heap_bytes()
             + self.device_free.capacity() * 16
             + self.pool_id.capacity() * 24
             + (self.internal_metadata.capacity() + self.category.capacity()) * 8
@@ -164,12 +234,13 @@ impl DeviceTrace {
     }
 }
 
+/// A block's `state`. An unknown state string is a warning (which names it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BlockState {
     ActiveAllocated,
     ActivePendingFree,
     Inactive,
-    Unknown(StrId),
+    Unknown,
 }
 
 /// One block of a segment. `address` is computed (segment address + sizes of earlier blocks),
@@ -183,7 +254,6 @@ pub struct Block {
     pub stack: StackId,
     /// Legacy (torch 2.0) `history` entries: `history[start..end]` of [`Snapshot::history`].
     pub history: (u32, u32),
-    pub forward_frames: Vec<StrId>,
 }
 
 /// A legacy `history` entry of a torch 2.0 block.
@@ -241,6 +311,10 @@ pub struct Snapshot {
     pub segments: Vec<Segment>,
     pub blocks: Vec<Block>,
     pub history: Vec<HistoryEntry>,
+    /// `forward_frames` of blocks that have them: (block index, lines), by block index.
+    pub block_forward_frames: Vec<(u32, Vec<StrId>)>,
+    /// Names of unknown actions; [`Action::Unknown`] holds an index into this.
+    pub unknown_actions: Vec<StrId>,
     /// Index = device ordinal, as in the file's `device_traces`.
     pub traces: Vec<DeviceTrace>,
     pub allocator_settings: Option<serde_json::Value>,
@@ -259,6 +333,17 @@ impl Snapshot {
             ""
         } else {
             self.strings.get(id)
+        }
+    }
+
+    /// The name of an action as written in the file.
+    pub fn action_name(&self, a: Action) -> &str {
+        match a {
+            Action::Unknown(UnknownAction(i)) => match self.unknown_actions.get(i as usize) {
+                Some(&s) if s != NO_STR => self.str(s),
+                _ => "<missing>",
+            },
+            known => known.known_name().unwrap_or(""),
         }
     }
 
