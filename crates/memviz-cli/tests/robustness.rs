@@ -96,3 +96,13 @@ fn cli_exit_code_2_and_one_line_naming_the_file() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("checkpoint.pkl") && err.contains("at byte 2") && err.contains("GLOBAL"), "{err}");
 }
+
+/// Found by `cargo fuzz` (target `snapshot`): the "not a pickle" message quoted however many bytes
+/// had arrived, so it depended on chunking.
+#[test]
+fn fuzz_7de2f930_sniff_message_independent_of_chunking() {
+    let bytes: &[u8] = &[0x00, 0x00, 0x00, 0x00, 0x2a];
+    let a = load_chunked(bytes, 4).err().expect("error");
+    let b = load_chunked(bytes, bytes.len()).err().expect("error");
+    assert_eq!(a, b);
+}

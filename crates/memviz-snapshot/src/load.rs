@@ -49,8 +49,12 @@ impl LoadError {
     }
 }
 
+/// How many leading bytes decide the format (a fixed window, so messages never depend on chunking).
+const SNIFF_LEN: usize = 64;
+
 /// Names what a non-pickle file looks like, from its first bytes.
 pub fn sniff_other(head: &[u8]) -> String {
+    let head = &head[..head.len().min(SNIFF_LEN)];
     let starts = |m: &[u8]| head.starts_with(m);
     let trimmed: &[u8] = {
         let n = head.iter().take_while(|b| b.is_ascii_whitespace()).count();
@@ -156,7 +160,7 @@ impl Loader {
                 State::Failed(e) => return Err(e.clone()),
                 State::Sniff(head) => {
                     head.extend_from_slice(chunk);
-                    if head.len() < 4 {
+                    if head.len() < SNIFF_LEN {
                         return Ok(());
                     }
                     let head = std::mem::take(head);

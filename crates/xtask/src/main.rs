@@ -1,0 +1,689 @@
+//! Project tasks for memviz: install the pinned web toolchain, serve the viewer, run every test, benchmark, fuzz.
+//!
+//! Run as `cargo xtask <command>` (an alias in `.cargo/config.toml`). Std only.
+//!
+//! # How it works
+//! Every command runs from the repository root and puts cargo's `bin` folder first on `PATH`, so
+//! tools installed by `cargo install` are found even in a bare CI shell. `install` checks each
+//! tool's `--version` (or a file) first and skips what is already there with the pinned version,
+//! so a second run costs a few process spawns. The other commands call `install` first and then
+//! run their steps in order, stopping at the first failure with a message that names the step.
+
+use std::env;
+use std::ffi::OsStr;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Instant;
+
+/// Pinned versions; see shared/docs/TOOLCHAIN.md for why each one.
+const WASM_TARGET: &str = "wasm32-unknown-unknown";
+const WASM_BINDGEN_VERSION: &str = "0.2.130";
+const WASM_OPT_CRATE_VERSION: &str = "0.116.1";
+/// What `wasm-opt --version` prints for the crate above (binaryen 116).
+const WASM_OPT_REPORTED: &str = "version 116";
+const TRUNK_VERSION: &str = "0.21.14";
+const CHROMIUM_PATH: &str = "/usr/bin/chromium";
+/// The npm package whose exact version is pinned in tests/web/package.json.
+const PLAYWRIGHT_PACKAGE: &str = "playwright-core";
+
+const USAGE: &str = "\
+usage: cargo xtask <command> [options]
+
+commands:
+  install                 install the pinned toolchain (idempotent; fast when done)
+  serve [--port 8080]     build and serve the viewer (with the demo snapshot) on 127.0.0.1
+  test                    cargo tests, trunk build, wasm (node) tests and page tests in Chromium
+  bench [--sizes 10,150,500]
+                          parse throughput: native, wasm (node) and CPython's pickle, as a
+                          markdown table on stdout
+  fuzz [--secs 60]        run the `unpickle` cargo-fuzz target in tests/fuzz (needs nightly)
+";
+
+type Result<T, E = String> = std::result::Result<T, E>;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let Some((command, rest)) = args.split_first() else {
+        eprint!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    if let Err(msg) = prepare_env() {
+        eprintln!("xtask: {msg}");
+        return ExitCode::FAILURE;
+    }
+    let result = match command.as_str() {
+        "install" => no_options(rest).and_then(|()| install()),
+        "serve" => parse_u64_option(rest, "--port", 8080).and_then(serve),
+        "test" => no_options(rest).and_then(|()| test()),
+        "bench" => parse_sizes(rest).and_then(|sizes| bench(&sizes)),
+        "fuzz" => parse_u64_option(rest, "--secs", 60).and_then(fuzz),
+        "help" | "-h" | "--help" => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        other => Err(format!("unknown command `{other}`\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("\nxtask {command}: FAILED: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Environment and helpers
+
+/// The repository root (two levels above this crate).
+fn repo_root() -> PathBuf {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.parent()
+        .and_then(Path::parent)
+        .map_or_else(|| here.to_path_buf(), Path::to_path_buf)
+}
+
+/// cd to the repository root and put cargo's bin folder first on PATH.
+fn prepare_env() -> Result<()> {
+    let root = repo_root();
+    env::set_current_dir(&root).map_err(|e| format!("cannot cd to {}: {e}", root.display()))?;
+    let cargo_home = env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    if let Some(bin) = cargo_home.map(|h| h.join("bin")) {
+        let old = env::var_os("PATH").unwrap_or_default();
+        let mut parts: Vec<PathBuf> = env::split_paths(&old).collect();
+        if !parts.contains(&bin) {
+            parts.insert(0, bin);
+            let joined = env::join_paths(parts).map_err(|e| format!("bad PATH: {e}"))?;
+            env::set_var("PATH", joined);
+        }
+    }
+    Ok(())
+}
+
+fn no_options(rest: &[String]) -> Result<()> {
+    match rest.first() {
+        None => Ok(()),
+        Some(arg) => Err(format!("unexpected argument `{arg}`\n{USAGE}")),
+    }
+}
+
+/// Parses `[NAME VALUE]` or `[NAME=VALUE]` (the only option allowed).
+fn option_value<'a>(rest: &'a [String], name: &str) -> Result<Option<&'a str>> {
+    match rest {
+        [] => Ok(None),
+        [flag, value] if flag == name => Ok(Some(value)),
+        [one] => match one.strip_prefix(name).and_then(|v| v.strip_prefix('=')) {
+            Some(value) => Ok(Some(value)),
+            None => Err(format!("expected `{name} VALUE`, got `{one}`\n{USAGE}")),
+        },
+        _ => Err(format!(
+            "expected at most `{name} VALUE`, got `{}`\n{USAGE}",
+            rest.join(" ")
+        )),
+    }
+}
+
+fn parse_u64_option(rest: &[String], name: &str, default: u64) -> Result<u64> {
+    match option_value(rest, name)? {
+        None => Ok(default),
+        Some(v) => v
+            .parse()
+            .map_err(|_| format!("{name} wants a whole number, got `{v}`")),
+    }
+}
+
+fn parse_sizes(rest: &[String]) -> Result<Vec<u64>> {
+    let list = option_value(rest, "--sizes")?.unwrap_or("10,150,500");
+    let sizes: Vec<u64> = list
+        .split(',')
+        .map(|s| s.trim().parse::<u64>().ok().filter(|&n| n > 0))
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            format!("--sizes wants positive whole MB numbers like 10,150,500, got `{list}`")
+        })?;
+    Ok(sizes)
+}
+
+fn display(cmd: &Command) -> String {
+    let mut s = cmd.get_program().to_string_lossy().into_owned();
+    for arg in cmd.get_args() {
+        let arg = arg.to_string_lossy();
+        if arg.contains('\n') {
+            let _ = write!(s, " <{}-line script>", arg.lines().count());
+        } else if arg.contains(' ') || arg.is_empty() {
+            let _ = write!(s, " '{arg}'");
+        } else {
+            let _ = write!(s, " {arg}");
+        }
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        s = format!("(cd {} && {s})", dir.display());
+    }
+    s
+}
+
+/// Runs a command with inherited stdio; an error names the command and its exit status.
+fn run(mut cmd: Command) -> Result<()> {
+    let shown = display(&cmd);
+    eprintln!("$ {shown}");
+    let status = cmd
+        .status()
+        .map_err(|e| format!("could not start `{shown}`: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{shown}` failed ({status})"))
+    }
+}
+
+/// Runs a command and returns its stdout (stderr passes through).
+fn run_capture(mut cmd: Command) -> Result<String> {
+    let shown = display(&cmd);
+    eprintln!("$ {shown}");
+    let out = cmd
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("could not start `{shown}`: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(format!("`{shown}` failed ({})", out.status))
+    }
+}
+
+fn cmd<I, S>(program: &str, args: I) -> Command
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut c = Command::new(program);
+    c.args(args);
+    c
+}
+
+/// stdout + stderr of `program args`, or None when it cannot be started.
+fn quiet_output(program: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    let mut s = String::from_utf8_lossy(&out.stdout).into_owned();
+    s.push_str(&String::from_utf8_lossy(&out.stderr));
+    Some(s)
+}
+
+fn version_matches(program: &str, wanted: &str) -> bool {
+    quiet_output(program, &["--version"]).is_some_and(|out| out.contains(wanted))
+}
+
+/// Steps of a multi-step command, numbered in the log.
+struct Steps {
+    command: &'static str,
+    total: usize,
+    done: usize,
+}
+
+impl Steps {
+    fn new(command: &'static str, total: usize) -> Self {
+        Self {
+            command,
+            total,
+            done: 0,
+        }
+    }
+
+    fn step(&mut self, what: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {
+        self.done += 1;
+        let (n, total, command) = (self.done, self.total, self.command);
+        eprintln!("\n==> [{n}/{total}] {what}");
+        let started = Instant::now();
+        f().map_err(|e| format!("step {n}/{total} ({what}) failed: {e}\nFix it, then rerun `cargo xtask {command}`."))?;
+        eprintln!(
+            "    [{n}/{total}] ok in {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// install
+
+fn install() -> Result<()> {
+    let started = Instant::now();
+    ensure_wasm_target()?;
+    ensure_cargo_tool(
+        "wasm-bindgen",
+        WASM_BINDGEN_VERSION,
+        &["wasm-bindgen-cli", "--version", WASM_BINDGEN_VERSION],
+    )?;
+    ensure_cargo_tool(
+        "wasm-opt",
+        WASM_OPT_REPORTED,
+        &["wasm-opt", "--version", WASM_OPT_CRATE_VERSION, "--locked"],
+    )?;
+    ensure_cargo_tool(
+        "trunk",
+        TRUNK_VERSION,
+        &["trunk", "--version", TRUNK_VERSION, "--locked"],
+    )?;
+    ensure_chromium()?;
+    ensure_playwright()?;
+    eprintln!(
+        "install: all tools present ({:.2} s)",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn ensure_wasm_target() -> Result<()> {
+    let sysroot = quiet_output("rustc", &["--print", "sysroot"]).unwrap_or_default();
+    let lib = Path::new(sysroot.trim())
+        .join("lib/rustlib")
+        .join(WASM_TARGET);
+    if !sysroot.trim().is_empty() && lib.is_dir() {
+        return Ok(());
+    }
+    run(cmd("rustup", ["target", "add", WASM_TARGET]))
+}
+
+/// `cargo install` (with `install_args`) unless `program --version` already mentions `reported`.
+fn ensure_cargo_tool(program: &str, reported: &str, install_args: &[&str]) -> Result<()> {
+    if version_matches(program, reported) {
+        return Ok(());
+    }
+    eprintln!("install: {program} {reported} missing; building it (several minutes on 2 cores)");
+    let mut c = cmd("cargo", ["install"]);
+    c.args(install_args);
+    run(c)?;
+    if version_matches(program, reported) {
+        Ok(())
+    } else {
+        Err(format!("{program} was installed but `{program} --version` does not report {reported}; is another {program} earlier on PATH?"))
+    }
+}
+
+fn ensure_chromium() -> Result<()> {
+    if Path::new(CHROMIUM_PATH).exists() {
+        return Ok(());
+    }
+    eprintln!("install: {CHROMIUM_PATH} missing; installing Debian's chromium");
+    let is_root = quiet_output("id", &["-u"]).is_some_and(|s| s.trim() == "0");
+    let apt = |args: &[&str]| {
+        let mut c = if is_root {
+            cmd("apt-get", args)
+        } else {
+            let mut c = cmd("sudo", ["-n", "apt-get"]);
+            c.args(args);
+            c
+        };
+        c.env("DEBIAN_FRONTEND", "noninteractive");
+        c
+    };
+    run(apt(&["update"]))?;
+    run(apt(&[
+        "install",
+        "-y",
+        "--no-install-recommends",
+        "chromium",
+    ]))?;
+    if Path::new(CHROMIUM_PATH).exists() {
+        Ok(())
+    } else {
+        Err(format!(
+            "apt-get installed chromium but {CHROMIUM_PATH} is still missing"
+        ))
+    }
+}
+
+/// The exact `playwright-core` version pinned in tests/web/package.json.
+fn pinned_playwright() -> Result<String> {
+    let text = fs::read_to_string("tests/web/package.json")
+        .map_err(|e| format!("cannot read tests/web/package.json: {e}"))?;
+    json_string_field(&text, PLAYWRIGHT_PACKAGE)
+        .filter(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        .ok_or_else(|| format!("tests/web/package.json must pin {PLAYWRIGHT_PACKAGE} to an exact version like \"1.65.1\""))
+}
+
+fn ensure_playwright() -> Result<()> {
+    let pinned = pinned_playwright()?;
+    let installed = fs::read_to_string(format!(
+        "tests/web/node_modules/{PLAYWRIGHT_PACKAGE}/package.json"
+    ))
+    .ok()
+    .and_then(|text| json_string_field(&text, "version"));
+    if installed.as_deref() == Some(pinned.as_str()) {
+        return Ok(());
+    }
+    eprintln!("install: {PLAYWRIGHT_PACKAGE} {pinned} missing; running npm install in tests/web");
+    let mut c = cmd(
+        "npm",
+        ["install", "--no-package-lock", "--no-audit", "--no-fund"],
+    );
+    c.current_dir("tests/web");
+    run(c)
+}
+
+/// The string value of the first `"key": "value"` in a JSON text (enough for package.json files
+/// and the one-line JSON our own tools print; no escapes in values we read).
+fn json_string_field(text: &str, key: &str) -> Option<String> {
+    let after_key = text.split_once(&format!("\"{key}\""))?.1;
+    let after_colon = after_key.trim_start().strip_prefix(':')?.trim_start();
+    let value = after_colon.strip_prefix('"')?;
+    Some(value[..value.find('"')?].to_owned())
+}
+
+/// The numeric value of `"key": N` in a one-line JSON object.
+fn json_number_field(text: &str, key: &str) -> Option<f64> {
+    let after_key = text.split_once(&format!("\"{key}\""))?.1;
+    let after_colon = after_key.trim_start().strip_prefix(':')?.trim_start();
+    let end = after_colon
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E')))
+        .unwrap_or(after_colon.len());
+    after_colon[..end].parse().ok()
+}
+
+// ---------------------------------------------------------------------------------------------
+// serve
+
+fn serve(port: u64) -> Result<()> {
+    install()?;
+    let port = port.to_string();
+    eprintln!("serve: http://127.0.0.1:{port}/ (Ctrl-C to stop)");
+    run(cmd(
+        "trunk",
+        [
+            "serve",
+            "--release",
+            "--offline",
+            "--address",
+            "127.0.0.1",
+            "--port",
+            &port,
+        ],
+    ))
+}
+
+// ---------------------------------------------------------------------------------------------
+// test
+
+const NODE_WASM_DIR: &str = "target/wasm-node";
+
+fn test() -> Result<()> {
+    let mut steps = Steps::new("test", 7);
+    steps.step("install the pinned toolchain", install)?;
+    steps.step("Rust tests", || {
+        run(cmd("cargo", ["test", "--workspace", "--release"]))
+    })?;
+    steps.step("native CLI (the reference for the wasm tests)", || {
+        run(cmd("cargo", ["build", "--release", "-p", "memviz-cli"]))
+    })?;
+    steps.step("web bundle (trunk build into dist/)", || {
+        run(cmd("trunk", ["build", "--release", "--offline"]))
+    })?;
+    steps.step("node-targeted wasm", build_node_wasm)?;
+    steps.step(
+        "wasm in node vs native CLI (tests/web/wasm_node.test.mjs)",
+        || node_tests(&["wasm_node.test.mjs"]),
+    )?;
+    steps.step(
+        "page in headless Chromium (tests/web/page.test.mjs)",
+        || node_tests(&["page.test.mjs"]),
+    )?;
+    eprintln!("\nxtask test: all steps passed");
+    Ok(())
+}
+
+fn build_node_wasm() -> Result<()> {
+    run(cmd(
+        "cargo",
+        [
+            "build",
+            "-p",
+            "memviz-web",
+            "--release",
+            "--target",
+            WASM_TARGET,
+        ],
+    ))?;
+    let wasm = format!("target/{WASM_TARGET}/release/memviz_web.wasm");
+    run(cmd(
+        "wasm-bindgen",
+        ["--target", "nodejs", "--out-dir", NODE_WASM_DIR, &wasm],
+    ))
+}
+
+/// `node --test` on the given files of tests/web (every `*.test.mjs` there must be listed by
+/// some step; checked here so a new test file is not silently skipped).
+fn node_tests(files: &[&str]) -> Result<()> {
+    let mut known: Vec<String> = fs::read_dir("tests/web")
+        .map_err(|e| format!("cannot list tests/web: {e}"))?
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| name.ends_with(".test.mjs"))
+        .collect();
+    known.sort();
+    for name in files {
+        if !known.iter().any(|k| k == name) {
+            return Err(format!("tests/web/{name} is missing"));
+        }
+    }
+    let expected = ["page.test.mjs", "wasm_node.test.mjs"];
+    if let Some(extra) = known.iter().find(|k| !expected.contains(&k.as_str())) {
+        return Err(format!("tests/web/{extra} is not run by any step of `cargo xtask test`: add it in crates/xtask"));
+    }
+    let mut c = cmd("node", ["--test", "--test-reporter=spec"]);
+    c.args(files.iter().map(|f| format!("tests/web/{f}")));
+    run(c)
+}
+
+// ---------------------------------------------------------------------------------------------
+// bench
+
+const MB: f64 = 1e6;
+
+struct BenchRow {
+    file: String,
+    file_mb: f64,
+    native_mb_per_s: f64,
+    wasm_mb_per_s: f64,
+    model_per_file: f64,
+    cpython_mb_per_s: f64,
+}
+
+fn bench(sizes_mb: &[u64]) -> Result<()> {
+    let mut steps = Steps::new("bench", 4);
+    steps.step("install the pinned toolchain", install)?;
+    steps.step("native CLI", || {
+        run(cmd("cargo", ["build", "--release", "-p", "memviz-cli"]))
+    })?;
+    steps.step("node-targeted wasm", build_node_wasm)?;
+    let mut files = Vec::new();
+    steps.step("benchmark snapshots in target/bench/", || {
+        fs::create_dir_all("target/bench")
+            .map_err(|e| format!("cannot create target/bench: {e}"))?;
+        for &size in sizes_mb {
+            let path = format!("target/bench/snap_{size}mb.pickle");
+            if !Path::new(&path).exists() {
+                let partial = format!("{path}.partial");
+                let size_arg = size.to_string();
+                run(cmd(
+                    "python3",
+                    [
+                        "tests/fixtures/generate.py",
+                        "large",
+                        "--mb",
+                        &size_arg,
+                        &partial,
+                    ],
+                ))?;
+                fs::rename(&partial, &path).map_err(|e| format!("cannot rename {partial}: {e}"))?;
+            }
+            files.push(path);
+        }
+        Ok(())
+    })?;
+
+    let mut rows = Vec::new();
+    for file in &files {
+        eprintln!("\n==> measuring {file}");
+        rows.push(bench_one(file)?);
+    }
+    print!("{}", bench_table(&rows));
+    Ok(())
+}
+
+fn bench_one(file: &str) -> Result<BenchRow> {
+    let native = run_capture(cmd("target/release/memviz", ["bench", file]))?;
+    let line = native
+        .lines()
+        .find(|l| l.trim_start().starts_with('{'))
+        .unwrap_or_default();
+    let field = |key: &str| {
+        json_number_field(line, key)
+            .ok_or_else(|| format!("`memviz bench` printed no \"{key}\": {native}"))
+    };
+    let (bytes, native_secs, model_bytes) =
+        (field("bytes")?, field("secs")?, field("model_bytes")?);
+
+    let wasm = run_capture(cmd("node", ["tests/web/bench_wasm.mjs", file]))?;
+    let wasm_line = wasm
+        .lines()
+        .find(|l| l.trim_start().starts_with('{'))
+        .unwrap_or_default();
+    let wasm_secs = json_number_field(wasm_line, "secs")
+        .ok_or_else(|| format!("bench_wasm.mjs printed no \"secs\": {wasm}"))?;
+
+    let cpython_secs = cpython_load_secs(file)?;
+    Ok(BenchRow {
+        file: file.to_owned(),
+        file_mb: bytes / MB,
+        native_mb_per_s: bytes / MB / native_secs,
+        wasm_mb_per_s: bytes / MB / wasm_secs,
+        model_per_file: model_bytes / bytes,
+        cpython_mb_per_s: bytes / MB / cpython_secs,
+    })
+}
+
+/// Best of 3 wall-clock seconds of CPython's C unpickler (`pickle.loads`) on the file's bytes.
+fn cpython_load_secs(file: &str) -> Result<f64> {
+    const SCRIPT: &str = "\
+import gzip, pickle, sys, time
+data = open(sys.argv[1], 'rb').read()
+if data[:2] == b'\\x1f\\x8b':
+    data = gzip.decompress(data)
+assert pickle.Unpickler.__module__ == '_pickle', 'the C unpickler is not available'
+best = float('inf')
+for _ in range(3):
+    t0 = time.perf_counter()
+    obj = pickle.loads(data)
+    best = min(best, time.perf_counter() - t0)
+    del obj
+print(best)
+";
+    let out = run_capture(cmd("python3", ["-c", SCRIPT, file]))?;
+    out.trim()
+        .parse()
+        .map_err(|_| format!("CPython timing printed `{}`", out.trim()))
+}
+
+fn bench_table(rows: &[BenchRow]) -> String {
+    let mut s = String::new();
+    s.push_str("| file | file MB | native parse+model MB/s | wasm (node) parse+summary MB/s | model bytes / file bytes | CPython pickle.loads MB/s | native / CPython |\n");
+    s.push_str("|---|---:|---:|---:|---:|---:|---:|\n");
+    for r in rows {
+        let name = Path::new(&r.file)
+            .file_name()
+            .map_or_else(|| r.file.clone(), |n| n.to_string_lossy().into_owned());
+        let _ = writeln!(
+            s,
+            "| {name} | {:.1} | {:.1} | {:.1} | {:.2} | {:.1} | {:.2} |",
+            r.file_mb,
+            r.native_mb_per_s,
+            r.wasm_mb_per_s,
+            r.model_per_file,
+            r.cpython_mb_per_s,
+            r.native_mb_per_s / r.cpython_mb_per_s
+        );
+    }
+    s.push_str("\nMB = 10^6 bytes. Native: `memviz bench` (parse + model). Wasm: tests/web/bench_wasm.mjs in node \
+(1 MiB pushes + finish). CPython: best of 3 `pickle.loads` of the bytes already in memory, same run.\n");
+    s
+}
+
+// ---------------------------------------------------------------------------------------------
+// fuzz
+
+/// Placeholder until the fuzz crate settles: runs the `unpickle` target of tests/fuzz for `secs`.
+fn fuzz(secs: u64) -> Result<()> {
+    if !Path::new("tests/fuzz/Cargo.toml").exists() {
+        return Err(
+            "tests/fuzz/Cargo.toml is missing: the cargo-fuzz crate has not landed yet".to_owned(),
+        );
+    }
+    let toolchains = quiet_output("rustup", &["toolchain", "list"]).unwrap_or_default();
+    if !toolchains.lines().any(|l| l.starts_with("nightly")) {
+        return Err("cargo fuzz needs a nightly toolchain (`rustup toolchain install nightly`), and none is installed".to_owned());
+    }
+    if quiet_output("cargo", &["fuzz", "--version"]).is_none_or(|out| !out.contains("cargo-fuzz")) {
+        run(cmd("cargo", ["install", "cargo-fuzz", "--locked"]))?;
+    }
+    let max_time = format!("-max_total_time={secs}");
+    let mut c = cmd(
+        "cargo",
+        ["+nightly", "fuzz", "run", "unpickle", "--", &max_time],
+    );
+    c.current_dir("tests/fuzz");
+    run(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_json_fields() {
+        let line =
+            r#"{"file":"a b.pickle","bytes":1234,"secs":0.5,"mb_per_s":2.468,"model_bytes":99}"#;
+        assert_eq!(
+            json_string_field(line, "file").as_deref(),
+            Some("a b.pickle")
+        );
+        assert_eq!(json_number_field(line, "bytes"), Some(1234.0));
+        assert_eq!(json_number_field(line, "secs"), Some(0.5));
+        assert_eq!(json_number_field(line, "model_bytes"), Some(99.0));
+        assert_eq!(json_number_field(line, "nope"), None);
+        let pkg = "{\n  \"devDependencies\": {\n    \"playwright-core\": \"1.65.1\"\n  }\n}";
+        assert_eq!(
+            json_string_field(pkg, "playwright-core").as_deref(),
+            Some("1.65.1")
+        );
+    }
+
+    #[test]
+    fn parses_options() {
+        let v = |s: &[&str]| s.iter().map(|x| (*x).to_owned()).collect::<Vec<_>>();
+        assert_eq!(parse_sizes(&v(&[])).ok(), Some(vec![10, 150, 500]));
+        assert_eq!(parse_sizes(&v(&["--sizes", "1,2"])).ok(), Some(vec![1, 2]));
+        assert_eq!(parse_sizes(&v(&["--sizes=3"])).ok(), Some(vec![3]));
+        assert!(parse_sizes(&v(&["--sizes", "1,x"])).is_err());
+        assert!(parse_sizes(&v(&["--sizes", "0"])).is_err());
+        assert_eq!(
+            parse_u64_option(&v(&["--port", "9000"]), "--port", 8080).ok(),
+            Some(9000)
+        );
+        assert_eq!(parse_u64_option(&v(&[]), "--port", 8080).ok(), Some(8080));
+        assert!(parse_u64_option(&v(&["--bogus"]), "--port", 8080).is_err());
+    }
+
+    #[test]
+    fn the_pin_is_exact() {
+        env::set_current_dir(repo_root()).expect("repo root");
+        let pinned = pinned_playwright().expect("tests/web/package.json pins playwright-core");
+        assert!(pinned.split('.').count() == 3, "{pinned}");
+    }
+}
