@@ -604,12 +604,17 @@ impl<B: Builder> Unpickler<B> {
                 }
                 // ---- refused: would import or execute code
                 b'c' => {
-                    // GLOBAL "module\nname\n": read the target for the message, if present.
-                    let rest = &buf[pos..buf.len().min(pos + 512)];
-                    let mut lines = rest.split(|&b| b == b'\n');
-                    let target = match (lines.next(), lines.next()) {
-                        (Some(m), Some(n)) if rest.iter().filter(|&&b| b == b'\n').count() >= 2 => {
-                            Some(format!("{}.{}", String::from_utf8_lossy(m), String::from_utf8_lossy(n)))
+                    // GLOBAL "module\nname\n": name the target in the message. Look for both
+                    // lines in a fixed window after the opcode (waiting for more input until the
+                    // window is there), so the message never depends on chunking.
+                    const WINDOW: usize = 256;
+                    let avail = &buf[pos..buf.len().min(pos + WINDOW)];
+                    let mut lines = avail.splitn(3, |&b| b == b'\n');
+                    let target = match (lines.next(), lines.next(), lines.next()) {
+                        (Some(m), Some(n), Some(_)) => Some(format!("{}.{}", printable(m), printable(n))),
+                        _ if avail.len() < WINDOW => {
+                            need!(start, 1 + WINDOW);
+                            None
                         }
                         _ => None,
                     };
@@ -619,7 +624,11 @@ impl<B: Builder> Unpickler<B> {
                     let n = self.stack.len();
                     let target = if n >= 2 {
                         match (self.stack[n - 2], self.stack[n - 1]) {
-                            (Value::Str(m), Value::Str(c)) => Some(format!("{}.{}", self.atoms.str(m), self.atoms.str(c))),
+                            (Value::Str(m), Value::Str(c)) => Some(format!(
+                                "{}.{}",
+                                printable(self.atoms.str(m).as_bytes()),
+                                printable(self.atoms.str(c).as_bytes())
+                            )),
                             _ => None,
                         }
                     } else {
@@ -656,6 +665,16 @@ impl<B: Builder> Unpickler<B> {
             _ => Value::BigInt(self.atoms.add_big_int(bytes)),
         }
     }
+}
+
+/// At most 100 characters of `b` for a message, with control characters escaped.
+fn printable(b: &[u8]) -> String {
+    let s = String::from_utf8_lossy(b);
+    let mut out: String = s.chars().take(100).flat_map(|c| c.escape_debug()).collect();
+    if s.chars().count() > 100 {
+        out.push('…');
+    }
+    out
 }
 
 /// The pickle name of an opcode byte, for messages.

@@ -134,3 +134,37 @@ fn limits_bound_hostile_input() {
     let e = err(b"\x80\x04X\xff\xff\xff\xff");
     assert!(matches!(e.kind, ErrorKind::Limit { .. }), "{e}");
 }
+
+/// Found by `cargo fuzz` (target `unpickle`, crash-56c25839): a GLOBAL's message quoted whatever
+/// bytes had arrived (possibly hundreds of raw bytes), so it depended on chunking.
+#[test]
+fn fuzz_56c25839_global_message_independent_of_chunking() {
+    let mut cases: Vec<Vec<u8>> = Vec::new();
+    let mut long = b"\x80\x04c".to_vec();
+    long.extend(std::iter::repeat_n(b'x', 400));
+    long.extend(b"\nname\n.");
+    cases.push(long);
+    cases.push(b"\x80\x04cmod\nname\n.".to_vec());
+    cases.push(b"\x80\x04cmod\x00\x01\nna\tme\nK\x01.".to_vec());
+    for bytes in cases {
+        let messages: Vec<String> = [1, 2, 7, 300, bytes.len()]
+            .iter()
+            .map(|&n| {
+                let mut u = Unpickler::new(TreeBuilder::default());
+                let mut r = Ok(());
+                for c in bytes.chunks(n) {
+                    r = u.push(c);
+                    if r.is_err() {
+                        break;
+                    }
+                }
+                match r {
+                    Err(e) => e.to_string(),
+                    Ok(()) => u.finish().err().map(|e| e.to_string()).unwrap_or_default(),
+                }
+            })
+            .collect();
+        assert!(messages.windows(2).all(|w| w[0] == w[1]), "{messages:?}");
+        assert!(messages[0].len() < 400, "{}", messages[0]);
+    }
+}

@@ -398,6 +398,8 @@ fn serve(port: u64) -> Result<()> {
     run(cmd(
         "trunk",
         [
+            "--config",
+            TRUNK_CONFIG,
             "serve",
             "--release",
             "--offline",
@@ -413,6 +415,8 @@ fn serve(port: u64) -> Result<()> {
 // test
 
 const NODE_WASM_DIR: &str = "target/wasm-node";
+/// The repository's trunk config. trunk only finds `Trunk.toml` by itself, so name it explicitly.
+const TRUNK_CONFIG: &str = "trunk.toml";
 
 fn test() -> Result<()> {
     let mut steps = Steps::new("test", 7);
@@ -424,7 +428,7 @@ fn test() -> Result<()> {
         run(cmd("cargo", ["build", "--release", "-p", "memviz-cli"]))
     })?;
     steps.step("web bundle (trunk build into dist/)", || {
-        run(cmd("trunk", ["build", "--release", "--offline"]))
+        run(cmd("trunk", ["--config", TRUNK_CONFIG, "build", "--release", "--offline"]))
     })?;
     steps.step("node-targeted wasm", build_node_wasm)?;
     steps.step(
@@ -618,12 +622,19 @@ fn bench_table(rows: &[BenchRow]) -> String {
 // ---------------------------------------------------------------------------------------------
 // fuzz
 
-/// Placeholder until the fuzz crate settles: runs the `unpickle` target of tests/fuzz for `secs`.
+/// Runs the `unpickle` cargo-fuzz target of tests/fuzz (the lead's fuzz crate, outside the
+/// workspace) for `secs`, with a corpus seeded from `generate.py small` when it is empty.
+/// A thin placeholder: other targets and crash triage are run by hand with `cargo fuzz`.
 fn fuzz(secs: u64) -> Result<()> {
-    if !Path::new("tests/fuzz/Cargo.toml").exists() {
-        return Err(
-            "tests/fuzz/Cargo.toml is missing: the cargo-fuzz crate has not landed yet".to_owned(),
-        );
+    const FUZZ_DIR: &str = "tests/fuzz";
+    const TARGET: &str = "unpickle";
+    /// Seeds larger than this only slow libFuzzer down (it truncates inputs anyway).
+    const MAX_SEED_BYTES: u64 = 256 * 1024;
+
+    if !Path::new(FUZZ_DIR).join("Cargo.toml").exists() {
+        return Err(format!(
+            "{FUZZ_DIR}/Cargo.toml is missing: the cargo-fuzz crate has not landed yet"
+        ));
     }
     let toolchains = quiet_output("rustup", &["toolchain", "list"]).unwrap_or_default();
     if !toolchains.lines().any(|l| l.starts_with("nightly")) {
@@ -632,13 +643,47 @@ fn fuzz(secs: u64) -> Result<()> {
     if quiet_output("cargo", &["fuzz", "--version"]).is_none_or(|out| !out.contains("cargo-fuzz")) {
         run(cmd("cargo", ["install", "cargo-fuzz", "--locked"]))?;
     }
+
+    let corpus = Path::new(FUZZ_DIR).join("corpus").join(TARGET);
+    let is_empty = fs::read_dir(&corpus).map_or(true, |mut entries| entries.next().is_none());
+    if is_empty {
+        let seeds = Path::new("target/fuzz-seeds");
+        let seeds_arg = seeds.to_string_lossy().into_owned();
+        run(cmd(
+            "python3",
+            ["tests/fixtures/generate.py", "small", &seeds_arg],
+        ))?;
+        fs::create_dir_all(&corpus)
+            .map_err(|e| format!("cannot create {}: {e}", corpus.display()))?;
+        let entries = fs::read_dir(seeds).map_err(|e| format!("cannot list {seeds_arg}: {e}"))?;
+        for entry in entries.filter_map(|e| e.ok()) {
+            let small = entry
+                .metadata()
+                .is_ok_and(|m| m.is_file() && m.len() <= MAX_SEED_BYTES);
+            if small {
+                let to = corpus.join(entry.file_name());
+                fs::copy(entry.path(), &to)
+                    .map_err(|e| format!("cannot copy a seed to {}: {e}", to.display()))?;
+            }
+        }
+    }
+
     let max_time = format!("-max_total_time={secs}");
-    let mut c = cmd(
+    let corpus_arg = corpus.to_string_lossy().into_owned();
+    run(cmd(
         "cargo",
-        ["+nightly", "fuzz", "run", "unpickle", "--", &max_time],
-    );
-    c.current_dir("tests/fuzz");
-    run(c)
+        [
+            "+nightly",
+            "fuzz",
+            "run",
+            "--fuzz-dir",
+            FUZZ_DIR,
+            TARGET,
+            &corpus_arg,
+            "--",
+            &max_time,
+        ],
+    ))
 }
 
 #[cfg(test)]

@@ -1,0 +1,35 @@
+// Throughput of the wasm build in node: `node tests/web/bench_wasm.mjs FILE`.
+// Pushes FILE (already in memory) in 1 MiB chunks into a WebHandle, then finish() (which also
+// builds the summary). Prints one JSON line: {"file","bytes","secs","mb_per_s"} (MB = 10^6 bytes).
+// Needs target/wasm-node (cargo xtask bench builds it).
+
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const file = process.argv[2];
+if (!file) {
+  console.error('usage: node tests/web/bench_wasm.mjs FILE');
+  process.exit(2);
+}
+const { WebHandle } = createRequire(import.meta.url)(path.join(ROOT, 'target/wasm-node/memviz_web.js'));
+
+const CHUNK_BYTES = 1 << 20;
+const bytes = fs.readFileSync(file);
+const handle = new WebHandle();
+const t0 = process.hrtime.bigint();
+try {
+  for (let at = 0; at < bytes.length; at += CHUNK_BYTES) {
+    handle.push(bytes.subarray(at, at + CHUNK_BYTES));
+  }
+  handle.finish();
+} catch (err) {
+  console.error(`bench_wasm: ${file}: ${err.message}`);
+  process.exit(1);
+} finally {
+  handle.free();
+}
+const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+console.log(JSON.stringify({ file, bytes: bytes.length, secs, mb_per_s: bytes.length / 1e6 / secs }));
