@@ -45,6 +45,11 @@ export class SnapshotLoader {
     return new SnapshotLoader(new b.WebHandle());
   }
 
+  /** Lets Rust size its heap once for a file of `totalBytes` (when the size is known). */
+  reserve(totalBytes) {
+    this.handle.reserve(totalBytes);
+  }
+
   /** @param {Uint8Array} chunk  Throws an Error (message from Rust, with the byte offset). */
   push(chunk) {
     this.handle.push(chunk);

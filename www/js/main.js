@@ -64,6 +64,7 @@ async function open(src) {
     loader = await SnapshotLoader.create();
     source = await openSource(src);
     name = source.name;
+    if (source.total !== null) loader.reserve(source.total);
     els.progress.textContent = progressText(name, 0, source.total);
     for await (const chunk of source.chunks) {
       if (mine !== generation) {

@@ -52,7 +52,9 @@ pub fn summarize(snap: &Snapshot) -> Summary {
             if let Some(t) = snap.trace(d) {
                 s.trace_entries = t.len() as u64;
                 for a in &t.action {
-                    *s.actions.entry(snap.action_name(*a).to_string()).or_insert(0) += 1;
+                    *s.actions
+                        .entry(snap.action_name(*a).to_string())
+                        .or_insert(0) += 1;
                 }
             }
             for seg in snap.segments.iter().filter(|x| x.device == d) {
@@ -73,7 +75,10 @@ pub fn summarize(snap: &Snapshot) -> Summary {
             s
         })
         .collect();
-    Summary { devices, warnings: snap.warnings.clone() }
+    Summary {
+        devices,
+        warnings: snap.warnings.clone(),
+    }
 }
 
 impl Summary {
@@ -85,8 +90,16 @@ impl Summary {
     /// A readable table.
     pub fn to_table(&self) -> String {
         let header = [
-            "device", "trace entries", "segments", "blocks", "reserved", "allocated", "requested", "timeline allocs",
-            "peak live", "final live",
+            "device",
+            "trace entries",
+            "segments",
+            "blocks",
+            "reserved",
+            "allocated",
+            "requested",
+            "timeline allocs",
+            "peak live",
+            "final live",
         ];
         let rows: Vec<Vec<String>> = self
             .devices
@@ -107,14 +120,26 @@ impl Summary {
             })
             .collect();
         let widths: Vec<usize> = (0..header.len())
-            .map(|c| rows.iter().map(|r| r[c].len()).chain([header[c].len()]).max().unwrap_or(0))
+            .map(|c| {
+                rows.iter()
+                    .map(|r| r[c].len())
+                    .chain([header[c].len()])
+                    .max()
+                    .unwrap_or(0)
+            })
             .collect();
         let mut out = String::new();
         let line = |cells: Vec<&str>, out: &mut String| {
             let parts: Vec<String> = cells
                 .iter()
                 .enumerate()
-                .map(|(i, c)| if i == 0 { format!("{c:<w$}", w = widths[i]) } else { format!("{c:>w$}", w = widths[i]) })
+                .map(|(i, c)| {
+                    if i == 0 {
+                        format!("{c:<w$}", w = widths[i])
+                    } else {
+                        format!("{c:>w$}", w = widths[i])
+                    }
+                })
                 .collect();
             out.push_str(parts.join("  ").trim_end());
             out.push('\n');
@@ -128,8 +153,16 @@ impl Summary {
         }
         for d in &self.devices {
             if !d.actions.is_empty() {
-                let acts: Vec<String> = d.actions.iter().map(|(k, v)| format!("{k} {}", count(*v))).collect();
-                out.push_str(&format!("device {} actions: {}\n", d.device, acts.join(", ")));
+                let acts: Vec<String> = d
+                    .actions
+                    .iter()
+                    .map(|(k, v)| format!("{k} {}", count(*v)))
+                    .collect();
+                out.push_str(&format!(
+                    "device {} actions: {}\n",
+                    d.device,
+                    acts.join(", ")
+                ));
             }
         }
         if !self.warnings.is_empty() {

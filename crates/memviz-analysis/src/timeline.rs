@@ -9,7 +9,7 @@
 //! every `active_allocated` block of the final state not accounted for becomes a ghost element.
 
 use memviz_snapshot::{Action, BlockState, Snapshot};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Where a timeline element comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,9 +61,18 @@ pub struct Timeline {
 /// Pair a device's trace with its final state.
 pub fn build(snap: &Snapshot, device: i64) -> Timeline {
     let mut t = Timeline::default();
-    let mut remembered: HashMap<u64, u32> = HashMap::new();
+    let mut remembered: FxHashMap<u64, u32> = FxHashMap::default();
     let mut unmatched: Vec<u32> = Vec::new();
     if let Some(tr) = snap.trace(device) {
+        let allocs = tr.action.iter().filter(|a| **a == Action::Alloc).count();
+        let frees = tr
+            .action
+            .iter()
+            .filter(|a| **a == Action::FreeCompleted)
+            .count();
+        t.elements.reserve(allocs + frees / 8);
+        t.steps.reserve(allocs + frees);
+        remembered.reserve(allocs.min(1 << 20));
         // The previous *output* event of the annotate step, if it is a free_requested: (addr, index).
         let mut prev_request: Option<(u64, u32)> = None;
         for i in 0..tr.len() {
@@ -73,9 +82,17 @@ pub fn build(snap: &Snapshot, device: i64) -> Timeline {
             match action {
                 Action::Alloc => {
                     let id = t.elements.len() as u32;
-                    t.elements.push(Element { size_bytes: tr.size[i], origin: Origin::Alloc { event: ev }, free_event: None });
+                    t.elements.push(Element {
+                        size_bytes: tr.size[i],
+                        origin: Origin::Alloc { event: ev },
+                        free_event: None,
+                    });
                     remembered.insert(addr, id);
-                    t.steps.push(Step { element: id, event: ev, is_alloc: true });
+                    t.steps.push(Step {
+                        element: id,
+                        event: ev,
+                        is_alloc: true,
+                    });
                 }
                 Action::FreeRequested => prev_request = Some((addr, ev)),
                 Action::FreeCompleted => {
@@ -89,7 +106,11 @@ pub fn build(snap: &Snapshot, device: i64) -> Timeline {
                             if let Some(e) = t.elements.get_mut(id as usize) {
                                 e.free_event = Some(carrier);
                             }
-                            t.steps.push(Step { element: id, event: carrier, is_alloc: false });
+                            t.steps.push(Step {
+                                element: id,
+                                event: carrier,
+                                is_alloc: false,
+                            });
                         }
                         None => {
                             let id = t.elements.len() as u32;
@@ -99,7 +120,11 @@ pub fn build(snap: &Snapshot, device: i64) -> Timeline {
                                 free_event: Some(carrier),
                             });
                             unmatched.push(id);
-                            t.steps.push(Step { element: id, event: carrier, is_alloc: false });
+                            t.steps.push(Step {
+                                element: id,
+                                event: carrier,
+                                is_alloc: false,
+                            });
                         }
                     }
                 }
@@ -111,10 +136,16 @@ pub fn build(snap: &Snapshot, device: i64) -> Timeline {
     let mut ghosts = Vec::new();
     for seg in snap.segments.iter().filter(|s| s.device == device) {
         for bi in seg.blocks.0..seg.blocks.1 {
-            let Some(b) = snap.blocks.get(bi as usize) else { continue };
+            let Some(b) = snap.blocks.get(bi as usize) else {
+                continue;
+            };
             if b.state == BlockState::ActiveAllocated && !remembered.contains_key(&b.address) {
                 let id = t.elements.len() as u32;
-                t.elements.push(Element { size_bytes: b.requested_size, origin: Origin::Ghost { block: bi }, free_event: None });
+                t.elements.push(Element {
+                    size_bytes: b.requested_size,
+                    origin: Origin::Ghost { block: bi },
+                    free_event: None,
+                });
                 ghosts.push(id);
             }
         }
@@ -123,7 +154,11 @@ pub fn build(snap: &Snapshot, device: i64) -> Timeline {
     // the bottom and the earliest unmatched free on top.
     t.initially_present = unmatched.into_iter().chain(ghosts).rev().collect();
 
-    let mut live: u64 = t.initially_present.iter().map(|&i| t.elements[i as usize].size_bytes).sum();
+    let mut live: u64 = t
+        .initially_present
+        .iter()
+        .map(|&i| t.elements[i as usize].size_bytes)
+        .sum();
     t.start_live_bytes = live;
     let mut peak = live;
     for s in &t.steps {

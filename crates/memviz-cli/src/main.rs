@@ -15,10 +15,13 @@ FILE is a snapshot pickle from torch.cuda.memory._dump_snapshot(), raw or gzip-c
 /// Read and parse a file in 1 MiB chunks, as the browser does.
 fn load(path: &str) -> Result<Snapshot, String> {
     let mut f = std::fs::File::open(path).map_err(|e| format!("{path}: cannot open: {e}"))?;
-    let mut loader = Loader::new();
+    let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut loader = Loader::new().with_size_hint(size);
     let mut buf = vec![0u8; 1 << 20];
     loop {
-        let n = f.read(&mut buf).map_err(|e| format!("{path}: cannot read: {e}"))?;
+        let n = f
+            .read(&mut buf)
+            .map_err(|e| format!("{path}: cannot read: {e}"))?;
         if n == 0 {
             break;
         }
@@ -62,7 +65,7 @@ fn bench(args: &[String]) -> Result<(), String> {
         let runs = if bytes.len() > 200 << 20 { 2 } else { 3 };
         for _ in 0..runs {
             let t0 = Instant::now();
-            let mut loader = Loader::new();
+            let mut loader = Loader::new().with_size_hint(bytes.len() as u64);
             for c in bytes.chunks(1 << 20) {
                 loader.push(c).map_err(|e| describe(path, &e))?;
             }

@@ -6,7 +6,10 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repo root")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repo root")
 }
 
 /// `../shared/corpus/real` beside the clone, if present.
@@ -18,7 +21,12 @@ pub fn corpus_files() -> Vec<PathBuf> {
     };
     let mut v: Vec<PathBuf> = rd
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("pickle" | "pkl")))
+        .filter(|p| {
+            matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("pickle" | "pkl")
+            )
+        })
         .collect();
     v.sort();
     v
@@ -28,7 +36,9 @@ pub fn corpus_files() -> Vec<PathBuf> {
 pub fn fixtures_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = repo_root().join("target/test-fixtures").join(format!("{}", std::process::id()));
+        let dir = repo_root()
+            .join("target/test-fixtures")
+            .join(format!("{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("mkdir");
         let st = Command::new("python3")
             .arg(repo_root().join("tests/fixtures/generate.py"))
@@ -53,7 +63,12 @@ pub fn oracle(path: &Path) -> serde_json::Value {
         .arg(path)
         .output()
         .expect("python3 runs");
-    assert!(out.status.success(), "oracle failed on {}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "oracle failed on {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("oracle prints JSON")
 }
 
@@ -66,7 +81,10 @@ pub fn load_path(path: &Path) -> memviz_snapshot::Snapshot {
     memviz_snapshot::load_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-pub fn load_chunked(bytes: &[u8], chunk: usize) -> Result<memviz_snapshot::Snapshot, memviz_snapshot::LoadError> {
+pub fn load_chunked(
+    bytes: &[u8],
+    chunk: usize,
+) -> Result<memviz_snapshot::Snapshot, memviz_snapshot::LoadError> {
     let mut l = memviz_snapshot::Loader::new();
     for c in bytes.chunks(chunk.max(1)) {
         l.push(c)?;

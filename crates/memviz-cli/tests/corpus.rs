@@ -12,14 +12,20 @@ fn every_corpus_file_matches_the_oracle() {
         let mut theirs = oracle(f);
         ours["warnings"] = serde_json::Value::Null;
         theirs["warnings"] = serde_json::Value::Null;
-        assert_eq!(ours, theirs, "summary differs from the oracle for {}", f.display());
+        assert_eq!(
+            ours,
+            theirs,
+            "summary differs from the oracle for {}",
+            f.display()
+        );
     }
     eprintln!("{} corpus files checked against the oracle", files.len());
 }
 
 #[test]
 fn issue_reference_numbers() {
-    let f = repo_root().join("../shared/corpus/real/notHanmin__assignment2-systems__memory_snapshot.pickle");
+    let f = repo_root()
+        .join("../shared/corpus/real/notHanmin__assignment2-systems__memory_snapshot.pickle");
     if !f.exists() {
         eprintln!("note: corpus absent; skipped");
         return;
@@ -41,22 +47,47 @@ fn same_model_for_any_chunk_size() {
         let bytes = std::fs::read(f).expect("read");
         let whole = load_chunked(&bytes, bytes.len()).expect("whole").dump();
         // Chunk size 1 is slow-ish on multi-MB files; use it on the files up to 600 KB.
-        let sizes: &[usize] = if bytes.len() <= 600_000 { &[1, 7, 4096] } else { &[7, 4096] };
+        let sizes: &[usize] = if bytes.len() <= 600_000 {
+            &[1, 7, 4096]
+        } else {
+            &[7, 4096]
+        };
         for &n in sizes {
             let d = load_chunked(&bytes, n).expect("chunked").dump();
-            assert!(d == whole, "model differs with chunk size {n} for {}", f.display());
+            assert!(
+                d == whole,
+                "model differs with chunk size {n} for {}",
+                f.display()
+            );
         }
     }
 }
 
 #[test]
 fn the_cli_prints_json_and_a_table() {
-    let Some(f) = corpus_files().into_iter().find(|p| p.to_string_lossy().contains("silmont2000")) else { return };
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_memviz")).args(["summary"]).arg(&f).arg("--json").output().expect("run");
+    let Some(f) = corpus_files()
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("silmont2000"))
+    else {
+        return;
+    };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_memviz"))
+        .args(["summary"])
+        .arg(&f)
+        .arg("--json")
+        .output()
+        .expect("run");
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(v["devices"][0]["trace_entries"], 97);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_memviz")).args(["summary"]).arg(&f).output().expect("run");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_memviz"))
+        .args(["summary"])
+        .arg(&f)
+        .output()
+        .expect("run");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("trace entries") && text.contains("peak live"), "{text}");
+    assert!(
+        text.contains("trace entries") && text.contains("peak live"),
+        "{text}"
+    );
 }

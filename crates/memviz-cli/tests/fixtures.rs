@@ -7,9 +7,19 @@ use memviz_analysis::timeline::{self, Origin};
 use memviz_snapshot::{Action, Layout};
 
 const ALL: &[&str] = &[
-    "vector.pickle", "proto5.pickle", "proto2_cxx.pickle", "truncated.pickle", "deferred.pickle",
-    "long1_big.pickle", "legacy_history.pickle", "bare_list.pickle", "empty.pickle", "expandable.pickle",
-    "pools.pickle", "multidevice.pickle", "unknown_action.pickle",
+    "vector.pickle",
+    "proto5.pickle",
+    "proto2_cxx.pickle",
+    "truncated.pickle",
+    "deferred.pickle",
+    "long1_big.pickle",
+    "legacy_history.pickle",
+    "bare_list.pickle",
+    "empty.pickle",
+    "expandable.pickle",
+    "pools.pickle",
+    "multidevice.pickle",
+    "unknown_action.pickle",
 ];
 
 #[test]
@@ -24,9 +34,16 @@ fn every_fixture_matches_the_oracle_at_every_chunk_size() {
         theirs["warnings"] = serde_json::Value::Null;
         assert_eq!(ours, theirs, "{name}: summary differs from the oracle");
         let dump = whole.dump();
-        let sizes: &[usize] = if bytes.len() < 200_000 { &[1, 7, 4096] } else { &[7, 4096] };
+        let sizes: &[usize] = if bytes.len() < 200_000 {
+            &[1, 7, 4096]
+        } else {
+            &[7, 4096]
+        };
         for &n in sizes {
-            assert!(load_chunked(&bytes, n).expect("chunked").dump() == dump, "{name}: chunk size {n} differs");
+            assert!(
+                load_chunked(&bytes, n).expect("chunked").dump() == dump,
+                "{name}: chunk size {n} differs"
+            );
         }
     }
 }
@@ -42,7 +59,10 @@ fn semantics_test_vector() {
     assert_eq!(t.initially_present, [4, 0]);
     let actions: Vec<u32> = t.steps.iter().map(|s| s.element).collect();
     assert_eq!(actions, [0, 1, 2, 1, 3, 3]);
-    assert_eq!((t.start_live_bytes, t.peak_live_bytes, t.final_live_bytes), (15, 55, 35));
+    assert_eq!(
+        (t.start_live_bytes, t.peak_live_bytes, t.final_live_bytes),
+        (15, 55, 35)
+    );
     // Block addresses are computed from the segment, as the reference does.
     let addrs: Vec<u64> = s.blocks.iter().map(|b| b.address - 0x1000_0000).collect();
     assert_eq!(addrs, [0, 10, 30, 60]);
@@ -68,16 +88,28 @@ fn long1_at_and_above_2_pow_63() {
     assert!(s.traces[0].addr.contains(&(big + 4096)));
     assert!(s.segments.iter().any(|seg| seg.address >= big));
     // 2^64+5 cannot be an address; it sits in unknown keys, which are warnings.
-    assert!(s.warnings.iter().any(|w| w.contains("huge_counter")), "{:?}", s.warnings);
+    assert!(
+        s.warnings.iter().any(|w| w.contains("huge_counter")),
+        "{:?}",
+        s.warnings
+    );
 }
 
 #[test]
 fn truncated_ring_buffer_gives_unmatched_frees() {
     let s = load_path(&fixture("truncated.pickle"));
     let t = timeline::build(&s, 0);
-    let unmatched = t.elements.iter().filter(|e| matches!(e.origin, Origin::UnmatchedFree { .. })).count();
+    let unmatched = t
+        .elements
+        .iter()
+        .filter(|e| matches!(e.origin, Origin::UnmatchedFree { .. }))
+        .count();
     assert!(unmatched > 0);
-    assert_eq!(s.traces[0].action[0], Action::FreeCompleted, "starts with a lone free_completed");
+    assert_eq!(
+        s.traces[0].action[0],
+        Action::FreeCompleted,
+        "starts with a lone free_completed"
+    );
 }
 
 #[test]
@@ -86,28 +118,49 @@ fn deferred_frees_pair_across_other_events() {
     let tr = &s.traces[0];
     // Some free_completed is not directly after its free_requested…
     let non_adjacent = (1..tr.len())
-        .filter(|&i| tr.action[i] == Action::FreeCompleted && !(tr.action[i - 1] == Action::FreeRequested && tr.addr[i - 1] == tr.addr[i]))
+        .filter(|&i| {
+            tr.action[i] == Action::FreeCompleted
+                && !(tr.action[i - 1] == Action::FreeRequested && tr.addr[i - 1] == tr.addr[i])
+        })
         .count();
     assert!(non_adjacent > 0);
     // …and still pairs with its allocation rather than becoming an unmatched free.
     let t = timeline::build(&s, 0);
-    assert!(t.elements.iter().all(|e| !matches!(e.origin, Origin::UnmatchedFree { .. })));
-    assert!(s.blocks.iter().any(|b| b.state == memviz_snapshot::BlockState::ActivePendingFree));
+    assert!(t
+        .elements
+        .iter()
+        .all(|e| !matches!(e.origin, Origin::UnmatchedFree { .. })));
+    assert!(s
+        .blocks
+        .iter()
+        .any(|b| b.state == memviz_snapshot::BlockState::ActivePendingFree));
 }
 
 #[test]
 fn legacy_bare_list_empty_and_unknown() {
     let legacy = load_path(&fixture("legacy_history.pickle"));
     assert!(!legacy.history.is_empty());
-    assert!(legacy.blocks.iter().all(|b| b.requested_size > 0), "legacy fill");
+    assert!(
+        legacy.blocks.iter().all(|b| b.requested_size > 0),
+        "legacy fill"
+    );
     let bare = load_path(&fixture("bare_list.pickle"));
     assert_eq!(bare.layout, Layout::BareList);
     assert_eq!(bare.devices(), [1]);
     let empty = load_path(&fixture("empty.pickle"));
     assert!(empty.segments.is_empty() && empty.traces[0].is_empty());
     let unk = load_path(&fixture("unknown_action.pickle"));
-    assert!(unk.traces[0].action.iter().any(|a| matches!(a, Action::Unknown(_))));
-    assert!(unk.warnings.iter().any(|w| w.contains("workspace_snapshot")), "{:?}", unk.warnings);
+    assert!(unk.traces[0]
+        .action
+        .iter()
+        .any(|a| matches!(a, Action::Unknown(_))));
+    assert!(
+        unk.warnings
+            .iter()
+            .any(|w| w.contains("workspace_snapshot")),
+        "{:?}",
+        unk.warnings
+    );
 }
 
 #[test]
@@ -115,10 +168,19 @@ fn expandable_oom_settings_annotations() {
     let s = load_path(&fixture("expandable.pickle"));
     let tr = &s.traces[0];
     assert!(tr.action.contains(&Action::SegmentMap) && tr.action.contains(&Action::SegmentUnmap));
-    let oom = tr.action.iter().position(|a| *a == Action::Oom).expect("oom event");
+    let oom = tr
+        .action
+        .iter()
+        .position(|a| *a == Action::Oom)
+        .expect("oom event");
     assert!(tr.device_free_of(oom as u32).is_some());
     assert!(s.segments.iter().any(|x| x.is_expandable));
-    assert_eq!(s.allocator_settings.as_ref().and_then(|v| v.get("expandable_segments")), Some(&serde_json::Value::Bool(true)));
+    assert_eq!(
+        s.allocator_settings
+            .as_ref()
+            .and_then(|v| v.get("expandable_segments")),
+        Some(&serde_json::Value::Bool(true))
+    );
     assert!(!s.external_annotations.is_empty());
     assert!(tr.has_compile_context() && tr.has_user_metadata());
     let pools = load_path(&fixture("pools.pickle"));
@@ -135,6 +197,11 @@ fn gzip_input_gives_the_same_model() {
     let a = load_chunked(&bytes, 4096).expect("raw").dump();
     let b = load_chunked(&gz, 1000).expect("gz").dump();
     assert!(a == b);
-    let e = load_chunked(&gz[..gz.len() / 2], 1000).err().expect("truncated gzip fails");
-    assert!(e.to_string().contains("truncated") || e.to_string().contains("gzip"), "{e}");
+    let e = load_chunked(&gz[..gz.len() / 2], 1000)
+        .err()
+        .expect("truncated gzip fails");
+    assert!(
+        e.to_string().contains("truncated") || e.to_string().contains("gzip"),
+        "{e}"
+    );
 }

@@ -15,7 +15,11 @@ fn dependencies(manifest: &str) -> Vec<String> {
             continue;
         }
         if in_deps {
-            if let Some(name) = t.split(['=', '.', ' ']).next().filter(|n| !n.is_empty() && !n.starts_with('#')) {
+            if let Some(name) = t
+                .split(['=', '.', ' '])
+                .next()
+                .filter(|n| !n.is_empty() && !n.starts_with('#'))
+            {
                 out.push(name.to_string());
             }
         }
@@ -25,10 +29,14 @@ fn dependencies(manifest: &str) -> Vec<String> {
 
 #[test]
 fn architecture_md_lists_every_crate() {
-    let arch = std::fs::read_to_string(repo_root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let arch =
+        std::fs::read_to_string(repo_root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
     for e in std::fs::read_dir(repo_root().join("crates")).expect("crates/") {
         let name = e.expect("entry").file_name().to_string_lossy().to_string();
-        assert!(arch.contains(&format!("`{name}`")), "ARCHITECTURE.md does not describe crate {name}");
+        assert!(
+            arch.contains(&format!("`{name}`")),
+            "ARCHITECTURE.md does not describe crate {name}"
+        );
     }
 }
 
@@ -36,11 +44,22 @@ fn architecture_md_lists_every_crate() {
 fn core_crates_know_nothing_of_gpu_or_web() {
     let forbidden = ["wgpu", "web-sys", "wasm-bindgen", "js-sys", "winit"];
     for krate in ["memviz-pickle", "memviz-snapshot", "memviz-analysis"] {
-        let manifest = std::fs::read_to_string(repo_root().join("crates").join(krate).join("Cargo.toml")).expect("manifest");
+        let manifest =
+            std::fs::read_to_string(repo_root().join("crates").join(krate).join("Cargo.toml"))
+                .expect("manifest");
         for dep in dependencies(&manifest) {
-            assert!(!forbidden.contains(&dep.as_str()), "{krate} depends on {dep}");
+            assert!(
+                !forbidden.contains(&dep.as_str()),
+                "{krate} depends on {dep}"
+            );
         }
     }
-    let pickle = std::fs::read_to_string(repo_root().join("crates/memviz-pickle/Cargo.toml")).expect("manifest");
-    assert!(dependencies(&pickle).iter().all(|d| !d.starts_with("memviz")), "memviz-pickle must not depend on other memviz crates");
+    let pickle = std::fs::read_to_string(repo_root().join("crates/memviz-pickle/Cargo.toml"))
+        .expect("manifest");
+    assert!(
+        dependencies(&pickle)
+            .iter()
+            .all(|d| !d.starts_with("memviz")),
+        "memviz-pickle must not depend on other memviz crates"
+    );
 }

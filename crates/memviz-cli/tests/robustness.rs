@@ -5,7 +5,9 @@ use common::*;
 use std::process::Command;
 
 fn real_file(name: &str) -> Option<Vec<u8>> {
-    let f = corpus_files().into_iter().find(|p| p.to_string_lossy().contains(name))?;
+    let f = corpus_files()
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains(name))?;
     std::fs::read(f).ok()
 }
 
@@ -16,8 +18,12 @@ fn small_real_file() -> Option<Vec<u8>> {
 #[test]
 fn every_prefix_is_a_clear_error_with_an_offset() {
     // Every prefix of a 10 KB real file, and every 7th prefix of a 72 KB one with a trace.
-    let (Some(small), Some(larger)) = (real_file("nishi951"), small_real_file()) else { return };
-    let prefixes = (0..small.len()).map(|n| &small[..n]).chain((0..larger.len()).step_by(7).map(|n| &larger[..n]));
+    let (Some(small), Some(larger)) = (real_file("nishi951"), small_real_file()) else {
+        return;
+    };
+    let prefixes = (0..small.len())
+        .map(|n| &small[..n])
+        .chain((0..larger.len()).step_by(7).map(|n| &larger[..n]));
     for bytes in prefixes {
         let n = bytes.len();
         let e = match load_chunked(bytes, 4096) {
@@ -36,7 +42,9 @@ fn every_prefix_is_a_clear_error_with_an_offset() {
 
 #[test]
 fn random_byte_flips_never_panic() {
-    let Some(bytes) = small_real_file() else { return };
+    let Some(bytes) = small_real_file() else {
+        return;
+    };
     // A fixed xorshift sequence: deterministic, no dependency.
     let mut x: u64 = 0x9e3779b97f4a7c15;
     let mut next = || {
@@ -73,13 +81,18 @@ fn bad_files_get_named() {
         (b"\x89PNG\r\n\x1a\n", "PNG image"),
         (b"{\"segments\": []}", "JSON"),
         (b"hello world, this is text\n", "text file"),
-        (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\nq\x00.", "model checkpoint"),
+        (
+            b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\nq\x00.",
+            "model checkpoint",
+        ),
         (b"\x80\x04}\x94.", "not a memory snapshot"),
         (b"\x80\x04\x95", "truncated"),
         (b"\x1f\x8b\x08\x00garbage-gzip", "gzip"),
     ];
     for (bytes, needle) in cases {
-        let e = load_chunked(bytes, 3).err().unwrap_or_else(|| panic!("{needle}: loaded"));
+        let e = load_chunked(bytes, 3)
+            .err()
+            .unwrap_or_else(|| panic!("{needle}: loaded"));
         assert!(e.to_string().contains(needle), "expected {needle:?} in {e}");
     }
 }
@@ -90,11 +103,18 @@ fn cli_exit_code_2_and_one_line_naming_the_file() {
     std::fs::create_dir_all(&dir).expect("mkdir");
     let f = dir.join("checkpoint.pkl");
     std::fs::write(&f, b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\nq\x00.").expect("write");
-    let out = Command::new(env!("CARGO_BIN_EXE_memviz")).arg("summary").arg(&f).output().expect("run");
+    let out = Command::new(env!("CARGO_BIN_EXE_memviz"))
+        .arg("summary")
+        .arg(&f)
+        .output()
+        .expect("run");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains("checkpoint.pkl") && err.contains("at byte 2") && err.contains("GLOBAL"), "{err}");
+    assert!(
+        err.contains("checkpoint.pkl") && err.contains("at byte 2") && err.contains("GLOBAL"),
+        "{err}"
+    );
 }
 
 /// Found by `cargo fuzz` (target `snapshot`): the "not a pickle" message quoted however many bytes
@@ -105,4 +125,30 @@ fn fuzz_7de2f930_sniff_message_independent_of_chunking() {
     let a = load_chunked(bytes, 4).err().expect("error");
     let b = load_chunked(bytes, bytes.len()).err().expect("error");
     assert_eq!(a, b);
+}
+
+/// Found by `cargo fuzz` (target `unpickle`, crash-7760e009): containers that contain themselves
+/// (through the memo) made recursive walks overflow the stack. A settings list holding itself
+/// twice would also take 2^64 steps to convert; conversion is bounded.
+#[test]
+fn fuzz_7760e009_self_referential_containers_are_bounded() {
+    // {'segments': [], 'device_traces': [], 'allocator_settings': l} where l = [l, l]
+    let p = b"\x80\x04}\x94(\x8c\x08segments]\x8c\x0ddevice_traces]\x8c\x12allocator_settings]\x94h\x01h\x01\x86\x94\x85\x94}\x94u.";
+    // Simpler and certain: build l = [l, l] with APPENDS of two memo gets.
+    let q = b"\x80\x04}\x94(\x8c\x08segments]\x8c\x0ddevice_traces]\x8c\x12allocator_settings]\x94(h\x01h\x01eu.";
+    let _ = load_chunked(p, 7);
+    let s = load_chunked(q, 5).expect("loads");
+    let text = s
+        .allocator_settings
+        .map(|v| v.to_string())
+        .unwrap_or_default();
+    assert!(
+        text.contains("..."),
+        "bounded: {}",
+        &text[..text.len().min(200)]
+    );
+    let (v, atoms, tree) = memviz_pickle::tree::parse_tree(q).expect("parses");
+    let mut out = String::new();
+    memviz_pickle::tree::render(v, &atoms, &tree, &mut out);
+    assert!(out.len() < 10_000_000);
 }

@@ -20,7 +20,10 @@ pub enum ErrorKind {
     /// The input ended before STOP; `inside` names the opcode that was cut, if any.
     Truncated { inside: Option<&'static str> },
     /// An opcode that would import or execute code. `target` is the class it names, if known.
-    Refused { opcode: &'static str, target: Option<String> },
+    Refused {
+        opcode: &'static str,
+        target: Option<String>,
+    },
     /// A valid pickle opcode this reader does not support (text protocols, sets, out-of-band buffers).
     Unsupported { opcode: &'static str },
     /// A byte that is not a pickle opcode.
@@ -32,7 +35,11 @@ pub enum ErrorKind {
     /// A memo get of a slot that was never set.
     BadMemo { index: u64, len: u64 },
     /// A value of the wrong type, e.g. APPENDS onto a dict.
-    Type { opcode: &'static str, expected: &'static str, found: &'static str },
+    Type {
+        opcode: &'static str,
+        expected: &'static str,
+        found: &'static str,
+    },
     /// A configured limit was exceeded.
     Limit { what: &'static str, limit: u64 },
     /// A length field that cannot be right (negative, or beyond the limits).

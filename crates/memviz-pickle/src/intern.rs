@@ -95,7 +95,10 @@ impl Atoms {
 
     /// Little-endian two's complement bytes of a big integer.
     pub fn big_int(&self, id: BigIntId) -> &[u8] {
-        self.big_ints.get(id.0 as usize).map(|b| &**b).unwrap_or(&[])
+        self.big_ints
+            .get(id.0 as usize)
+            .map(|b| &**b)
+            .unwrap_or(&[])
     }
 
     /// A big integer as `i128`, if it fits.
@@ -141,7 +144,10 @@ mod tests {
         assert_eq!(le_to_i128(&[]), Some(0));
         assert_eq!(le_to_i128(&[0xff]), Some(-1));
         assert_eq!(le_to_i128(&[0x00, 0x80]), Some(-32768));
-        assert_eq!(le_to_i128(&[0, 0, 0, 0, 0, 0, 0, 0x80, 0]), Some(1i128 << 63));
+        assert_eq!(
+            le_to_i128(&[0, 0, 0, 0, 0, 0, 0, 0x80, 0]),
+            Some(1i128 << 63)
+        );
         let mut big = vec![0u8; 17];
         big[16] = 1;
         assert_eq!(le_to_i128(&big), None);

@@ -35,7 +35,10 @@ impl TreeBuilder {
 
     fn obj_mut(&mut self, v: Value) -> Result<&mut Obj, String> {
         match v {
-            Value::Obj(ObjId(i)) => self.objs.get_mut(i as usize).ok_or_else(|| "unknown container".to_string()),
+            Value::Obj(ObjId(i)) => self
+                .objs
+                .get_mut(i as usize)
+                .ok_or_else(|| "unknown container".to_string()),
             other => Err(format!("expected a container, found {}", other.type_name())),
         }
     }
@@ -85,8 +88,35 @@ pub fn parse_tree(bytes: &[u8]) -> Result<(Value, Atoms, TreeBuilder), PickleErr
 }
 
 /// Render a value as Python-like text (for tests and debugging). Dict keys keep file order.
+/// Containers can refer to themselves through the memo, so output stops at depth 64 and after
+/// 100 000 values, with `...`.
 pub fn render(v: Value, atoms: &Atoms, tree: &TreeBuilder, out: &mut String) {
+    let mut budget = 100_000usize;
+    render_bounded(v, atoms, tree, out, 0, &mut budget);
+}
+
+fn render_bounded(
+    v: Value,
+    atoms: &Atoms,
+    tree: &TreeBuilder,
+    out: &mut String,
+    depth: u32,
+    budget: &mut usize,
+) {
     use std::fmt::Write;
+    if depth > 64 || *budget == 0 {
+        out.push_str("...");
+        return;
+    }
+    *budget -= 1;
+    let items = |items: &[Value], out: &mut String, budget: &mut usize| {
+        for (i, it) in items.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            render_bounded(*it, atoms, tree, out, depth + 1, budget);
+        }
+    };
     match v {
         Value::None => out.push_str("None"),
         Value::Bool(b) => out.push_str(if b { "True" } else { "False" }),
@@ -109,25 +139,15 @@ pub fn render(v: Value, atoms: &Atoms, tree: &TreeBuilder, out: &mut String) {
             let _ = write!(out, "b{:?}", atoms.bytes(b));
         }
         Value::Obj(_) => match tree.get(v) {
-            Some(Obj::List(items)) => {
+            Some(Obj::List(list)) => {
                 out.push('[');
-                for (i, it) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    render(*it, atoms, tree, out);
-                }
+                items(list, out, budget);
                 out.push(']');
             }
-            Some(Obj::Tuple(items)) => {
+            Some(Obj::Tuple(t)) => {
                 out.push('(');
-                for (i, it) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    render(*it, atoms, tree, out);
-                }
-                if items.len() == 1 {
+                items(t, out, budget);
+                if t.len() == 1 {
                     out.push(',');
                 }
                 out.push(')');
@@ -138,9 +158,9 @@ pub fn render(v: Value, atoms: &Atoms, tree: &TreeBuilder, out: &mut String) {
                     if i > 0 {
                         out.push_str(", ");
                     }
-                    render(*k, atoms, tree, out);
+                    render_bounded(*k, atoms, tree, out, depth + 1, budget);
                     out.push_str(": ");
-                    render(*val, atoms, tree, out);
+                    render_bounded(*val, atoms, tree, out, depth + 1, budget);
                 }
                 out.push('}');
             }

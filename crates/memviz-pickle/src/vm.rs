@@ -31,7 +31,12 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_marks: 1024, max_memo: 1 << 28, max_stack: 1 << 28, max_string_bytes: 1 << 28 }
+        Limits {
+            max_marks: 1024,
+            max_memo: 1 << 28,
+            max_stack: 1 << 28,
+            max_string_bytes: 1 << 28,
+        }
     }
 }
 
@@ -95,8 +100,18 @@ impl<B: Builder> Unpickler<B> {
         }
     }
 
+    /// Reserve room for `memo_slots` memo entries up front (growing a large memo step by step
+    /// copies it each time, which wasm cannot avoid).
+    pub fn reserve_memo(&mut self, memo_slots: usize) {
+        let _ = self.memo.try_reserve(memo_slots.min(self.limits.max_memo));
+    }
+
     pub fn builder(&self) -> &B {
         &self.builder
+    }
+
+    pub fn builder_mut(&mut self) -> &mut B {
+        &mut self.builder
     }
 
     pub fn atoms(&self) -> &Atoms {
@@ -176,12 +191,16 @@ impl<B: Builder> Unpickler<B> {
         match self.state {
             State::Done(v) => Ok((v, self.atoms, self.builder)),
             State::Failed(e) => Err(e),
-            State::Start if self.carry.is_empty() => {
-                Err(PickleError { offset: 0, kind: ErrorKind::Truncated { inside: None } })
-            }
+            State::Start if self.carry.is_empty() => Err(PickleError {
+                offset: 0,
+                kind: ErrorKind::Truncated { inside: None },
+            }),
             _ => {
                 let inside = self.carry.first().map(|&b| opcode_name(b));
-                Err(PickleError { offset: self.offset, kind: ErrorKind::Truncated { inside } })
+                Err(PickleError {
+                    offset: self.offset,
+                    kind: ErrorKind::Truncated { inside },
+                })
             }
         }
     }
@@ -194,7 +213,10 @@ impl<B: Builder> Unpickler<B> {
             State::Failed(e) => Err((e, self.atoms, self.builder)),
             _ => {
                 let inside = self.carry.first().map(|&b| opcode_name(b));
-                let e = PickleError { offset: self.offset, kind: ErrorKind::Truncated { inside } };
+                let e = PickleError {
+                    offset: self.offset,
+                    kind: ErrorKind::Truncated { inside },
+                };
                 Err((e, self.atoms, self.builder))
             }
         }
@@ -205,29 +227,62 @@ impl<B: Builder> Unpickler<B> {
     }
 
     fn pop(&mut self, at: u64, op: u8) -> Result<Value, PickleError> {
-        self.stack.pop().ok_or_else(|| self.err(at, ErrorKind::StackUnderflow { opcode: opname!(op) }))
+        self.stack.pop().ok_or_else(|| {
+            self.err(
+                at,
+                ErrorKind::StackUnderflow {
+                    opcode: opname!(op),
+                },
+            )
+        })
     }
 
     fn top(&self, at: u64, op: u8) -> Result<Value, PickleError> {
-        self.stack.last().copied().ok_or_else(|| self.err(at, ErrorKind::StackUnderflow { opcode: opname!(op) }))
+        self.stack.last().copied().ok_or_else(|| {
+            self.err(
+                at,
+                ErrorKind::StackUnderflow {
+                    opcode: opname!(op),
+                },
+            )
+        })
     }
 
     fn push_value(&mut self, at: u64, v: Value) -> Result<(), PickleError> {
         if self.stack.len() >= self.limits.max_stack {
-            return Err(self.err(at, ErrorKind::Limit { what: "values on the stack", limit: self.limits.max_stack as u64 }));
+            return Err(self.err(
+                at,
+                ErrorKind::Limit {
+                    what: "values on the stack",
+                    limit: self.limits.max_stack as u64,
+                },
+            ));
         }
         self.stack.push(v);
         Ok(())
     }
 
     fn pop_mark(&mut self, at: u64, op: u8) -> Result<usize, PickleError> {
-        self.marks.pop().ok_or_else(|| self.err(at, ErrorKind::NoMark { opcode: opname!(op) }))
+        self.marks.pop().ok_or_else(|| {
+            self.err(
+                at,
+                ErrorKind::NoMark {
+                    opcode: opname!(op),
+                },
+            )
+        })
     }
 
     fn memo_put(&mut self, at: u64, index: u64, v: Value) -> Result<(), PickleError> {
         let idx = index as usize;
         if idx >= self.limits.max_memo || index > usize::MAX as u64 {
-            return Err(self.err(at, ErrorKind::Limit { what: "memo index", limit: self.limits.max_memo as u64 }));
+            return Err(self.err(
+                at,
+                ErrorKind::Limit {
+                    what: "memo index",
+                    limit: self.limits.max_memo as u64,
+                },
+            ));
         }
         if idx < self.memo.len() {
             self.memo[idx] = Some(v);
@@ -236,7 +291,10 @@ impl<B: Builder> Unpickler<B> {
             if idx - self.memo.len() > (1 << 20) {
                 return Err(self.err(
                     at,
-                    ErrorKind::Limit { what: "gap between memo indices", limit: 1 << 20 },
+                    ErrorKind::Limit {
+                        what: "gap between memo indices",
+                        limit: 1 << 20,
+                    },
                 ));
             }
             self.memo.resize(idx, None);
@@ -248,7 +306,13 @@ impl<B: Builder> Unpickler<B> {
     fn memo_get(&mut self, at: u64, index: u64) -> Result<(), PickleError> {
         match self.memo.get(index as usize).copied().flatten() {
             Some(v) => self.push_value(at, v),
-            None => Err(self.err(at, ErrorKind::BadMemo { index, len: self.memo.len() as u64 })),
+            None => Err(self.err(
+                at,
+                ErrorKind::BadMemo {
+                    index,
+                    len: self.memo.len() as u64,
+                },
+            )),
         }
     }
 
@@ -271,7 +335,13 @@ impl<B: Builder> Unpickler<B> {
 
     fn check_len(&self, at: u64, op: u8, len: u64) -> Result<usize, PickleError> {
         if len > self.limits.max_string_bytes as u64 {
-            return Err(self.err(at, ErrorKind::Limit { what: "string length", limit: self.limits.max_string_bytes as u64 }));
+            return Err(self.err(
+                at,
+                ErrorKind::Limit {
+                    what: "string length",
+                    limit: self.limits.max_string_bytes as u64,
+                },
+            ));
         }
         let _ = op;
         Ok(len as usize)
@@ -335,7 +405,9 @@ impl<B: Builder> Unpickler<B> {
                             buf[op_at + 1] as usize
                         };
                         match self.memo.get(i).copied().flatten() {
-                            Some(v) if self.stack.len() < self.limits.max_stack => self.stack.push(v),
+                            Some(v) if self.stack.len() < self.limits.max_stack => {
+                                self.stack.push(v)
+                            }
                             _ => {
                                 self.memo_get(base + op_at as u64, i as u64)?;
                             }
@@ -354,7 +426,13 @@ impl<B: Builder> Unpickler<B> {
                     // MEMOIZE: the next slot, always.
                     let v = self.top(at, op)?;
                     if self.memo.len() >= self.limits.max_memo {
-                        return Err(self.err(at, ErrorKind::Limit { what: "memo size", limit: self.limits.max_memo as u64 }));
+                        return Err(self.err(
+                            at,
+                            ErrorKind::Limit {
+                                what: "memo size",
+                                limit: self.limits.max_memo as u64,
+                            },
+                        ));
                     }
                     self.memo.push(Some(v));
                 }
@@ -402,7 +480,13 @@ impl<B: Builder> Unpickler<B> {
                     need!(start, 5);
                     let n = rd!(i32, 4);
                     if n < 0 {
-                        return Err(self.err(at, ErrorKind::BadLength { opcode: "LONG4", len: n as i128 }));
+                        return Err(self.err(
+                            at,
+                            ErrorKind::BadLength {
+                                opcode: "LONG4",
+                                len: n as i128,
+                            },
+                        ));
                     }
                     let n = self.check_len(at, op, n as u64)?;
                     need!(start, 5 + n);
@@ -478,20 +562,35 @@ impl<B: Builder> Unpickler<B> {
                 // ---- structure
                 b'(' => {
                     if self.marks.len() >= self.limits.max_marks {
-                        return Err(self.err(at, ErrorKind::Limit { what: "nesting depth (open MARKs)", limit: self.limits.max_marks as u64 }));
+                        return Err(self.err(
+                            at,
+                            ErrorKind::Limit {
+                                what: "nesting depth (open MARKs)",
+                                limit: self.limits.max_marks as u64,
+                            },
+                        ));
                     }
                     self.marks.push(self.stack.len());
                 }
                 b'}' => {
-                    let id = self.builder.new_dict(&self.atoms).map_err(|m| self.builder_err(at, m))?;
+                    let id = self
+                        .builder
+                        .new_dict(&self.atoms)
+                        .map_err(|m| self.builder_err(at, m))?;
                     self.push_value(at, Value::Obj(id))?;
                 }
                 b']' => {
-                    let id = self.builder.new_list(&self.atoms).map_err(|m| self.builder_err(at, m))?;
+                    let id = self
+                        .builder
+                        .new_list(&self.atoms)
+                        .map_err(|m| self.builder_err(at, m))?;
                     self.push_value(at, Value::Obj(id))?;
                 }
                 b')' => {
-                    let id = self.builder.new_tuple(&[], &self.atoms).map_err(|m| self.builder_err(at, m))?;
+                    let id = self
+                        .builder
+                        .new_tuple(&[], &self.atoms)
+                        .map_err(|m| self.builder_err(at, m))?;
                     self.push_value(at, Value::Obj(id))?;
                 }
                 b'u' => {
@@ -500,19 +599,31 @@ impl<B: Builder> Unpickler<B> {
                         return Err(self.err(at, ErrorKind::StackUnderflow { opcode: "SETITEMS" }));
                     }
                     if (self.stack.len() - m) % 2 != 0 {
-                        return Err(self.err(at, ErrorKind::Type { opcode: "SETITEMS", expected: "key/value pairs", found: "an odd number of items" }));
+                        return Err(self.err(
+                            at,
+                            ErrorKind::Type {
+                                opcode: "SETITEMS",
+                                expected: "key/value pairs",
+                                found: "an odd number of items",
+                            },
+                        ));
                     }
                     let dict = self.stack[m - 1];
                     self.builder
                         .set_items(dict, &self.stack[m..], &self.atoms)
-                        .map_err(|e| PickleError { offset: at, kind: ErrorKind::Builder(e) })?;
+                        .map_err(|e| PickleError {
+                            offset: at,
+                            kind: ErrorKind::Builder(e),
+                        })?;
                     self.stack.truncate(m);
                 }
                 b's' => {
                     let v = self.pop(at, op)?;
                     let k = self.pop(at, op)?;
                     let dict = self.top(at, op)?;
-                    self.builder.set_items(dict, &[k, v], &self.atoms).map_err(|m| self.builder_err(at, m))?;
+                    self.builder
+                        .set_items(dict, &[k, v], &self.atoms)
+                        .map_err(|m| self.builder_err(at, m))?;
                 }
                 b'e' => {
                     let m = self.pop_mark(at, op)?;
@@ -522,47 +633,79 @@ impl<B: Builder> Unpickler<B> {
                     let list = self.stack[m - 1];
                     self.builder
                         .extend_list(list, &self.stack[m..], &self.atoms)
-                        .map_err(|e| PickleError { offset: at, kind: ErrorKind::Builder(e) })?;
+                        .map_err(|e| PickleError {
+                            offset: at,
+                            kind: ErrorKind::Builder(e),
+                        })?;
                     self.stack.truncate(m);
                 }
                 b'a' => {
                     let v = self.pop(at, op)?;
                     let list = self.top(at, op)?;
-                    self.builder.extend_list(list, &[v], &self.atoms).map_err(|m| self.builder_err(at, m))?;
+                    self.builder
+                        .extend_list(list, &[v], &self.atoms)
+                        .map_err(|m| self.builder_err(at, m))?;
                 }
                 0x85..=0x87 => {
                     let n = (op - 0x84) as usize;
                     if self.stack.len() < n {
-                        return Err(self.err(at, ErrorKind::StackUnderflow { opcode: opname!(op) }));
+                        return Err(self.err(
+                            at,
+                            ErrorKind::StackUnderflow {
+                                opcode: opname!(op),
+                            },
+                        ));
                     }
                     let from = self.stack.len() - n;
                     let id = self
                         .builder
                         .new_tuple(&self.stack[from..], &self.atoms)
-                        .map_err(|e| PickleError { offset: at, kind: ErrorKind::Builder(e) })?;
+                        .map_err(|e| PickleError {
+                            offset: at,
+                            kind: ErrorKind::Builder(e),
+                        })?;
                     self.stack.truncate(from);
                     self.stack.push(Value::Obj(id));
                 }
                 b't' | b'l' | b'd' => {
                     let m = self.pop_mark(at, op)?;
                     if m > self.stack.len() {
-                        return Err(self.err(at, ErrorKind::StackUnderflow { opcode: opname!(op) }));
+                        return Err(self.err(
+                            at,
+                            ErrorKind::StackUnderflow {
+                                opcode: opname!(op),
+                            },
+                        ));
                     }
                     let id = match op {
                         b't' => self.builder.new_tuple(&self.stack[m..], &self.atoms),
                         b'l' => self.builder.new_list(&self.atoms).and_then(|id| {
-                            self.builder.extend_list(Value::Obj(id), &self.stack[m..], &self.atoms).map(|_| id)
+                            self.builder
+                                .extend_list(Value::Obj(id), &self.stack[m..], &self.atoms)
+                                .map(|_| id)
                         }),
                         _ => {
                             if (self.stack.len() - m) % 2 != 0 {
-                                return Err(self.err(at, ErrorKind::Type { opcode: "DICT", expected: "key/value pairs", found: "an odd number of items" }));
+                                return Err(self.err(
+                                    at,
+                                    ErrorKind::Type {
+                                        opcode: "DICT",
+                                        expected: "key/value pairs",
+                                        found: "an odd number of items",
+                                    },
+                                ));
                             }
                             self.builder.new_dict(&self.atoms).and_then(|id| {
-                                self.builder.set_items(Value::Obj(id), &self.stack[m..], &self.atoms).map(|_| id)
+                                self.builder
+                                    .set_items(Value::Obj(id), &self.stack[m..], &self.atoms)
+                                    .map(|_| id)
                             })
                         }
                     }
-                    .map_err(|e| PickleError { offset: at, kind: ErrorKind::Builder(e) })?;
+                    .map_err(|e| PickleError {
+                        offset: at,
+                        kind: ErrorKind::Builder(e),
+                    })?;
                     self.stack.truncate(m);
                     self.stack.push(Value::Obj(id));
                 }
@@ -595,7 +738,10 @@ impl<B: Builder> Unpickler<B> {
                     pos += 8;
                 }
                 b'.' => {
-                    let v = self.stack.pop().ok_or_else(|| self.err(at, ErrorKind::EmptyStop))?;
+                    let v = self
+                        .stack
+                        .pop()
+                        .ok_or_else(|| self.err(at, ErrorKind::EmptyStop))?;
                     self.state = State::Done(v);
                     self.offset = base + pos as u64;
                     self.stack = Vec::new();
@@ -611,14 +757,22 @@ impl<B: Builder> Unpickler<B> {
                     let avail = &buf[pos..buf.len().min(pos + WINDOW)];
                     let mut lines = avail.splitn(3, |&b| b == b'\n');
                     let target = match (lines.next(), lines.next(), lines.next()) {
-                        (Some(m), Some(n), Some(_)) => Some(format!("{}.{}", printable(m), printable(n))),
+                        (Some(m), Some(n), Some(_)) => {
+                            Some(format!("{}.{}", printable(m), printable(n)))
+                        }
                         _ if avail.len() < WINDOW => {
                             need!(start, 1 + WINDOW);
                             None
                         }
                         _ => None,
                     };
-                    return Err(self.err(at, ErrorKind::Refused { opcode: "GLOBAL", target }));
+                    return Err(self.err(
+                        at,
+                        ErrorKind::Refused {
+                            opcode: "GLOBAL",
+                            target,
+                        },
+                    ));
                 }
                 0x93 => {
                     let n = self.stack.len();
@@ -634,14 +788,31 @@ impl<B: Builder> Unpickler<B> {
                     } else {
                         None
                     };
-                    return Err(self.err(at, ErrorKind::Refused { opcode: "STACK_GLOBAL", target }));
+                    return Err(self.err(
+                        at,
+                        ErrorKind::Refused {
+                            opcode: "STACK_GLOBAL",
+                            target,
+                        },
+                    ));
                 }
                 b'R' | b'b' | 0x81 | 0x92 | b'i' | b'o' | 0x82 | 0x83 | 0x84 | b'P' | b'Q' => {
-                    return Err(self.err(at, ErrorKind::Refused { opcode: opname!(op), target: None }));
+                    return Err(self.err(
+                        at,
+                        ErrorKind::Refused {
+                            opcode: opname!(op),
+                            target: None,
+                        },
+                    ));
                 }
-                b'I' | b'L' | b'F' | b'S' | b'V' | b'T' | b'U' | b'p' | b'g' | 0x8f | 0x90 | 0x91 | 0x96 | 0x97
-                | 0x98 => {
-                    return Err(self.err(at, ErrorKind::Unsupported { opcode: opname!(op) }));
+                b'I' | b'L' | b'F' | b'S' | b'V' | b'T' | b'U' | b'p' | b'g' | 0x8f | 0x90
+                | 0x91 | 0x96 | 0x97 | 0x98 => {
+                    return Err(self.err(
+                        at,
+                        ErrorKind::Unsupported {
+                            opcode: opname!(op),
+                        },
+                    ));
                 }
                 other => return Err(self.err(at, ErrorKind::UnknownOpcode(other))),
             }

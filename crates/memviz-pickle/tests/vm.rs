@@ -49,14 +49,20 @@ fn memo_is_alias_not_copy() {
 fn long1_big_and_negative() {
     // [2**63, -1, 2**64+5, 0]
     let p = b"\x80\x02](\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x80\x00\x8a\x01\xff\x8a\x09\x05\x00\x00\x00\x00\x00\x00\x00\x01\x8a\x00e.";
-    assert_eq!(text(p), "[9223372036854775808, -1, 18446744073709551621, 0]");
+    assert_eq!(
+        text(p),
+        "[9223372036854775808, -1, 18446744073709551621, 0]"
+    );
 }
 
 #[test]
 fn ints_floats_bools_tuples() {
     // (255, 65535, -2, 1.5, True, False, None, (1,), ())  with TUPLE of mark
     let p = b"\x80\x05(K\xffM\xff\xffJ\xfe\xff\xff\xffG?\xf8\x00\x00\x00\x00\x00\x00\x88\x89NK\x01\x85)t.";
-    assert_eq!(text(p), "(255, 65535, -2, 1.5, True, False, None, (1,), ())");
+    assert_eq!(
+        text(p),
+        "(255, 65535, -2, 1.5, True, False, None, (1,), ())"
+    );
 }
 
 #[test]
@@ -88,8 +94,17 @@ fn err(bytes: &[u8]) -> memviz_pickle::PickleError {
 fn refuses_globals_with_target() {
     let e = err(b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\nq\x00.");
     assert_eq!(e.offset, 2);
-    assert!(matches!(e.kind, ErrorKind::Refused { opcode: "GLOBAL", .. }));
-    assert!(e.to_string().contains("torch._utils._rebuild_tensor_v2"), "{e}");
+    assert!(matches!(
+        e.kind,
+        ErrorKind::Refused {
+            opcode: "GLOBAL",
+            ..
+        }
+    ));
+    assert!(
+        e.to_string().contains("torch._utils._rebuild_tensor_v2"),
+        "{e}"
+    );
     let e = err(b"\x80\x04\x8c\x08builtins\x8c\x04eval\x93.");
     assert!(e.to_string().contains("builtins.eval"), "{e}");
     for op in [b'R', b'b', 0x81, b'i', b'o', b'P', b'Q', 0x92] {
@@ -103,7 +118,10 @@ fn refuses_globals_with_target() {
 fn truncation_and_garbage() {
     for n in 0..P4.len() {
         let e = err(&P4[..n]);
-        assert!(matches!(e.kind, ErrorKind::Truncated { .. }), "prefix {n}: {e}");
+        assert!(
+            matches!(e.kind, ErrorKind::Truncated { .. }),
+            "prefix {n}: {e}"
+        );
     }
     let e = err(b"{\"a\": 1}");
     assert!(matches!(e.kind, ErrorKind::NotAPickle { first_byte: b'{' }));

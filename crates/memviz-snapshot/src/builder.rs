@@ -43,12 +43,50 @@ macro_rules! keys {
 }
 
 keys!(
-    action, addr, size, stream, time_us, frames, compile_context, user_metadata, device_free,
-    internal_metadata, category, forward_frames, pool_id, segment_pool_id, name, filename, line,
-    fx_node_op, fx_node_name, fx_node_target, fx_original_trace, segments, device_traces,
-    allocator_settings, external_annotations, host_segments, host_traces, categories, device,
-    address, total_size, allocated_size, active_size, requested_size, segment_type, is_expandable,
-    blocks, state, history, real_size, stage, active_allocated, active_pending_free, inactive,
+    action,
+    addr,
+    size,
+    stream,
+    time_us,
+    frames,
+    compile_context,
+    user_metadata,
+    device_free,
+    internal_metadata,
+    category,
+    forward_frames,
+    pool_id,
+    segment_pool_id,
+    name,
+    filename,
+    line,
+    fx_node_op,
+    fx_node_name,
+    fx_node_target,
+    fx_original_trace,
+    segments,
+    device_traces,
+    allocator_settings,
+    external_annotations,
+    host_segments,
+    host_traces,
+    categories,
+    device,
+    address,
+    total_size,
+    allocated_size,
+    active_size,
+    requested_size,
+    segment_type,
+    is_expandable,
+    blocks,
+    state,
+    history,
+    real_size,
+    stage,
+    active_allocated,
+    active_pending_free,
+    inactive,
 );
 
 /// Event rows in file order, before they are split by device.
@@ -123,8 +161,23 @@ impl SnapshotBuilder {
         (b, atoms)
     }
 
+    /// Reserve room for about `events` trace entries (and their containers) up front.
+    pub fn reserve(&mut self, events: usize) {
+        let r = &mut self.rows;
+        let _ = r.action.try_reserve(events);
+        let _ = r.addr.try_reserve(events);
+        let _ = r.size.try_reserve(events);
+        let _ = r.stream.try_reserve(events);
+        let _ = r.time_us.try_reserve(events);
+        let _ = r.stack.try_reserve(events);
+        let _ = r.compile_context.try_reserve(events);
+        let _ = r.user_metadata.try_reserve(events);
+        let _ = self.objs.try_reserve(events.saturating_mul(2));
+    }
+
     fn add(&mut self, o: Obj) -> Result<ObjId, String> {
-        let id = u32::try_from(self.objs.len()).map_err(|_| "more than 4 billion containers".to_string())?;
+        let id = u32::try_from(self.objs.len())
+            .map_err(|_| "more than 4 billion containers".to_string())?;
         self.objs.push(o);
         Ok(ObjId(id))
     }
@@ -142,11 +195,17 @@ impl SnapshotBuilder {
 
     /// Move the items out of a generic container's storage.
     fn take_items(&mut self, idx: u32) -> Vec<Value> {
-        self.store.get_mut(idx as usize).map(std::mem::take).unwrap_or_default()
+        self.store
+            .get_mut(idx as usize)
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     fn new_store(&mut self, items: &[Value]) -> Result<u32, String> {
-        let idx = u32::try_from(self.store.len()).ok().filter(|&i| i != EMPTY).ok_or("too many containers")?;
+        let idx = u32::try_from(self.store.len())
+            .ok()
+            .filter(|&i| i != EMPTY)
+            .ok_or("too many containers")?;
         self.store.push(items.to_vec());
         Ok(idx)
     }
@@ -155,7 +214,12 @@ impl SnapshotBuilder {
         match int_i128(v, atoms).and_then(|i| u64::try_from(i).ok()) {
             Some(x) => x,
             None => {
-                self.warnings.warn(what, || format!("`{what}` is not a non-negative integer that fits 64 bits ({}); read as 0", v.type_name()));
+                self.warnings.warn(what, || {
+                    format!(
+                        "`{what}` is not a non-negative integer that fits 64 bits ({}); read as 0",
+                        v.type_name()
+                    )
+                });
                 0
             }
         }
@@ -165,7 +229,12 @@ impl SnapshotBuilder {
         match int_i128(v, atoms).and_then(|i| i64::try_from(i).ok()) {
             Some(x) => x,
             None => {
-                self.warnings.warn(what, || format!("`{what}` is not an integer that fits 64 bits ({}); read as 0", v.type_name()));
+                self.warnings.warn(what, || {
+                    format!(
+                        "`{what}` is not an integer that fits 64 bits ({}); read as 0",
+                        v.type_name()
+                    )
+                });
                 0
             }
         }
@@ -176,7 +245,9 @@ impl SnapshotBuilder {
             Value::Str(s) => s,
             Value::None => NO_STR,
             other => {
-                self.warnings.warn(what, || format!("`{what}` is not a string ({}); ignored", other.type_name()));
+                self.warnings.warn(what, || {
+                    format!("`{what}` is not a string ({}); ignored", other.type_name())
+                });
                 NO_STR
             }
         }
@@ -190,7 +261,9 @@ impl SnapshotBuilder {
         match items {
             Some([a, b]) => (self.i64_of(a, atoms, what), self.i64_of(b, atoms, what)),
             None => {
-                self.warnings.warn(what, || format!("`{what}` is not a pair of integers; read as (0, 0)"));
+                self.warnings.warn(what, || {
+                    format!("`{what}` is not a pair of integers; read as (0, 0)")
+                });
                 (0, 0)
             }
         }
@@ -222,7 +295,9 @@ impl SnapshotBuilder {
             } else if key == k.filename {
                 &mut f.filename
             } else if key == k.line {
-                f.line = int_i128(val, atoms).and_then(|x| i64::try_from(x).ok()).unwrap_or(0);
+                f.line = int_i128(val, atoms)
+                    .and_then(|x| i64::try_from(x).ok())
+                    .unwrap_or(0);
                 continue;
             } else if key == k.fx_node_op {
                 &mut f.fx_node_op
@@ -234,7 +309,9 @@ impl SnapshotBuilder {
                 &mut f.fx_original_trace
             } else {
                 let name = atoms.str(key).to_string();
-                self.warnings.warn(&format!("frame key {name}"), || format!("frames have an unknown key `{name}`; ignored"));
+                self.warnings.warn(&format!("frame key {name}"), || {
+                    format!("frames have an unknown key `{name}`; ignored")
+                });
                 continue;
             };
             if let Value::Str(s) = val {
@@ -260,7 +337,9 @@ impl SnapshotBuilder {
     fn stack_of(&mut self, v: Value, atoms: &Atoms) -> StackId {
         let Value::Obj(ObjId(i)) = v else {
             if v != Value::None {
-                self.warnings.warn("frames type", || format!("`frames` is not a list ({}); ignored", v.type_name()));
+                self.warnings.warn("frames type", || {
+                    format!("`frames` is not a list ({}); ignored", v.type_name())
+                });
             }
             return StackId::EMPTY;
         };
@@ -269,11 +348,15 @@ impl SnapshotBuilder {
             Some(Obj::List(idx)) => self.take_items(idx),
             Some(Obj::Tuple(idx)) => self.items(idx).to_vec(),
             _ => {
-                self.warnings.warn("frames type", || "`frames` is not a list; ignored".to_string());
+                self.warnings.warn("frames type", || {
+                    "`frames` is not a list; ignored".to_string()
+                });
                 return StackId::EMPTY;
             }
         };
-        let id = self.intern_stack(&items, atoms, false).unwrap_or(StackId::EMPTY);
+        let id = self
+            .intern_stack(&items, atoms, false)
+            .unwrap_or(StackId::EMPTY);
         if let Some(slot) = self.objs.get_mut(i as usize) {
             *slot = Obj::Stack(id);
         }
@@ -284,7 +367,10 @@ impl SnapshotBuilder {
     fn is_frame(&self, v: Value) -> bool {
         match self.obj(v) {
             Some(Obj::Frame(_)) => true,
-            Some(Obj::Dict(idx)) => self.items(idx).chunks_exact(2).any(|kv| kv[0] == Value::Str(self.keys.filename)),
+            Some(Obj::Dict(idx)) => self
+                .items(idx)
+                .chunks_exact(2)
+                .any(|kv| kv[0] == Value::Str(self.keys.filename)),
             _ => false,
         }
     }
@@ -312,7 +398,9 @@ impl SnapshotBuilder {
             };
             match f {
                 Some(f) => scratch.push(f),
-                None => self.warnings.warn("frame type", || "a stack frame is not a dict; skipped".to_string()),
+                None => self.warnings.warn("frame type", || {
+                    "a stack frame is not a dict; skipped".to_string()
+                }),
             }
         }
         let id = match self.stack_index.get(&scratch[..]) {
@@ -371,7 +459,9 @@ impl SnapshotBuilder {
         for kv in pairs.chunks_exact(2) {
             let (key, val) = (kv[0], kv[1]);
             let Value::Str(key) = key else {
-                self.warnings.warn("event key type", || "a trace entry has a non-string key; ignored".into());
+                self.warnings.warn("event key type", || {
+                    "a trace entry has a non-string key; ignored".into()
+                });
                 continue;
             };
             let k = &self.keys;
@@ -426,13 +516,19 @@ impl SnapshotBuilder {
                 self.rows.forward_frames.push((row, f));
             } else {
                 let name = atoms.str(key).to_string();
-                self.warnings.warn(&format!("event key {name}"), || format!("trace entries have an unknown key `{name}`; ignored"));
+                self.warnings.warn(&format!("event key {name}"), || {
+                    format!("trace entries have an unknown key `{name}`; ignored")
+                });
             }
         }
     }
 
     fn get(pairs: &[Value], key: StrId) -> Option<Value> {
-        pairs.chunks_exact(2).rev().find(|kv| kv[0] == Value::Str(key)).map(|kv| kv[1])
+        pairs
+            .chunks_exact(2)
+            .rev()
+            .find(|kv| kv[0] == Value::Str(key))
+            .map(|kv| kv[1])
     }
 
     fn dict_pairs(&self, v: Value) -> Option<&[Value]> {
@@ -450,35 +546,57 @@ impl SnapshotBuilder {
         }
     }
 
-    /// Generic conversion to JSON (settings, extensions).
+    /// Generic conversion to JSON (settings, extensions). Containers can contain themselves
+    /// through the memo, so the output is cut at depth 64 and after 100 000 values.
     fn to_json(&self, v: Value, atoms: &Atoms, depth: u32) -> serde_json::Value {
+        let mut budget = 100_000usize;
+        self.to_json_bounded(v, atoms, depth, &mut budget)
+    }
+
+    fn to_json_bounded(
+        &self,
+        v: Value,
+        atoms: &Atoms,
+        depth: u32,
+        budget: &mut usize,
+    ) -> serde_json::Value {
         use serde_json::Value as J;
-        if depth > 64 {
-            return J::Null;
+        if depth > 64 || *budget == 0 {
+            return J::String("...".into());
         }
+        *budget -= 1;
         match v {
             Value::None => J::Null,
             Value::Bool(b) => J::Bool(b),
             Value::Int(i) => J::from(i),
             Value::BigInt(b) => match atoms.big_int_i128(b) {
-                Some(i) => u64::try_from(i).map(J::from).unwrap_or_else(|_| J::String(i.to_string())),
+                Some(i) => u64::try_from(i)
+                    .map(J::from)
+                    .unwrap_or_else(|_| J::String(i.to_string())),
                 None => J::String("<integer too large>".into()),
             },
-            Value::Float(f) => serde_json::Number::from_f64(f).map(J::Number).unwrap_or(J::Null),
+            Value::Float(f) => serde_json::Number::from_f64(f)
+                .map(J::Number)
+                .unwrap_or(J::Null),
             Value::Str(s) => J::String(atoms.str(s).to_string()),
             Value::Bytes(b) => J::String(String::from_utf8_lossy(atoms.bytes(b)).into_owned()),
             Value::Obj(_) => match self.obj(v) {
-                Some(Obj::List(idx) | Obj::Tuple(idx)) => {
-                    J::Array(self.items(idx).iter().map(|x| self.to_json(*x, atoms, depth + 1)).collect())
-                }
+                Some(Obj::List(idx) | Obj::Tuple(idx)) => J::Array(
+                    self.items(idx)
+                        .iter()
+                        .map(|x| self.to_json_bounded(*x, atoms, depth + 1, budget))
+                        .collect(),
+                ),
                 Some(Obj::Dict(idx)) => {
                     let mut m = serde_json::Map::new();
                     for kv in self.items(idx).chunks_exact(2) {
                         let key = match kv[0] {
                             Value::Str(s) => atoms.str(s).to_string(),
-                            other => self.to_json(other, atoms, depth + 1).to_string(),
+                            other => self
+                                .to_json_bounded(other, atoms, depth + 1, budget)
+                                .to_string(),
                         };
-                        m.insert(key, self.to_json(kv[1], atoms, depth + 1));
+                        m.insert(key, self.to_json_bounded(kv[1], atoms, depth + 1, budget));
                     }
                     J::Object(m)
                 }
@@ -491,7 +609,12 @@ impl SnapshotBuilder {
     }
 
     /// Read the top-level value into a [`Snapshot`]. Errors only when it is not a snapshot at all.
-    pub fn finish(mut self, root: Value, mut atoms: Atoms, protocol: u8) -> Result<Snapshot, String> {
+    pub fn finish(
+        mut self,
+        root: Value,
+        mut atoms: Atoms,
+        protocol: u8,
+    ) -> Result<Snapshot, String> {
         let k = &self.keys;
         let (layout, seg_list, traces_val) = match self.obj(root) {
             Some(Obj::Dict(idx)) => {
@@ -534,7 +657,10 @@ impl SnapshotBuilder {
         let mut annotations = Vec::new();
         let mut extra = Vec::new();
         if layout == Layout::Dict {
-            let pairs: Vec<Value> = self.dict_pairs(root).map(|p| p.to_vec()).unwrap_or_default();
+            let pairs: Vec<Value> = self
+                .dict_pairs(root)
+                .map(|p| p.to_vec())
+                .unwrap_or_default();
             for kv in pairs.chunks_exact(2) {
                 let Value::Str(key) = kv[0] else { continue };
                 let k = &self.keys;
@@ -547,7 +673,9 @@ impl SnapshotBuilder {
                     extra.push((atoms.str(key).to_string(), self.to_json(kv[1], &atoms, 0)));
                 } else {
                     let name = atoms.str(key).to_string();
-                    self.warnings.warn(&format!("top key {name}"), || format!("unknown top-level key `{name}` ignored"));
+                    self.warnings.warn(&format!("top key {name}"), || {
+                        format!("unknown top-level key `{name}` ignored")
+                    });
                     extra.push((name, self.to_json(kv[1], &atoms, 0)));
                 }
             }
@@ -556,7 +684,9 @@ impl SnapshotBuilder {
         let (segments, blocks, history) = match seg_list {
             Some(v) => self.read_segments(v, &atoms)?,
             None => {
-                self.warnings.warn("no segments", || "the file has no `segments`: no final allocator state".into());
+                self.warnings.warn("no segments", || {
+                    "the file has no `segments`: no final allocator state".into()
+                });
                 (Vec::new(), Vec::new(), Vec::new())
             }
         };
@@ -567,7 +697,14 @@ impl SnapshotBuilder {
         self.check_invariants(&segments, &blocks, &traces, &atoms);
 
         atoms.strings.freeze();
-        let SnapshotBuilder { frames, stacks, warnings, unknown_actions, block_forward_frames, .. } = self;
+        let SnapshotBuilder {
+            frames,
+            stacks,
+            warnings,
+            unknown_actions,
+            block_forward_frames,
+            ..
+        } = self;
         Ok(Snapshot {
             strings: atoms.strings,
             frames,
@@ -592,10 +729,18 @@ impl SnapshotBuilder {
         let mut out = Vec::with_capacity(items.len());
         for it in items {
             let Some(pairs) = self.dict_pairs(it).map(|p| p.to_vec()) else {
-                self.warnings.warn("annotation type", || "an external annotation is not a dict; skipped".into());
+                self.warnings.warn("annotation type", || {
+                    "an external annotation is not a dict; skipped".into()
+                });
                 continue;
             };
-            let mut a = Annotation { name: NO_STR, stage: NO_STR, device: 0, time_us: NO_TIME, extra: Vec::new() };
+            let mut a = Annotation {
+                name: NO_STR,
+                stage: NO_STR,
+                device: 0,
+                time_us: NO_TIME,
+                extra: Vec::new(),
+            };
             for kv in pairs.chunks_exact(2) {
                 let Value::Str(key) = kv[0] else { continue };
                 let k = &self.keys;
@@ -617,7 +762,11 @@ impl SnapshotBuilder {
     }
 
     #[allow(clippy::type_complexity)]
-    fn read_segments(&mut self, v: Value, atoms: &Atoms) -> Result<(Vec<Segment>, Vec<Block>, Vec<HistoryEntry>), String> {
+    fn read_segments(
+        &mut self,
+        v: Value,
+        atoms: &Atoms,
+    ) -> Result<(Vec<Segment>, Vec<Block>, Vec<HistoryEntry>), String> {
         let Some(items) = self.list_items(v).map(|x| x.to_vec()) else {
             return Err("not a memory snapshot: `segments` is not a list".into());
         };
@@ -626,7 +775,8 @@ impl SnapshotBuilder {
         let mut history = Vec::new();
         for it in items {
             let Some(pairs) = self.dict_pairs(it).map(|p| p.to_vec()) else {
-                self.warnings.warn("segment type", || "a segment is not a dict; skipped".into());
+                self.warnings
+                    .warn("segment type", || "a segment is not a dict; skipped".into());
                 continue;
             };
             let mut s = Segment {
@@ -674,15 +824,21 @@ impl SnapshotBuilder {
                     block_list = Some(val);
                 } else {
                     let name = atoms.str(key).to_string();
-                    self.warnings.warn(&format!("segment key {name}"), || format!("segments have an unknown key `{name}`; ignored"));
+                    self.warnings.warn(&format!("segment key {name}"), || {
+                        format!("segments have an unknown key `{name}`; ignored")
+                    });
                 }
             }
             let first = blocks.len() as u32;
             let mut addr = s.address;
-            let bl: Vec<Value> = block_list.and_then(|b| self.list_items(b)).map(|x| x.to_vec()).unwrap_or_default();
+            let bl: Vec<Value> = block_list
+                .and_then(|b| self.list_items(b))
+                .map(|x| x.to_vec())
+                .unwrap_or_default();
             for b in bl {
                 let Some(bp) = self.dict_pairs(b).map(|p| p.to_vec()) else {
-                    self.warnings.warn("block type", || "a block is not a dict; skipped".into());
+                    self.warnings
+                        .warn("block type", || "a block is not a dict; skipped".into());
                     continue;
                 };
                 let block = self.read_block(&bp, blocks.len() as u32, addr, atoms, &mut history);
@@ -730,7 +886,9 @@ impl SnapshotBuilder {
                     Value::Str(s) if s == k.inactive => BlockState::Inactive,
                     Value::Str(s) => {
                         let name = atoms.str(s).to_string();
-                        self.warnings.warn(&format!("block state {name}"), || format!("unknown block state `{name}`"));
+                        self.warnings.warn(&format!("block state {name}"), || {
+                            format!("unknown block state `{name}`")
+                        });
                         BlockState::Unknown
                     }
                     _ => BlockState::Unknown,
@@ -747,7 +905,9 @@ impl SnapshotBuilder {
                 self.block_forward_frames.push((block_index, f));
             } else {
                 let name = atoms.str(key).to_string();
-                self.warnings.warn(&format!("block key {name}"), || format!("blocks have an unknown key `{name}`; ignored"));
+                self.warnings.warn(&format!("block key {name}"), || {
+                    format!("blocks have an unknown key `{name}`; ignored")
+                });
             }
         }
         if let Some(fa) = file_addr {
@@ -764,8 +924,14 @@ impl SnapshotBuilder {
             let start = history.len() as u32;
             let entries: Vec<Value> = self.list_items(h).map(|x| x.to_vec()).unwrap_or_default();
             for e in entries {
-                let Some(ep) = self.dict_pairs(e).map(|p| p.to_vec()) else { continue };
-                let mut he = HistoryEntry { addr: 0, real_size: 0, stack: StackId::EMPTY };
+                let Some(ep) = self.dict_pairs(e).map(|p| p.to_vec()) else {
+                    continue;
+                };
+                let mut he = HistoryEntry {
+                    addr: 0,
+                    real_size: 0,
+                    stack: StackId::EMPTY,
+                };
                 for kv in ep.chunks_exact(2) {
                     let Value::Str(key) = kv[0] else { continue };
                     let k = &self.keys;
@@ -808,10 +974,24 @@ impl SnapshotBuilder {
             let items: Vec<Value> = match self.obj(l) {
                 Some(Obj::List(idx)) => self.take_items(idx),
                 _ => {
-                    self.warnings.warn("trace type", || "a device trace is not a list; read as empty".into());
+                    self.warnings.warn("trace type", || {
+                        "a device trace is not a list; read as empty".into()
+                    });
                     Vec::new()
                 }
             };
+            // Usually every item is an event row, in file order from the first row: then the
+            // trace is exactly the staged rows, and no row list is needed.
+            let in_order = !items.is_empty()
+                && items.len() == self.rows.action.len()
+                && items
+                    .iter()
+                    .enumerate()
+                    .all(|(k, it)| matches!(self.obj(*it), Some(Obj::Event(r)) if r as usize == k));
+            if in_order {
+                out.push(self.gather_all());
+                continue;
+            }
             let mut rows = Vec::with_capacity(items.len());
             for it in items {
                 match self.obj(it) {
@@ -821,10 +1001,14 @@ impl SnapshotBuilder {
                         let p = self.items(idx).to_vec();
                         let r = self.new_row();
                         self.apply_event(r, &p, atoms);
-                        self.warnings.warn("no action", || "a trace entry has no `action`; kept as an unknown event".into());
+                        self.warnings.warn("no action", || {
+                            "a trace entry has no `action`; kept as an unknown event".into()
+                        });
                         rows.push(r);
                     }
-                    _ => self.warnings.warn("entry type", || "a trace entry is not a dict; skipped".into()),
+                    _ => self.warnings.warn("entry type", || {
+                        "a trace entry is not a dict; skipped".into()
+                    }),
                 }
             }
             out.push(self.gather(&rows));
@@ -832,42 +1016,63 @@ impl SnapshotBuilder {
         Ok(out)
     }
 
+    /// Move all staged rows, in order, into one device's columns.
+    fn gather_all(&mut self) -> DeviceTrace {
+        let mut r = std::mem::take(&mut self.rows);
+        r.action.shrink_to_fit();
+        r.addr.shrink_to_fit();
+        r.size.shrink_to_fit();
+        r.stream.shrink_to_fit();
+        r.stack.shrink_to_fit();
+        r.time_us.shrink_to_fit();
+        r.compile_context.shrink_to_fit();
+        r.user_metadata.shrink_to_fit();
+        let n = r.action.len();
+        let keep_str = |v: Vec<StrId>, any: bool| {
+            if any {
+                Column::from_vec(v, NO_STR)
+            } else {
+                Column::constant(NO_STR, n)
+            }
+        };
+        return DeviceTrace {
+            action: r.action,
+            addr: r.addr,
+            size: r.size,
+            stream: Column::from_vec(r.stream, 0),
+            time_us: if r.any_time && r.time_us.iter().any(|&x| x != NO_TIME) {
+                r.time_us
+            } else {
+                Vec::new()
+            },
+            stack: r.stack,
+            compile_context: keep_str(r.compile_context, r.any_cc),
+            user_metadata: keep_str(r.user_metadata, r.any_um),
+            device_free: r.device_free,
+            pool_id: r.pool_id,
+            internal_metadata: r.internal_metadata,
+            category: r.category,
+            forward_frames: r.forward_frames,
+        };
+    }
+
     /// Copy the given event rows into one device's columns.
     fn gather(&mut self, rows: &[u32]) -> DeviceTrace {
+        // Rows already moved out (a trace list referenced twice) are dropped, so that every
+        // column keeps the same length.
+        let staged = self.rows.action.len();
+        let rows: Vec<u32> = rows
+            .iter()
+            .copied()
+            .filter(|&r| (r as usize) < staged)
+            .collect();
+        let rows = &rows[..];
         let n = rows.len();
-        // The usual case (one device with events, rows in file order): move the columns.
-        if n > 0 && n == self.rows.action.len() && rows.iter().enumerate().all(|(k, r)| *r as usize == k) {
-            let mut r = std::mem::take(&mut self.rows);
-            r.action.shrink_to_fit();
-            r.addr.shrink_to_fit();
-            r.size.shrink_to_fit();
-            r.stream.shrink_to_fit();
-            r.stack.shrink_to_fit();
-            r.time_us.shrink_to_fit();
-            r.compile_context.shrink_to_fit();
-            r.user_metadata.shrink_to_fit();
-            let n = r.action.len();
-            let keep_str =
-                |v: Vec<StrId>, any: bool| if any { Column::from_vec(v, NO_STR) } else { Column::constant(NO_STR, n) };
-            return DeviceTrace {
-                action: r.action,
-                addr: r.addr,
-                size: r.size,
-                stream: Column::from_vec(r.stream, 0),
-                time_us: if r.any_time && r.time_us.iter().any(|&x| x != NO_TIME) { r.time_us } else { Vec::new() },
-                stack: r.stack,
-                compile_context: keep_str(r.compile_context, r.any_cc),
-                user_metadata: keep_str(r.user_metadata, r.any_um),
-                device_free: r.device_free,
-                pool_id: r.pool_id,
-                internal_metadata: r.internal_metadata,
-                category: r.category,
-                forward_frames: r.forward_frames,
-            };
-        }
         let r = &self.rows;
         fn pick<T: Copy>(col: &[T], rows: &[u32]) -> Vec<T> {
-            rows.iter().filter_map(|i| col.get(*i as usize).copied()).collect()
+            rows.iter()
+                .filter_map(|i| col.get(*i as usize).copied())
+                .collect()
         }
         let mut t = DeviceTrace {
             action: pick(&r.action, rows),
@@ -908,8 +1113,10 @@ impl SnapshotBuilder {
                 pos.insert(*row, p as u32);
             }
             fn remap<T: Clone>(src: &[(u32, T)], pos: &FxHashMap<u32, u32>) -> Vec<(u32, T)> {
-                let mut v: Vec<(u32, T)> =
-                    src.iter().filter_map(|(row, x)| pos.get(row).map(|p| (*p, x.clone()))).collect();
+                let mut v: Vec<(u32, T)> = src
+                    .iter()
+                    .filter_map(|(row, x)| pos.get(row).map(|p| (*p, x.clone())))
+                    .collect();
                 v.sort_by_key(|e| e.0);
                 v
             }
@@ -922,13 +1129,24 @@ impl SnapshotBuilder {
         t
     }
 
-    fn check_invariants(&mut self, segments: &[Segment], blocks: &[Block], traces: &[DeviceTrace], atoms: &Atoms) {
+    fn check_invariants(
+        &mut self,
+        segments: &[Segment],
+        blocks: &[Block],
+        traces: &[DeviceTrace],
+        atoms: &Atoms,
+    ) {
         for s in segments {
-            let bl = blocks.get(s.blocks.0 as usize..s.blocks.1 as usize).unwrap_or(&[]);
+            let bl = blocks
+                .get(s.blocks.0 as usize..s.blocks.1 as usize)
+                .unwrap_or(&[]);
             if bl.is_empty() {
                 continue;
             }
-            let total: u64 = bl.iter().map(|b| b.size).fold(0u64, |a, b| a.wrapping_add(b));
+            let total: u64 = bl
+                .iter()
+                .map(|b| b.size)
+                .fold(0u64, |a, b| a.wrapping_add(b));
             let legacy = bl.iter().any(|b| b.history.1 > b.history.0);
             if total != s.total_size && !legacy {
                 let addr = s.address;
@@ -936,7 +1154,11 @@ impl SnapshotBuilder {
                     format!("blocks do not tile their segment (e.g. segment 0x{addr:x}: blocks sum to {total}, total_size {})", s.total_size)
                 });
             }
-            let alloc: u64 = bl.iter().filter(|b| b.state == BlockState::ActiveAllocated).map(|b| b.size).sum();
+            let alloc: u64 = bl
+                .iter()
+                .filter(|b| b.state == BlockState::ActiveAllocated)
+                .map(|b| b.size)
+                .sum();
             if alloc != s.allocated_size && !legacy {
                 let addr = s.address;
                 self.warnings.warn("allocated_size", || {
@@ -945,20 +1167,43 @@ impl SnapshotBuilder {
             }
         }
         for (d, t) in traces.iter().enumerate() {
-            if t.time_us.windows(2).any(|w| w[0] != NO_TIME && w[1] != NO_TIME && w[1] < w[0]) {
-                self.warnings.warn("time order", || format!("device {d}: time_us goes backwards in the trace"));
+            if t.time_us
+                .windows(2)
+                .any(|w| w[0] != NO_TIME && w[1] != NO_TIME && w[1] < w[0])
+            {
+                self.warnings.warn("time order", || {
+                    format!("device {d}: time_us goes backwards in the trace")
+                });
             }
             let mut unknown: Vec<UnknownAction> = t
                 .action
                 .iter()
-                .filter_map(|a| if let Action::Unknown(s) = a { Some(*s) } else { None })
+                .filter_map(|a| {
+                    if let Action::Unknown(s) = a {
+                        Some(*s)
+                    } else {
+                        None
+                    }
+                })
                 .collect();
             unknown.sort_unstable();
             unknown.dedup();
             for u in unknown {
-                let s = self.unknown_actions.get(u.0 as usize).copied().unwrap_or(NO_STR);
-                let name = if s == NO_STR { "<missing>".to_string() } else { atoms.str(s).to_string() };
-                let n = t.action.iter().filter(|a| **a == Action::Unknown(u)).count();
+                let s = self
+                    .unknown_actions
+                    .get(u.0 as usize)
+                    .copied()
+                    .unwrap_or(NO_STR);
+                let name = if s == NO_STR {
+                    "<missing>".to_string()
+                } else {
+                    atoms.str(s).to_string()
+                };
+                let n = t
+                    .action
+                    .iter()
+                    .filter(|a| **a == Action::Unknown(u))
+                    .count();
                 self.warnings.warn(&format!("unknown action {d} {name}"), || {
                     format!("device {d}: {n} trace entries have the unknown action `{name}`; shown as unknown events")
                 });
@@ -977,13 +1222,20 @@ impl Builder for SnapshotBuilder {
     }
 
     fn new_tuple(&mut self, items: &[Value], _: &Atoms) -> Result<ObjId, String> {
-        let idx = if items.is_empty() { EMPTY } else { self.new_store(items)? };
+        let idx = if items.is_empty() {
+            EMPTY
+        } else {
+            self.new_store(items)?
+        };
         self.add(Obj::Tuple(idx))
     }
 
     fn extend_list(&mut self, list: Value, items: &[Value], atoms: &Atoms) -> Result<(), String> {
         let Value::Obj(ObjId(i)) = list else {
-            return Err(format!("APPENDS onto a {}, expected a list", list.type_name()));
+            return Err(format!(
+                "APPENDS onto a {}, expected a list",
+                list.type_name()
+            ));
         };
         match self.objs.get(i as usize).copied() {
             Some(Obj::List(EMPTY)) if items.is_empty() => Ok(()),
@@ -1024,7 +1276,10 @@ impl Builder for SnapshotBuilder {
 
     fn set_items(&mut self, dict: Value, pairs: &[Value], atoms: &Atoms) -> Result<(), String> {
         let Value::Obj(ObjId(i)) = dict else {
-            return Err(format!("SETITEMS onto a {}, expected a dict", dict.type_name()));
+            return Err(format!(
+                "SETITEMS onto a {}, expected a dict",
+                dict.type_name()
+            ));
         };
         let action = Value::Str(self.keys.action);
         match self.objs.get(i as usize).copied() {

@@ -19,7 +19,12 @@ impl Snapshot {
             .map(|f| {
                 let mut s = format!("{}:{}:{}", self.str(f.filename), f.line, self.str(f.name));
                 if f.fx_node_op != NO_STR || f.fx_node_name != NO_STR {
-                    s.push_str(&format!(" fx({},{},{})", self.str(f.fx_node_op), self.str(f.fx_node_name), self.str(f.fx_node_target)));
+                    s.push_str(&format!(
+                        " fx({},{},{})",
+                        self.str(f.fx_node_op),
+                        self.str(f.fx_node_name),
+                        self.str(f.fx_node_target)
+                    ));
                 }
                 s
             })
@@ -37,16 +42,42 @@ impl Snapshot {
                 self.str(s.segment_type), s.pool_id, s.is_expandable, self.stack_text(s.stack)
             )?;
             for b in self.segment_blocks(s) {
-                writeln!(o, "  block 0x{:x} size {} req {} {:?} stack {}", b.address, b.size, b.requested_size, b.state, self.stack_text(b.stack))?;
-                for h in self.history.get(b.history.0 as usize..b.history.1 as usize).unwrap_or(&[]) {
-                    writeln!(o, "    history 0x{:x} {} {}", h.addr, h.real_size, self.stack_text(h.stack))?;
+                writeln!(
+                    o,
+                    "  block 0x{:x} size {} req {} {:?} stack {}",
+                    b.address,
+                    b.size,
+                    b.requested_size,
+                    b.state,
+                    self.stack_text(b.stack)
+                )?;
+                for h in self
+                    .history
+                    .get(b.history.0 as usize..b.history.1 as usize)
+                    .unwrap_or(&[])
+                {
+                    writeln!(
+                        o,
+                        "    history 0x{:x} {} {}",
+                        h.addr,
+                        h.real_size,
+                        self.stack_text(h.stack)
+                    )?;
                 }
             }
         }
         for (d, t) in self.traces.iter().enumerate() {
             writeln!(o, "trace {d}: {} events", t.len())?;
             for i in 0..t.len() {
-                write!(o, "  {} {} 0x{:x} {} s{}", i, self.action_name(t.action[i]), t.addr[i], t.size[i], t.stream.get(i).unwrap_or(0))?;
+                write!(
+                    o,
+                    "  {} {} 0x{:x} {} s{}",
+                    i,
+                    self.action_name(t.action[i]),
+                    t.addr[i],
+                    t.size[i],
+                    t.stream.get(i).unwrap_or(0)
+                )?;
                 if let Some(ts) = t.time_us.get(i) {
                     write!(o, " t{ts}")?;
                 }
@@ -63,7 +94,14 @@ impl Snapshot {
             }
         }
         for a in &self.external_annotations {
-            writeln!(o, "annotation {:?} {:?} dev{} t{}", self.str(a.name), self.str(a.stage), a.device, a.time_us)?;
+            writeln!(
+                o,
+                "annotation {:?} {:?} dev{} t{}",
+                self.str(a.name),
+                self.str(a.stage),
+                a.device,
+                a.time_us
+            )?;
         }
         if let Some(s) = &self.allocator_settings {
             writeln!(o, "settings {s}")?;

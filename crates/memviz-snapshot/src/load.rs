@@ -27,7 +27,10 @@ impl std::error::Error for LoadError {}
 
 impl LoadError {
     fn plain(message: impl Into<String>) -> Self {
-        LoadError { offset: None, message: message.into() }
+        LoadError {
+            offset: None,
+            message: message.into(),
+        }
     }
 
     fn from_pickle(e: &PickleError, gzip: bool) -> Self {
@@ -45,7 +48,10 @@ impl LoadError {
         if gzip {
             message.push_str(" (offset in the decompressed data)");
         }
-        LoadError { offset: Some(e.offset), message }
+        LoadError {
+            offset: Some(e.offset),
+            message,
+        }
     }
 }
 
@@ -80,7 +86,11 @@ pub fn sniff_other(head: &[u8]) -> String {
         "JSON text, not a pickle; memviz reads the pickle written by torch.cuda.memory._dump_snapshot()"
     } else if trimmed.starts_with(b"<") {
         "HTML or XML text, not a pickle; if it is a memory_viz HTML page, open the pickle it was made from"
-    } else if !head.is_empty() && head.iter().all(|b| b.is_ascii_graphic() || b.is_ascii_whitespace()) {
+    } else if !head.is_empty()
+        && head
+            .iter()
+            .all(|b| b.is_ascii_graphic() || b.is_ascii_whitespace())
+    {
         "a text file, not a pickle"
     } else if matches!(head.first(), Some(b'(' | b'}' | b']' | b'c' | b'I' | b'S')) {
         "a pickle of protocol 0 or 1 (text), which memory snapshots never use"
@@ -126,7 +136,13 @@ pub struct Loader {
     state: State,
     bytes_read: u64,
     limits: Limits,
+    /// Expected pickle size in bytes, if known: big tables are sized once from it.
+    size_hint: u64,
 }
+
+/// Real and generated snapshots spend 80 to 330 bytes of pickle per trace entry; sizing for 80
+/// over-reserves at worst (reserved, untouched memory costs nothing until used).
+const BYTES_PER_EVENT_MIN: u64 = 80;
 
 impl Default for Loader {
     fn default() -> Self {
@@ -140,7 +156,19 @@ impl Loader {
     }
 
     pub fn with_limits(limits: Limits) -> Self {
-        Loader { state: State::Sniff(Vec::new()), bytes_read: 0, limits }
+        Loader {
+            state: State::Sniff(Vec::new()),
+            bytes_read: 0,
+            limits,
+            size_hint: 0,
+        }
+    }
+
+    /// Tell the loader how big the file is (before the first push), so it can size its tables
+    /// once instead of growing them step by step. For gzip input, pass the compressed size.
+    pub fn with_size_hint(mut self, file_bytes: u64) -> Self {
+        self.size_hint = file_bytes;
+        self
     }
 
     /// Bytes pushed so far (compressed bytes for gzip input).
@@ -148,9 +176,23 @@ impl Loader {
         self.bytes_read
     }
 
-    fn unpickler(&self) -> Unpickler<SnapshotBuilder> {
+    fn unpickler(&self, gzip: bool) -> Unpickler<SnapshotBuilder> {
         let (b, atoms) = SnapshotBuilder::new();
-        Unpickler::with_atoms(b, atoms, self.limits)
+        let mut u = Unpickler::with_atoms(b, atoms, self.limits);
+        // gzip'd snapshots expand several times; the tables then grow as needed.
+        let bytes = if gzip {
+            self.size_hint.saturating_mul(4)
+        } else {
+            self.size_hint
+        };
+        let events = usize::try_from(bytes / BYTES_PER_EVENT_MIN)
+            .unwrap_or(usize::MAX)
+            .min(1 << 26);
+        if events > 1 << 14 {
+            u.builder_mut().reserve(events);
+            u.reserve_memo(events.saturating_mul(2));
+        }
+        u
     }
 
     pub fn push(&mut self, chunk: &[u8]) -> Result<(), LoadError> {
@@ -167,7 +209,9 @@ impl Loader {
                     return self.start(head);
                 }
                 State::Raw(u) => {
-                    return u.push(chunk).map_err(|e| self.fail(LoadError::from_pickle(&e, false)));
+                    return u
+                        .push(chunk)
+                        .map_err(|e| self.fail(LoadError::from_pickle(&e, false)));
                 }
                 State::Gzip(g) => {
                     return match g.write_all(chunk) {
@@ -193,9 +237,12 @@ impl Loader {
     /// Choose the decoder from the first bytes, then feed them.
     fn start(&mut self, head: Vec<u8>) -> Result<(), LoadError> {
         if head.first() == Some(&0x80) {
-            self.state = State::Raw(Box::new(self.unpickler()));
+            self.state = State::Raw(Box::new(self.unpickler(false)));
         } else if head.starts_with(&[0x1f, 0x8b]) {
-            let sink = PickleSink { u: self.unpickler(), error: None };
+            let sink = PickleSink {
+                u: self.unpickler(true),
+                error: None,
+            };
             self.state = State::Gzip(Box::new(flate2::write::GzDecoder::new(sink)));
         } else {
             return Err(self.fail(LoadError::plain(sniff_other(&head))));
@@ -228,7 +275,9 @@ impl Loader {
         };
         let protocol = u.protocol();
         let (root, atoms, builder) = u.finish().map_err(|e| LoadError::from_pickle(&e, gzip))?;
-        builder.finish(root, atoms, protocol).map_err(LoadError::plain)
+        builder
+            .finish(root, atoms, protocol)
+            .map_err(LoadError::plain)
     }
 }
 

@@ -2,7 +2,6 @@
 
 use memviz_pickle::{Interner, StrId};
 
-
 /// "No string here" in optional string columns.
 pub const NO_STR: StrId = StrId(u32::MAX);
 /// "No timestamp" in [`DeviceTrace::time_us`].
@@ -40,7 +39,10 @@ pub struct StackTable {
 
 impl Default for StackTable {
     fn default() -> Self {
-        StackTable { offsets: vec![0, 0], frames: Vec::new() }
+        StackTable {
+            offsets: vec![0, 0],
+            frames: Vec::new(),
+        }
     }
 }
 
@@ -137,8 +139,14 @@ impl<T: Copy + PartialEq> Column<T> {
     /// Folds to `Const` when all values are equal; `empty` is the value of an empty column.
     pub fn from_vec(mut v: Vec<T>, empty: T) -> Self {
         match v.first().copied() {
-            None => Column::Const { value: empty, len: 0 },
-            Some(first) if v.iter().all(|x| *x == first) => Column::Const { value: first, len: v.len() },
+            None => Column::Const {
+                value: empty,
+                len: 0,
+            },
+            Some(first) if v.iter().all(|x| *x == first) => Column::Const {
+                value: first,
+                len: v.len(),
+            },
             Some(_) => {
                 v.shrink_to_fit();
                 Column::Full(v)
@@ -216,7 +224,11 @@ impl DeviceTrace {
         !self.user_metadata.all_equal_to(NO_STR)
     }
     pub fn device_free_of(&self, event: u32) -> Option<u64> {
-        self.device_free.binary_search_by_key(&event, |e| e.0).ok().and_then(|i| self.device_free.get(i)).map(|e| e.1)
+        self.device_free
+            .binary_search_by_key(&event, |e| e.0)
+            .ok()
+            .and_then(|i| self.device_free.get(i))
+            .map(|e| e.1)
     }
     pub(crate) fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
@@ -230,7 +242,11 @@ impl DeviceTrace {
             + self.device_free.capacity() * 16
             + self.pool_id.capacity() * 24
             + (self.internal_metadata.capacity() + self.category.capacity()) * 8
-            + self.forward_frames.iter().map(|f| 32 + f.1.capacity() * 4).sum::<usize>()
+            + self
+                .forward_frames
+                .iter()
+                .map(|f| 32 + f.1.capacity() * 4)
+                .sum::<usize>()
     }
 }
 
@@ -356,7 +372,9 @@ impl Snapshot {
     }
 
     pub fn segment_blocks(&self, seg: &Segment) -> &[Block] {
-        self.blocks.get(seg.blocks.0 as usize..seg.blocks.1 as usize).unwrap_or(&[])
+        self.blocks
+            .get(seg.blocks.0 as usize..seg.blocks.1 as usize)
+            .unwrap_or(&[])
     }
 
     /// Every device with a trace list or a segment, ascending.
@@ -370,7 +388,9 @@ impl Snapshot {
 
     /// The trace of `device`, if the file has one.
     pub fn trace(&self, device: i64) -> Option<&DeviceTrace> {
-        usize::try_from(device).ok().and_then(|d| self.traces.get(d))
+        usize::try_from(device)
+            .ok()
+            .and_then(|d| self.traces.get(d))
     }
 
     /// Approximate heap bytes of the whole model.
@@ -383,7 +403,11 @@ impl Snapshot {
             + self.segments.capacity() * size_of::<Segment>()
             + self.blocks.capacity() * size_of::<Block>()
             + self.history.capacity() * size_of::<HistoryEntry>()
-            + self.traces.iter().map(|t| t.heap_bytes() + size_of::<DeviceTrace>()).sum::<usize>()
+            + self
+                .traces
+                .iter()
+                .map(|t| t.heap_bytes() + size_of::<DeviceTrace>())
+                .sum::<usize>()
             + self.external_annotations.capacity() * size_of::<Annotation>()
     }
 }

@@ -78,6 +78,16 @@ impl Session {
         }
     }
 
+    /// Size the tables for a file of `file_bytes`; only before the first chunk.
+    pub fn reserve(&mut self, file_bytes: u64) {
+        if self.bytes_read == 0 {
+            if let Stage::Loading(loader) = &mut self.stage {
+                let fresh = std::mem::take(loader);
+                *loader = fresh.with_size_hint(file_bytes);
+            }
+        }
+    }
+
     /// Bytes accepted so far.
     pub fn bytes_read(&self) -> u64 {
         self.bytes_read
@@ -156,6 +166,13 @@ impl WebHandle {
     /// names the byte offset when the data is not a readable snapshot.
     pub fn push(&mut self, chunk: &[u8]) -> Result<(), JsError> {
         self.session.push(chunk).map_err(|msg| JsError::new(&msg))
+    }
+
+    /// Size the parser's tables once for a file of `file_bytes` (call before the first `push`
+    /// when the size is known). Growing large tables step by step copies them each time (wasm
+    /// has no mremap), which on a fresh page costs as much as the parse itself.
+    pub fn reserve(&mut self, file_bytes: f64) {
+        self.session.reserve(file_bytes.max(0.0) as u64);
     }
 
     /// Bytes accepted so far (a JS number; exact below 2^53).

@@ -428,7 +428,10 @@ fn test() -> Result<()> {
         run(cmd("cargo", ["build", "--release", "-p", "memviz-cli"]))
     })?;
     steps.step("web bundle (trunk build into dist/)", || {
-        run(cmd("trunk", ["--config", TRUNK_CONFIG, "build", "--release", "--offline"]))
+        run(cmd(
+            "trunk",
+            ["--config", TRUNK_CONFIG, "build", "--release", "--offline"],
+        ))
     })?;
     steps.step("node-targeted wasm", build_node_wasm)?;
     steps.step(

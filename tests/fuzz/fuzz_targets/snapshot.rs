@@ -27,6 +27,9 @@ fuzz_target!(|data: &[u8]| {
             let _ = s.to_json();
             let _ = s.to_table();
         }
+        // With gzip, which fault shows first (corrupt deflate or bad pickle bytes) depends on
+        // how much was decompressed when: only require that both fail.
+        (Err(_), Err(_)) if rest.starts_with(&[0x1f, 0x8b]) => {}
         (Err(a), Err(b)) => assert_eq!(a, b, "error depends on chunking"),
         _ => panic!("chunked and whole loads disagree: {:?} vs {:?}", chunked.is_ok(), whole.is_ok()),
     }
