@@ -197,9 +197,7 @@ fn gzip_input_gives_the_same_model() {
     let a = load_chunked(&bytes, 4096).expect("raw").dump();
     let b = load_chunked(&gz, 1000).expect("gz").dump();
     assert!(a == b);
-    let e = load_chunked(&gz[..gz.len() / 2], 1000)
-        .err()
-        .expect("truncated gzip fails");
+    let e = load_chunked(&gz[..gz.len() / 2], 1000).expect_err("truncated gzip fails");
     assert!(
         e.to_string().contains("truncated") || e.to_string().contains("gzip"),
         "{e}"

@@ -122,8 +122,8 @@ fn cli_exit_code_2_and_one_line_naming_the_file() {
 #[test]
 fn fuzz_7de2f930_sniff_message_independent_of_chunking() {
     let bytes: &[u8] = &[0x00, 0x00, 0x00, 0x00, 0x2a];
-    let a = load_chunked(bytes, 4).err().expect("error");
-    let b = load_chunked(bytes, bytes.len()).err().expect("error");
+    let a = load_chunked(bytes, 4).expect_err("error");
+    let b = load_chunked(bytes, bytes.len()).expect_err("error");
     assert_eq!(a, b);
 }
 

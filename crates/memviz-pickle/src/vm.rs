@@ -55,7 +55,7 @@ pub struct Unpickler<B: Builder> {
     atoms: Atoms,
     stack: Vec<Value>,
     marks: Vec<usize>,
-    memo: Vec<Option<Value>>,
+    memo: Memo,
     /// Bytes of an opcode cut by a chunk boundary.
     carry: Vec<u8>,
     /// Absolute offset of the first byte not yet consumed (the start of `carry`, if any).
@@ -91,7 +91,7 @@ impl<B: Builder> Unpickler<B> {
             atoms,
             stack: Vec::with_capacity(1024),
             marks: Vec::with_capacity(64),
-            memo: Vec::new(),
+            memo: Memo::default(),
             carry: Vec::new(),
             offset: 0,
             state: State::Start,
@@ -103,7 +103,7 @@ impl<B: Builder> Unpickler<B> {
     /// Reserve room for `memo_slots` memo entries up front (growing a large memo step by step
     /// copies it each time, which wasm cannot avoid).
     pub fn reserve_memo(&mut self, memo_slots: usize) {
-        let _ = self.memo.try_reserve(memo_slots.min(self.limits.max_memo));
+        self.memo.reserve(memo_slots.min(self.limits.max_memo));
     }
 
     pub fn builder(&self) -> &B {
@@ -205,23 +205,6 @@ impl<B: Builder> Unpickler<B> {
         }
     }
 
-    /// Like [`finish`](Self::finish) but, on a truncated input, also hands back the builder so a
-    /// caller can salvage what was read. Returns `Err((error, builder, atoms))`.
-    pub fn finish_partial(self) -> Result<(Value, Atoms, B), (PickleError, Atoms, B)> {
-        match self.state {
-            State::Done(v) => Ok((v, self.atoms, self.builder)),
-            State::Failed(e) => Err((e, self.atoms, self.builder)),
-            _ => {
-                let inside = self.carry.first().map(|&b| opcode_name(b));
-                let e = PickleError {
-                    offset: self.offset,
-                    kind: ErrorKind::Truncated { inside },
-                };
-                Err((e, self.atoms, self.builder))
-            }
-        }
-    }
-
     fn err(&self, at: u64, kind: ErrorKind) -> PickleError {
         PickleError { offset: at, kind }
     }
@@ -285,7 +268,7 @@ impl<B: Builder> Unpickler<B> {
             ));
         }
         if idx < self.memo.len() {
-            self.memo[idx] = Some(v);
+            self.memo.set(idx, v);
         } else {
             // Real producers number slots sequentially; allow modest gaps, refuse huge jumps.
             if idx - self.memo.len() > (1 << 20) {
@@ -297,14 +280,14 @@ impl<B: Builder> Unpickler<B> {
                     },
                 ));
             }
-            self.memo.resize(idx, None);
-            self.memo.push(Some(v));
+            self.memo.fill_unset_to(idx);
+            self.memo.push(v);
         }
         Ok(())
     }
 
     fn memo_get(&mut self, at: u64, index: u64) -> Result<(), PickleError> {
-        match self.memo.get(index as usize).copied().flatten() {
+        match self.memo.get(index as usize) {
             Some(v) => self.push_value(at, v),
             None => Err(self.err(
                 at,
@@ -404,7 +387,7 @@ impl<B: Builder> Unpickler<B> {
                         } else {
                             buf[op_at + 1] as usize
                         };
-                        match self.memo.get(i).copied().flatten() {
+                        match self.memo.get(i) {
                             Some(v) if self.stack.len() < self.limits.max_stack => {
                                 self.stack.push(v)
                             }
@@ -434,7 +417,7 @@ impl<B: Builder> Unpickler<B> {
                             },
                         ));
                     }
-                    self.memo.push(Some(v));
+                    self.memo.push(v);
                 }
                 b'q' => {
                     need!(start, 2);
@@ -598,7 +581,7 @@ impl<B: Builder> Unpickler<B> {
                     if m == 0 || m > self.stack.len() {
                         return Err(self.err(at, ErrorKind::StackUnderflow { opcode: "SETITEMS" }));
                     }
-                    if (self.stack.len() - m) % 2 != 0 {
+                    if !(self.stack.len() - m).is_multiple_of(2) {
                         return Err(self.err(
                             at,
                             ErrorKind::Type {
@@ -685,7 +668,7 @@ impl<B: Builder> Unpickler<B> {
                                 .map(|_| id)
                         }),
                         _ => {
-                            if (self.stack.len() - m) % 2 != 0 {
+                            if !(self.stack.len() - m).is_multiple_of(2) {
                                 return Err(self.err(
                                     at,
                                     ErrorKind::Type {
@@ -745,7 +728,7 @@ impl<B: Builder> Unpickler<B> {
                     self.state = State::Done(v);
                     self.offset = base + pos as u64;
                     self.stack = Vec::new();
-                    self.memo = Vec::new();
+                    self.memo = Memo::default();
                     return Ok(Step::Stopped);
                 }
                 // ---- refused: would import or execute code
@@ -835,6 +818,83 @@ impl<B: Builder> Unpickler<B> {
             Some(v) if i64::try_from(v).is_ok() => Value::Int(v as i64),
             _ => Value::BigInt(self.atoms.add_big_int(bytes)),
         }
+    }
+}
+
+/// The memo: one `u64` per slot (half of a `Value`), as it holds an entry for nearly every
+/// container and string of the file. A slot packs a tag in the low 4 bits and the payload above
+/// (ids, and integers of up to 59 bits plus sign); other values (floats, wider integers) go to
+/// `wide` and the slot holds their index.
+#[derive(Default)]
+struct Memo {
+    slots: Vec<u64>,
+    wide: Vec<Value>,
+}
+
+const M_UNSET: u64 = 0;
+const M_NONE: u64 = 1;
+const M_FALSE: u64 = 2;
+const M_TRUE: u64 = 3;
+const M_INT: u64 = 4;
+const M_STR: u64 = 5;
+const M_OBJ: u64 = 6;
+const M_WIDE: u64 = 7;
+
+impl Memo {
+    fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    fn reserve(&mut self, n: usize) {
+        let _ = self.slots.try_reserve(n);
+    }
+
+    fn encode(&mut self, v: Value) -> u64 {
+        const SMALL: i64 = 1 << 59;
+        match v {
+            Value::None => M_NONE,
+            Value::Bool(false) => M_FALSE,
+            Value::Bool(true) => M_TRUE,
+            Value::Int(i) if (-SMALL..SMALL).contains(&i) => ((i as u64) << 4) | M_INT,
+            Value::Str(s) => ((s.0 as u64) << 4) | M_STR,
+            Value::Obj(o) => ((o.0 as u64) << 4) | M_OBJ,
+            other => {
+                self.wide.push(other);
+                (((self.wide.len() - 1) as u64) << 4) | M_WIDE
+            }
+        }
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> Option<Value> {
+        let slot = *self.slots.get(i)?;
+        let payload = slot >> 4;
+        Some(match slot & 15 {
+            M_NONE => Value::None,
+            M_FALSE => Value::Bool(false),
+            M_TRUE => Value::Bool(true),
+            M_INT => Value::Int((slot as i64) >> 4),
+            M_STR => Value::Str(crate::StrId(payload as u32)),
+            M_OBJ => Value::Obj(ObjId(payload as u32)),
+            M_WIDE => return self.wide.get(payload as usize).copied(),
+            _ => return None,
+        })
+    }
+
+    fn push(&mut self, v: Value) {
+        let e = self.encode(v);
+        self.slots.push(e);
+    }
+
+    fn set(&mut self, i: usize, v: Value) {
+        let e = self.encode(v);
+        if let Some(slot) = self.slots.get_mut(i) {
+            *slot = e;
+        }
+    }
+
+    fn fill_unset_to(&mut self, len: usize) {
+        self.slots.resize(len.max(self.slots.len()), M_UNSET);
     }
 }
 

@@ -1,4 +1,5 @@
 //! Opcode-level tests of the streaming reader, with hand-written pickles.
+#![allow(clippy::unwrap_used)]
 
 use memviz_pickle::tree::{parse_tree, render, TreeBuilder};
 use memviz_pickle::{ErrorKind, Unpickler};

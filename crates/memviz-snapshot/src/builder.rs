@@ -1035,7 +1035,7 @@ impl SnapshotBuilder {
                 Column::constant(NO_STR, n)
             }
         };
-        return DeviceTrace {
+        DeviceTrace {
             action: r.action,
             addr: r.addr,
             size: r.size,
@@ -1053,7 +1053,7 @@ impl SnapshotBuilder {
             internal_metadata: r.internal_metadata,
             category: r.category,
             forward_frames: r.forward_frames,
-        };
+        }
     }
 
     /// Copy the given event rows into one device's columns.

@@ -197,35 +197,29 @@ impl Loader {
 
     pub fn push(&mut self, chunk: &[u8]) -> Result<(), LoadError> {
         self.bytes_read += chunk.len() as u64;
-        loop {
-            match &mut self.state {
-                State::Failed(e) => return Err(e.clone()),
-                State::Sniff(head) => {
-                    head.extend_from_slice(chunk);
-                    if head.len() < SNIFF_LEN {
-                        return Ok(());
-                    }
-                    let head = std::mem::take(head);
-                    return self.start(head);
+        match &mut self.state {
+            State::Failed(e) => Err(e.clone()),
+            State::Sniff(head) => {
+                head.extend_from_slice(chunk);
+                if head.len() < SNIFF_LEN {
+                    return Ok(());
                 }
-                State::Raw(u) => {
-                    return u
-                        .push(chunk)
-                        .map_err(|e| self.fail(LoadError::from_pickle(&e, false)));
-                }
-                State::Gzip(g) => {
-                    return match g.write_all(chunk) {
-                        Ok(()) => Ok(()),
-                        Err(io) => {
-                            let e = match g.get_ref().error.as_ref() {
-                                Some(pe) => LoadError::from_pickle(pe, true),
-                                None => LoadError::plain(format!("the gzip data is corrupt: {io}")),
-                            };
-                            Err(self.fail(e))
-                        }
-                    };
-                }
+                let head = std::mem::take(head);
+                self.start(head)
             }
+            State::Raw(u) => u
+                .push(chunk)
+                .map_err(|e| self.fail(LoadError::from_pickle(&e, false))),
+            State::Gzip(g) => match g.write_all(chunk) {
+                Ok(()) => Ok(()),
+                Err(io) => {
+                    let e = match g.get_ref().error.as_ref() {
+                        Some(pe) => LoadError::from_pickle(pe, true),
+                        None => LoadError::plain(format!("the gzip data is corrupt: {io}")),
+                    };
+                    Err(self.fail(e))
+                }
+            },
         }
     }
 
