@@ -272,7 +272,7 @@ fn install() -> Result<()> {
         TRUNK_VERSION,
         &["trunk", "--version", TRUNK_VERSION, "--locked"],
     )?;
-    ensure_chromium()?;
+    ensure_debian_packages()?;
     ensure_playwright()?;
     eprintln!(
         "install: all tools present ({:.2} s)",
@@ -308,11 +308,27 @@ fn ensure_cargo_tool(program: &str, reported: &str, install_args: &[&str]) -> Re
     }
 }
 
-fn ensure_chromium() -> Result<()> {
-    if Path::new(CHROMIUM_PATH).exists() {
+/// Debian packages the tests need, each with how to tell it is already there.
+fn debian_packages() -> Vec<(&'static str, bool)> {
+    vec![
+        ("chromium", Path::new(CHROMIUM_PATH).exists()),
+        ("nodejs", quiet_output("node", &["--version"]).is_some()),
+        ("npm", quiet_output("npm", &["--version"]).is_some()),
+        ("python3", quiet_output("python3", &["--version"]).is_some()),
+    ]
+}
+
+/// Installs the missing Debian packages (one `apt-get update`, one `apt-get install`).
+fn ensure_debian_packages() -> Result<()> {
+    let missing: Vec<&str> = debian_packages()
+        .into_iter()
+        .filter(|(_, present)| !present)
+        .map(|(name, _)| name)
+        .collect();
+    if missing.is_empty() {
         return Ok(());
     }
-    eprintln!("install: {CHROMIUM_PATH} missing; installing Debian's chromium");
+    eprintln!("install: Debian packages missing: {}", missing.join(" "));
     let is_root = quiet_output("id", &["-u"]).is_some_and(|s| s.trim() == "0");
     let apt = |args: &[&str]| {
         let mut c = if is_root {
@@ -326,17 +342,20 @@ fn ensure_chromium() -> Result<()> {
         c
     };
     run(apt(&["update"]))?;
-    run(apt(&[
-        "install",
-        "-y",
-        "--no-install-recommends",
-        "chromium",
-    ]))?;
-    if Path::new(CHROMIUM_PATH).exists() {
+    let mut args = vec!["install", "-y", "--no-install-recommends"];
+    args.extend(&missing);
+    run(apt(&args))?;
+    let still: Vec<&str> = debian_packages()
+        .into_iter()
+        .filter(|(_, present)| !present)
+        .map(|(name, _)| name)
+        .collect();
+    if still.is_empty() {
         Ok(())
     } else {
         Err(format!(
-            "apt-get installed chromium but {CHROMIUM_PATH} is still missing"
+            "apt-get ran but these are still missing: {}",
+            still.join(" ")
         ))
     }
 }
