@@ -46,13 +46,7 @@ fn same_model_for_any_chunk_size() {
     for f in &files {
         let bytes = std::fs::read(f).expect("read");
         let whole = load_chunked(&bytes, bytes.len()).expect("whole").dump();
-        // Chunk size 1 is slow-ish on multi-MB files; use it on the files up to 600 KB.
-        let sizes: &[usize] = if bytes.len() <= 600_000 {
-            &[1, 7, 4096]
-        } else {
-            &[7, 4096]
-        };
-        for &n in sizes {
+        for n in [1, 7, 4096] {
             let d = load_chunked(&bytes, n).expect("chunked").dump();
             assert!(
                 d == whole,
