@@ -315,7 +315,16 @@ fn debian_packages() -> Vec<(&'static str, bool)> {
         ("nodejs", quiet_output("node", &["--version"]).is_some()),
         ("npm", quiet_output("npm", &["--version"]).is_some()),
         ("python3", quiet_output("python3", &["--version"]).is_some()),
+        // Mesa's GL through EGL (llvmpipe): the software adapter the offscreen render tests use.
+        ("libegl1", dpkg_installed("libegl1")),
+        ("libegl-mesa0", dpkg_installed("libegl-mesa0")),
+        ("libgl1-mesa-dri", dpkg_installed("libgl1-mesa-dri")),
     ]
+}
+
+fn dpkg_installed(package: &str) -> bool {
+    quiet_output("dpkg-query", &["-W", "-f=${Status}", package])
+        .is_some_and(|s| s.contains("install ok installed"))
 }
 
 /// Installs the missing Debian packages (one `apt-get update`, one `apt-get install`).
@@ -455,7 +464,10 @@ fn test() -> Result<()> {
         ))
     })?;
     steps.step("Rust tests", || {
-        run(cmd("cargo", ["test", "--workspace", "--release"]))
+        // The render tests skip without a GPU adapter; here one is required (llvmpipe).
+        let mut c = cmd("cargo", ["test", "--workspace", "--release"]);
+        c.env("MEMVIZ_REQUIRE_GPU", "1");
+        run(c)
     })?;
     steps.step("native CLI (the reference for the wasm tests)", || {
         run(cmd("cargo", ["build", "--release", "-p", "memviz-cli"]))

@@ -1,0 +1,193 @@
+//! Getting a device for a `<canvas>`: WebGPU when the browser has it, WebGL2 otherwise (wasm32
+//! only).
+//!
+//! # How it works
+//! A canvas can hold one kind of context for its whole life: once `getContext("webgpu")` ran,
+//! `getContext("webgl2")` returns null, and the other way round. So the order matters:
+//! 1. **WebGPU**: ask `navigator.gpu` for an adapter (`wgpu::util::is_browser_webgpu_supported`),
+//!    then create the instance (`Backends::BROWSER_WEBGPU`), adapter and device *without touching
+//!    the canvas*; only when all of that worked is the canvas surface created. Any failure up to
+//!    there leaves the canvas free for WebGL2.
+//! 2. **WebGL2**: an instance with `Backends::GL`; the surface must come first (the GL context
+//!    *is* the canvas's), then an adapter compatible with it, then the device.
+//!
+//! Both request WebGL2 limits ([`required_limits`]), so the same code runs on either, and pick
+//! the surface format with [`surface_config`] (an sRGB render format on both, so colours match).
+
+use crate::renderer::{required_limits, DeviceTier};
+use crate::surface::{surface_config, SurfaceChoice};
+
+/// Which browser API to use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// WebGPU when the browser offers a working adapter and device, else WebGL2.
+    #[default]
+    Auto,
+    /// WebGPU only (an error without it): for tests that must not silently fall back.
+    WebGpu,
+    /// WebGL2 only, even when WebGPU exists.
+    WebGl2,
+}
+
+impl Backend {
+    /// Parses a `?backend=` value: `auto`, `webgpu`, `webgl` or `webgl2` (ASCII case-insensitive).
+    #[must_use]
+    pub fn parse(name: &str) -> Option<Self> {
+        match name.to_ascii_lowercase().as_str() {
+            "auto" | "" => Some(Self::Auto),
+            "webgpu" => Some(Self::WebGpu),
+            "webgl" | "webgl2" => Some(Self::WebGl2),
+            _ => None,
+        }
+    }
+}
+
+/// A configured canvas surface with its device.
+#[derive(Debug)]
+pub struct CanvasContext {
+    /// The canvas surface, configured with `surface.config`.
+    pub surface: wgpu::Surface<'static>,
+    /// The device (WebGL2 limits).
+    pub device: wgpu::Device,
+    /// Its queue.
+    pub queue: wgpu::Queue,
+    /// WebGPU or WebGL2.
+    pub tier: DeviceTier,
+    /// The configuration in use and the format to render with (build the
+    /// [`Renderer`](crate::Renderer) for `surface.render_format`, and make frame views with
+    /// [`SurfaceChoice::frame_view`]).
+    pub choice: SurfaceChoice,
+    /// The adapter's description, for logs and an "about" line.
+    pub adapter_info: wgpu::AdapterInfo,
+}
+
+impl CanvasContext {
+    /// The format to build the [`Renderer`](crate::Renderer) for.
+    #[must_use]
+    pub fn render_format(&self) -> wgpu::TextureFormat {
+        self.choice.render_format
+    }
+
+    /// Reconfigures the surface for a new size in device pixels (0 is raised to 1); a no-op when
+    /// the size did not change.
+    pub fn resize(&mut self, width_px: u32, height_px: u32) {
+        let (width, height) = (width_px.max(1), height_px.max(1));
+        let max = self.device.limits().max_texture_dimension_2d;
+        let (width, height) = (width.min(max), height.min(max));
+        if (width, height) != (self.choice.config.width, self.choice.config.height) {
+            self.choice.config.width = width;
+            self.choice.config.height = height;
+            self.surface.configure(&self.device, &self.choice.config);
+        }
+    }
+}
+
+/// Creates a surface and device for `canvas`: WebGPU first (for [`Backend::Auto`]), WebGL2 as the
+/// fallback. The surface is configured at the canvas's current `width` × `height`.
+///
+/// # Errors
+/// A readable sentence (for the page) when the requested backend, or for `Auto` neither
+/// backend, is available, with each backend's reason.
+pub async fn create_for_canvas(
+    canvas: web_sys::HtmlCanvasElement,
+    prefer: Backend,
+) -> Result<CanvasContext, String> {
+    let size = (canvas.width(), canvas.height());
+    match prefer {
+        Backend::WebGpu => try_webgpu(canvas, size)
+            .await
+            .map_err(|e| format!("WebGPU was requested but is not available: {e}")),
+        Backend::WebGl2 => try_webgl2(canvas, size)
+            .await
+            .map_err(|e| format!("WebGL2 was requested but is not available: {e}")),
+        Backend::Auto => match try_webgpu(canvas.clone(), size).await {
+            Ok(context) => Ok(context),
+            Err(webgpu) => try_webgl2(canvas, size).await.map_err(|webgl2| {
+                format!(
+                    "This browser offers neither WebGPU nor WebGL2, which memviz needs to draw. \
+                     WebGPU: {webgpu}. WebGL2: {webgl2}."
+                )
+            }),
+        },
+    }
+}
+
+async fn try_webgpu(
+    canvas: web_sys::HtmlCanvasElement,
+    size: (u32, u32),
+) -> Result<CanvasContext, String> {
+    if !wgpu::util::is_browser_webgpu_supported().await {
+        return Err("navigator.gpu is missing or requestAdapter() returned no adapter".to_owned());
+    }
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = wgpu::Backends::BROWSER_WEBGPU;
+    let instance = wgpu::Instance::new(desc);
+    let adapter = instance
+        .request_adapter(&wgpu::RequestAdapterOptions::default())
+        .await
+        .map_err(|e| format!("no adapter: {e}"))?;
+    let (device, queue) = request_device(&adapter).await?;
+    // Only now claim the canvas for WebGPU (see the module docs).
+    let surface = instance
+        .create_surface(wgpu::SurfaceTarget::Canvas(canvas))
+        .map_err(|e| format!("the canvas refused a WebGPU context: {e}"))?;
+    finish(surface, &adapter, device, queue, size)
+}
+
+async fn try_webgl2(
+    canvas: web_sys::HtmlCanvasElement,
+    size: (u32, u32),
+) -> Result<CanvasContext, String> {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = wgpu::Backends::GL;
+    let instance = wgpu::Instance::new(desc);
+    let surface = instance
+        .create_surface(wgpu::SurfaceTarget::Canvas(canvas))
+        .map_err(|e| format!("the canvas refused a WebGL2 context: {e}"))?;
+    let adapter = instance
+        .request_adapter(&wgpu::RequestAdapterOptions {
+            compatible_surface: Some(&surface),
+            ..wgpu::RequestAdapterOptions::default()
+        })
+        .await
+        .map_err(|e| format!("no adapter: {e}"))?;
+    let (device, queue) = request_device(&adapter).await?;
+    finish(surface, &adapter, device, queue, size)
+}
+
+async fn request_device(adapter: &wgpu::Adapter) -> Result<(wgpu::Device, wgpu::Queue), String> {
+    adapter
+        .request_device(&wgpu::DeviceDescriptor {
+            label: Some("memviz-render canvas"),
+            required_features: wgpu::Features::empty(),
+            required_limits: required_limits(&adapter.limits()),
+            ..wgpu::DeviceDescriptor::default()
+        })
+        .await
+        .map_err(|e| format!("no device: {e}"))
+}
+
+fn finish(
+    surface: wgpu::Surface<'static>,
+    adapter: &wgpu::Adapter,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    (width, height): (u32, u32),
+) -> Result<CanvasContext, String> {
+    let caps = surface.get_capabilities(adapter);
+    let mut choice = surface_config(&caps, width, height)
+        .ok_or_else(|| "the surface offers no texture format for this adapter".to_owned())?;
+    let max = device.limits().max_texture_dimension_2d;
+    choice.config.width = choice.config.width.min(max);
+    choice.config.height = choice.config.height.min(max);
+    surface.configure(&device, &choice.config);
+    let adapter_info = adapter.get_info();
+    Ok(CanvasContext {
+        surface,
+        device,
+        queue,
+        tier: DeviceTier::from_backend(adapter_info.backend),
+        choice,
+        adapter_info,
+    })
+}
