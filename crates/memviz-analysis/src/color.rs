@@ -1,0 +1,218 @@
+//! Stable colours per allocation site, and the legend of the largest sites at the peak.
+//!
+//! memory_viz colours a band by its element index (`Tableau10[i % 10]`), so colours change with
+//! the file and say nothing. Here the colour is a deterministic hash of the stack's *content*
+//! (the filenames, names and lines of the frames kept by the §7 filter; all frames when the
+//! filter keeps none) into a fixed 20-colour palette: the same call site gets the same colour
+//! across reloads and across files. Stacks with no frames get a neutral grey.
+
+use crate::frames::{element_stack, keep_frame, site_label};
+use crate::layout::Layout;
+use crate::timeline::Timeline;
+use memviz_snapshot::{Frame, Snapshot, StackId};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// The palette: Tableau 20 without its two greys, plus two darker hues (category20b).
+pub const PALETTE: [[u8; 3]; 20] = [
+    [0x1f, 0x77, 0xb4],
+    [0xff, 0x7f, 0x0e],
+    [0x2c, 0xa0, 0x2c],
+    [0xd6, 0x27, 0x28],
+    [0x94, 0x67, 0xbd],
+    [0x8c, 0x56, 0x4b],
+    [0xe3, 0x77, 0xc2],
+    [0xbc, 0xbd, 0x22],
+    [0x17, 0xbe, 0xcf],
+    [0xae, 0xc7, 0xe8],
+    [0xff, 0xbb, 0x78],
+    [0x98, 0xdf, 0x8a],
+    [0xff, 0x98, 0x96],
+    [0xc5, 0xb0, 0xd5],
+    [0xc4, 0x9c, 0x94],
+    [0xf7, 0xb6, 0xd2],
+    [0xdb, 0xdb, 0x8d],
+    [0x9e, 0xda, 0xe5],
+    [0x39, 0x3b, 0x79],
+    [0x63, 0x79, 0x39],
+];
+/// Colour index of stacks without frames (grey `#9e9e9e`).
+pub const NO_FRAMES_COLOR: u8 = PALETTE.len() as u8;
+const NO_FRAMES_RGB: [u8; 3] = [0x9e, 0x9e, 0x9e];
+
+/// Opaque RGBA8 of a colour index (grey for [`NO_FRAMES_COLOR`] and anything out of range).
+pub fn rgba(color: u8) -> [u8; 4] {
+    let [r, g, b] = PALETTE
+        .get(color as usize)
+        .copied()
+        .unwrap_or(NO_FRAMES_RGB);
+    [r, g, b, 255]
+}
+
+fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// A content hash of a stack (0 for an empty one): FNV-1a over `filename, name, line` of the
+/// frames kept by the §7 filter (all frames when it keeps none), finished with a splitmix64
+/// mix. Independent of ids, so it is the same in every file.
+pub fn stack_hash(snap: &Snapshot, stack: StackId) -> u64 {
+    let frames: Vec<&Frame> = snap
+        .stack(stack)
+        .iter()
+        .filter_map(|&id| snap.frame(id))
+        .collect();
+    if frames.is_empty() {
+        return 0;
+    }
+    let kept: Vec<&Frame> = frames
+        .iter()
+        .copied()
+        .filter(|f| keep_frame(snap, f))
+        .collect();
+    let use_frames = if kept.is_empty() { &frames } else { &kept };
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for f in use_frames {
+        h = fnv1a(h, snap.str(f.filename).as_bytes());
+        h = fnv1a(h, &[0xff]);
+        h = fnv1a(h, snap.str(f.name).as_bytes());
+        h = fnv1a(h, &[0xff]);
+        h = fnv1a(h, &f.line.to_le_bytes());
+        h = fnv1a(h, &[0xfe]);
+    }
+    // splitmix64 finaliser, so that the low bits used below are well mixed.
+    h ^= h >> 30;
+    h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h ^= h >> 27;
+    h = h.wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^= h >> 31;
+    h | 1
+}
+
+/// Palette index for a content hash.
+pub fn color_of_hash(hash: u64) -> u8 {
+    if hash == 0 {
+        NO_FRAMES_COLOR
+    } else {
+        (hash % PALETTE.len() as u64) as u8
+    }
+}
+
+pub fn stack_color(snap: &Snapshot, stack: StackId) -> u8 {
+    color_of_hash(stack_hash(snap, stack))
+}
+
+/// Colour index of every interned stack (index = `StackId`).
+pub fn stack_colors(snap: &Snapshot) -> Vec<u8> {
+    (0..snap.stacks.len() as u32)
+        .map(|i| stack_color(snap, StackId(i)))
+        .collect()
+}
+
+/// Colour index of every element of a device's timeline (each stack hashed once).
+pub fn element_colors(snap: &Snapshot, device: i64, timeline: &Timeline) -> Vec<u8> {
+    let mut cache: FxHashMap<StackId, u8> = FxHashMap::default();
+    timeline
+        .elements
+        .iter()
+        .map(|e| {
+            let s = element_stack(snap, device, e);
+            *cache.entry(s).or_insert_with(|| stack_color(snap, s))
+        })
+        .collect()
+}
+
+/// One allocation site of the legend.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LegendEntry {
+    pub color: u8,
+    pub rgba: [u8; 4],
+    /// `basename:line:name` of the innermost user frame, or `<no frames>`.
+    pub label: String,
+    /// Bytes of this site's elements live at the peak.
+    pub bytes: u64,
+    pub elements: u32,
+    /// A representative stack (the lowest element's at the peak).
+    pub stack: u32,
+    pub hash: u64,
+}
+
+/// The `n` allocation sites (stacks with the same content hash) holding the most bytes at the
+/// layout's peak step, largest first (ties: label, then hash).
+pub fn legend(
+    snap: &Snapshot,
+    device: i64,
+    timeline: &Timeline,
+    layout: &Layout,
+    n: usize,
+) -> Vec<LegendEntry> {
+    if layout.step_count() == 0 || n == 0 {
+        return Vec::new();
+    }
+    let mut hash_of: FxHashMap<StackId, u64> = FxHashMap::default();
+    // hash → (bytes, elements, first stack)
+    let mut sites: FxHashMap<u64, (u64, u32, StackId)> = FxHashMap::default();
+    for (_, e) in layout.elements_at(layout.peak_step) {
+        let Some(el) = timeline.elements.get(e as usize) else {
+            continue;
+        };
+        let s = element_stack(snap, device, el);
+        let h = *hash_of.entry(s).or_insert_with(|| stack_hash(snap, s));
+        let site = sites.entry(h).or_insert((0, 0, s));
+        site.0 = site.0.saturating_add(el.size_bytes);
+        site.1 += 1;
+    }
+    let mut out: Vec<LegendEntry> = sites
+        .into_iter()
+        .map(|(hash, (bytes, elements, stack))| {
+            let color = color_of_hash(hash);
+            LegendEntry {
+                color,
+                rgba: rgba(color),
+                label: site_label(snap, stack),
+                bytes,
+                elements,
+                stack: stack.0,
+                hash,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.bytes
+            .cmp(&a.bytes)
+            .then_with(|| a.label.cmp(&b.label))
+            .then_with(|| a.hash.cmp(&b.hash))
+    });
+    out.truncate(n);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn palette_is_distinct_and_rgba_is_total() {
+        for (i, a) in PALETTE.iter().enumerate() {
+            assert_ne!(*a, NO_FRAMES_RGB);
+            for b in &PALETTE[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+        assert_eq!(rgba(0), [0x1f, 0x77, 0xb4, 255]);
+        assert_eq!(rgba(NO_FRAMES_COLOR), [0x9e, 0x9e, 0x9e, 255]);
+        assert_eq!(rgba(255), [0x9e, 0x9e, 0x9e, 255]);
+        assert_eq!(color_of_hash(0), NO_FRAMES_COLOR);
+        assert!((0..1000u64).all(|h| color_of_hash(h * 7919 + 1) < NO_FRAMES_COLOR));
+    }
+
+    #[test]
+    fn fnv_is_the_reference_fnv() {
+        // FNV-1a 64 of "a" is 0xaf63dc4c8601ec8c.
+        assert_eq!(fnv1a(0xcbf2_9ce4_8422_2325, b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+}

@@ -1,0 +1,241 @@
+//! Stack frames as memory_viz prints them (SEMANTICS.md §7 "Frames"): the name/filename drop
+//! lists, `filename:line:name` lines with FX annotations, repeat elision, and the explanation
+//! shown for an empty stack. Also which stack belongs to a timeline element, and the innermost
+//! user frame (legend labels).
+
+use crate::timeline::{Element, Origin};
+use memviz_snapshot::{Frame, FrameId, Snapshot, StackId, NO_STR};
+
+/// Frames whose *name* contains one of these are dropped.
+pub const OMIT_NAMES: [&str; 8] = [
+    "unwind::unwind",
+    "CapturedTraceback::gather",
+    "gather_with_cpp",
+    "_start",
+    "__libc_start_main",
+    "PyEval_",
+    "PyObject_",
+    "PyFunction_",
+];
+
+/// Frames whose *filename* contains one of these are dropped.
+pub const OMIT_FILENAMES: [&str; 10] = [
+    "core/boxing",
+    "/Register",
+    "/Redispatch",
+    "pythonrun.c",
+    "Modules/main.c",
+    "Objects/call.c",
+    "Objects/methodobject.c",
+    "pycore_ceval.h",
+    "ceval.c",
+    "cpython/abstract.h",
+];
+
+/// What memory_viz (2026) prints for a block or event with no frames, one line each.
+pub const NO_FRAMES_EXPLANATION: [&str; 6] = [
+    "This block has no frames. Potential causes:",
+    "1) This block was allocated before _record_memory_history was enabled.",
+    "2) The context or stacks passed to _record_memory_history does not include this block. Consider changing context to 'state', 'alloc', or 'all', or changing stacks to 'all'.",
+    "3) This event occurred during backward, which has no python frames, and memory history did not include C++ frames. Use stacks='all' to record both C++ and python frames.",
+    "4) This block was reconstructed from the allocator's segment snapshot (not from a trace event). The snapshot records which blocks exist at the moment _snapshot() is called, but does not carry stack frames. This typically happens for blocks that were allocated before tracing started and never freed, or for inactive blocks in private memory pools.",
+    "5) The original alloc event was evicted from the trace ring buffer (older entries are overwritten when the buffer is full). Increase the max_entries argument to _record_memory_history to retain more events.",
+];
+
+/// memory_viz's `frameFilter`: false for interpreter and dispatcher noise.
+pub fn keep_frame(snap: &Snapshot, f: &Frame) -> bool {
+    let name = snap.str(f.name);
+    let file = snap.str(f.filename);
+    !OMIT_NAMES.iter().any(|o| name.contains(o)) && !OMIT_FILENAMES.iter().any(|o| file.contains(o))
+}
+
+fn non_empty(snap: &Snapshot, id: memviz_snapshot::StrId) -> Option<&str> {
+    (id != NO_STR)
+        .then(|| snap.str(id))
+        .filter(|s| !s.is_empty())
+}
+
+/// One frame as memory_viz prints it: `filename:line:name`, then when present an indented
+/// `>> FX: node=…, op=…, target=…` line and the `>> Original Model Code:` block. Lines are
+/// separated by `\n`.
+pub fn frame_text(snap: &Snapshot, f: &Frame) -> String {
+    let mut s = format!("{}:{}:{}", snap.str(f.filename), f.line, snap.str(f.name));
+    let node = non_empty(snap, f.fx_node_name);
+    let op = non_empty(snap, f.fx_node_op);
+    let target = non_empty(snap, f.fx_node_target);
+    if node.is_some() || op.is_some() || target.is_some() {
+        let parts: Vec<String> = [("node", node), ("op", op), ("target", target)]
+            .into_iter()
+            .filter_map(|(k, v)| v.map(|v| format!("{k}={v}")))
+            .collect();
+        s.push_str("\n    >> FX: ");
+        s.push_str(&parts.join(", "));
+    }
+    if let Some(orig) = non_empty(snap, f.fx_original_trace) {
+        s.push_str("\n    >> Original Model Code:");
+        for line in orig.trim().split('\n') {
+            s.push_str("\n       ");
+            s.push_str(line);
+        }
+    }
+    s
+}
+
+/// memory_viz's `elideRepeats`: a run of k > 2 equal entries becomes the entry and
+/// `<repeats k−1 times>`; runs of 1 or 2 stay.
+pub fn elide_repeats(items: Vec<String>) -> Vec<String> {
+    let mut out = Vec::with_capacity(items.len());
+    let mut it = items.into_iter().peekable();
+    while let Some(f) = it.next() {
+        let mut run = 1usize;
+        while it.peek() == Some(&f) {
+            it.next();
+            run += 1;
+        }
+        match run {
+            1 => out.push(f),
+            2 => {
+                out.push(f.clone());
+                out.push(f);
+            }
+            _ => {
+                out.push(f);
+                out.push(format!("<repeats {} times>", run - 1));
+            }
+        }
+    }
+    out
+}
+
+/// The display lines of a stack, innermost frame first: frames dropped by the §7 lists when
+/// `filter` is set (memory_viz always filters), formatted by [`frame_text`], repeats elided
+/// (always), then split into lines (a frame with FX annotations spans several). An empty stack
+/// gives [`NO_FRAMES_EXPLANATION`]; a stack whose frames are all filtered out gives no lines, as
+/// in memory_viz.
+pub fn format_stack(snap: &Snapshot, stack: StackId, filter: bool) -> Vec<String> {
+    let ids = snap.stack(stack);
+    if ids.is_empty() {
+        return NO_FRAMES_EXPLANATION
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    }
+    let texts: Vec<String> = ids
+        .iter()
+        .filter_map(|&id| snap.frame(id))
+        .filter(|f| !filter || keep_frame(snap, f))
+        .map(|f| frame_text(snap, f))
+        .collect();
+    elide_repeats(texts)
+        .into_iter()
+        .flat_map(|t| t.split('\n').map(str::to_string).collect::<Vec<_>>())
+        .collect()
+}
+
+/// The stack shown for a timeline element: the alloc's, the free's for an unmatched free, the
+/// block's for a ghost. [`StackId::EMPTY`] when the index is out of range.
+pub fn element_stack(snap: &Snapshot, device: i64, element: &Element) -> StackId {
+    match element.origin {
+        Origin::Alloc { event } | Origin::UnmatchedFree { event } => snap
+            .trace(device)
+            .and_then(|t| t.stack.get(event as usize).copied())
+            .unwrap_or(StackId::EMPTY),
+        Origin::Ghost { block } => snap
+            .blocks
+            .get(block as usize)
+            .map(|b| b.stack)
+            .unwrap_or(StackId::EMPTY),
+    }
+}
+
+/// The last path component of a Linux or Windows path.
+pub fn basename(path: &str) -> &str {
+    path.rsplit(['/', '\\']).next().unwrap_or(path)
+}
+
+fn is_python_file(file: &str) -> bool {
+    file.ends_with(".py")
+}
+
+fn is_torch_internal(file: &str) -> bool {
+    file.contains("/torch/") || file.contains("\\torch\\") || file.starts_with("<frozen")
+}
+
+/// C++ frames of the allocation machinery itself, skipped when a stack has no Python frame.
+fn is_allocator_plumbing(name: &str) -> bool {
+    [
+        "Allocator",
+        "StorageImpl",
+        "at::detail::empty",
+        "_empty_generic",
+        "at::empty",
+        "empty_strided",
+    ]
+    .iter()
+    .any(|p| name.contains(p))
+}
+
+/// The innermost frame after filtering that looks like user code: a `.py` file outside torch's
+/// own package; else the innermost `.py` frame; else the innermost kept frame that is not
+/// allocator plumbing (`…Allocator…`, `StorageImpl`, `at::empty…`); else the innermost kept frame.
+pub fn innermost_user_frame(snap: &Snapshot, stack: StackId) -> Option<FrameId> {
+    let kept: Vec<(FrameId, &Frame)> = snap
+        .stack(stack)
+        .iter()
+        .filter_map(|&id| snap.frame(id).map(|f| (id, f)))
+        .filter(|(_, f)| keep_frame(snap, f))
+        .collect();
+    let py = |(_, f): &&(FrameId, &Frame)| is_python_file(snap.str(f.filename));
+    kept.iter()
+        .filter(py)
+        .find(|(_, f)| !is_torch_internal(snap.str(f.filename)))
+        .or_else(|| kept.iter().find(py))
+        .or_else(|| {
+            kept.iter()
+                .find(|(_, f)| !is_allocator_plumbing(snap.str(f.name)))
+        })
+        .or_else(|| kept.first())
+        .map(|(id, _)| *id)
+}
+
+/// A short label for a stack: `basename:line:name` of [`innermost_user_frame`], or
+/// `<no frames>`.
+pub fn site_label(snap: &Snapshot, stack: StackId) -> String {
+    match innermost_user_frame(snap, stack).and_then(|id| snap.frame(id)) {
+        Some(f) => format!(
+            "{}:{}:{}",
+            basename(snap.str(f.filename)),
+            f.line,
+            snap.str(f.name)
+        ),
+        None => "<no frames>".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn elision_matches_memory_viz() {
+        assert_eq!(elide_repeats(v(&[])), v(&[]));
+        assert_eq!(elide_repeats(v(&["a", "b"])), v(&["a", "b"]));
+        assert_eq!(elide_repeats(v(&["a", "a", "b"])), v(&["a", "a", "b"]));
+        assert_eq!(
+            elide_repeats(v(&["a", "a", "a", "b", "c", "c", "c", "c"])),
+            v(&["a", "<repeats 2 times>", "b", "c", "<repeats 3 times>"])
+        );
+    }
+
+    #[test]
+    fn basenames() {
+        assert_eq!(basename("/a/b/c.py"), "c.py");
+        assert_eq!(basename("C:\\x\\y.py"), "y.py");
+        assert_eq!(basename("plain"), "plain");
+        assert_eq!(basename(""), "");
+    }
+}

@@ -1,0 +1,420 @@
+//! The Active Memory Timeline tooltip (SEMANTICS.md §7 "Timeline tooltip", 2026 generation) and
+//! the parts of the annotate step (§2) it needs: address versions and stream ordinals.
+//!
+//! The tooltip is returned as plain strings in a [`TooltipInfo`]; escaping is the display
+//! layer's job. Differences from memory_viz, on purpose: the address label has no apostrophe
+//! (`b7f06…_0`, as the 2023–2025 viewer printed it), the timestamp is an ISO-8601 UTC string and
+//! is only shown when the event has `time_us` (§9 "Invalid Date"), and no "summarized band"
+//! text exists because every element is drawn.
+
+use crate::format::size_long;
+use crate::frames::{element_stack, format_stack};
+use crate::layout::Layout;
+use crate::timeline::{Origin, Timeline};
+use memviz_snapshot::{Action, Column, Snapshot, StrId, NO_STR, NO_TIME};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// "No version" (events other than alloc/free/segment ones): printed `_undefined`.
+pub const NO_VERSION: u32 = u32::MAX;
+
+/// The annotate step's address versions for one device: the k-th lifetime of an address is
+/// version k (an alloc and its free share it).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Versions {
+    pub device: i64,
+    /// Per trace event of `device` ([`NO_VERSION`] when the action has none). A
+    /// `free_completed` merged into its `free_requested` has the request's version.
+    pub events: Vec<u32>,
+    /// Per block of the snapshot ([`Snapshot::blocks`] order), all devices.
+    pub blocks: Vec<u32>,
+    /// Per segment of the snapshot ([`Snapshot::segments`] order), all devices.
+    pub segments: Vec<u32>,
+}
+
+/// Runs the annotate step's two version counters (§2): over every device trace in device order
+/// (the counters are shared across devices, as in memory_viz), then over the segments and their
+/// blocks in file order. O(total events) with one hash lookup each; keeps the versions of
+/// `device`'s events only.
+pub fn versions(snap: &Snapshot, device: i64) -> Versions {
+    fn ver(map: &mut FxHashMap<u64, u32>, addr: u64, bump: bool) -> u32 {
+        let v = map.entry(addr).or_insert(0);
+        let r = *v;
+        if bump {
+            *v = v.saturating_add(1);
+        }
+        r
+    }
+    let mut block_ver: FxHashMap<u64, u32> = FxHashMap::default();
+    let mut seg_ver: FxHashMap<u64, u32> = FxHashMap::default();
+    let mut out = Versions {
+        device,
+        ..Versions::default()
+    };
+    for (d, tr) in snap.traces.iter().enumerate() {
+        let mine = d as i64 == device;
+        if mine {
+            out.events.reserve(tr.len());
+        }
+        for (i, action) in tr.action.iter().enumerate() {
+            let addr = tr.addr.get(i).copied().unwrap_or(0);
+            let v = match action {
+                Action::FreeCompleted => ver(&mut block_ver, addr, true),
+                Action::FreeRequested | Action::Alloc => ver(&mut block_ver, addr, false),
+                Action::SegmentFree | Action::SegmentUnmap => ver(&mut seg_ver, addr, true),
+                Action::SegmentAlloc | Action::SegmentMap => ver(&mut seg_ver, addr, false),
+                _ => NO_VERSION,
+            };
+            if mine {
+                out.events.push(v);
+            }
+        }
+    }
+    out.blocks = vec![NO_VERSION; snap.blocks.len()];
+    out.segments = Vec::with_capacity(snap.segments.len());
+    for seg in &snap.segments {
+        out.segments.push(ver(&mut seg_ver, seg.address, false));
+        for bi in seg.blocks.0..seg.blocks.1 {
+            if let (Some(b), Some(slot)) = (
+                snap.blocks.get(bi as usize),
+                out.blocks.get_mut(bi as usize),
+            ) {
+                *slot = ver(&mut block_ver, b.address, false);
+            }
+        }
+    }
+    out
+}
+
+/// Raw `cudaStream_t` value → ordinal (§2): 0 is 0, others 1, 2, … in order of first
+/// appearance over all traces (device order), then the segments.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StreamOrdinals(FxHashMap<u64, u32>);
+
+impl StreamOrdinals {
+    /// The ordinal of a raw stream (every stream in the file has one).
+    pub fn get(&self, raw: u64) -> Option<u32> {
+        self.0.get(&raw).copied()
+    }
+    /// Number of distinct streams, stream 0 included.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+pub fn stream_ordinals(snap: &Snapshot) -> StreamOrdinals {
+    let mut m: FxHashMap<u64, u32> = FxHashMap::default();
+    m.insert(0, 0);
+    let add = |raw: u64, m: &mut FxHashMap<u64, u32>| {
+        let next = m.len() as u32;
+        m.entry(raw).or_insert(next);
+    };
+    for tr in &snap.traces {
+        match &tr.stream {
+            Column::Const { value, len } => {
+                if *len > 0 {
+                    add(*value, &mut m);
+                }
+            }
+            Column::Full(v) => {
+                let mut last = None;
+                for &s in v {
+                    if last != Some(s) {
+                        add(s, &mut m);
+                        last = Some(s);
+                    }
+                }
+            }
+        }
+    }
+    for seg in &snap.segments {
+        add(seg.stream, &mut m);
+    }
+    StreamOrdinals(m)
+}
+
+/// `time_us` (microseconds since the Unix epoch) as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (UTC).
+pub fn format_time_us(time_us: i64) -> String {
+    let secs = time_us.div_euclid(1_000_000);
+    let micros = time_us.rem_euclid(1_000_000);
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{micros:06}Z",
+        sod / 3600,
+        sod % 3600 / 60,
+        sod % 60
+    )
+}
+
+/// Everything a tooltip needs that is computed once per device.
+#[derive(Clone, Debug)]
+pub struct TooltipContext {
+    pub device: i64,
+    pub versions: Versions,
+    pub streams: StreamOrdinals,
+    /// The device's segments sorted by address: (address, end, pool id, segment index).
+    segments_by_addr: Vec<(u64, u64, (i64, i64), u32)>,
+}
+
+impl TooltipContext {
+    pub fn new(snap: &Snapshot, device: i64) -> Self {
+        let mut segs: Vec<(u64, u64, (i64, i64), u32)> = snap
+            .segments
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.device == device)
+            .map(|(i, s)| {
+                (
+                    s.address,
+                    s.address.saturating_add(s.total_size),
+                    s.pool_id,
+                    i as u32,
+                )
+            })
+            .collect();
+        segs.sort_by_key(|s| (s.0, s.3));
+        TooltipContext {
+            device,
+            versions: versions(snap, device),
+            streams: stream_ordinals(snap),
+            segments_by_addr: segs,
+        }
+    }
+
+    /// The pool id of the device segment containing `addr` (memory_viz's `find_pool_id`).
+    pub fn pool_of_address(&self, addr: u64) -> Option<(i64, i64)> {
+        let i = self.segments_by_addr.partition_point(|s| s.0 <= addr);
+        let s = self.segments_by_addr.get(i.checked_sub(1)?)?;
+        (addr < s.1).then_some(s.2)
+    }
+}
+
+/// Where an element comes from, for the display layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TooltipOrigin {
+    Alloc,
+    UnmatchedFree,
+    Ghost,
+}
+
+/// The tooltip of one timeline element. [`TooltipInfo::text`] joins it as memory_viz shows it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TooltipInfo {
+    pub element: u32,
+    /// `<element> Addr: b<hex>_<v>, Size: …, Total memory used after allocation: …, Compile
+    /// context: …, stream n, pool_id (a, b)[, timestamp …]`.
+    pub title: String,
+    /// Notes (unmatched free, ghost block) and the `User Metadata:` block, one line each.
+    pub details: Vec<String>,
+    /// [`format_stack`] of the element's stack (filtered).
+    pub frames: Vec<String>,
+    /// Forward-pass stack lines (`forward_frames`), empty when absent.
+    pub forward_frames: Vec<String>,
+    pub origin: TooltipOrigin,
+    pub address_label: String,
+    pub size_bytes: u64,
+    pub total_after_bytes: u64,
+    pub stream: u32,
+    pub pool_id: Option<(i64, i64)>,
+    pub time_us: Option<i64>,
+    pub compile_context: Option<String>,
+}
+
+/// Header of the forward-frames section.
+pub const FORWARD_FRAMES_HEADER: &str =
+    "=== Forward Pass Stack Trace (where this tensor was created) ===";
+/// The unmatched-free note.
+pub const UNMATCHED_FREE_NOTE: &str = "alloc not recorded, stack trace for free:";
+/// The ghost-block note.
+pub const GHOST_NOTE: &str = "[Ghost block] This block exists in the segment snapshot but has no alloc trace events. It was allocated before _record_memory_history() was called, or its alloc event was evicted from the trace ring buffer. The block is still active (not freed) at snapshot time.";
+
+impl TooltipInfo {
+    /// The whole tooltip as one `\n`-separated text (also what search matches against).
+    pub fn text(&self) -> String {
+        let mut lines: Vec<&str> = vec![&self.title];
+        lines.extend(self.details.iter().map(String::as_str));
+        lines.extend(self.frames.iter().map(String::as_str));
+        if !self.forward_frames.is_empty() {
+            lines.push("");
+            lines.push(FORWARD_FRAMES_HEADER);
+            lines.extend(self.forward_frames.iter().map(String::as_str));
+        }
+        lines.join("\n")
+    }
+}
+
+fn sparse_get<T>(v: &[(u32, T)], event: u32) -> Option<&T> {
+    v.binary_search_by_key(&event, |e| e.0)
+        .ok()
+        .and_then(|i| v.get(i))
+        .map(|e| &e.1)
+}
+
+fn forward_lines(snap: &Snapshot, lines: &[StrId]) -> Vec<String> {
+    let joined: String = lines.iter().map(|&s| snap.str(s)).collect();
+    let trimmed = joined.trim_end();
+    if trimmed.is_empty() {
+        return Vec::new();
+    }
+    trimmed.split('\n').map(str::to_string).collect()
+}
+
+/// The tooltip of `element` of `timeline` (built for `ctx.device`), or `None` for an unknown
+/// element.
+pub fn tooltip(
+    snap: &Snapshot,
+    ctx: &TooltipContext,
+    timeline: &Timeline,
+    layout: &Layout,
+    element: u32,
+) -> Option<TooltipInfo> {
+    let el = timeline.elements.get(element as usize)?;
+    let device = ctx.device;
+    let trace = snap.trace(device);
+    let size = el.size_bytes;
+    let total_after = layout
+        .base_bytes(element)
+        .map(|b| b.saturating_add(layout.height_bytes(element)))
+        .unwrap_or(0);
+    let (origin, addr, version, raw_stream, pool_id, time_us, cc, um, fwd) = match el.origin {
+        Origin::Alloc { event } | Origin::UnmatchedFree { event } => {
+            let i = event as usize;
+            let tr = trace?;
+            let addr = tr.addr.get(i).copied().unwrap_or(0);
+            let pool = sparse_get(&tr.pool_id, event)
+                .copied()
+                .or_else(|| ctx.pool_of_address(addr));
+            let time = tr.time_us.get(i).copied().filter(|&t| t != NO_TIME);
+            let cc = tr.compile_context.get(i).unwrap_or(NO_STR);
+            let um = tr.user_metadata.get(i).unwrap_or(NO_STR);
+            let fwd = sparse_get(&tr.forward_frames, event)
+                .map(|f| forward_lines(snap, f))
+                .unwrap_or_default();
+            let origin = if matches!(el.origin, Origin::Alloc { .. }) {
+                TooltipOrigin::Alloc
+            } else {
+                TooltipOrigin::UnmatchedFree
+            };
+            (
+                origin,
+                addr,
+                ctx.versions.events.get(i).copied().unwrap_or(NO_VERSION),
+                tr.stream.get(i).unwrap_or(0),
+                pool,
+                time,
+                cc,
+                um,
+                fwd,
+            )
+        }
+        Origin::Ghost { block } => {
+            let b = snap.blocks.get(block as usize)?;
+            let seg = snap
+                .segments
+                .iter()
+                .find(|s| s.device == device && (s.blocks.0..s.blocks.1).contains(&block));
+            let fwd = sparse_get(&snap.block_forward_frames, block)
+                .map(|f| forward_lines(snap, f))
+                .unwrap_or_default();
+            (
+                TooltipOrigin::Ghost,
+                b.address,
+                ctx.versions
+                    .blocks
+                    .get(block as usize)
+                    .copied()
+                    .unwrap_or(NO_VERSION),
+                seg.map(|s| s.stream).unwrap_or(0),
+                seg.map(|s| s.pool_id)
+                    .or_else(|| ctx.pool_of_address(b.address)),
+                None,
+                NO_STR,
+                NO_STR,
+                fwd,
+            )
+        }
+    };
+    let address_label = if version == NO_VERSION {
+        format!("b{addr:x}_undefined")
+    } else {
+        format!("b{addr:x}_{version}")
+    };
+    let stream = ctx.streams.get(raw_stream).unwrap_or(0);
+    let compile_context = (cc != NO_STR).then(|| snap.str(cc).to_string());
+    let mut title = format!(
+        "{element} Addr: {address_label}, Size: {} allocation, Total memory used after allocation: {}, Compile context: {}, stream {stream}",
+        size_long(size),
+        size_long(total_after),
+        compile_context.as_deref().unwrap_or("None"),
+    );
+    match pool_id {
+        Some((a, b)) => title.push_str(&format!(", pool_id ({a}, {b})")),
+        None => title.push_str(", pool_id unknown"),
+    }
+    if let Some(t) = time_us {
+        title.push_str(&format!(", timestamp {}", format_time_us(t)));
+    }
+    let mut details = Vec::new();
+    match origin {
+        TooltipOrigin::UnmatchedFree => details.push(UNMATCHED_FREE_NOTE.to_string()),
+        TooltipOrigin::Ghost => details.push(GHOST_NOTE.to_string()),
+        TooltipOrigin::Alloc => {}
+    }
+    let metadata = snap.str(um);
+    if !metadata.is_empty() {
+        details.push("User Metadata:".to_string());
+        details.extend(metadata.split('\n').map(|l| format!("  {l}")));
+    }
+    Some(TooltipInfo {
+        element,
+        title,
+        details,
+        frames: format_stack(snap, element_stack(snap, device, el), true),
+        forward_frames: fwd,
+        origin,
+        address_label,
+        size_bytes: size,
+        total_after_bytes: total_after,
+        stream,
+        pool_id,
+        time_us,
+        compile_context,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_timestamps() {
+        assert_eq!(format_time_us(0), "1970-01-01T00:00:00.000000Z");
+        assert_eq!(
+            format_time_us(1_708_000_000_123_456),
+            "2024-02-15T12:26:40.123456Z"
+        );
+        assert_eq!(
+            format_time_us(951_782_400_000_000),
+            "2000-02-29T00:00:00.000000Z"
+        );
+        assert_eq!(format_time_us(-1), "1969-12-31T23:59:59.999999Z");
+        // Extremes format without overflow.
+        let _ = format_time_us(i64::MAX);
+        let _ = format_time_us(i64::MIN + 1);
+    }
+}
