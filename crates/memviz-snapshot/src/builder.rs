@@ -123,7 +123,11 @@ pub struct SnapshotBuilder {
     frame_index: FxHashMap<Frame, FrameId>,
     stacks: StackTable,
     stack_index: FxHashMap<Box<[FrameId]>, StackId>,
+    /// Stacks by the container ids of their frame dicts: Python shares frame dicts by identity,
+    /// so a repeated traceback is the same id sequence, found without touching each frame.
+    stack_by_objs: FxHashMap<Box<[u32]>, StackId>,
     scratch: Vec<FrameId>,
+    obj_scratch: Vec<u32>,
     pub(crate) warnings: Warnings,
 }
 
@@ -155,7 +159,9 @@ impl SnapshotBuilder {
             frame_index: FxHashMap::default(),
             stacks: StackTable::default(),
             stack_index,
+            stack_by_objs: FxHashMap::default(),
             scratch: Vec::new(),
+            obj_scratch: Vec::new(),
             warnings: Warnings::default(),
         };
         (b, atoms)
@@ -378,6 +384,31 @@ impl SnapshotBuilder {
     /// Intern the stack made of these frame values. With `strict`, give up (None) at the first
     /// item that is not a frame; otherwise skip such items with a warning.
     fn intern_stack(&mut self, items: &[Value], atoms: &Atoms, strict: bool) -> Option<StackId> {
+        let mut key = std::mem::take(&mut self.obj_scratch);
+        key.clear();
+        let all_objs = items.iter().all(|v| match v {
+            Value::Obj(ObjId(j)) => {
+                key.push(*j);
+                true
+            }
+            _ => false,
+        });
+        if all_objs {
+            if let Some(id) = self.stack_by_objs.get(&key[..]) {
+                let id = *id;
+                self.obj_scratch = key;
+                return Some(id);
+            }
+        }
+        let id = self.intern_stack_slow(items, atoms, strict);
+        if let (true, Some(id)) = (all_objs, id) {
+            self.stack_by_objs.insert(Box::from(&key[..]), id);
+        }
+        self.obj_scratch = key;
+        id
+    }
+
+    fn intern_stack_slow(&mut self, items: &[Value], atoms: &Atoms, strict: bool) -> Option<StackId> {
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         for it in items {
