@@ -52,6 +52,23 @@ pub fn fixtures_dir() -> PathBuf {
     .clone()
 }
 
+/// Every fixture `generate.py small` writes.
+pub const SMALL_FIXTURES: &[&str] = &[
+    "vector.pickle",
+    "proto5.pickle",
+    "proto2_cxx.pickle",
+    "truncated.pickle",
+    "deferred.pickle",
+    "long1_big.pickle",
+    "legacy_history.pickle",
+    "bare_list.pickle",
+    "empty.pickle",
+    "expandable.pickle",
+    "pools.pickle",
+    "multidevice.pickle",
+    "unknown_action.pickle",
+];
+
 pub fn fixture(name: &str) -> PathBuf {
     fixtures_dir().join(name)
 }

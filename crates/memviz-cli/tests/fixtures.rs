@@ -6,25 +6,9 @@ use common::*;
 use memviz_analysis::timeline::{self, Origin};
 use memviz_snapshot::{Action, Layout};
 
-const ALL: &[&str] = &[
-    "vector.pickle",
-    "proto5.pickle",
-    "proto2_cxx.pickle",
-    "truncated.pickle",
-    "deferred.pickle",
-    "long1_big.pickle",
-    "legacy_history.pickle",
-    "bare_list.pickle",
-    "empty.pickle",
-    "expandable.pickle",
-    "pools.pickle",
-    "multidevice.pickle",
-    "unknown_action.pickle",
-];
-
 #[test]
 fn every_fixture_matches_the_oracle_at_every_chunk_size() {
-    for name in ALL {
+    for name in SMALL_FIXTURES {
         let path = fixture(name);
         let bytes = std::fs::read(&path).expect("read");
         let whole = load_chunked(&bytes, bytes.len()).unwrap_or_else(|e| panic!("{name}: {e}"));

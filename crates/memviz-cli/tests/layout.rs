@@ -5,71 +5,13 @@ mod common;
 use common::*;
 use memviz_analysis::color;
 use memviz_analysis::frames::{format_stack, site_label, NO_FRAMES_EXPLANATION};
-use memviz_analysis::layout::{self, Layout, LayoutOptions, PointMode, NO_EVENT};
+use memviz_analysis::layout::{self, reference_series, Layout, LayoutOptions, PointMode, NO_EVENT};
 use memviz_analysis::timeline::{self, Timeline};
 use memviz_analysis::tooltip::{self, TooltipContext, TooltipOrigin};
 use memviz_snapshot::{Snapshot, StackId};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
-
-/// memory_viz's stacking with max_entries = ∞, ported as literally as possible (O(n) removal
-/// from the middle of the stack): series per element and max_at_time.
-fn reference(t: &Timeline) -> (Vec<Vec<(u32, u64)>>, Vec<u64>) {
-    let n = t.elements.len();
-    let mut initial = t.initially_present.clone();
-    let mut actions: Vec<u32> = t.steps.iter().map(|s| s.element).collect();
-    if actions.is_empty() {
-        if let Some(last) = initial.pop() {
-            actions.push(last);
-        }
-    }
-    let size = |e: usize| t.elements[e].size_bytes;
-    let mut series: Vec<Vec<(u32, u64)>> = vec![Vec::new(); n];
-    let mut current: Vec<usize> = Vec::new();
-    let mut max_at_time = Vec::new();
-    let (mut total, mut ts) = (0u64, 0u32);
-    for &e in &initial {
-        let e = e as usize;
-        current.push(e);
-        series[e].push((ts, total));
-        total += size(e);
-    }
-    for &e in &actions {
-        let e = e as usize;
-        match current.iter().rposition(|&x| x == e) {
-            None => {
-                current.push(e);
-                series[e].push((ts, total));
-                total += size(e);
-                max_at_time.push(total);
-                ts += 1;
-            }
-            Some(k) => {
-                max_at_time.push(total);
-                ts += 1;
-                let last = series[e].last().expect("pushed").1;
-                series[e].push((ts, last));
-                current.remove(k);
-                if k < current.len() {
-                    for &s in &current[k..] {
-                        let b = series[s].last().expect("pushed").1;
-                        series[s].push((ts, b));
-                        series[s].push((ts + 3, b - size(e)));
-                    }
-                    max_at_time.extend([total; 3]);
-                    ts += 3;
-                }
-                total -= size(e);
-            }
-        }
-    }
-    for &e in &current {
-        let b = series[e].last().expect("pushed").1;
-        series[e].push((ts, b));
-    }
-    (series, max_at_time)
-}
 
 fn compact(t: &Timeline) -> Layout {
     Layout::build(
@@ -182,7 +124,7 @@ fn semantics_test_vector_layout() {
         assert_eq!(l.hit(0.5, 12.0), Some(0));
         check_invariants("vector", &t, &l, 100);
     }
-    let (series, max_at_time) = reference(&t);
+    let (series, max_at_time) = reference_series(&t);
     let l = layout::build(&t);
     assert_eq!(l.live_at_step, max_at_time);
     for (e, s) in series.iter().enumerate() {
@@ -221,25 +163,17 @@ fn semantics_test_vector_layout() {
 
 #[test]
 fn fixtures_layouts_agree_with_the_reference() {
-    for name in [
-        "vector.pickle",
-        "proto5.pickle",
-        "truncated.pickle",
-        "deferred.pickle",
-        "legacy_history.pickle",
-        "bare_list.pickle",
-        "empty.pickle",
-        "expandable.pickle",
-        "pools.pickle",
-        "multidevice.pickle",
-        "unknown_action.pickle",
-    ] {
+    // All but the 100k-event C++-style file (the reference port is quadratic) and long1_big.
+    let names = SMALL_FIXTURES
+        .iter()
+        .filter(|n| !matches!(**n, "proto2_cxx.pickle" | "long1_big.pickle"));
+    for &name in names {
         let s = load_path(&fixture(name));
         for d in s.devices() {
             let t = timeline::build(&s, d);
             let exact = layout::build(&t);
             let comp = compact(&t);
-            let (series, max_at_time) = reference(&t);
+            let (series, max_at_time) = reference_series(&t);
             assert_eq!(exact.live_at_step, max_at_time, "{name} dev {d}");
             assert_eq!(comp.live_at_step, max_at_time, "{name} dev {d}");
             assert_eq!(
@@ -484,7 +418,7 @@ fn real_corpus_layouts() {
             );
             assert_eq!(exact.mode(), PointMode::Exact, "{name}");
             if t.elements.len() <= 20_000 {
-                let (series, max_at_time) = reference(&t);
+                let (series, max_at_time) = reference_series(&t);
                 assert_eq!(exact.live_at_step, max_at_time, "{name}");
                 for (e, sr) in series.iter().enumerate() {
                     assert!(exact.points(e as u32).eq(sr.iter().copied()), "{name} e{e}");
