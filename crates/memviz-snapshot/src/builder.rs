@@ -408,7 +408,12 @@ impl SnapshotBuilder {
         id
     }
 
-    fn intern_stack_slow(&mut self, items: &[Value], atoms: &Atoms, strict: bool) -> Option<StackId> {
+    fn intern_stack_slow(
+        &mut self,
+        items: &[Value],
+        atoms: &Atoms,
+        strict: bool,
+    ) -> Option<StackId> {
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         for it in items {

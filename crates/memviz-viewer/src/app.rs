@@ -1,0 +1,1009 @@
+//! [`App`]: the loaded files, the current device, the camera, hover/pin state, dirty flags, and
+//! everything the shell asks for (ticks, tooltips, legend, JSON state).
+
+use std::collections::HashMap;
+
+use memviz_analysis::layout::{Layout, LayoutOptions};
+use memviz_analysis::timeline::{self, Timeline};
+use memviz_analysis::tooltip::{tooltip, TooltipContext};
+use memviz_analysis::{color, layout};
+use memviz_render::{rgba, Trapezoid, View};
+use memviz_snapshot::{Snapshot, NO_TIME};
+use serde_json::json;
+
+use crate::camera::{Camera, PlotGeometry, RectCss, Y_HEADROOM};
+use crate::scene::{self, Batch, PlotScene, STATIC_MAX_POINTS};
+use crate::ticks::{self, Tick};
+
+/// Camera idle time after which a windowed scene is rebuilt, ms.
+pub const SETTLE_MS: f64 = 120.0;
+/// Pointer travel (CSS px) under which a press-release is a click, not a drag.
+pub const CLICK_SLOP_CSS: f64 = 4.0;
+/// Background colour (sRGB RGBA, 0..1).
+pub const CLEAR: [f64; 4] = [1.0, 1.0, 1.0, 1.0];
+
+const BG: u32 = rgba(255, 255, 255, 255);
+const AXIS: u32 = rgba(90, 90, 90, 255);
+const GRID: u32 = rgba(0, 0, 0, 28);
+const PEAK: u32 = rgba(220, 30, 30, 230);
+const PEAK_LINE: u32 = rgba(220, 30, 30, 110);
+const OVERVIEW_BG: u32 = rgba(244, 244, 246, 255);
+const OVERVIEW_FILL: u32 = rgba(70, 110, 170, 255);
+const BRUSH: u32 = rgba(30, 100, 220, 50);
+const BRUSH_EDGE: u32 = rgba(30, 100, 220, 220);
+const HOVER_EDGE: u32 = rgba(0, 0, 0, 255);
+
+/// Everything built once per (file, device).
+struct DeviceData {
+    timeline: Timeline,
+    layout: Layout,
+    colors: Vec<u8>,
+    tips: Option<TooltipContext>,
+    /// Relative time (µs since the first timed event) per timestep, non-decreasing, when the
+    /// trace has times.
+    step_time_us: Option<Vec<f64>>,
+    /// Static scene, or the latest windowed one.
+    scene: PlotScene,
+    windowed: bool,
+    /// Instances per column of the last column level of detail.
+    column_density: f64,
+}
+
+/// One loaded snapshot file.
+pub struct LoadedFile {
+    pub name: String,
+    pub snap: Snapshot,
+    devices: HashMap<i64, DeviceData>,
+}
+
+/// Both axes' ticks, positions in canvas CSS px.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct AxisTicks {
+    /// x ticks: `pos_css_px` is a canvas x.
+    pub x: Vec<Tick>,
+    /// y ticks: `pos_css_px` is a canvas y.
+    pub y: Vec<Tick>,
+    /// `"time"` or `"timesteps"`.
+    pub x_unit: &'static str,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Drag {
+    None,
+    Pan {
+        last: [f64; 2],
+        start: [f64; 2],
+        moved: bool,
+    },
+    Brush {
+        start_x: f64,
+    },
+}
+
+/// The viewer's state (no GPU, no platform).
+pub struct App {
+    files: Vec<LoadedFile>,
+    current: usize,
+    device: i64,
+    geom: PlotGeometry,
+    camera: Camera,
+    hover: Option<u32>,
+    pinned: Option<u32>,
+    time_axis: bool,
+    drag: Drag,
+    /// Bumped whenever the plot batches change (the GPU side re-uploads).
+    generation: u64,
+    needs_redraw: bool,
+    /// Windowed scenes: the camera moved since the last rebuild, first seen at this time.
+    unsettled_since: Option<Option<f64>>,
+    overview_cols: Vec<u64>,
+    overview_key: (usize, i64, u32),
+}
+
+impl App {
+    /// An app showing `snap` (named `name`) on its default device in a 1024 × 576 canvas.
+    #[must_use]
+    pub fn new(name: &str, snap: Snapshot) -> Self {
+        let mut app = App {
+            files: Vec::new(),
+            current: 0,
+            device: 0,
+            geom: PlotGeometry::new(1024.0, 576.0, 1.0),
+            camera: Camera::new(1, 1),
+            hover: None,
+            pinned: None,
+            time_axis: false,
+            drag: Drag::None,
+            generation: 0,
+            needs_redraw: true,
+            unsettled_since: None,
+            overview_cols: Vec::new(),
+            overview_key: (usize::MAX, 0, 0),
+        };
+        app.add_file(name, snap);
+        app
+    }
+
+    /// Adds a file and makes it current (on its default device).
+    pub fn add_file(&mut self, name: &str, snap: Snapshot) {
+        self.files.push(LoadedFile {
+            name: name.to_string(),
+            snap,
+            devices: HashMap::new(),
+        });
+        self.select_file(self.files.len() - 1);
+    }
+
+    /// Makes file `index` current; false when there is no such file.
+    pub fn select_file(&mut self, index: usize) -> bool {
+        let Some(f) = self.files.get(index) else {
+            return false;
+        };
+        let device = default_device(&f.snap);
+        self.current = index;
+        self.set_device(device);
+        true
+    }
+
+    /// The loaded files' names.
+    #[must_use]
+    pub fn file_names(&self) -> Vec<&str> {
+        self.files.iter().map(|f| f.name.as_str()).collect()
+    }
+
+    /// The current snapshot.
+    #[must_use]
+    pub fn snapshot(&self) -> Option<&Snapshot> {
+        self.files.get(self.current).map(|f| &f.snap)
+    }
+
+    /// The current device.
+    #[must_use]
+    pub fn device(&self) -> i64 {
+        self.device
+    }
+
+    /// Switches device (building its timeline and layout once) and fits the camera.
+    pub fn set_device(&mut self, device: i64) {
+        self.device = device;
+        self.hover = None;
+        self.pinned = None;
+        let (cols, _) = self.geom.plot_px();
+        let geom = self.geom;
+        if let Some(f) = self.files.get_mut(self.current) {
+            if !f.devices.contains_key(&device) {
+                let data = build_device(&f.snap, device, &geom, cols);
+                f.devices.insert(device, data);
+            }
+            self.time_axis = f
+                .devices
+                .get(&device)
+                .is_some_and(|d| d.step_time_us.is_some());
+        }
+        let (steps, peak) = self
+            .data()
+            .map(|d| (d.layout.step_count(), d.layout.peak_bytes))
+            .unwrap_or((0, 0));
+        self.camera = Camera::new(steps, peak);
+        self.update_zoom_cap();
+        self.generation += 1;
+        self.needs_redraw = true;
+        self.unsettled_since = None;
+    }
+
+    fn data(&self) -> Option<&DeviceData> {
+        self.files.get(self.current)?.devices.get(&self.device)
+    }
+
+    fn parts(&self) -> Option<(&Snapshot, &DeviceData)> {
+        let f = self.files.get(self.current)?;
+        Some((&f.snap, f.devices.get(&self.device)?))
+    }
+
+    /// The layout of the current device.
+    #[must_use]
+    pub fn layout(&self) -> Option<&Layout> {
+        self.data().map(|d| &d.layout)
+    }
+
+    /// The timeline of the current device.
+    #[must_use]
+    pub fn timeline(&self) -> Option<&Timeline> {
+        self.data().map(|d| &d.timeline)
+    }
+
+    /// True when the plot is a windowed scene (rebuilt when the camera settles).
+    #[must_use]
+    pub fn is_windowed(&self) -> bool {
+        self.data().is_some_and(|d| d.windowed)
+    }
+
+    fn update_zoom_cap(&mut self) {
+        let (px_w, px_h) = self.geom.plot_px();
+        // Both scene kinds are tiled; the cap follows the current batches' largest extent.
+        // (A windowed scene is rebuilt around each settled window, so its cap deepens as one
+        // zooms in and settles.)
+        let (ex, ey) = self
+            .data()
+            .map_or((0.0, 0.0), |d| (d.scene.extent[0], d.scene.extent[1]));
+        let min_x = memviz_render::min_span(ex, px_w).max(1.0);
+        let min_y = memviz_render::min_span(ey, px_h).max(1.0);
+        self.camera.set_zoom_cap(min_x, min_y);
+    }
+
+    // ----- geometry and camera -------------------------------------------------------------
+
+    /// Sets the canvas size in CSS px and the device pixel ratio.
+    pub fn resize(&mut self, css_w: f64, css_h: f64, device_pixel_ratio: f64) {
+        self.geom = PlotGeometry::new(css_w, css_h, device_pixel_ratio);
+        self.update_zoom_cap();
+        self.camera_moved();
+    }
+
+    #[must_use]
+    pub fn geometry(&self) -> &PlotGeometry {
+        &self.geom
+    }
+
+    #[must_use]
+    pub fn camera(&self) -> &Camera {
+        &self.camera
+    }
+
+    fn camera_moved(&mut self) {
+        self.needs_redraw = true;
+        if self.is_windowed() {
+            self.unsettled_since = Some(None);
+        }
+    }
+
+    /// Whole trace, `y ∈ [0, peak × 1.05]`.
+    pub fn fit(&mut self) {
+        self.camera.fit();
+        self.camera_moved();
+    }
+
+    /// Wheel/pinch zoom by `factor` (> 1 zooms in) anchored at the cursor.
+    pub fn zoom_at(&mut self, css_x: f64, css_y: f64, factor: f64) {
+        self.camera.zoom_at(&self.geom, [css_x, css_y], factor);
+        self.camera_moved();
+    }
+
+    /// A wheel event: `delta_y` in CSS px (negative = zoom in).
+    pub fn wheel(&mut self, css_x: f64, css_y: f64, delta_y: f64) {
+        if delta_y.is_finite() {
+            self.zoom_at(
+                css_x,
+                css_y,
+                2f64.powf(-delta_y.clamp(-600.0, 600.0) / 300.0),
+            );
+        }
+    }
+
+    /// Drag-pan by CSS px.
+    pub fn pan_by(&mut self, dx_css: f64, dy_css: f64) {
+        self.camera.pan_by(&self.geom, dx_css, dy_css);
+        self.camera_moved();
+    }
+
+    /// Double click: fit.
+    pub fn double_click(&mut self) {
+        self.fit();
+    }
+
+    /// Keyboard: `a`/`d`/`ArrowLeft`/`ArrowRight` pan x, `ArrowUp`/`ArrowDown` pan y,
+    /// `w`/`s` zoom x in/out around the centre, `+`/`=`/`-` zoom both axes, `0` fits.
+    /// Returns true when the key was used.
+    pub fn key(&mut self, key: &str) -> bool {
+        let p = self.geom.plot;
+        let centre = [(p.left + p.right) * 0.5, (p.top + p.bottom) * 0.5];
+        let below = [centre[0], p.bottom + 1.0];
+        let step_x = p.width() * 0.15;
+        let step_y = p.height() * 0.15;
+        match key {
+            "a" | "A" | "ArrowLeft" => self.pan_by(step_x, 0.0),
+            "d" | "D" | "ArrowRight" => self.pan_by(-step_x, 0.0),
+            "ArrowUp" => self.pan_by(0.0, step_y),
+            "ArrowDown" => self.pan_by(0.0, -step_y),
+            "w" | "W" => self.zoom_at(below[0], below[1], 1.5),
+            "s" | "S" => self.zoom_at(below[0], below[1], 1.0 / 1.5),
+            "+" | "=" => self.zoom_at(centre[0], centre[1], 1.5),
+            "-" | "_" => self.zoom_at(centre[0], centre[1], 1.0 / 1.5),
+            "0" => self.fit(),
+            _ => return false,
+        }
+        true
+    }
+
+    /// The overview brush: shows timesteps `[x0, x1)` and fits y to
+    /// `max(live_at_step over the window) × 1.05`.
+    pub fn set_x_window(&mut self, x0: f64, x1: f64) {
+        if !x0.is_finite() || !x1.is_finite() {
+            return;
+        }
+        let (lo, hi) = if x0 <= x1 { (x0, x1) } else { (x1, x0) };
+        let (hi, top) = {
+            let Some(d) = self.data() else { return };
+            let n = d.layout.live_at_step.len();
+            let hi = hi.max(lo + 1.0);
+            let a = lo.floor().clamp(0.0, n as f64) as usize;
+            let b = hi.ceil().clamp(0.0, n as f64) as usize;
+            let top = d
+                .layout
+                .live_at_step
+                .get(a..b.max(a))
+                .and_then(|s| s.iter().max().copied())
+                .unwrap_or(d.layout.peak_bytes);
+            (hi, top)
+        };
+        self.camera.x_range = (lo, hi);
+        self.camera.y_range = (0.0, (top.max(1) as f64) * Y_HEADROOM);
+        self.camera.clamp();
+        self.camera_moved();
+    }
+
+    /// Timestep at a canvas x inside the overview strip.
+    #[must_use]
+    pub fn overview_step_at(&self, css_x: f64) -> f64 {
+        let o = self.geom.overview;
+        let f = ((css_x - o.left) / o.width()).clamp(0.0, 1.0);
+        self.camera.full_x.0 + f * (self.camera.full_x.1 - self.camera.full_x.0)
+    }
+
+    /// Pointer pressed: a drag in the plot pans, in the overview brushes.
+    pub fn pointer_down(&mut self, css_x: f64, css_y: f64) {
+        let pos = [css_x, css_y];
+        if self.geom.overview.contains(pos) {
+            self.drag = Drag::Brush { start_x: css_x };
+        } else {
+            self.drag = Drag::Pan {
+                last: pos,
+                start: pos,
+                moved: false,
+            };
+        }
+    }
+
+    /// Pointer moved: continues a drag, else hovers. Returns the tooltip JSON to show, if any.
+    pub fn pointer_move(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+        match self.drag {
+            Drag::Pan { last, start, moved } => {
+                let moved = moved || (css_x - start[0]).hypot(css_y - start[1]) > CLICK_SLOP_CSS;
+                if moved {
+                    self.pan_by(css_x - last[0], css_y - last[1]);
+                }
+                self.drag = Drag::Pan {
+                    last: if moved { [css_x, css_y] } else { last },
+                    start,
+                    moved,
+                };
+                None
+            }
+            Drag::Brush { start_x } => {
+                let (a, b) = (self.overview_step_at(start_x), self.overview_step_at(css_x));
+                if (css_x - start_x).abs() > 2.0 {
+                    self.set_x_window(a, b);
+                }
+                None
+            }
+            Drag::None => self.hover(css_x, css_y),
+        }
+    }
+
+    /// Pointer released: a press-release without travel is a click (pins / unpins), a click in
+    /// the overview centres the window there. Returns the tooltip JSON to show.
+    pub fn pointer_up(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+        let drag = std::mem::replace(&mut self.drag, Drag::None);
+        match drag {
+            Drag::Pan { moved: false, .. } => self.click(css_x, css_y),
+            Drag::Brush { start_x } if (css_x - start_x).abs() <= 2.0 => {
+                let c = self.overview_step_at(css_x);
+                let half = (self.camera.x_range.1 - self.camera.x_range.0) * 0.5;
+                self.set_x_window(c - half, c + half);
+                None
+            }
+            _ => self.hover(css_x, css_y),
+        }
+    }
+
+    // ----- scene -----------------------------------------------------------------------------
+
+    /// Call once per animation frame with a monotonic time: rebuilds a windowed scene once the
+    /// camera has been still for [`SETTLE_MS`]. Returns true when a redraw is needed.
+    pub fn tick(&mut self, now_ms: f64) -> bool {
+        if let Some(since) = self.unsettled_since {
+            match since {
+                None => self.unsettled_since = Some(Some(now_ms)),
+                Some(t) if now_ms - t >= SETTLE_MS => self.settle(),
+                Some(_) => {}
+            }
+        }
+        self.needs_redraw
+    }
+
+    /// Rebuilds a windowed scene for the current camera now (no-op for static scenes).
+    pub fn settle(&mut self) {
+        self.unsettled_since = None;
+        if !self.is_windowed() {
+            return;
+        }
+        let cam = self.camera;
+        let (px_w, px_h) = self.geom.plot_px();
+        let Some(d) = self
+            .files
+            .get_mut(self.current)
+            .and_then(|f| f.devices.get_mut(&self.device))
+        else {
+            return;
+        };
+        let w = cam.x_range.1 - cam.x_range.0;
+        let h = cam.y_range.1 - cam.y_range.0;
+        // Half a window of margin on each side, but no columns outside the data.
+        let x0 = (cam.x_range.0 - 0.5 * w).max(cam.full_x.0);
+        let x1 = (cam.x_range.1 + 0.5 * w).min(cam.full_x.1).max(x0 + 1e-9);
+        let window = [x0, x1, cam.y_range.0 - 0.5 * h, cam.y_range.1 + 0.5 * h];
+        let columns = (f64::from(px_w) * (x1 - x0) / w.max(1e-9)).clamp(1.0, 65536.0) as u32;
+        let y_tol = 0.5 * h / f64::from(px_h.max(1));
+        // Two or more timesteps per device-pixel column: the column level of detail, sampled
+        // per CSS pixel (so a high-DPR screen does not quadruple the instances).
+        let dpr = self.geom.device_pixel_ratio.max(1.0);
+        d.scene = if (x1 - x0) / f64::from(columns) >= scene::COLUMN_LOD_STEPS_PER_PX {
+            let css_columns = (f64::from(columns) / dpr).max(1.0) as u32;
+            // Very busy stacks sample every other CSS pixel to keep frames cheap: decided from
+            // the instances per column of the previous build (rebuilt once if that was wrong).
+            let tol = 2.0 * y_tol * dpr;
+            let half = (css_columns / 2).max(1);
+            let mut cols =
+                if d.column_density * f64::from(css_columns) > scene::COLUMN_LOD_BUDGET as f64 {
+                    half
+                } else {
+                    css_columns
+                };
+            let mut built = scene::build_columns(&d.layout, &d.colors, window, cols, tol);
+            if built.instance_count() > scene::COLUMN_LOD_BUDGET && cols != half {
+                cols = half;
+                built = scene::build_columns(&d.layout, &d.colors, window, cols, tol);
+            }
+            d.column_density = built.instance_count() as f64 / f64::from(cols);
+            built
+        } else {
+            scene::build_windowed(&d.layout, &d.colors, window, columns, y_tol)
+        };
+        self.update_zoom_cap();
+        self.generation += 1;
+        self.needs_redraw = true;
+    }
+
+    /// Returns and clears the redraw flag.
+    pub fn take_needs_redraw(&mut self) -> bool {
+        std::mem::replace(&mut self.needs_redraw, false)
+    }
+
+    /// The plot batches (data space) and their generation (changes when they must be uploaded).
+    #[must_use]
+    pub fn plot_batches(&self) -> (u64, &[Batch]) {
+        (
+            self.generation,
+            self.data()
+                .map(|d| d.scene.batches.as_slice())
+                .unwrap_or(&[]),
+        )
+    }
+
+    /// The last scene build time, ms.
+    #[must_use]
+    pub fn scene_build_ms(&self) -> f64 {
+        self.data().map_or(0.0, |d| d.scene.build_ms)
+    }
+
+    /// The view of the whole canvas for this frame (see [`Camera::canvas_view`]).
+    #[must_use]
+    pub fn canvas_view(&self) -> View {
+        self.camera.canvas_view(&self.geom)
+    }
+
+    fn overview_columns(&mut self) -> &[u64] {
+        let cols = (self.geom.overview.width().round().max(1.0)) as u32;
+        let key = (self.current, self.device, cols);
+        if self.overview_key != key {
+            self.overview_key = key;
+            self.overview_cols = match self.data() {
+                Some(d) => decimate_max(&d.layout.live_at_step, cols as usize),
+                None => Vec::new(),
+            };
+        }
+        &self.overview_cols
+    }
+
+    /// The per-frame overlay in the canvas view's data space: peak marker, grid, gutter masks,
+    /// axes and tick marks, overview strip and brush, hover outline. Drawn after the plot.
+    pub fn overlay(&mut self) -> Batch {
+        let cols = self.overview_columns().to_vec();
+        let geom = self.geom;
+        let cam = self.camera;
+        let origin = cam.data_from_css_px(&geom, [0.0, geom.css_h]);
+        let mut out: Vec<Trapezoid> = Vec::new();
+        let to_data = |p: [f64; 2]| cam.data_from_css_px(&geom, p);
+        let rect = |out: &mut Vec<Trapezoid>, r: RectCss, color: u32| {
+            let a = to_data([r.left, r.bottom]);
+            let b = to_data([r.right, r.top]);
+            out.push(Trapezoid::rect(
+                (a[0] - origin[0]) as f32,
+                (b[0] - origin[0]) as f32,
+                (a[1] - origin[1]) as f32,
+                (b[1] - origin[1]) as f32,
+                color,
+            ));
+        };
+        let p = geom.plot;
+        let ticks = self.axis_ticks();
+        // Grid lines over the plot (faint), under the masks.
+        for t in &ticks.y {
+            rect(
+                &mut out,
+                RectCss {
+                    left: p.left,
+                    right: p.right,
+                    top: t.pos_css_px,
+                    bottom: t.pos_css_px,
+                },
+                GRID,
+            );
+        }
+        // Peak marker: a faint horizontal line at the peak, a triangle above the peak step.
+        if let Some(d) = self.data() {
+            let peak = d.layout.peak_bytes as f64;
+            let px = cam.css_px_from_data(&geom, [f64::from(d.layout.peak_step), peak]);
+            rect(
+                &mut out,
+                RectCss {
+                    left: p.left,
+                    right: p.right,
+                    top: px[1],
+                    bottom: px[1],
+                },
+                PEAK_LINE,
+            );
+            if p.contains(px)
+                || (px[0] >= p.left
+                    && px[0] <= p.right
+                    && px[1] >= p.top - 12.0
+                    && px[1] <= p.bottom)
+            {
+                let (x, y) = (px[0], px[1]);
+                let a = to_data([x - 6.0, y - 10.0]);
+                let m = to_data([x, y]);
+                let b = to_data([x + 6.0, y - 10.0]);
+                let (ox, oy) = (origin[0], origin[1]);
+                out.push(Trapezoid::new(
+                    (a[0] - ox) as f32,
+                    (m[0] - ox) as f32,
+                    [(a[1] - oy) as f32, (a[1] - oy) as f32],
+                    [(m[1] - oy) as f32, (a[1] - oy) as f32],
+                    PEAK,
+                ));
+                out.push(Trapezoid::new(
+                    (m[0] - ox) as f32,
+                    (b[0] - ox) as f32,
+                    [(m[1] - oy) as f32, (b[1] - oy) as f32],
+                    [(b[1] - oy) as f32, (b[1] - oy) as f32],
+                    PEAK,
+                ));
+            }
+        }
+        // Hover / pinned element outline: its pieces inside the window, as hairlines.
+        if let (Some(e), Some(d)) = (self.pinned.or(self.hover), self.data()) {
+            let h = d.layout.height_bytes(e) as f64;
+            let pts = d.layout.clipped_points(e, cam.x_range.0, cam.x_range.1);
+            for w in pts.windows(2).take(4096) {
+                let (Some(&(xa, ba)), Some(&(xb, bb))) = (w.first(), w.get(1)) else {
+                    continue;
+                };
+                for off in [0.0, h] {
+                    out.push(Trapezoid::new(
+                        (xa - origin[0]) as f32,
+                        (xb - origin[0]) as f32,
+                        [(ba + off - origin[1]) as f32; 2],
+                        [(bb + off - origin[1]) as f32; 2],
+                        HOVER_EDGE,
+                    ));
+                }
+            }
+        }
+        // Masks over the gutters (the plot's instances extend past the window).
+        let (w, hgt) = (geom.css_w, geom.css_h);
+        for r in [
+            RectCss {
+                left: 0.0,
+                right: p.left,
+                top: 0.0,
+                bottom: hgt,
+            },
+            RectCss {
+                left: p.right,
+                right: w,
+                top: 0.0,
+                bottom: hgt,
+            },
+            RectCss {
+                left: 0.0,
+                right: w,
+                top: 0.0,
+                bottom: p.top,
+            },
+            RectCss {
+                left: 0.0,
+                right: w,
+                top: p.bottom,
+                bottom: hgt,
+            },
+        ] {
+            rect(&mut out, r, BG);
+        }
+        // Axes and tick marks.
+        rect(
+            &mut out,
+            RectCss {
+                left: p.left,
+                right: p.left,
+                top: p.top,
+                bottom: p.bottom,
+            },
+            AXIS,
+        );
+        rect(
+            &mut out,
+            RectCss {
+                left: p.left,
+                right: p.right,
+                top: p.bottom,
+                bottom: p.bottom,
+            },
+            AXIS,
+        );
+        for t in &ticks.y {
+            rect(
+                &mut out,
+                RectCss {
+                    left: p.left - 5.0,
+                    right: p.left,
+                    top: t.pos_css_px,
+                    bottom: t.pos_css_px,
+                },
+                AXIS,
+            );
+        }
+        for t in &ticks.x {
+            rect(
+                &mut out,
+                RectCss {
+                    left: t.pos_css_px,
+                    right: t.pos_css_px,
+                    top: p.bottom,
+                    bottom: p.bottom + 5.0,
+                },
+                AXIS,
+            );
+        }
+        // Overview strip: total memory per column (max), then the brush.
+        let o = geom.overview;
+        rect(&mut out, o, OVERVIEW_BG);
+        let full_top = cam.full_y.1.max(1.0);
+        let n = cols.len().max(1) as f64;
+        for (i, &v) in cols.iter().enumerate() {
+            let frac = (v as f64 / full_top).clamp(0.0, 1.0);
+            if frac <= 0.0 {
+                continue;
+            }
+            let l = o.left + o.width() * (i as f64 / n);
+            let r = o.left + o.width() * ((i + 1) as f64 / n);
+            rect(
+                &mut out,
+                RectCss {
+                    left: l,
+                    right: r,
+                    top: o.bottom - frac * o.height(),
+                    bottom: o.bottom,
+                },
+                OVERVIEW_FILL,
+            );
+        }
+        let fx = |x: f64| {
+            let f = (x - cam.full_x.0) / (cam.full_x.1 - cam.full_x.0);
+            o.left + f.clamp(0.0, 1.0) * o.width()
+        };
+        let (b0, b1) = (fx(cam.x_range.0), fx(cam.x_range.1));
+        rect(
+            &mut out,
+            RectCss {
+                left: b0,
+                right: b1,
+                top: o.top,
+                bottom: o.bottom,
+            },
+            BRUSH,
+        );
+        rect(
+            &mut out,
+            RectCss {
+                left: b0,
+                right: b0,
+                top: o.top,
+                bottom: o.bottom,
+            },
+            BRUSH_EDGE,
+        );
+        rect(
+            &mut out,
+            RectCss {
+                left: b1,
+                right: b1,
+                top: o.top,
+                bottom: o.bottom,
+            },
+            BRUSH_EDGE,
+        );
+        Batch {
+            origin,
+            instances: out,
+            bbox: [
+                f64::NEG_INFINITY,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                f64::INFINITY,
+            ],
+        }
+    }
+
+    // ----- text for the shell ----------------------------------------------------------------
+
+    /// Selects the x axis: wall-clock time (only when the trace has `time_us`) or timesteps.
+    pub fn set_time_axis(&mut self, on: bool) {
+        self.time_axis = on && self.data().is_some_and(|d| d.step_time_us.is_some());
+        self.needs_redraw = true;
+    }
+
+    /// Ticks of both axes for the current camera, inside the plot, increasing.
+    #[must_use]
+    pub fn axis_ticks(&self) -> AxisTicks {
+        let cam = &self.camera;
+        let g = &self.geom;
+        let p = g.plot;
+        let xpos = |x: f64| cam.css_px_from_data(g, [x, 0.0])[0];
+        let ypos = |y: f64| cam.css_px_from_data(g, [0.0, y])[1];
+        let y = ticks::byte_ticks(cam.y_range.0, cam.y_range.1, p.height(), ypos);
+        let times = self
+            .data()
+            .and_then(|d| d.step_time_us.as_deref())
+            .filter(|_| self.time_axis);
+        let (x, x_unit) = match times {
+            Some(t) => (
+                ticks::time_ticks(cam.x_range.0, cam.x_range.1, p.width(), t, xpos),
+                "time",
+            ),
+            None => (
+                ticks::step_ticks(cam.x_range.0, cam.x_range.1, p.width(), xpos),
+                "timesteps",
+            ),
+        };
+        let inside_x = |t: &Tick| t.pos_css_px >= p.left - 0.5 && t.pos_css_px <= p.right + 0.5;
+        let inside_y = |t: &Tick| t.pos_css_px >= p.top - 0.5 && t.pos_css_px <= p.bottom + 0.5;
+        AxisTicks {
+            x: x.into_iter().filter(inside_x).collect(),
+            y: y.into_iter().filter(inside_y).collect(),
+            x_unit,
+        }
+    }
+
+    /// The element under a canvas point, if any.
+    #[must_use]
+    pub fn element_at(&self, css_x: f64, css_y: f64) -> Option<u32> {
+        if !self.geom.plot.contains([css_x, css_y]) {
+            return None;
+        }
+        let [x, y] = self.camera.data_from_css_px(&self.geom, [css_x, css_y]);
+        self.data()?.layout.hit(x, y)
+    }
+
+    fn tooltip_json(&mut self, element: u32, pinned: bool) -> Option<String> {
+        let geom = self.geom;
+        let f = self.files.get_mut(self.current)?;
+        let snap = &f.snap;
+        let d = f.devices.get_mut(&self.device)?;
+        let _ = geom;
+        let ctx = d
+            .tips
+            .get_or_insert_with(|| TooltipContext::new(snap, self.device));
+        let info = tooltip(snap, ctx, &d.timeline, &d.layout, element)?;
+        let mut v = serde_json::to_value(&info).ok()?;
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert("text".into(), json!(info.text()));
+            obj.insert("pinned".into(), json!(pinned));
+        }
+        Some(v.to_string())
+    }
+
+    /// Hover at a canvas point: the pinned tooltip if one is pinned, else the tooltip
+    /// (`TooltipInfo` JSON plus `text` and `pinned`) of the element under the point.
+    pub fn hover(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+        let hit = self.element_at(css_x, css_y);
+        if hit != self.hover {
+            self.hover = hit;
+            self.needs_redraw = true;
+        }
+        match self.pinned {
+            Some(p) => self.tooltip_json(p, true),
+            None => self.tooltip_json(hit?, false),
+        }
+    }
+
+    /// Click: pins the element under the point (or unpins when one is pinned).
+    pub fn click(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+        self.needs_redraw = true;
+        if self.pinned.take().is_some() {
+            return self.hover(css_x, css_y);
+        }
+        let hit = self.element_at(css_x, css_y)?;
+        self.pinned = Some(hit);
+        self.hover = Some(hit);
+        self.tooltip_json(hit, true)
+    }
+
+    /// The pinned element.
+    #[must_use]
+    pub fn pinned(&self) -> Option<u32> {
+        self.pinned
+    }
+
+    /// The `n` largest allocation sites at the peak, JSON (`LegendEntry` list).
+    #[must_use]
+    pub fn legend(&self, n: usize) -> String {
+        let entries = match self.parts() {
+            Some((snap, d)) => color::legend(snap, self.device, &d.timeline, &d.layout, n),
+            None => Vec::new(),
+        };
+        serde_json::to_string(&entries).unwrap_or_else(|_| "[]".into())
+    }
+
+    /// The file's devices, JSON: `[{device, events, segments, current}]`.
+    #[must_use]
+    pub fn devices(&self) -> String {
+        let Some(snap) = self.snapshot() else {
+            return "[]".into();
+        };
+        let list: Vec<serde_json::Value> = snap
+            .devices()
+            .into_iter()
+            .map(|dev| {
+                json!({
+                    "device": dev,
+                    "events": snap.trace(dev).map_or(0, |t| t.len()),
+                    "segments": snap.segments.iter().filter(|s| s.device == dev).count(),
+                    "current": dev == self.device,
+                })
+            })
+            .collect();
+        json!(list).to_string()
+    }
+
+    /// Backend-agnostic state, JSON (for tests and the shell's status line).
+    #[must_use]
+    pub fn state_json(&self) -> String {
+        let c = &self.camera;
+        let d = self.data();
+        json!({
+            "file": self.current,
+            "files": self.file_names(),
+            "device": self.device,
+            "x_range": [c.x_range.0, c.x_range.1],
+            "y_range": [c.y_range.0, c.y_range.1],
+            "full_x": [c.full_x.0, c.full_x.1],
+            "full_y": [c.full_y.0, c.full_y.1],
+            "min_span": [c.min_span.0, c.min_span.1],
+            "steps": d.map_or(0, |d| d.layout.step_count()),
+            "elements": d.map_or(0, |d| d.layout.element_count()),
+            "peak_bytes": d.map_or(0, |d| d.layout.peak_bytes),
+            "peak_step": d.map_or(0, |d| d.layout.peak_step),
+            "layout_mode": d.map(|d| d.layout.mode()),
+            "fell_back_to_compact": d.is_some_and(|d| d.layout.fell_back_to_compact()),
+            "scene": if self.is_windowed() { "windowed" } else { "static" },
+            "instances": d.map_or(0, |d| d.scene.instance_count()),
+            "batches": d.map_or(0, |d| d.scene.batches.len()),
+            "scene_build_ms": self.scene_build_ms(),
+            "x_axis": self.axis_ticks().x_unit,
+            "has_time": d.is_some_and(|d| d.step_time_us.is_some()),
+            "hover": self.hover,
+            "pinned": self.pinned,
+            "geometry": self.geom,
+        })
+        .to_string()
+    }
+}
+
+/// Longest trace, first on ties; without traces the first device with segments, else 0.
+fn default_device(snap: &Snapshot) -> i64 {
+    let mut best: Option<(usize, i64)> = None;
+    for (i, t) in snap.traces.iter().enumerate() {
+        if best.is_none_or(|(len, _)| t.len() > len) {
+            best = Some((t.len(), i as i64));
+        }
+    }
+    match best {
+        Some((len, d)) if len > 0 => d,
+        _ => snap.devices().first().copied().unwrap_or(0),
+    }
+}
+
+fn build_device(snap: &Snapshot, device: i64, _geom: &PlotGeometry, _cols: u32) -> DeviceData {
+    let timeline = timeline::build(snap, device);
+    let layout = layout::Layout::build(&timeline, LayoutOptions::default());
+    let colors = color::element_colors(snap, device, &timeline);
+    let step_time_us = step_times(snap, device, &layout);
+    let windowed = layout.exact_point_count() > STATIC_MAX_POINTS;
+    let scene = if windowed {
+        let steps = f64::from(layout.step_count().max(1));
+        let peak = layout.peak_bytes as f64 * Y_HEADROOM;
+        scene::build_columns(
+            &layout,
+            &colors,
+            [0.0, steps, 0.0, peak.max(1.0)],
+            1024,
+            peak.max(1.0) / 512.0,
+        )
+    } else {
+        scene::build_static(&layout, &colors)
+    };
+    DeviceData {
+        timeline,
+        layout,
+        colors,
+        tips: None,
+        step_time_us,
+        column_density: 0.0,
+        scene,
+        windowed,
+    }
+}
+
+/// µs since the first timed event at every timestep (forward-filled, made non-decreasing), or
+/// `None` when the trace has no times.
+fn step_times(snap: &Snapshot, device: i64, layout: &Layout) -> Option<Vec<f64>> {
+    let tr = snap.trace(device)?;
+    if !tr.has_time() {
+        return None;
+    }
+    let t0 = tr.time_us.iter().copied().find(|&t| t != NO_TIME)?;
+    let mut out = Vec::with_capacity(layout.step_event.len());
+    let mut last = 0.0f64;
+    for &ev in &layout.step_event {
+        let t = tr
+            .time_us
+            .get(ev as usize)
+            .copied()
+            .filter(|&t| t != NO_TIME && ev != memviz_analysis::layout::NO_EVENT)
+            .map(|t| t.saturating_sub(t0) as f64);
+        if let Some(t) = t {
+            last = last.max(t);
+        }
+        out.push(last);
+    }
+    Some(out)
+}
+
+/// Max of `values` over `cols` equal column ranges.
+fn decimate_max(values: &[u64], cols: usize) -> Vec<u64> {
+    let n = values.len();
+    if n == 0 || cols == 0 {
+        return Vec::new();
+    }
+    (0..cols)
+        .map(|c| {
+            let a = c * n / cols;
+            let b = ((c + 1) * n / cols).max(a + 1).min(n);
+            values
+                .get(a..b)
+                .and_then(|s| s.iter().max().copied())
+                .unwrap_or(0)
+        })
+        .collect()
+}
