@@ -1133,14 +1133,14 @@ pub fn reference_series(t: &Timeline) -> (Vec<Vec<(u32, u64)>>, Vec<u64>) {
             Some(k) => {
                 max_at_time.push(total);
                 ts += 1;
-                let last = series[e].last().expect("pushed").1;
+                let last = series[e].last().map_or(0, |p| p.1);
                 series[e].push((ts, last));
                 current.remove(k);
                 if k < current.len() {
                     for &s in &current[k..] {
-                        let b = series[s].last().expect("pushed").1;
+                        let b = series[s].last().map_or(0, |p| p.1);
                         series[s].push((ts, b));
-                        series[s].push((ts + 3, b - size(e)));
+                        series[s].push((ts + 3, b.saturating_sub(size(e))));
                     }
                     for _ in 0..3 {
                         max_at_time.push(total);
@@ -1152,7 +1152,7 @@ pub fn reference_series(t: &Timeline) -> (Vec<Vec<(u32, u64)>>, Vec<u64>) {
         }
     }
     for &e in &current {
-        let b = series[e].last().expect("pushed").1;
+        let b = series[e].last().map_or(0, |p| p.1);
         series[e].push((ts, b));
     }
     (series, max_at_time)
