@@ -1,85 +1,194 @@
-// bridge.js: the ONLY module that calls the wasm `WebHandle` (crates/memviz-web/src/lib.rs).
-// Keep in sync with that file. It forwards bytes and returns Rust's strings untouched: no
-// snapshot data is interpreted here.
+// bridge.js: the page's side of the worker protocol (www/js/worker.js, which owns the wasm
+// `WebViewer`). It starts the worker with the canvas, forwards files and input, and hands
+// back Rust's strings untouched: no snapshot data is interpreted here. See www/README.md.
 
-/** @type {Promise<any> | null} */
-let bindingsPromise = null;
-
-/** Resolves with trunk's wasm-bindgen exports once the module is instantiated. */
-function bindings() {
-  if (bindingsPromise === null) {
-    bindingsPromise = new Promise((resolve, reject) => {
-      if (window.wasmBindings) {
-        resolve(window.wasmBindings);
-        return;
-      }
-      addEventListener('TrunkApplicationStarted', () => resolve(window.wasmBindings), { once: true });
-      // trunk's loader is a module script: if it throws, the error surfaces here.
-      addEventListener('error', (ev) => {
-        if (!window.wasmBindings) {
-          reject(new Error(`the viewer's WebAssembly module failed to load (${ev.message}); reload the page`));
-        }
-      });
-    });
+/** URLs of trunk's wasm-bindgen glue and module (hashed names; found from its preload links). */
+function wasmUrls() {
+  const glue = document.querySelector('link[rel="modulepreload"][href*="memviz-web"]');
+  const wasm = document.querySelector('link[rel="preload"][href$=".wasm"]');
+  if (glue === null || wasm === null) {
+    throw new Error('the page was not built by trunk (its wasm preload links are missing)');
   }
-  return bindingsPromise;
-}
-
-/** Starts loading the wasm module early; resolves when it is ready. */
-export function wasmReady() {
-  return bindings().then(() => undefined);
+  return { glue: new URL(glue.getAttribute('href'), document.baseURI).href, wasm: new URL(wasm.getAttribute('href'), document.baseURI).href };
 }
 
 /**
- * One file being loaded: wraps one `WebHandle`.
- * Call `push(chunk)` for each `Uint8Array`, then `finish()`; always `dispose()`.
+ * The viewer running in a worker. Create with `ViewerClient.start(canvas, backend, handlers)`.
+ * handlers: `{progress(msg), frame(msg), tooltip(json|null), panel(panel, table), fatal(msg)}`.
  */
-export class SnapshotLoader {
-  /** @param {any} handle */
-  constructor(handle) {
-    this.handle = handle;
+export class ViewerClient {
+  constructor(worker, handlers) {
+    this.worker = worker;
+    this.handlers = handlers;
+    this.seq = 0;
+    /** seq → {resolve, reject} */
+    this.pending = new Map();
+    /** open id → {resolve} */
+    this.opens = new Map();
+    this.nextOpen = 1;
+    this.info = null;
+    this.worker.onmessage = (ev) => this.onMessage(ev.data);
+    this.worker.onerror = (ev) => {
+      ev.preventDefault();
+      this.fail(`the viewer's worker failed (${ev.message || 'it could not load'})`);
+    };
   }
 
-  static async create() {
-    const b = await bindings();
-    return new SnapshotLoader(new b.WebHandle());
-  }
-
-  /** Lets Rust size its heap once for a file of `totalBytes` (when the size is known). */
-  reserve(totalBytes) {
-    this.handle.reserve(totalBytes);
-  }
-
-  /** @param {Uint8Array} chunk  Throws an Error (message from Rust, with the byte offset). */
-  push(chunk) {
-    this.handle.push(chunk);
-  }
-
-  /** @returns {number} bytes accepted so far */
-  bytesRead() {
-    return this.handle.bytes_read();
-  }
-
-  /** @returns {{json: string, table: string}} the summary JSON and the text table */
-  finish() {
-    const json = this.handle.finish();
-    return { json, table: this.handle.summary_table() };
-  }
-
-  dispose() {
-    if (this.handle !== null) {
+  /**
+   * Starts the worker and hands it the canvas (which it owns from then on).
+   * Resolves with the client once the worker's viewer exists; `client.info` is
+   * `{backend, adapter, gpuError}` (`gpuError` non-empty when nothing can be drawn).
+   * @param {HTMLCanvasElement} canvas
+   * @param {string} backend  `auto`, `webgpu` or `webgl2`
+   */
+  static start(canvas, backend, handlers) {
+    return new Promise((resolve, reject) => {
+      let urls;
       try {
-        this.handle.free();
-      } catch (_) {
-        // After a panic the handle may still be borrowed; nothing more to free.
+        urls = wasmUrls();
+      } catch (err) {
+        reject(err);
+        return;
       }
-      this.handle = null;
+      if (typeof canvas.transferControlToOffscreen !== 'function' || typeof Worker !== 'function') {
+        reject(new Error('this browser cannot draw from a worker (no OffscreenCanvas); use a current Chrome, Edge, Firefox or Safari'));
+        return;
+      }
+      const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'memviz' });
+      const client = new ViewerClient(worker, handlers);
+      client.starting = { resolve, reject };
+      const offscreen = canvas.transferControlToOffscreen();
+      const rect = canvas.getBoundingClientRect();
+      worker.postMessage({
+        type: 'init',
+        glue: urls.glue,
+        wasm: urls.wasm,
+        canvas: offscreen,
+        backend,
+        cssW: rect.width,
+        cssH: rect.height,
+        dpr: window.devicePixelRatio || 1,
+      }, [offscreen]);
+    });
+  }
+
+  fail(message) {
+    if (this.starting) {
+      this.starting.reject(new Error(message));
+      this.starting = null;
+    }
+    for (const [, p] of this.pending) p.reject(new Error(message));
+    this.pending.clear();
+    for (const [, o] of this.opens) o.resolve({ state: 'error', message, panicked: true });
+    this.opens.clear();
+    if (this.handlers.fatal) this.handlers.fatal({ message, panicked: true });
+  }
+
+  onMessage(msg) {
+    const h = this.handlers;
+    switch (msg.type) {
+      case 'ready':
+        this.info = { backend: msg.backend, adapter: msg.adapter, gpuError: msg.gpuError };
+        if (this.starting) {
+          this.starting.resolve(this);
+          this.starting = null;
+        }
+        break;
+      case 'fatal':
+        if (this.starting) {
+          this.starting.reject(new Error(msg.message));
+          this.starting = null;
+        } else if (h.fatal) {
+          h.fatal(msg);
+        }
+        break;
+      case 'progress':
+        if (h.progress) h.progress(msg);
+        break;
+      case 'opened':
+      case 'failed':
+      case 'cancelled': {
+        const o = this.opens.get(msg.id);
+        this.opens.delete(msg.id);
+        if (o) o.resolve(msg);
+        break;
+      }
+      case 'frame':
+        if (h.frame) h.frame(msg);
+        break;
+      case 'tooltip':
+        if (h.tooltip) h.tooltip(msg.json);
+        break;
+      case 'panel':
+        if (h.panel) h.panel(msg.panel, msg.table);
+        break;
+      case 'result': {
+        const p = this.pending.get(msg.seq);
+        this.pending.delete(msg.seq);
+        if (!p) break;
+        if (msg.error !== undefined) p.reject(new Error(msg.error));
+        else p.resolve({ result: msg.result, frameMs: msg.frameMs });
+        break;
+      }
+      default:
+        break;
     }
   }
 
-  /** True once Rust has panicked (a bug): the page must be reloaded. */
-  static hasPanicked() {
-    const b = window.wasmBindings;
-    return Boolean(b && b.WebHandle.has_panicked());
+  /**
+   * Opens a source in the worker. Returns `{id, done}`; `done` resolves with the worker's
+   * `opened` / `failed` / `cancelled` message.
+   * @param {File | Blob | ArrayBuffer | ArrayBufferView | string | URL} src
+   */
+  open(src) {
+    const id = this.nextOpen++;
+    let payload;
+    let name = null;
+    if (typeof src === 'string' || src instanceof URL) {
+      payload = { url: new URL(String(src), document.baseURI).href };
+    } else if (src instanceof Blob) {
+      payload = src;
+    } else if (src instanceof ArrayBuffer) {
+      payload = src.slice(0);
+    } else if (ArrayBuffer.isView(src)) {
+      payload = src.buffer.slice(src.byteOffset, src.byteOffset + src.byteLength);
+    } else {
+      return { id, done: Promise.resolve({ type: 'failed', id, message: 'expected a File, Blob, ArrayBuffer or URL' }) };
+    }
+    if (src instanceof File) name = src.name;
+    const done = new Promise((resolve) => this.opens.set(id, { resolve }));
+    this.worker.postMessage({ type: 'open', id, src: payload, name }, payload instanceof ArrayBuffer ? [payload] : []);
+    return { id, done };
+  }
+
+  /** Stops loading open() `id` (the files already open stay). */
+  cancel(id) {
+    this.worker.postMessage({ type: 'cancel', id });
+  }
+
+  /** Fire-and-forget call of a viewer method; `opts.tooltip` asks for a tooltip answer, `opts.panel` for a new panel. */
+  send(method, args, opts = {}) {
+    this.worker.postMessage({ type: 'call', method, args, tooltip: Boolean(opts.tooltip), panel: Boolean(opts.panel) });
+  }
+
+  /**
+   * Calls a viewer method; resolves with `{result, frameMs}`, after the next animation frame
+   * when `opts.waitFrame`.
+   */
+  call(method, args = [], opts = {}) {
+    const seq = ++this.seq;
+    return new Promise((resolve, reject) => {
+      this.pending.set(seq, { resolve, reject });
+      this.worker.postMessage({ type: 'call', seq, method, args, waitFrame: Boolean(opts.waitFrame), panel: Boolean(opts.panel) });
+    });
+  }
+
+  /** Resolves with `{wasmMemoryBytes}` of the worker. */
+  stats() {
+    const seq = ++this.seq;
+    return new Promise((resolve, reject) => {
+      this.pending.set(seq, { resolve: (r) => resolve(r.result), reject });
+      this.worker.postMessage({ type: 'stats', seq });
+    });
   }
 }

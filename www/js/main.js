@@ -1,27 +1,58 @@
 // main.js: boots the page and owns its state (`document.body.dataset.memvizState`: empty,
-// loading, ready or error). Streams a source through bridge.js and shows Rust's strings as
-// text. See www/README.md for the contract the tests rely on.
+// loading, ready or error). Files go to the viewer worker through bridge.js; everything shown
+// comes back from Rust as JSON/text and is placed with textContent only (snapshot strings are
+// data). See www/README.md for the contract the tests rely on.
 
-import { SnapshotLoader, wasmReady } from './bridge.js';
-import { openSource, wireFileInputs } from './file_drop.js';
+import { ViewerClient } from './bridge.js';
+import { wireFileInputs } from './file_drop.js';
 
-const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+const $ = (id) => /** @type {any} */ (document.getElementById(id));
 const els = {
-  input: /** @type {HTMLInputElement} */ ($('file-input')),
+  input: $('file-input'),
   demo: $('demo-button'),
   overlay: $('drop-overlay'),
+  loading: $('loading'),
+  bar: $('progress-bar'),
   progress: $('progress'),
+  cancel: $('cancel-button'),
   alert: $('error'),
+  viewer: $('viewer'),
+  canvas: $('plot'),
+  xLabels: $('x-labels'),
+  yLabels: $('y-labels'),
+  tooltip: $('tooltip'),
+  tooltipTitle: $('tooltip-title'),
+  tooltipBody: $('tooltip-body'),
+  tooltipActions: $('tooltip-actions'),
+  copy: $('copy-stack'),
+  copyStatus: $('copy-status'),
+  fileSelect: $('file-select'),
+  deviceSelect: $('device-select'),
+  xAxis: $('x-axis-select'),
+  fit: $('fit-button'),
+  peak: $('peak'),
+  legend: $('legend'),
   table: $('summary-table'),
   json: $('summary-json'),
   fileName: $('file-name'),
+  backend: $('backend'),
 };
 
 const WHAT_TO_DO = 'Check that it is a snapshot saved by torch.cuda.memory._dump_snapshot() '
   + '(a pickle, optionally gzip-compressed), then open it again or choose another file.';
 
-/** Bumped by every open(); a load that is no longer current stops at its next chunk. */
-let generation = 0;
+/** @type {Promise<ViewerClient> | null} */
+let clientPromise = null;
+/** @type {ViewerClient | null} */
+let client = null;
+/** The open() in progress: {id} or null. */
+let current = null;
+/** Latest tooltip shown (parsed Rust JSON) and the last pointer position (canvas CSS px). */
+let tip = null;
+let pointer = [0, 0];
+/** Plot geometry from the last panel (canvas CSS px). */
+let geometry = null;
+let filesOpen = 0;
 
 function setState(state) {
   document.body.dataset.memvizState = state;
@@ -30,76 +61,343 @@ function setState(state) {
 function showError(message) {
   els.alert.textContent = message;
   els.alert.hidden = false;
-  els.progress.textContent = '';
   setState('error');
 }
 
-function progressText(name, bytesRead, total) {
-  const read = bytesRead.toLocaleString('en-US');
-  if (total === null || total <= 0) return `Reading ${name}: ${read} bytes`;
-  const percent = Math.min(100, Math.floor((bytesRead * 100) / total));
+function clearError() {
+  els.alert.hidden = true;
+  els.alert.textContent = '';
+}
+
+function progressText(name, bytes, total, phase) {
+  const read = bytes.toLocaleString('en-US');
+  if (phase === 'layout') return `Laying out ${name} (${read} bytes read)…`;
+  if (!total) return `Reading ${name}: ${read} bytes`;
+  const percent = Math.min(100, Math.floor((bytes * 100) / total));
   return `Reading ${name}: ${read} of ${total.toLocaleString('en-US')} bytes (${percent}%)`;
 }
 
+// ----- the worker ---------------------------------------------------------------------------
+
+function backendParam() {
+  const b = new URLSearchParams(location.search).get('backend');
+  return b === null ? 'auto' : b;
+}
+
+function startViewer() {
+  if (clientPromise !== null) return clientPromise;
+  clientPromise = ViewerClient.start(els.canvas, backendParam(), {
+    progress(msg) {
+      if (current === null || msg.id !== current.id) return;
+      els.progress.textContent = progressText(msg.name, msg.bytes, msg.total, msg.phase);
+      if (msg.total) els.bar.value = Math.min(100, (msg.bytes * 100) / msg.total);
+      else els.bar.removeAttribute('value');
+    },
+    frame(msg) { showTicks(JSON.parse(msg.ticks)); },
+    tooltip(json) { showTooltip(json); },
+    panel(panel, table) { showPanel(panel, table); },
+    fatal(msg) {
+      showError(`memviz hit an internal error (a bug): ${msg.message}. Reload the page and try again; `
+        + 'if it happens again, please report it with the file.');
+    },
+  }).then((c) => {
+    client = c;
+    const { backend, adapter, gpuError } = c.info;
+    els.backend.textContent = backend ? `drawing with ${backend}` : 'cannot draw here';
+    els.backend.title = adapter;
+    document.body.dataset.memvizBackend = backend ? backend.toLowerCase() : 'none';
+    if (gpuError) {
+      showError(`memviz cannot draw in this browser: ${gpuError} Files still open, with their summary only. `
+        + 'Try a current Chrome, Edge or Firefox, or enable hardware acceleration.');
+    }
+    new ResizeObserver(() => resize()).observe(els.canvas);
+    return c;
+  });
+  return clientPromise;
+}
+
+function resize() {
+  if (client === null) return;
+  const r = els.canvas.getBoundingClientRect();
+  if (r.width < 1 || r.height < 1) return;
+  client.send('resize', [r.width, r.height, window.devicePixelRatio || 1], { panel: true });
+}
+
+// ----- opening ------------------------------------------------------------------------------
+
 /**
- * Opens a snapshot. Resolves (never rejects) when done, with
- * `{state: 'ready', json}`, `{state: 'error', message}` or `{state: 'cancelled'}`
- * (another open() started meanwhile).
+ * Opens a snapshot. Resolves (never rejects) once the first frame is drawn, with
+ * `{state: 'ready', json, timings}`, `{state: 'error', message}` or `{state: 'cancelled'}`.
  * @param {File | Blob | ArrayBuffer | ArrayBufferView | string} src
  */
 async function open(src) {
-  const mine = ++generation;
+  if (current !== null && client !== null) client.cancel(current.id);
+  const mine = { id: -1 };
+  const t0 = performance.now();
+  current = mine;
   setState('loading');
-  els.alert.hidden = true;
-  els.alert.textContent = '';
-  els.table.textContent = '';
-  els.json.textContent = '';
-  els.fileName.textContent = '';
-  els.progress.textContent = 'Starting…';
-
+  clearError();
   let name = typeof src === 'string' ? src : (src instanceof File ? src.name : 'the data');
-  let loader = null;
-  let source = null;
+  els.loading.hidden = false;
+  els.bar.removeAttribute('value');
+  els.progress.textContent = 'Starting…';
   try {
-    loader = await SnapshotLoader.create();
-    source = await openSource(src);
-    name = source.name;
-    if (source.total !== null) loader.reserve(source.total);
-    els.progress.textContent = progressText(name, 0, source.total);
-    for await (const chunk of source.chunks) {
-      if (mine !== generation) {
-        source.cancel();
-        return { state: 'cancelled' };
-      }
-      loader.push(chunk);
-      els.progress.textContent = progressText(name, loader.bytesRead(), source.total);
+    const c = await startViewer();
+    if (current !== mine) return { state: 'cancelled' };
+    const { id, done } = c.open(src);
+    mine.id = id;
+    const msg = await done;
+    if (current === mine) {
+      current = null;
+      els.loading.hidden = true;
     }
-    if (mine !== generation) return { state: 'cancelled' };
-    const { json, table } = loader.finish();
-    els.fileName.textContent = name;
-    els.table.textContent = table;
-    els.json.textContent = json;
-    els.progress.textContent = `Read ${name}: ${loader.bytesRead().toLocaleString('en-US')} bytes`;
-    setState('ready');
-    return { state: 'ready', json };
+    if (msg.type === 'cancelled') {
+      if (document.body.dataset.memvizState === 'loading') setState(filesOpen > 0 ? 'ready' : 'empty');
+      return { state: 'cancelled' };
+    }
+    if (msg.name) name = msg.name;
+    if (msg.type === 'failed') {
+      const message = msg.panicked
+        ? `memviz hit an internal error (a bug) while reading "${name}": ${msg.message}. Reload the page and try again; `
+          + 'if it happens again, please report it with the file.'
+        : `Could not open "${name}": ${msg.message}. ${WHAT_TO_DO}`;
+      if (current === null) showError(message);
+      return { state: 'error', message };
+    }
+    filesOpen += 1;
+    els.viewer.hidden = false;
+    els.json.textContent = msg.summary;
+    showPanel(msg.panel, msg.table);
+    showTooltip(null);
+    resize();
+    // The worker drew the first frame before answering; wait for the resize's frame too.
+    await c.call('state', [], { waitFrame: true });
+    const timings = { ...msg.timings, firstFrameMs: performance.now() - t0, bytes: msg.bytes };
+    window.memviz.lastOpen = { name, ...timings };
+    if (current === null) setState('ready');
+    return { state: 'ready', json: msg.summary, timings };
   } catch (err) {
-    if (source !== null) source.cancel();
-    if (mine !== generation) return { state: 'cancelled' };
-    const detail = err instanceof Error ? err.message : String(err);
-    const message = SnapshotLoader.hasPanicked()
-      ? `memviz hit an internal error (a bug) while reading "${name}": ${detail}. Reload the page and try again; `
-        + 'if it happens again, please report it with the file.'
-      : `Could not open "${name}": ${detail}. ${WHAT_TO_DO}`;
+    const message = `Could not open "${name}": ${err instanceof Error ? err.message : String(err)}`;
+    if (current === mine) {
+      current = null;
+      els.loading.hidden = true;
+    }
     showError(message);
     return { state: 'error', message };
-  } finally {
-    if (loader !== null) loader.dispose();
   }
 }
 
-window.memviz = { open };
+els.cancel.addEventListener('click', () => {
+  if (current !== null && client !== null && current.id > 0) client.cancel(current.id);
+});
+
+// ----- panel: selectors, legend, summary ------------------------------------------------------
+
+function fillSelect(select, options) {
+  select.replaceChildren(...options.map(({ value, label, selected }) => {
+    const o = document.createElement('option');
+    o.value = String(value);
+    o.textContent = label;
+    o.selected = Boolean(selected);
+    return o;
+  }));
+}
+
+function showPanel(panelJson, table) {
+  const panel = JSON.parse(panelJson);
+  if (panel.state === null) return;
+  const state = panel.state;
+  geometry = state.geometry;
+  fillSelect(els.fileSelect, panel.files.map((f, i) => ({ value: i, label: f, selected: i === panel.file })));
+  els.fileSelect.disabled = panel.files.length < 2;
+  fillSelect(els.deviceSelect, panel.devices.map((d) => ({
+    value: d.device,
+    label: `cuda:${d.device} (${d.events.toLocaleString('en-US')} events)`,
+    selected: d.current,
+  })));
+  els.deviceSelect.disabled = panel.devices.length < 2;
+  els.xAxis.value = state.x_axis;
+  els.xAxis.querySelector('option[value="time"]').disabled = !state.has_time;
+  els.peak.textContent = `peak ${panel.peak} · ${state.elements.toLocaleString('en-US')} allocations drawn`;
+  els.legend.replaceChildren(...panel.legend.map((e) => {
+    const li = document.createElement('li');
+    const sw = document.createElement('span');
+    sw.className = 'swatch';
+    sw.style.background = `rgb(${e.rgba[0]}, ${e.rgba[1]}, ${e.rgba[2]})`;
+    const label = document.createElement('span');
+    label.className = 'site';
+    label.textContent = e.label;
+    const size = document.createElement('span');
+    size.className = 'size';
+    size.textContent = `${e.size} in ${e.elements.toLocaleString('en-US')}`;
+    li.append(sw, label, size);
+    return li;
+  }));
+  els.fileName.textContent = panel.files[panel.file] || '';
+  if (typeof table === 'string') els.table.textContent = table;
+  showTicks(panel.ticks);
+}
+
+function showTicks(ticks) {
+  if (!ticks || geometry === null) return;
+  const p = geometry.plot;
+  els.xLabels.replaceChildren(...ticks.x.map((t) => {
+    const s = document.createElement('span');
+    s.textContent = t.label;
+    s.style.left = `${t.pos_css_px}px`;
+    s.style.top = `${p.bottom + 4}px`;
+    return s;
+  }));
+  els.yLabels.replaceChildren(...ticks.y.map((t) => {
+    const s = document.createElement('span');
+    s.textContent = t.label;
+    s.style.top = `${t.pos_css_px}px`;
+    s.style.right = `${geometry.css_w - p.left + 6}px`;
+    return s;
+  }));
+}
+
+els.fileSelect.addEventListener('change', () => {
+  if (client) client.send('select_file', [Number(els.fileSelect.value)], { panel: true });
+  showTooltip(null);
+});
+els.deviceSelect.addEventListener('change', () => {
+  if (client) client.send('set_device', [Number(els.deviceSelect.value)], { panel: true });
+  showTooltip(null);
+});
+els.xAxis.addEventListener('change', () => {
+  if (client) client.send('set_time_axis', [els.xAxis.value === 'time'], { panel: true });
+});
+els.fit.addEventListener('click', () => { if (client) client.send('fit', []); });
+
+// ----- tooltip ------------------------------------------------------------------------------
+
+function showTooltip(json) {
+  tip = json ? JSON.parse(json) : null;
+  if (tip === null) {
+    els.tooltip.hidden = true;
+    return;
+  }
+  els.tooltipTitle.textContent = tip.title;
+  const lines = [...tip.details];
+  if (tip.frames.length > 0) lines.push('', ...tip.frames);
+  if (tip.forward_frames.length > 0) lines.push('', ...tip.forward_frames);
+  els.tooltipBody.textContent = lines.join('\n');
+  els.tooltipActions.hidden = !tip.pinned;
+  els.tooltip.classList.toggle('pinned', Boolean(tip.pinned));
+  if (!tip.pinned) els.copyStatus.textContent = '';
+  els.tooltip.hidden = false;
+  placeTooltip();
+}
+
+function placeTooltip() {
+  const wrap = els.canvas.getBoundingClientRect();
+  const w = els.tooltip.offsetWidth;
+  const h = els.tooltip.offsetHeight;
+  let x = pointer[0] + 16;
+  let y = pointer[1] + 16;
+  if (x + w > wrap.width) x = Math.max(0, pointer[0] - w - 16);
+  if (y + h > wrap.height) y = Math.max(0, wrap.height - h);
+  els.tooltip.style.left = `${x}px`;
+  els.tooltip.style.top = `${y}px`;
+}
+
+async function copyStack() {
+  if (tip === null) return;
+  const text = [tip.title, ...tip.details, ...tip.frames, ...tip.forward_frames].join('\n');
+  try {
+    await navigator.clipboard.writeText(text);
+    els.copyStatus.textContent = 'copied';
+  } catch (_) {
+    const area = document.createElement('textarea');
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    const ok = document.execCommand('copy');
+    area.remove();
+    els.copyStatus.textContent = ok ? 'copied' : 'copy failed: select the text and copy it';
+  }
+  window.memviz.lastCopied = text;
+}
+els.copy.addEventListener('click', copyStack);
+
+// ----- input on the plot --------------------------------------------------------------------
+
+function canvasPos(ev) {
+  const r = els.canvas.getBoundingClientRect();
+  return [ev.clientX - r.left, ev.clientY - r.top];
+}
+
+els.canvas.addEventListener('wheel', (ev) => {
+  if (!client) return;
+  ev.preventDefault();
+  const [x, y] = canvasPos(ev);
+  const scale = ev.deltaMode === 1 ? 16 : ev.deltaMode === 2 ? 400 : 1;
+  client.send('wheel', [x, y, ev.deltaY * scale]);
+}, { passive: false });
+
+els.canvas.addEventListener('pointerdown', (ev) => {
+  if (!client || ev.button !== 0) return;
+  els.canvas.focus();
+  els.canvas.setPointerCapture(ev.pointerId);
+  pointer = canvasPos(ev);
+  client.send('pointer_down', pointer);
+});
+els.canvas.addEventListener('pointermove', (ev) => {
+  if (!client) return;
+  pointer = canvasPos(ev);
+  client.send('pointer_move', pointer, { tooltip: true });
+});
+els.canvas.addEventListener('pointerup', (ev) => {
+  if (!client || ev.button !== 0) return;
+  pointer = canvasPos(ev);
+  client.send('pointer_up', pointer, { tooltip: true });
+});
+els.canvas.addEventListener('pointerleave', () => {
+  if (!client) return;
+  client.send('pointer_leave', [], { tooltip: true });
+});
+els.canvas.addEventListener('dblclick', () => { if (client) client.send('double_click', []); });
+els.canvas.addEventListener('keydown', (ev) => {
+  if (!client || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  const keys = ['a', 'A', 'd', 'D', 'w', 'W', 's', 'S', 'ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', '+', '=', '-', '_', '0'];
+  if (!keys.includes(ev.key)) return;
+  ev.preventDefault();
+  client.send('key', [ev.key]);
+});
+
+// ----- the JS API ---------------------------------------------------------------------------
+
+/** Calls a viewer method and resolves after the frame it caused is drawn: `{result, frameMs}`. */
+async function view(method, ...args) {
+  const c = await startViewer();
+  return c.call(method, args, { waitFrame: true, panel: true });
+}
+
+window.memviz = {
+  open,
+  /** Resolves with the viewer state (camera, counts, scene), or null before the first file. */
+  async state() {
+    const c = await startViewer();
+    const { result } = await c.call('state');
+    return JSON.parse(result);
+  },
+  view,
+  /** Resolves with `{wasmMemoryBytes, jsHeapBytes}` (jsHeapBytes: the page's, Chrome only). */
+  async stats() {
+    const c = await startViewer();
+    const s = await c.stats();
+    const heap = performance.memory ? performance.memory.usedJSHeapSize : null;
+    return { ...s, jsHeapBytes: heap };
+  },
+  /** The tooltip shown (Rust's JSON, parsed), or null. */
+  tooltip: () => tip,
+  lastCopied: null,
+  /** Timings of the last successful open: `{name, bytes, parseMs, totalMs, drawMs, firstFrameMs}` (ms; firstFrameMs from the open() call to the first frame drawn). */
+  lastOpen: null,
+};
 
 wireFileInputs(els.input, els.overlay, (file) => { open(file); });
 els.demo.addEventListener('click', () => { open('assets/demo.pickle'); });
 setState('empty');
-wasmReady().catch((err) => showError(`${err.message}.`));
+startViewer().catch((err) => showError(`${err.message}.`));

@@ -42,6 +42,32 @@ impl Backend {
     }
 }
 
+/// The canvas to draw into: a page `<canvas>` or an `OffscreenCanvas` (in a Web Worker, after
+/// `transferControlToOffscreen()`).
+#[derive(Clone, Debug)]
+pub enum Canvas {
+    /// A `<canvas>` element on the page (main thread).
+    Html(web_sys::HtmlCanvasElement),
+    /// An `OffscreenCanvas` (main thread or worker).
+    Offscreen(web_sys::OffscreenCanvas),
+}
+
+impl Canvas {
+    fn size(&self) -> (u32, u32) {
+        match self {
+            Canvas::Html(c) => (c.width(), c.height()),
+            Canvas::Offscreen(c) => (c.width(), c.height()),
+        }
+    }
+
+    fn target(self) -> wgpu::SurfaceTarget<'static> {
+        match self {
+            Canvas::Html(c) => wgpu::SurfaceTarget::Canvas(c),
+            Canvas::Offscreen(c) => wgpu::SurfaceTarget::OffscreenCanvas(c),
+        }
+    }
+}
+
 /// A configured canvas surface with its device.
 #[derive(Debug)]
 pub struct CanvasContext {
@@ -88,11 +114,8 @@ impl CanvasContext {
 /// # Errors
 /// A readable sentence (for the page) when the requested backend, or for `Auto` neither
 /// backend, is available, with each backend's reason.
-pub async fn create_for_canvas(
-    canvas: web_sys::HtmlCanvasElement,
-    prefer: Backend,
-) -> Result<CanvasContext, String> {
-    let size = (canvas.width(), canvas.height());
+pub async fn create_for_canvas(canvas: Canvas, prefer: Backend) -> Result<CanvasContext, String> {
+    let size = canvas.size();
     match prefer {
         Backend::WebGpu => try_webgpu(canvas, size)
             .await
@@ -113,7 +136,7 @@ pub async fn create_for_canvas(
 }
 
 async fn try_webgpu(
-    canvas: web_sys::HtmlCanvasElement,
+    canvas: Canvas,
     size: (u32, u32),
 ) -> Result<CanvasContext, String> {
     if !wgpu::util::is_browser_webgpu_supported().await {
@@ -129,20 +152,20 @@ async fn try_webgpu(
     let (device, queue) = request_device(&adapter).await?;
     // Only now claim the canvas for WebGPU (see the module docs).
     let surface = instance
-        .create_surface(wgpu::SurfaceTarget::Canvas(canvas))
+        .create_surface(canvas.target())
         .map_err(|e| format!("the canvas refused a WebGPU context: {e}"))?;
     finish(surface, &adapter, device, queue, size)
 }
 
 async fn try_webgl2(
-    canvas: web_sys::HtmlCanvasElement,
+    canvas: Canvas,
     size: (u32, u32),
 ) -> Result<CanvasContext, String> {
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
     desc.backends = wgpu::Backends::GL;
     let instance = wgpu::Instance::new(desc);
     let surface = instance
-        .create_surface(wgpu::SurfaceTarget::Canvas(canvas))
+        .create_surface(canvas.target())
         .map_err(|e| format!("the canvas refused a WebGL2 context: {e}"))?;
     let adapter = instance
         .request_adapter(&wgpu::RequestAdapterOptions {

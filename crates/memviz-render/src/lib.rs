@@ -37,7 +37,7 @@ pub use surface::{surface_config, SurfaceChoice};
 pub use view::{min_span, ClipFromData, View};
 
 #[cfg(target_arch = "wasm32")]
-pub use context::{create_for_canvas, Backend, CanvasContext};
+pub use context::{create_for_canvas, Backend, Canvas, CanvasContext};
 #[cfg(not(target_arch = "wasm32"))]
 pub use offscreen::{render_offscreen, BatchData, Image, Offscreen, RenderError, OFFSCREEN_FORMAT};
 

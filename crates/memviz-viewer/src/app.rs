@@ -474,6 +474,18 @@ impl App {
         self.needs_redraw = true;
     }
 
+    /// True while a windowed scene waits for the camera to settle (keep calling [`App::tick`]).
+    #[must_use]
+    pub fn is_settling(&self) -> bool {
+        self.unsettled_since.is_some()
+    }
+
+    /// True when the next frame would differ from the last one drawn.
+    #[must_use]
+    pub fn needs_redraw(&self) -> bool {
+        self.needs_redraw
+    }
+
     /// Returns and clears the redraw flag.
     pub fn take_needs_redraw(&mut self) -> bool {
         std::mem::replace(&mut self.needs_redraw, false)

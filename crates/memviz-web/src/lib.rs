@@ -1,6 +1,9 @@
-//! The only wasm-bindgen surface of memviz: one WebHandle that streams a snapshot in and hands back its summary.
+//! The only wasm-bindgen surface of memviz: WebViewer (streams snapshots in, draws the timeline into an OffscreenCanvas, answers input) and WebHandle (summary only).
 //!
-//! Keep in sync with `www/js/bridge.js`, the only JS module that calls [`WebHandle`].
+//! - [`WebViewer`] (wasm32 only; logic in the plain-Rust [`ViewerCore`]) is the page's viewer.
+//!   Its only caller is `www/js/worker.js`, the Web Worker that owns parsing and drawing.
+//! - [`WebHandle`] parses one file to its summary without any GPU: node tests and the CLI
+//!   parity checks use it. The rest of this page is about it.
 //!
 //! # How it works
 //! JS creates one [`WebHandle`] per file, calls [`WebHandle::push`] with each chunk it reads
@@ -17,6 +20,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 
 use wasm_bindgen::prelude::*;
+
+mod viewer;
+pub use viewer::ViewerCore;
+#[cfg(target_arch = "wasm32")]
+mod web_viewer;
+#[cfg(target_arch = "wasm32")]
+pub use web_viewer::WebViewer;
 
 static PANICKED: AtomicBool = AtomicBool::new(false);
 static PANIC_HOOK: Once = Once::new();

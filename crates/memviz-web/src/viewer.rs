@@ -1,0 +1,232 @@
+//! [`ViewerCore`]: the plain-Rust half of the browser viewer. It streams files into the parser
+//! one at a time, keeps every file that opened in one [`App`], and turns the app's answers
+//! into the JSON strings the page shows. No GPU and no JS here, so it is tested natively; the
+//! wasm [`WebViewer`](crate::WebViewer) adds the canvas and forwards calls.
+
+use memviz_snapshot::Loader;
+use memviz_viewer::App;
+
+/// A file being streamed in.
+struct Pending {
+    name: String,
+    loader: Loader,
+}
+
+/// Files, the file being loaded and the timeline app.
+#[derive(Default)]
+pub struct ViewerCore {
+    app: Option<App>,
+    pending: Option<Pending>,
+    /// The summary table of each opened file, by file index.
+    tables: Vec<String>,
+    bytes_read: u64,
+}
+
+impl ViewerCore {
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Starts a new file (dropping one still loading). `total_bytes` (0 when unknown) sizes the
+    /// parser's tables once.
+    pub fn begin(&mut self, name: &str, total_bytes: u64) {
+        let loader = if total_bytes > 0 {
+            Loader::new().with_size_hint(total_bytes)
+        } else {
+            Loader::new()
+        };
+        self.pending = Some(Pending {
+            name: name.to_owned(),
+            loader,
+        });
+        self.bytes_read = 0;
+    }
+
+    /// Feeds the next chunk of the file started by [`ViewerCore::begin`].
+    ///
+    /// # Errors
+    /// The parser's message (with the byte offset); the file is then dropped.
+    pub fn push(&mut self, chunk: &[u8]) -> Result<(), String> {
+        let Some(p) = self.pending.as_mut() else {
+            return Err("no file is being opened (begin was not called)".to_owned());
+        };
+        let result = p.loader.push(chunk);
+        self.bytes_read = p.loader.bytes_read();
+        if let Err(err) = result {
+            self.pending = None;
+            return Err(err.to_string());
+        }
+        Ok(())
+    }
+
+    /// Bytes of the current file accepted so far.
+    #[must_use]
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read
+    }
+
+    /// Drops the file being loaded (the files already open stay).
+    pub fn cancel(&mut self) {
+        self.pending = None;
+    }
+
+    /// Ends the file: parses the rest, adds it to the app (it becomes the current file, on its
+    /// default device) and returns its summary JSON.
+    ///
+    /// # Errors
+    /// The parser's message; the files already open stay as they were.
+    pub fn finish(&mut self) -> Result<String, String> {
+        let Some(p) = self.pending.take() else {
+            return Err("no file is being opened (begin was not called)".to_owned());
+        };
+        self.bytes_read = p.loader.bytes_read();
+        let snap = p.loader.finish().map_err(|e| e.to_string())?;
+        let summary = memviz_analysis::summary::summarize(&snap);
+        self.tables.push(summary.to_table());
+        match self.app.as_mut() {
+            Some(app) => app.add_file(&p.name, snap),
+            None => self.app = Some(App::new(&p.name, snap)),
+        }
+        Ok(summary.to_json())
+    }
+
+    /// The app, once a file opened.
+    pub fn app(&mut self) -> Option<&mut App> {
+        self.app.as_mut()
+    }
+
+    /// The app, read-only.
+    #[must_use]
+    pub fn app_ref(&self) -> Option<&App> {
+        self.app.as_ref()
+    }
+
+    /// The summary table of the current file (empty before the first file).
+    #[must_use]
+    pub fn summary_table(&self) -> String {
+        let current = self
+            .app
+            .as_ref()
+            .and_then(|a| serde_json::from_str::<serde_json::Value>(&a.state_json()).ok())
+            .and_then(|v| v.get("file").and_then(serde_json::Value::as_u64))
+            .unwrap_or(0) as usize;
+        self.tables.get(current).cloned().unwrap_or_default()
+    }
+
+    /// Everything the shell shows around the canvas, JSON:
+    /// `{"files":[…], "file":i, "devices":[…], "legend":[…], "ticks":{…}, "state":{…}}`
+    /// (`null` fields before the first file).
+    #[must_use]
+    pub fn panel_json(&self, legend_entries: usize) -> String {
+        let Some(app) = self.app.as_ref() else {
+            return r#"{"files":[],"file":null,"devices":[],"legend":[],"ticks":null,"state":null}"#
+                .to_owned();
+        };
+        let state: serde_json::Value =
+            serde_json::from_str(&app.state_json()).unwrap_or(serde_json::Value::Null);
+        let devices: serde_json::Value =
+            serde_json::from_str(&app.devices()).unwrap_or(serde_json::Value::Null);
+        let mut legend: serde_json::Value =
+            serde_json::from_str(&app.legend(legend_entries)).unwrap_or(serde_json::Value::Null);
+        // Sizes are formatted here so that the shell only places text.
+        if let Some(entries) = legend.as_array_mut() {
+            for e in entries {
+                let bytes = e.get("bytes").and_then(serde_json::Value::as_u64).unwrap_or(0);
+                if let Some(obj) = e.as_object_mut() {
+                    obj.insert(
+                        "size".into(),
+                        memviz_analysis::format::size_short(bytes).into(),
+                    );
+                }
+            }
+        }
+        serde_json::json!({
+            "files": app.file_names(),
+            "file": state.get("file"),
+            "devices": devices,
+            "legend": legend,
+            "ticks": app.axis_ticks(),
+            "peak": memviz_analysis::format::size_short(
+                state.get("peak_bytes").and_then(serde_json::Value::as_u64).unwrap_or(0)
+            ),
+            "state": state,
+        })
+        .to_string()
+    }
+
+    /// The axis ticks for the current camera, JSON (`null` before the first file).
+    #[must_use]
+    pub fn ticks_json(&self) -> String {
+        match self.app.as_ref() {
+            Some(app) => serde_json::to_string(&app.axis_ticks()).unwrap_or_else(|_| "null".into()),
+            None => "null".to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ViewerCore;
+
+    /// The demo snapshot, generated by the project's own generator.
+    fn demo_bytes() -> Vec<u8> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let dir = root.join("target/test-fixtures/memviz-web");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let path = dir.join(format!("demo-{}.pickle", std::process::id()));
+        let status = std::process::Command::new("python3")
+            .arg(root.join("tests/fixtures/generate.py"))
+            .arg("demo")
+            .arg(&path)
+            .status()
+            .expect("python3 runs");
+        assert!(status.success(), "generate.py demo failed");
+        std::fs::read(&path).expect("demo written")
+    }
+
+    #[test]
+    fn a_bad_file_keeps_the_good_one() {
+        let mut core = ViewerCore::new();
+        assert!(core.push(b"x").is_err(), "push before begin");
+        let good = demo_bytes();
+        core.begin("good.pickle", good.len() as u64);
+        for chunk in good.chunks(1000) {
+            core.push(chunk).expect("good chunk");
+        }
+        let summary = core.finish().expect("good file");
+        assert!(summary.contains("\"devices\""));
+        assert_eq!(core.bytes_read(), good.len() as u64);
+        assert!(!core.summary_table().is_empty());
+
+        core.begin("bad.pickle", 0);
+        let err = core
+            .push(b"definitely not a pickle")
+            .and_then(|()| core.finish().map(|_| ()))
+            .expect_err("garbage");
+        assert!(!err.is_empty());
+        let panel: serde_json::Value =
+            serde_json::from_str(&core.panel_json(5)).expect("panel JSON");
+        assert_eq!(panel["files"], serde_json::json!(["good.pickle"]));
+        assert!(panel["ticks"]["y"].as_array().is_some_and(|t| !t.is_empty()));
+
+        core.begin("again.pickle", 0);
+        core.push(&good).expect("second copy");
+        core.finish().expect("second copy opens");
+        let panel: serde_json::Value =
+            serde_json::from_str(&core.panel_json(5)).expect("panel JSON");
+        assert_eq!(panel["file"], 1);
+        assert_eq!(panel["files"].as_array().map(Vec::len), Some(2));
+    }
+
+    #[test]
+    fn cancel_drops_only_the_pending_file() {
+        let mut core = ViewerCore::new();
+        core.begin("x", 0);
+        core.push(&demo_bytes()[..10]).expect("prefix");
+        core.cancel();
+        assert!(core.finish().is_err());
+        assert!(core.app_ref().is_none());
+        assert!(core.panel_json(3).contains("\"files\":[]"));
+    }
+}

@@ -1,0 +1,326 @@
+//! [`WebViewer`]: the browser viewer's wasm surface. It owns a [`ViewerCore`] (files, parser,
+//! timeline app) and a wgpu surface on an `OffscreenCanvas`; `www/js/worker.js` (a Web Worker)
+//! is its only caller. Every method is cheap to call per input event; drawing happens only in
+//! [`WebViewer::frame`], which the worker calls once per animation frame while it returns true.
+
+use memviz_render::{create_for_canvas, Backend, Canvas, CanvasContext, Renderer};
+use memviz_viewer::GpuScene;
+use wasm_bindgen::prelude::*;
+
+use crate::viewer::ViewerCore;
+
+struct Gpu {
+    ctx: CanvasContext,
+    renderer: Renderer,
+}
+
+/// The viewer: create with [`WebViewer::create`], then stream files in with `begin` / `push` /
+/// `finish`, forward input, and call `frame` per animation frame.
+#[wasm_bindgen]
+pub struct WebViewer {
+    core: ViewerCore,
+    canvas: web_sys::OffscreenCanvas,
+    gpu: Option<Gpu>,
+    gpu_error: String,
+    scene: GpuScene,
+    /// Canvas CSS size and device pixel ratio.
+    size: (f64, f64, f64),
+    last_frame_ms: f64,
+}
+
+fn now_ms() -> f64 {
+    js_sys::Date::now()
+}
+
+#[wasm_bindgen]
+impl WebViewer {
+    /// Claims `canvas` for drawing with `backend` (`auto`, `webgpu` or `webgl2`). Never fails:
+    /// when no backend works, the viewer still opens files (summary only) and
+    /// [`WebViewer::gpu_error`] says why nothing can be drawn.
+    pub async fn create(canvas: web_sys::OffscreenCanvas, backend: String) -> WebViewer {
+        crate::install_panic_hook();
+        let mut viewer = WebViewer {
+            core: ViewerCore::new(),
+            canvas: canvas.clone(),
+            gpu: None,
+            gpu_error: String::new(),
+            scene: GpuScene::new(),
+            size: (f64::from(canvas.width()), f64::from(canvas.height()), 1.0),
+            last_frame_ms: 0.0,
+        };
+        let Some(prefer) = Backend::parse(&backend) else {
+            viewer.gpu_error = format!(
+                "unknown backend {:?}: use ?backend=webgpu, ?backend=webgl2 or leave it out",
+                backend.chars().take(40).collect::<String>()
+            );
+            return viewer;
+        };
+        match create_for_canvas(Canvas::Offscreen(canvas), prefer).await {
+            Ok(ctx) => {
+                let renderer = Renderer::new(&ctx.device, ctx.render_format());
+                viewer.gpu = Some(Gpu { ctx, renderer });
+            }
+            Err(msg) => viewer.gpu_error = msg,
+        }
+        viewer
+    }
+
+    /// `"WebGPU"`, `"WebGL2"` or `""` when nothing can be drawn.
+    pub fn backend(&self) -> String {
+        self.gpu
+            .as_ref()
+            .map(|g| g.ctx.tier.name().to_owned())
+            .unwrap_or_default()
+    }
+
+    /// The adapter's name and driver, for the about line.
+    pub fn adapter(&self) -> String {
+        self.gpu
+            .as_ref()
+            .map(|g| {
+                let i = &g.ctx.adapter_info;
+                format!("{} ({:?}, {})", i.name, i.backend, i.driver)
+            })
+            .unwrap_or_default()
+    }
+
+    /// Why nothing can be drawn (empty when a backend works).
+    pub fn gpu_error(&self) -> String {
+        self.gpu_error.clone()
+    }
+
+    // ----- files ----------------------------------------------------------------------------
+
+    /// Starts streaming a file of `total_bytes` (0 when unknown).
+    pub fn begin(&mut self, name: &str, total_bytes: f64) {
+        self.core.begin(name, total_bytes.max(0.0) as u64);
+    }
+
+    /// Feeds the next chunk. Throws an `Error` naming the byte offset for a bad file.
+    pub fn push(&mut self, chunk: &[u8]) -> Result<(), JsError> {
+        self.core.push(chunk).map_err(|m| JsError::new(&m))
+    }
+
+    /// Bytes of the current file accepted so far.
+    pub fn bytes_read(&self) -> f64 {
+        self.core.bytes_read() as f64
+    }
+
+    /// Drops the file being loaded.
+    pub fn cancel(&mut self) {
+        self.core.cancel();
+    }
+
+    /// Ends the file, makes it current and returns its summary JSON. The next
+    /// [`WebViewer::frame`] draws it.
+    pub fn finish(&mut self) -> Result<String, JsError> {
+        let json = self.core.finish().map_err(|m| JsError::new(&m))?;
+        let (w, h, dpr) = self.size;
+        if let Some(app) = self.core.app() {
+            app.resize(w, h, dpr);
+            app.fit();
+        }
+        Ok(json)
+    }
+
+    /// The current file's summary as a text table.
+    pub fn summary_table(&self) -> String {
+        self.core.summary_table()
+    }
+
+    /// Makes file `index` current (false when there is no such file).
+    pub fn select_file(&mut self, index: u32) -> bool {
+        self.core
+            .app()
+            .is_some_and(|a| a.select_file(index as usize))
+    }
+
+    /// Switches the device of the current file.
+    pub fn set_device(&mut self, device: f64) {
+        if let Some(app) = self.core.app() {
+            app.set_device(device as i64);
+        }
+    }
+
+    /// x axis: wall-clock time (when the trace has times) or timesteps.
+    pub fn set_time_axis(&mut self, on: bool) {
+        if let Some(app) = self.core.app() {
+            app.set_time_axis(on);
+        }
+    }
+
+    // ----- geometry and input ---------------------------------------------------------------
+
+    /// The canvas's CSS size and device pixel ratio changed: resizes the drawing buffer.
+    pub fn resize(&mut self, css_w: f64, css_h: f64, device_pixel_ratio: f64) {
+        let css_w = if css_w.is_finite() { css_w.clamp(1.0, 16384.0) } else { 1.0 };
+        let css_h = if css_h.is_finite() { css_h.clamp(1.0, 16384.0) } else { 1.0 };
+        let dpr = if device_pixel_ratio.is_finite() {
+            device_pixel_ratio.clamp(0.25, 8.0)
+        } else {
+            1.0
+        };
+        self.size = (css_w, css_h, dpr);
+        let mut px = ((css_w * dpr).round() as u32, (css_h * dpr).round() as u32);
+        if let Some(g) = self.gpu.as_mut() {
+            let max = g.ctx.device.limits().max_texture_dimension_2d;
+            px = (px.0.clamp(1, max), px.1.clamp(1, max));
+            self.canvas.set_width(px.0);
+            self.canvas.set_height(px.1);
+            g.ctx.resize(px.0, px.1);
+        }
+        if let Some(app) = self.core.app() {
+            app.resize(css_w, css_h, dpr);
+        }
+    }
+
+    /// Wheel at a canvas point (CSS px); `delta_y` in pixels (negative zooms in).
+    pub fn wheel(&mut self, css_x: f64, css_y: f64, delta_y: f64) {
+        if let Some(app) = self.core.app() {
+            app.wheel(css_x, css_y, delta_y);
+        }
+    }
+
+    /// Zooms both axes by `factor` around a canvas point.
+    pub fn zoom_at(&mut self, css_x: f64, css_y: f64, factor: f64) {
+        if let Some(app) = self.core.app() {
+            if factor.is_finite() && factor > 0.0 {
+                app.zoom_at(css_x, css_y, factor);
+            }
+        }
+    }
+
+    /// Pans by CSS px.
+    pub fn pan_by(&mut self, dx: f64, dy: f64) {
+        if let Some(app) = self.core.app() {
+            app.pan_by(dx, dy);
+        }
+    }
+
+    /// Shows the whole trace.
+    pub fn fit(&mut self) {
+        if let Some(app) = self.core.app() {
+            app.fit();
+        }
+    }
+
+    /// A key press (`KeyboardEvent.key`); true when it was used.
+    pub fn key(&mut self, key: &str) -> bool {
+        self.core.app().is_some_and(|a| a.key(key))
+    }
+
+    /// Pointer pressed at a canvas point.
+    pub fn pointer_down(&mut self, css_x: f64, css_y: f64) {
+        if let Some(app) = self.core.app() {
+            app.pointer_down(css_x, css_y);
+        }
+    }
+
+    /// Pointer moved: the tooltip JSON to show, or `undefined`.
+    pub fn pointer_move(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+        self.core.app().and_then(|a| a.pointer_move(css_x, css_y))
+    }
+
+    /// Pointer released (a click pins / unpins): the tooltip JSON to show, or `undefined`.
+    pub fn pointer_up(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+        self.core.app().and_then(|a| a.pointer_up(css_x, css_y))
+    }
+
+    /// The pointer left the canvas: the pinned tooltip, if any.
+    pub fn pointer_leave(&mut self) -> Option<String> {
+        self.core.app().and_then(|a| a.hover(-1.0e9, -1.0e9))
+    }
+
+    /// Double click: fit.
+    pub fn double_click(&mut self) {
+        if let Some(app) = self.core.app() {
+            app.double_click();
+        }
+    }
+
+    /// The overview brush: shows timesteps `[x0, x1)`, y fitted to them.
+    pub fn set_x_window(&mut self, x0: f64, x1: f64) {
+        if let Some(app) = self.core.app() {
+            app.set_x_window(x0, x1);
+        }
+    }
+
+    // ----- text for the shell ---------------------------------------------------------------
+
+    /// Files, devices, legend (`legend_entries` largest sites), ticks and state, JSON.
+    pub fn panel(&self, legend_entries: u32) -> String {
+        self.core.panel_json(legend_entries as usize)
+    }
+
+    /// Axis ticks for the current camera, JSON.
+    pub fn ticks(&self) -> String {
+        self.core.ticks_json()
+    }
+
+    /// The app state JSON (camera, counts, scene), `null` before the first file.
+    pub fn state(&self) -> String {
+        self.core
+            .app_ref()
+            .map_or_else(|| "null".to_owned(), memviz_viewer::App::state_json)
+    }
+
+    // ----- drawing --------------------------------------------------------------------------
+
+    /// Call once per animation frame with `performance.now()`: settles windowed scenes and
+    /// draws when something changed. Returns bit 0 set when it drew, bit 1 set while more
+    /// frames are needed.
+    pub fn frame(&mut self, now: f64) -> u32 {
+        let Some(app) = self.core.app() else {
+            return 0;
+        };
+        let dirty = app.tick(now);
+        if dirty {
+            self.draw();
+        }
+        let more = self
+            .core
+            .app_ref()
+            .is_some_and(|a| a.is_settling() || a.needs_redraw());
+        u32::from(dirty) | (u32::from(more) << 1)
+    }
+
+    /// Draws now (even when nothing changed); returns the CPU time it took in ms.
+    pub fn draw(&mut self) -> f64 {
+        let t0 = now_ms();
+        let (Some(app), Some(gpu)) = (self.core.app(), self.gpu.as_mut()) else {
+            return 0.0;
+        };
+        use memviz_render::wgpu::CurrentSurfaceTexture as C;
+        let frame = match gpu.ctx.surface.get_current_texture() {
+            C::Success(t) | C::Suboptimal(t) => t,
+            C::Outdated | C::Lost => {
+                gpu.ctx
+                    .surface
+                    .configure(&gpu.ctx.device, &gpu.ctx.choice.config);
+                return 0.0;
+            }
+            _ => return 0.0,
+        };
+        let view = gpu.ctx.choice.frame_view(&frame.texture);
+        self.scene.render(
+            app,
+            &mut gpu.renderer,
+            &gpu.ctx.device,
+            &gpu.ctx.queue,
+            &view,
+        );
+        gpu.ctx.queue.present(frame);
+        self.last_frame_ms = now_ms() - t0;
+        self.last_frame_ms
+    }
+
+    /// CPU time of the last draw, ms.
+    pub fn last_frame_ms(&self) -> f64 {
+        self.last_frame_ms
+    }
+
+    /// True once any Rust code in this module has panicked: the page should be reloaded.
+    pub fn has_panicked() -> bool {
+        crate::PANICKED.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}

@@ -1,0 +1,247 @@
+// worker.js: the Web Worker that owns the wasm viewer (crates/memviz-web/src/web_viewer.rs):
+// it reads files, feeds the parser, draws into the transferred OffscreenCanvas and answers
+// input. The page (bridge.js) talks to it only by messages; see www/README.md for the protocol.
+// Rust's strings (JSON, messages) pass through untouched: nothing here interprets snapshot data.
+
+/** Blob chunks read per `push` (big enough to amortise the calls, small enough for progress). */
+const CHUNK_BYTES = 4 << 20;
+/** At most one progress message per this many ms. */
+const PROGRESS_MS = 50;
+/** Legend entries sent with the panel. */
+const LEGEND_ENTRIES = 12;
+
+/** @type {any} */ let viewer = null;
+/** @type {WebAssembly.Memory | null} */ let memory = null;
+/** @type {any} */ let WebViewer = null;
+/** The id of the open() in progress (0: none). */
+let loading = 0;
+const cancelled = new Set();
+/** Calls waiting for the next drawn frame: seq → result. */
+let waiting = [];
+let frameScheduled = false;
+
+const raf = typeof self.requestAnimationFrame === 'function'
+  ? (cb) => self.requestAnimationFrame(cb)
+  : (cb) => setTimeout(() => cb(performance.now()), 16);
+
+function post(msg, transfer) {
+  self.postMessage(msg, transfer || []);
+}
+
+function errorText(err) {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function panicked() {
+  return Boolean(WebViewer && WebViewer.has_panicked());
+}
+
+function requestFrame() {
+  if (frameScheduled || viewer === null) return;
+  frameScheduled = true;
+  raf(onFrame);
+}
+
+function onFrame(now) {
+  frameScheduled = false;
+  let code = 0;
+  try {
+    code = viewer.frame(now);
+  } catch (err) {
+    post({ type: 'fatal', message: errorText(err), panicked: panicked() });
+    return;
+  }
+  if (code & 1) {
+    post({ type: 'frame', ticks: viewer.ticks(), frameMs: viewer.last_frame_ms() });
+  }
+  if (waiting.length > 0) {
+    const done = waiting;
+    waiting = [];
+    for (const w of done) post({ type: 'result', seq: w.seq, result: w.result, frameMs: viewer.last_frame_ms() });
+  }
+  if (code & 2) requestFrame();
+}
+
+/** Methods the page may call through `{type: 'call'}` (all plain WebViewer methods). */
+const CALLS = new Set([
+  'wheel', 'zoom_at', 'pan_by', 'fit', 'key', 'pointer_down', 'pointer_move', 'pointer_up',
+  'pointer_leave', 'double_click', 'set_x_window', 'select_file', 'set_device', 'set_time_axis',
+  'resize', 'panel', 'ticks', 'state', 'summary_table',
+]);
+
+async function init(msg) {
+  try {
+    const glue = await import(msg.glue);
+    const exports = await glue.default({ module_or_path: msg.wasm });
+    memory = exports.memory;
+    WebViewer = glue.WebViewer;
+    viewer = await WebViewer.create(msg.canvas, msg.backend || 'auto');
+    viewer.resize(msg.cssW, msg.cssH, msg.dpr);
+    post({ type: 'ready', backend: viewer.backend(), adapter: viewer.adapter(), gpuError: viewer.gpu_error() });
+  } catch (err) {
+    post({ type: 'fatal', message: `the viewer could not start (${errorText(err)})`, panicked: panicked() });
+  }
+}
+
+/**
+ * A source as `{name, total, read(): Promise<Uint8Array|null>, cancel()}`.
+ * @param {File | Blob | ArrayBuffer | {url: string}} src
+ */
+async function openSource(src, name) {
+  if (src instanceof Blob) {
+    let at = 0;
+    return {
+      name: name || (src instanceof File ? src.name : 'Blob'),
+      total: src.size,
+      async read() {
+        if (at >= src.size) return null;
+        const end = Math.min(src.size, at + CHUNK_BYTES);
+        const buf = await src.slice(at, end).arrayBuffer();
+        at = end;
+        return new Uint8Array(buf);
+      },
+      cancel() { at = src.size; },
+    };
+  }
+  if (src instanceof ArrayBuffer) {
+    let at = 0;
+    const bytes = new Uint8Array(src);
+    return {
+      name: name || 'ArrayBuffer',
+      total: bytes.length,
+      async read() {
+        if (at >= bytes.length) return null;
+        const out = bytes.subarray(at, at + CHUNK_BYTES);
+        at += out.length;
+        return out;
+      },
+      cancel() { at = bytes.length; },
+    };
+  }
+  if (src && typeof src.url === 'string') {
+    const response = await fetch(src.url);
+    if (!response.ok || response.body === null) {
+      throw new Error(`the server answered ${response.status} ${response.statusText}`.trim());
+    }
+    const length = response.headers.get('content-length');
+    const encoded = response.headers.get('content-encoding');
+    const reader = response.body.getReader();
+    return {
+      name: name || decodeURIComponent(new URL(src.url).pathname.split('/').pop() || 'download'),
+      total: length !== null && !encoded ? Number(length) : 0,
+      async read() {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return null;
+          if (value.length > 0) return value;
+        }
+      },
+      cancel() { reader.cancel().catch(() => {}); },
+    };
+  }
+  throw new Error('expected a File, Blob, ArrayBuffer or URL');
+}
+
+async function open(msg) {
+  const id = msg.id;
+  loading = id;
+  const t0 = performance.now();
+  let source = null;
+  const stale = () => loading !== id || cancelled.has(id);
+  try {
+    if (viewer === null) throw new Error('the viewer is not running');
+    source = await openSource(msg.src, msg.name);
+    if (stale()) throw new Error('cancelled');
+    viewer.begin(source.name, source.total || 0);
+    post({ type: 'progress', id, name: source.name, bytes: 0, total: source.total });
+    let last = performance.now();
+    for (;;) {
+      const chunk = await source.read();
+      if (stale()) {
+        source.cancel();
+        if (loading === id) viewer.cancel();
+        post({ type: 'cancelled', id });
+        return;
+      }
+      if (chunk === null) break;
+      viewer.push(chunk);
+      const now = performance.now();
+      if (now - last >= PROGRESS_MS) {
+        last = now;
+        post({ type: 'progress', id, name: source.name, bytes: viewer.bytes_read(), total: source.total });
+      }
+    }
+    post({ type: 'progress', id, name: source.name, bytes: viewer.bytes_read(), total: source.total, phase: 'layout' });
+    const parsedMs = performance.now() - t0;
+    const summary = viewer.finish();
+    const drawMs = viewer.draw();
+    loading = 0;
+    post({
+      type: 'opened',
+      id,
+      name: source.name,
+      bytes: viewer.bytes_read(),
+      summary,
+      table: viewer.summary_table(),
+      panel: viewer.panel(LEGEND_ENTRIES),
+      timings: { parseMs: parsedMs, totalMs: performance.now() - t0, drawMs },
+    });
+    requestFrame();
+  } catch (err) {
+    if (loading === id) loading = 0;
+    if (source !== null) source.cancel();
+    if (cancelled.has(id)) {
+      post({ type: 'cancelled', id });
+    } else {
+      post({ type: 'failed', id, message: errorText(err), panicked: panicked() });
+    }
+  } finally {
+    cancelled.delete(id);
+  }
+}
+
+function call(msg) {
+  let result;
+  try {
+    if (!CALLS.has(msg.method) || viewer === null) throw new Error(`no such call: ${msg.method}`);
+    result = viewer[msg.method](...(msg.args || []));
+    if (result === undefined) result = null;
+  } catch (err) {
+    post({ type: 'result', seq: msg.seq, error: errorText(err), panicked: panicked() });
+    return;
+  }
+  if (msg.seq === undefined) {
+    if (typeof result === 'string' && msg.tooltip) post({ type: 'tooltip', json: result });
+    else if (msg.tooltip) post({ type: 'tooltip', json: null });
+    if (msg.panel) post({ type: 'panel', panel: viewer.panel(LEGEND_ENTRIES), table: viewer.summary_table() });
+    requestFrame();
+    return;
+  }
+  if (msg.panel) post({ type: 'panel', panel: viewer.panel(LEGEND_ENTRIES), table: viewer.summary_table() });
+  if (msg.waitFrame) {
+    // Answered after the next animation frame (drawn, or found clean).
+    waiting.push({ seq: msg.seq, result });
+    requestFrame();
+  } else {
+    post({ type: 'result', seq: msg.seq, result });
+    requestFrame();
+  }
+}
+
+self.onmessage = (ev) => {
+  const msg = ev.data;
+  switch (msg.type) {
+    case 'init': init(msg); break;
+    case 'open': open(msg); break;
+    case 'cancel': cancelled.add(msg.id); break;
+    case 'call': call(msg); break;
+    case 'stats':
+      post({
+        type: 'result',
+        seq: msg.seq,
+        result: { wasmMemoryBytes: memory ? memory.buffer.byteLength : 0 },
+      });
+      break;
+    default: break;
+  }
+};
