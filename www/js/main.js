@@ -116,11 +116,15 @@ function startViewer() {
   return clientPromise;
 }
 
+let lastSize = '';
 function resize() {
   if (client === null) return;
   const r = els.canvas.getBoundingClientRect();
   if (r.width < 1 || r.height < 1) return;
-  client.send('resize', [r.width, r.height, window.devicePixelRatio || 1], { panel: true });
+  const size = [r.width, r.height, window.devicePixelRatio || 1];
+  if (size.join() === lastSize) return;
+  lastSize = size.join();
+  client.send('resize', size, { panel: filesOpen > 0 });
 }
 
 // ----- opening ------------------------------------------------------------------------------
@@ -144,6 +148,10 @@ async function open(src) {
   try {
     const c = await startViewer();
     if (current !== mine) return { state: 'cancelled' };
+    // Lay the plot out before the file goes to the worker, so its first frame has the right size.
+    const firstFile = filesOpen === 0;
+    els.viewer.hidden = false;
+    resize();
     const { id, done } = c.open(src);
     mine.id = id;
     const msg = await done;
@@ -156,6 +164,7 @@ async function open(src) {
       return { state: 'cancelled' };
     }
     if (msg.name) name = msg.name;
+    if (msg.type !== 'opened' && firstFile && filesOpen === 0) els.viewer.hidden = true;
     if (msg.type === 'failed') {
       const message = msg.panicked
         ? `memviz hit an internal error (a bug) while reading "${name}": ${msg.message}. Reload the page and try again; `
@@ -165,13 +174,10 @@ async function open(src) {
       return { state: 'error', message };
     }
     filesOpen += 1;
-    els.viewer.hidden = false;
     els.json.textContent = msg.summary;
     showPanel(msg.panel, msg.table);
     showTooltip(null);
-    resize();
-    // The worker drew the first frame before answering; wait for the resize's frame too.
-    await c.call('state', [], { waitFrame: true });
+    // The worker drew the first frame before answering.
     const timings = { ...msg.timings, firstFrameMs: performance.now() - t0, bytes: msg.bytes };
     window.memviz.lastOpen = { name, ...timings };
     if (current === null) setState('ready');

@@ -63,3 +63,45 @@ fn core_crates_know_nothing_of_gpu_or_web() {
         "memviz-pickle must not depend on other memviz crates"
     );
 }
+
+#[test]
+fn the_renderer_knows_nothing_of_snapshots() {
+    let manifest = std::fs::read_to_string(repo_root().join("crates/memviz-render/Cargo.toml"))
+        .expect("manifest");
+    let deps = dependencies(&manifest);
+    assert!(
+        deps.iter().all(|d| !d.starts_with("memviz")),
+        "memviz-render depends on {deps:?}"
+    );
+}
+
+/// The shell only places Rust's strings as text: no HTML sinks anywhere in www/js.
+#[test]
+fn the_shell_never_parses_strings_as_html() {
+    let dir = repo_root().join("www/js");
+    let mut checked = 0;
+    for e in std::fs::read_dir(&dir).expect("www/js") {
+        let path = e.expect("entry").path();
+        if path.extension().is_none_or(|x| x != "js") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("read");
+        for sink in [
+            "innerHTML",
+            "outerHTML",
+            "insertAdjacentHTML",
+            "document.write",
+            "createContextualFragment",
+            "eval(",
+            "new Function",
+        ] {
+            assert!(
+                !text.contains(sink),
+                "{} uses {sink}: set text with textContent instead",
+                path.display()
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 4, "www/js has the shell's modules");
+}

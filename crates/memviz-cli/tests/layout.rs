@@ -400,10 +400,22 @@ fn real_corpus_layouts() {
             .unwrap_or("?")
             .to_string();
         let s = load_path(&path);
+        // Peaks computed independently (tests/oracle/summary.py, stdlib Python).
+        let theirs = oracle(&path);
         for d in s.devices() {
             let t = timeline::build(&s, d);
             let t0 = Instant::now();
             let exact = layout::build(&t);
+            if let Some(dev) = theirs["devices"]
+                .as_array()
+                .and_then(|v| v.iter().find(|x| x["device"] == d))
+            {
+                assert_eq!(
+                    Some(exact.peak_bytes),
+                    dev["peak_live_bytes"].as_u64(),
+                    "{name} device {d}: layout peak vs the oracle's"
+                );
+            }
             let ms = t0.elapsed().as_secs_f64() * 1e3;
             let comp = compact(&t);
             eprintln!(
@@ -424,6 +436,7 @@ fn real_corpus_layouts() {
                     assert!(exact.points(e as u32).eq(sr.iter().copied()), "{name} e{e}");
                 }
             }
+            assert_eq!(comp.peak_bytes, exact.peak_bytes, "{name}");
             for e in (0..t.elements.len() as u32).step_by(97) {
                 assert!(exact.points(e).eq(comp.points(e)), "{name} e{e}");
             }
