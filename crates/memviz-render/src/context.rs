@@ -135,10 +135,7 @@ pub async fn create_for_canvas(canvas: Canvas, prefer: Backend) -> Result<Canvas
     }
 }
 
-async fn try_webgpu(
-    canvas: Canvas,
-    size: (u32, u32),
-) -> Result<CanvasContext, String> {
+async fn try_webgpu(canvas: Canvas, size: (u32, u32)) -> Result<CanvasContext, String> {
     if !wgpu::util::is_browser_webgpu_supported().await {
         return Err("navigator.gpu is missing or requestAdapter() returned no adapter".to_owned());
     }
@@ -157,10 +154,7 @@ async fn try_webgpu(
     finish(surface, &adapter, device, queue, size)
 }
 
-async fn try_webgl2(
-    canvas: Canvas,
-    size: (u32, u32),
-) -> Result<CanvasContext, String> {
+async fn try_webgl2(canvas: Canvas, size: (u32, u32)) -> Result<CanvasContext, String> {
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
     desc.backends = wgpu::Backends::GL;
     let instance = wgpu::Instance::new(desc);

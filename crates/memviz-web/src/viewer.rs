@@ -132,7 +132,10 @@ impl ViewerCore {
         // Sizes are formatted here so that the shell only places text.
         if let Some(entries) = legend.as_array_mut() {
             for e in entries {
-                let bytes = e.get("bytes").and_then(serde_json::Value::as_u64).unwrap_or(0);
+                let bytes = e
+                    .get("bytes")
+                    .and_then(serde_json::Value::as_u64)
+                    .unwrap_or(0);
                 if let Some(obj) = e.as_object_mut() {
                     obj.insert(
                         "size".into(),
@@ -208,7 +211,9 @@ mod tests {
         let panel: serde_json::Value =
             serde_json::from_str(&core.panel_json(5)).expect("panel JSON");
         assert_eq!(panel["files"], serde_json::json!(["good.pickle"]));
-        assert!(panel["ticks"]["y"].as_array().is_some_and(|t| !t.is_empty()));
+        assert!(panel["ticks"]["y"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty()));
 
         core.begin("again.pickle", 0);
         core.push(&good).expect("second copy");

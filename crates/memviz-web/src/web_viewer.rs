@@ -153,8 +153,16 @@ impl WebViewer {
 
     /// The canvas's CSS size and device pixel ratio changed: resizes the drawing buffer.
     pub fn resize(&mut self, css_w: f64, css_h: f64, device_pixel_ratio: f64) {
-        let css_w = if css_w.is_finite() { css_w.clamp(1.0, 16384.0) } else { 1.0 };
-        let css_h = if css_h.is_finite() { css_h.clamp(1.0, 16384.0) } else { 1.0 };
+        let css_w = if css_w.is_finite() {
+            css_w.clamp(1.0, 16384.0)
+        } else {
+            1.0
+        };
+        let css_h = if css_h.is_finite() {
+            css_h.clamp(1.0, 16384.0)
+        } else {
+            1.0
+        };
         let dpr = if device_pixel_ratio.is_finite() {
             device_pixel_ratio.clamp(0.25, 8.0)
         } else {
