@@ -51,10 +51,14 @@ pub fn summarize(snap: &Snapshot) -> Summary {
             };
             if let Some(t) = snap.trace(d) {
                 s.trace_entries = t.len() as u64;
+                // Count per action value first (no string per event), then name them.
+                let mut counts: rustc_hash::FxHashMap<memviz_snapshot::Action, u64> =
+                    rustc_hash::FxHashMap::default();
                 for a in &t.action {
-                    *s.actions
-                        .entry(snap.action_name(*a).to_string())
-                        .or_insert(0) += 1;
+                    *counts.entry(*a).or_insert(0) += 1;
+                }
+                for (a, n) in counts {
+                    *s.actions.entry(snap.action_name(a).to_string()).or_insert(0) += n;
                 }
             }
             for seg in snap.segments.iter().filter(|x| x.device == d) {
