@@ -244,21 +244,27 @@ function showPanel(panelJson, table) {
   showTicks(panel.ticks);
 }
 
+let lastTicks = '';
 function showTicks(ticks) {
   if (!ticks || geometry === null) return;
   const p = geometry.plot;
+  // Each label row is its own small compositing layer (see main.css), and is only touched
+  // when a label changed: software-rasterised pages repaint whatever a DOM change dirties.
+  const key = JSON.stringify([ticks, p]);
+  if (key === lastTicks) return;
+  lastTicks = key;
+  els.xLabels.style.top = `${p.bottom + 4}px`;
   els.xLabels.replaceChildren(...ticks.x.map((t) => {
     const s = document.createElement('span');
     s.textContent = t.label;
     s.style.left = `${t.pos_css_px}px`;
-    s.style.top = `${p.bottom + 4}px`;
     return s;
   }));
+  els.yLabels.style.width = `${p.left - 6}px`;
   els.yLabels.replaceChildren(...ticks.y.map((t) => {
     const s = document.createElement('span');
     s.textContent = t.label;
     s.style.top = `${t.pos_css_px}px`;
-    s.style.right = `${geometry.css_w - p.left + 6}px`;
     return s;
   }));
 }
@@ -377,7 +383,8 @@ els.canvas.addEventListener('keydown', (ev) => {
 /** Calls a viewer method and resolves after the frame it caused is drawn: `{result, frameMs}`. */
 async function view(method, ...args) {
   const c = await startViewer();
-  return c.call(method, args, { waitFrame: true, panel: true });
+  const panel = ['select_file', 'set_device', 'set_time_axis', 'resize'].includes(method);
+  return c.call(method, args, { waitFrame: true, panel });
 }
 
 window.memviz = {

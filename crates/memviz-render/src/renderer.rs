@@ -28,6 +28,8 @@ use crate::view::View;
 pub const TRAPEZOID_WGSL: &str = include_str!("../shader/trapezoid.wgsl");
 
 const INSTANCE_STRIDE: u64 = core::mem::size_of::<Trapezoid>() as u64;
+/// Two triangles per trapezoid, no index buffer.
+const VERTICES_PER_TRAPEZOID: u64 = 6;
 const UNIFORM_SIZE: u64 = core::mem::size_of::<ViewUniform>() as u64;
 
 const INSTANCE_ATTRIBUTES: [wgpu::VertexAttribute; 5] = wgpu::vertex_attr_array![
@@ -173,7 +175,10 @@ impl Renderer {
                 compilation_options: wgpu::PipelineCompilationOptions::default(),
                 buffers: &[Some(wgpu::VertexBufferLayout {
                     array_stride: INSTANCE_STRIDE,
-                    step_mode: wgpu::VertexStepMode::Instance,
+                    // Not instanced: each trapezoid is stored once per corner (see
+                    // `upload_chunked`), because software rasterisers (SwiftShader, which
+                    // headless Chrome uses) run an instanced draw one instance at a time.
+                    step_mode: wgpu::VertexStepMode::Vertex,
                     attributes: &INSTANCE_ATTRIBUTES,
                 })],
             },
@@ -229,7 +234,8 @@ impl Renderer {
         origin: [f64; 2],
         instances: &[Trapezoid],
     ) -> InstanceBatch {
-        let max_instances = (device.limits().max_buffer_size / INSTANCE_STRIDE).max(1);
+        let max_instances =
+            (device.limits().max_buffer_size / (INSTANCE_STRIDE * VERTICES_PER_TRAPEZOID)).max(1);
         upload_chunked(device, origin, instances, max_instances)
     }
 
@@ -283,7 +289,8 @@ impl Renderer {
             pass.set_bind_group(0, &self.uniform_bind_group, &[offset]);
             for (buffer, count) in &batch.buffers {
                 pass.set_vertex_buffer(0, buffer.slice(..));
-                pass.draw(0..6, 0..*count);
+                // `count` ≤ u32::MAX / 6 (see `upload_chunked`).
+                pass.draw(0..count.saturating_mul(VERTICES_PER_TRAPEZOID as u32), 0..1);
             }
         }
     }
@@ -380,14 +387,23 @@ pub fn upload_chunked(
     instances: &[Trapezoid],
     max_instances_per_buffer: u64,
 ) -> InstanceBatch {
-    let per_buffer = usize::try_from(max_instances_per_buffer.clamp(1, u64::from(u32::MAX)))
-        .unwrap_or(usize::MAX);
+    let per_buffer = usize::try_from(
+        max_instances_per_buffer.clamp(1, u64::from(u32::MAX) / VERTICES_PER_TRAPEZOID),
+    )
+    .unwrap_or(usize::MAX);
+    let mut expanded: Vec<Trapezoid> = Vec::new();
     let buffers = instances
         .chunks(per_buffer)
         .map(|chunk| {
+            // One copy per corner: the shader picks the corner from `vertex_index % 6`.
+            expanded.clear();
+            expanded.reserve(chunk.len() * VERTICES_PER_TRAPEZOID as usize);
+            for t in chunk {
+                expanded.extend(std::iter::repeat_n(*t, VERTICES_PER_TRAPEZOID as usize));
+            }
             let buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("memviz-render instances"),
-                contents: bytemuck::cast_slice(chunk),
+                label: Some("memviz-render trapezoids"),
+                contents: bytemuck::cast_slice(&expanded),
                 usage: wgpu::BufferUsages::VERTEX,
             });
             // `per_buffer` ≤ u32::MAX, so this never saturates.
