@@ -58,7 +58,9 @@ pub fn summarize(snap: &Snapshot) -> Summary {
                     *counts.entry(*a).or_insert(0) += 1;
                 }
                 for (a, n) in counts {
-                    *s.actions.entry(snap.action_name(a).to_string()).or_insert(0) += n;
+                    *s.actions
+                        .entry(snap.action_name(a).to_string())
+                        .or_insert(0) += n;
                 }
             }
             for seg in snap.segments.iter().filter(|x| x.device == d) {
