@@ -483,6 +483,23 @@ fn test() -> Result<()> {
                 "-D",
                 "warnings",
             ],
+        ))?;
+        // The browser-only code (cfg wasm32: the WebViewer, the canvas context) too.
+        run(cmd(
+            "cargo",
+            [
+                "clippy",
+                "-p",
+                "memviz-web",
+                "-p",
+                "memviz-render",
+                "--target",
+                "wasm32-unknown-unknown",
+                "--release",
+                "--",
+                "-D",
+                "warnings",
+            ],
         ))
     })?;
     steps.step("Rust tests", || {
