@@ -388,8 +388,17 @@ pub fn build_columns(
     grid.finish(Some(window), start)
 }
 
-/// Milliseconds from an arbitrary origin (0 on wasm32, where `std::time` does not exist; the
-/// shell measures there).
+/// A clock for platforms without `std::time` (wasm32): the embedder installs one with
+/// [`set_clock`] (the browser's `performance.now`).
+static CLOCK: std::sync::OnceLock<fn() -> f64> = std::sync::OnceLock::new();
+
+/// Installs the millisecond clock [`now_ms`] uses on wasm32 (first call wins).
+pub fn set_clock(clock: fn() -> f64) {
+    let _ = CLOCK.set(clock);
+}
+
+/// Milliseconds from an arbitrary origin: `std::time` natively; on wasm32 the clock installed
+/// with [`set_clock`], else 0.
 #[must_use]
 pub fn now_ms() -> f64 {
     #[cfg(not(target_arch = "wasm32"))]
@@ -401,7 +410,7 @@ pub fn now_ms() -> f64 {
     }
     #[cfg(target_arch = "wasm32")]
     {
-        0.0
+        CLOCK.get().map_or(0.0, |clock| clock())
     }
 }
 

@@ -39,6 +39,7 @@ impl WebViewer {
     /// [`WebViewer::gpu_error`] says why nothing can be drawn.
     pub async fn create(canvas: web_sys::OffscreenCanvas, backend: String) -> WebViewer {
         crate::install_panic_hook();
+        memviz_viewer::scene::set_clock(now_ms);
         let mut viewer = WebViewer {
             core: ViewerCore::new(),
             canvas: canvas.clone(),
