@@ -1,28 +1,76 @@
 // The built page (dist/, from `trunk build --release --offline`) in headless Debian Chromium,
-// served by a tiny static server under a sub-path to prove every URL is relative.
+// once per drawing backend (WebGL2, and WebGPU on SwiftShader), served by a tiny static server
+// under a sub-path to prove every URL is relative. Relies only on the contract in www/README.md.
 // Run by `cargo xtask test`, or: node --test tests/web/page.test.mjs
+// Needs dist/ and target/release/memviz (`cargo build --release -p memviz-cli`); writes its
+// fixtures to target/page-fixtures/ and screenshots to target/screenshots/<backend>-*.png.
 
-import { test, before, after } from 'node:test';
+import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { decodePng, colourStats, differingPixels } from './page_png.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DIST = path.join(ROOT, 'dist');
+const DEMO = path.join(DIST, 'assets/demo.pickle');
 const CORPUS = path.resolve(ROOT, '../shared/corpus/real');
 const CLI = path.join(ROOT, 'target/release/memviz');
-const SCREENSHOT = path.join(ROOT, 'target/screenshots/page.png');
+const GENERATE = path.join(ROOT, 'tests/fixtures/generate.py');
+const FIXTURES = path.join(ROOT, 'target/page-fixtures');
+const SCREENSHOTS = path.join(ROOT, 'target/screenshots');
 const SUB_PATH = '/sub/dir/';
 const CHROMIUM_ARGS = [
   '--headless=new', '--no-sandbox', '--disable-background-networking', '--disable-component-update',
   '--disable-sync', '--no-first-run', '--disable-quic',
 ];
+/** WebGPU on SwiftShader: these flags only work together (../shared/docs/TOOLCHAIN.md). */
+const WEBGPU_ARGS = [
+  '--enable-unsafe-webgpu', '--enable-features=Vulkan', '--use-vulkan=swiftshader',
+  '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
+];
+const BACKENDS = [
+  { name: 'webgl2', query: '?backend=webgl2', args: [] },
+  { name: 'webgpu', query: '?backend=webgpu', args: WEBGPU_ARGS },
+];
 const TIMEOUT_MS = 60_000;
+const TEST = { timeout: 120_000 };
+const MiB = 1024 * 1024;
+/** The bigger file for progress + cancel (`generate.py large`); must load slower than a click. */
+const LARGE_MB = 200;
+
+// SEMANTICS.md §3.4 by hand for `generate.py landmarks` (one segment at LANDMARKS, events 1 ms
+// apart): x in timesteps, y in bytes; every point is strictly inside one element. Elements are
+// numbered in alloc order (§3.1) and the tooltip title starts with that number (§7).
+const LANDMARKS = 0x7f0000000000;
+const MAIN_FRAME = '/src/landmarks/train.py:100:main';
+const LANDMARK_POINTS = {
+  alpha: { element: 0, x: 1.5, y: 2 * MiB, label: `b${LANDMARKS.toString(16)}_0`, size: '4.0MiB (4194304 bytes)', frame: '/src/landmarks/alpha.py:11:make_alpha' },
+  beta: { element: 1, x: 2.5, y: 8 * MiB, label: `b${(LANDMARKS + 4 * MiB).toString(16)}_0`, size: '8.0MiB (8388608 bytes)', frame: '/src/landmarks/beta.py:22:make_beta' },
+  // gamma slides from [12, 14) MiB at t 4 to [4, 6) MiB at t 7: at t 5.5 it is at [8, 10) MiB.
+  gammaSliding: { element: 2, x: 5.5, y: 9 * MiB, label: `b${(LANDMARKS + 12 * MiB).toString(16)}_0`, size: '2.0MiB (2097152 bytes)', frame: '/src/landmarks/gamma.py:33:make_gamma' },
+  // delta reuses beta's address: its second lifetime.
+  delta: { element: 3, x: 7.5, y: 9 * MiB, label: `b${(LANDMARKS + 4 * MiB).toString(16)}_1`, size: '6.0MiB (6291456 bytes)', frame: '/src/landmarks/delta.py:44:make_delta' },
+};
+// SEMANTICS.md §3.6 (vector.pickle, A = 0x10000000): series 2 (y, A+30 = 0x1000001e, 25 B) has
+// bottom 30 over t 2..4; the ghost (A, 10 B) sits at the bottom from t 0.
+const VECTOR_POINTS = {
+  y: { x: 3.5, y: 42, label: 'b1000001e_0', size: '25.0B (25 bytes)' },
+  ghost: { x: 0.5, y: 5, label: 'b10000000_0', size: '10.0B (10 bytes)', note: 'Ghost block' },
+};
+const HOSTILE_IMG = '<img src=x onerror=window.__pwned=1>';
+const HOSTILE_B = '<b>bold</b>';
+
+let server;
+let baseUrl;
+/** Where the static server records requests that missed dist/ or the sub-path (per browser). */
+let requestLog = [];
 
 const MIME = {
   '.html': 'text/html; charset=utf-8',
@@ -35,19 +83,10 @@ const MIME = {
   '.svg': 'image/svg+xml',
 };
 
-let server;
-let baseUrl;
-let userDataDir;
-let context;
-let page;
-/** Requests that missed dist/ or the sub-path, and page errors: both must stay empty. */
-const badRequests = [];
-const pageErrors = [];
-
 function serveDist(req, res) {
   const url = new URL(req.url, 'http://localhost');
   if (!url.pathname.startsWith(SUB_PATH)) {
-    badRequests.push(`outside ${SUB_PATH}: ${url.pathname}`);
+    requestLog.push(`outside ${SUB_PATH}: ${url.pathname}`);
     res.writeHead(404).end();
     return;
   }
@@ -55,7 +94,7 @@ function serveDist(req, res) {
   if (rel === '' || rel.endsWith('/')) rel += 'index.html';
   const file = path.resolve(DIST, rel);
   if (!file.startsWith(DIST + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
-    badRequests.push(`not in dist/: ${url.pathname}`);
+    requestLog.push(`not in dist/: ${url.pathname}`);
     res.writeHead(404).end();
     return;
   }
@@ -81,134 +120,820 @@ function corpusCase() {
   return preferred || rows.find((row) => row.traceEntries > 0) || null;
 }
 
-async function waitForState(...states) {
-  await page.waitForFunction(
-    (wanted) => wanted.includes(document.body.dataset.memvizState),
-    states,
-    { timeout: TIMEOUT_MS },
-  );
-  return page.evaluate(() => document.body.dataset.memvizState);
+const cliCache = new Map();
+/** `memviz summary FILE --json` of the native CLI, parsed. */
+function cliSummary(file) {
+  if (!cliCache.has(file)) {
+    const native = spawnSync(CLI, ['summary', file, '--json'], { encoding: 'utf8' });
+    assert.equal(native.status, 0, `memviz summary ${file}: ${native.stderr}`);
+    cliCache.set(file, JSON.parse(native.stdout));
+  }
+  return cliCache.get(file);
 }
 
-async function summaryJson() {
-  return JSON.parse(await page.locator('#summary-json').textContent());
+function fixture(name) {
+  return path.join(FIXTURES, name);
+}
+
+/** Runs generate.py unless `out` is newer than generate.py. */
+function generate(out, ...args) {
+  if (fs.existsSync(out) && fs.statSync(out).mtimeMs >= fs.statSync(GENERATE).mtimeMs) return;
+  const r = spawnSync('python3', [GENERATE, ...args], { encoding: 'utf8' });
+  assert.equal(r.status, 0, `generate.py ${args.join(' ')}: ${r.stderr}`);
 }
 
 before(async () => {
-  if (!fs.existsSync(path.join(DIST, 'index.html'))) {
-    throw new Error('dist/index.html is missing: run `trunk build --release --offline` first (cargo xtask test does)');
+  if (!fs.existsSync(path.join(DIST, 'index.html')) || !fs.existsSync(DEMO)) {
+    throw new Error('dist/ is missing or incomplete: run `trunk --config trunk.toml build --release --offline` first (cargo xtask test does)');
   }
+  if (!fs.existsSync(CLI)) {
+    throw new Error(`${CLI} is missing: run \`cargo build --release -p memviz-cli\` first (cargo xtask test does)`);
+  }
+  fs.mkdirSync(FIXTURES, { recursive: true });
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  generate(fixture('small/multidevice.pickle'), 'small', fixture('small'));
+  generate(fixture('landmarks.pickle'), 'landmarks', fixture('landmarks.pickle'));
+  generate(fixture('hostile.pickle'), 'hostile', fixture('hostile.pickle'));
+  generate(fixture(`large${LARGE_MB}.pickle`), 'large', '--mb', String(LARGE_MB), fixture(`large${LARGE_MB}.pickle`));
+  const demo = fs.readFileSync(DEMO);
+  fs.writeFileSync(fixture('demo.pickle.gz'), zlib.gzipSync(demo));
+  fs.writeFileSync(fixture('demo-truncated.pickle'), demo.subarray(0, Math.floor(demo.length * 0.6)));
   server = http.createServer(serveDist);
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   baseUrl = `http://127.0.0.1:${server.address().port}${SUB_PATH}`;
-  userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memviz-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: '/usr/bin/chromium',
-    args: CHROMIUM_ARGS,
-    viewport: { width: 1200, height: 800 },
-  });
-  page = context.pages()[0] || await context.newPage();
-  page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
-  await page.goto(baseUrl);
-  await page.waitForFunction(() => window.wasmBindings !== undefined && window.memviz !== undefined,
-    null, { timeout: TIMEOUT_MS });
 });
 
 after(async () => {
-  if (context) await context.close();
   if (server) await new Promise((resolve) => server.close(resolve));
-  if (userDataDir) fs.rmSync(userDataDir, { recursive: true, force: true });
 });
 
-test('starts empty, with no alert', { timeout: TIMEOUT_MS }, async () => {
-  assert.equal(await page.evaluate(() => document.body.dataset.memvizState), 'empty');
-  assert.equal(await page.getByRole('alert').count(), 0);
-});
+// ----- one browser per suite -------------------------------------------------------------
 
-test('"Open demo" shows the summary table for device 0', { timeout: TIMEOUT_MS }, async () => {
-  await page.click('#demo-button');
-  assert.equal(await waitForState('ready', 'error'), 'ready');
-  const summary = await summaryJson();
-  assert.ok(summary.devices.some((d) => d.device === 0), 'summary JSON has device 0');
-  const table = await page.locator('#summary-table').textContent();
-  assert.match(table, /device\D{0,3}0\b/i, `the table names device 0:\n${table}`);
-  assert.match(await page.locator('#progress').textContent(), /demo\.pickle/);
-  fs.mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
-  await page.screenshot({ path: SCREENSHOT, fullPage: true });
-});
-
-test('a real snapshot chosen in the file input shows the right trace entry count', { timeout: TIMEOUT_MS }, async (t) => {
-  const c = corpusCase();
-  if (c === null) {
-    t.skip(`${CORPUS} is absent: no real snapshot to open`);
-    return;
-  }
-  await page.setInputFiles('#file-input', path.join(CORPUS, c.name));
-  assert.equal(await waitForState('ready', 'error'), 'ready');
-  const summary = await summaryJson();
-  const traceEntries = summary.devices.reduce((sum, d) => sum + d.trace_entries, 0);
-  assert.equal(traceEntries, c.traceEntries, `trace entries of ${c.name} (corpus README)`);
-  if (fs.existsSync(CLI)) {
-    const native = spawnSync(CLI, ['summary', path.join(CORPUS, c.name), '--json'], { encoding: 'utf8' });
-    assert.equal(native.status, 0, native.stderr);
-    assert.deepEqual(summary, JSON.parse(native.stdout));
-  }
-  assert.equal(await page.locator('#file-name').textContent(), c.name);
-});
-
-test('a garbage file gives an alert naming it; the next good file still opens', { timeout: TIMEOUT_MS }, async () => {
-  await page.setInputFiles('#file-input', {
-    name: 'garbage <b>not</b>.pickle',
-    mimeType: 'application/octet-stream',
-    buffer: Buffer.from('this is not a pickle at all\n'.repeat(50)),
+/**
+ * Starts Chromium with `args` on a fresh profile and opens the page with `query`. Returns
+ * `{page, pageErrors, badRequests, close()}`; `pageErrors` collects uncaught errors and console
+ * errors, `badRequests` the requests outside dist/ or the sub-path.
+ */
+async function launch(args, query) {
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memviz-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: '/usr/bin/chromium',
+    args: [...CHROMIUM_ARGS, ...args],
+    viewport: { width: 1200, height: 800 },
   });
-  assert.equal(await waitForState('ready', 'error'), 'error');
-  const alert = page.getByRole('alert');
-  await alert.waitFor({ state: 'visible', timeout: TIMEOUT_MS });
-  const text = await alert.textContent();
-  assert.ok(text.includes('garbage <b>not</b>.pickle'), `the alert names the file as text: ${text}`);
-  assert.match(text, /another file/);
-  assert.equal(await page.locator('#error b').count(), 0, 'file names are never parsed as HTML');
-  assert.equal(await page.locator('#summary-table').textContent(), '');
-  await page.screenshot({ path: SCREENSHOT.replace(/\.png$/, '-error.png') });
+  const pageErrors = [];
+  requestLog = [];
+  const badRequests = requestLog;
+  const page = context.pages()[0] || await context.newPage();
+  page.setDefaultTimeout(TIMEOUT_MS);
+  page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
+  page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
+  page.on('worker', (worker) => {
+    worker.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`worker console: ${msg.text()}`); });
+  });
+  await page.goto(`${baseUrl}${query}`);
+  await page.waitForFunction(() => window.memviz !== undefined && document.body.dataset.memvizBackend !== undefined,
+    null, { timeout: TIMEOUT_MS });
+  return {
+    page,
+    pageErrors,
+    badRequests,
+    async close() {
+      let timer;
+      await Promise.race([
+        context.close().catch(() => {}),
+        new Promise((resolve) => { timer = setTimeout(resolve, 15_000); }),
+      ]);
+      clearTimeout(timer);
+      killBrowser(userDataDir);
+      fs.rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
 
-  await page.setInputFiles('#file-input', path.join(DIST, 'assets/demo.pickle'));
-  assert.equal(await waitForState('ready', 'error'), 'ready');
-  assert.equal(await page.getByRole('alert').count(), 0, 'the alert is gone');
-});
+/**
+ * Ends the Chromium this file started on `userDataDir` (the browser process names that unique
+ * profile directory on its command line) and its child processes, by pid, if any survived
+ * `context.close()`: seen once with the WebGPU flags plus --disable-gpu, and the run never exited.
+ */
+function killBrowser(userDataDir) {
+  const mark = `--user-data-dir=${userDataDir}`;
+  const read = (file) => {
+    try {
+      return fs.readFileSync(file, 'latin1');
+    } catch {
+      return null;
+    }
+  };
+  const procs = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map((pid) => {
+    const stat = read(`/proc/${pid}/stat`);
+    // pid (comm) state ppid …: comm may contain spaces and parentheses, so split after the last ')'.
+    const ppid = stat === null ? null : Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    return { pid: Number(pid), ppid, cmdline: read(`/proc/${pid}/cmdline`) };
+  });
+  const doomed = new Set(procs.filter((p) => p.cmdline !== null && p.cmdline.split('\0').includes(mark)).map((p) => p.pid));
+  for (let grew = doomed.size > 0; grew;) {
+    grew = false;
+    for (const p of procs) {
+      if (!doomed.has(p.pid) && doomed.has(p.ppid)) {
+        doomed.add(p.pid);
+        grew = true;
+      }
+    }
+  }
+  for (const pid of doomed) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  if (doomed.size > 0) process.stderr.write(`page.test.mjs: killed ${doomed.size} Chromium processes left after close()\n`);
+}
 
-test('a file dropped anywhere on the page opens', { timeout: TIMEOUT_MS }, async () => {
-  await page.evaluate(async () => {
-    const bytes = await (await fetch('assets/demo.pickle')).arrayBuffer();
-    const transfer = new DataTransfer();
-    transfer.items.add(new File([bytes], 'dropped.pickle'));
-    const target = document.querySelector('header');
-    for (const type of ['dragenter', 'dragover', 'drop']) {
-      target.dispatchEvent(new DragEvent(type, { bubbles: true, cancelable: true, dataTransfer: transfer }));
+// ----- page helpers ----------------------------------------------------------------------
+
+const bodyState = (page) => page.evaluate(() => document.body.dataset.memvizState);
+const viewerState = (page) => page.evaluate(() => window.memviz.state());
+
+/** Polls `fn` (async, in node) until it returns a truthy value; returns it. */
+async function poll(fn, what, timeout = TIMEOUT_MS) {
+  const end = Date.now() + timeout;
+  let last;
+  for (;;) {
+    last = await fn();
+    if (last) return last;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** Records every `data-memviz-state` change from now on (so that a stale `ready` never counts). */
+async function watchState(page) {
+  await page.evaluate(() => {
+    window.__stateLog = [];
+    if (!window.__stateObserver) {
+      window.__stateObserver = new MutationObserver(() => window.__stateLog.push(document.body.dataset.memvizState));
+      window.__stateObserver.observe(document.body, { attributes: true, attributeFilter: ['data-memviz-state'] });
     }
   });
-  assert.equal(await waitForState('ready', 'error'), 'ready');
-  assert.equal(await page.locator('#file-name').textContent(), 'dropped.pickle');
-  assert.equal(await page.locator('#drop-overlay').isHidden(), true);
-});
+}
 
-test('window.memviz.open accepts a URL, an ArrayBuffer and a Blob', { timeout: TIMEOUT_MS }, async () => {
-  const states = await page.evaluate(async () => {
-    const fromUrl = await window.memviz.open('assets/demo.pickle');
-    const buffer = await (await fetch('assets/demo.pickle')).arrayBuffer();
-    const fromBuffer = await window.memviz.open(buffer);
-    const fromBlob = await window.memviz.open(new Blob([buffer]));
-    const missing = await window.memviz.open('assets/no-such-file.pickle');
-    return [fromUrl.state, fromBuffer.state, fromBlob.state, missing.state, fromUrl.json === fromBlob.json];
+/** After watchState: waits for a load to start and end; returns the final state. */
+async function settledState(page) {
+  await page.waitForFunction(() => {
+    const log = window.__stateLog;
+    const i = log.indexOf('loading');
+    const s = document.body.dataset.memvizState;
+    return i >= 0 && log.length > i + 1 && s !== 'loading';
+  }, null, { timeout: TIMEOUT_MS });
+  return bodyState(page);
+}
+
+/** Opens `files` (paths or playwright file payloads) through `#file-input`; returns the final state. */
+async function openWithInput(page, files) {
+  await watchState(page);
+  await page.setInputFiles('#file-input', files);
+  return settledState(page);
+}
+
+/** Clicks "Open demo"; returns the final state. */
+async function openDemo(page) {
+  await watchState(page);
+  await page.click('#demo-button');
+  return settledState(page);
+}
+
+/** A File in the page for a local path (through a test-only file input, not the page's). */
+async function pageFile(page, file) {
+  await page.evaluate(() => {
+    if (document.getElementById('test-only-input')) return;
+    const input = document.createElement('input');
+    input.type = 'file';
+    input.id = 'test-only-input';
+    input.hidden = true;
+    document.body.append(input);
   });
-  assert.deepEqual(states, ['ready', 'ready', 'ready', 'error', true]);
-  badRequests.splice(badRequests.findIndex((r) => r.includes('no-such-file')), 1);
+  await page.setInputFiles('#test-only-input', file);
+  return page.evaluateHandle(() => document.getElementById('test-only-input').files[0]);
+}
+
+/** `window.memviz.open(File)` for a local path or payload; resolves with its result. */
+async function openApi(page, file) {
+  const handle = await pageFile(page, file);
+  return page.evaluate((f) => window.memviz.open(f).then((r) => ({ state: r.state, json: r.json, message: r.message })), handle);
+}
+
+async function summaryJson(page) {
+  return JSON.parse(await page.locator('#summary-json').textContent());
+}
+
+async function fileOptions(page) {
+  return page.locator('#file-select option').allTextContents();
+}
+
+async function xLabels(page) {
+  return page.locator('#x-labels span').allTextContents();
+}
+
+/** The canvas point (page CSS px) of data point (x timesteps, y bytes) in the current camera. */
+async function pagePoint(page, x, y) {
+  const st = await viewerState(page);
+  const box = await page.locator('#plot').boundingBox();
+  const p = st.geometry.plot;
+  const fx = (x - st.x_range[0]) / (st.x_range[1] - st.x_range[0]);
+  const fy = (y - st.y_range[0]) / (st.y_range[1] - st.y_range[0]);
+  assert.ok(fx > 0 && fx < 1 && fy > 0 && fy < 1, `(${x}, ${y}) is outside the view ${JSON.stringify([st.x_range, st.y_range])}`);
+  return { x: box.x + p.left + fx * (p.right - p.left), y: box.y + p.bottom - fy * (p.bottom - p.top) };
+}
+
+/** Moves the real mouse to data point (x, y) and waits for a tooltip containing `label`. */
+async function hover(page, x, y, label) {
+  const at = await pagePoint(page, x, y);
+  await page.mouse.move(at.x, at.y);
+  try {
+    await page.waitForFunction((l) => {
+      const t = document.getElementById('tooltip');
+      return !t.hidden && t.textContent.includes(l);
+    }, label, { timeout: 20_000 });
+  } catch (err) {
+    const shown = await page.evaluate(() => {
+      const t = document.getElementById('tooltip');
+      return t.hidden ? '(hidden)' : t.textContent;
+    });
+    throw new Error(`no tooltip with ${label} at data (${x}, ${y}), page (${at.x}, ${at.y}); shown: ${shown}`);
+  }
+  return { at, text: await page.locator('#tooltip').textContent() };
+}
+
+/** Screenshot of the plot (saved as target/screenshots/<file>), decoded. */
+async function plotShot(page, file) {
+  await page.mouse.move(1, 1); // no hover highlight, no tooltip
+  await page.waitForFunction(() => document.getElementById('tooltip').hidden);
+  await page.evaluate(() => window.memviz.view('state')); // after the next frame
+  const png = await page.locator('#plot').screenshot({ path: path.join(SCREENSHOTS, file) });
+  return decodePng(png);
+}
+
+/**
+ * Screenshots the plot and asserts that the timeline is drawn: at least 8 colours of ≥ 50 px that
+ * are neither white nor grey, covering ≥ 25 % of the plot rectangle.
+ */
+async function assertDrawn(page, file) {
+  const st = await viewerState(page);
+  const img = await plotShot(page, file);
+  const stats = colourStats(img, st.geometry.plot);
+  const significant = [...stats.colours.values()].filter((n) => n >= 50).length;
+  assert.ok(significant >= 8, `at least 8 colours of ≥ 50 px in the plot, got ${significant} (${file})`);
+  assert.ok(stats.colourful >= 0.25 * stats.area,
+    `colourful pixels cover ≥ 25 % of the plot: ${stats.colourful} of ${stats.area} (${file})`);
+  return img;
+}
+
+// ----- the suite, once per backend ---------------------------------------------------------
+
+for (const backend of BACKENDS) {
+  describe(`page with ${backend.name} (${backend.query})`, () => {
+    /** @type {Awaited<ReturnType<typeof launch>>} */
+    let b;
+    let page;
+    const shot = (name) => `${backend.name}-${name}.png`;
+
+    before(async () => {
+      b = await launch(backend.args, backend.query);
+      page = b.page;
+    });
+    after(async () => {
+      if (b) await b.close();
+    });
+
+    test('starts empty with no visible alert, on the requested backend', TEST, async () => {
+      assert.equal(await bodyState(page), 'empty');
+      assert.equal(await page.evaluate(() => document.body.dataset.memvizBackend), backend.name);
+      assert.equal(await page.locator('#error').isVisible(), false, 'no alert');
+      assert.equal(await page.getByRole('alert').filter({ visible: true }).count(), 0);
+      assert.equal(await page.locator('#viewer').isVisible(), false, 'no viewer before a file');
+      assert.equal(await viewerState(page), null);
+    });
+
+    test('"Open demo" draws a colourful timeline and the summary of the native CLI', TEST, async () => {
+      assert.equal(await openDemo(page), 'ready');
+      assert.equal(await page.locator('#viewer').isVisible(), true);
+      assert.equal(await page.locator('#loading').isVisible(), false);
+      assert.equal(await page.locator('#error').isVisible(), false);
+      assert.deepEqual(await summaryJson(page), cliSummary(DEMO));
+      assert.match(await page.locator('#summary-table').textContent(), /\S/);
+      assert.match(await page.locator('#file-name').textContent(), /demo\.pickle$/);
+      const last = await page.evaluate(() => window.memviz.lastOpen);
+      assert.equal(last.bytes, fs.statSync(DEMO).size);
+      const st = await viewerState(page);
+      assert.ok(st.elements > 100, `elements drawn: ${st.elements}`);
+      assert.deepEqual(st.x_range, st.full_x, 'a new file is fitted');
+      await page.screenshot({ path: path.join(SCREENSHOTS, shot('page-demo')), fullPage: true });
+      await assertDrawn(page, shot('demo'));
+    });
+
+    test('a real snapshot (file input) and a dropped file open; #file-select switches files', TEST, async (t) => {
+      const c = corpusCase();
+      let corpusName = null;
+      if (c === null) {
+        t.diagnostic(`${CORPUS} is absent: no real snapshot, only the dropped file`);
+      } else {
+        assert.equal(await openWithInput(page, path.join(CORPUS, c.name)), 'ready');
+        const summary = await summaryJson(page);
+        const traceEntries = summary.devices.reduce((sum, d) => sum + d.trace_entries, 0);
+        assert.equal(traceEntries, c.traceEntries, `trace entries of ${c.name} (corpus README)`);
+        assert.deepEqual(summary, cliSummary(path.join(CORPUS, c.name)));
+        assert.equal(await page.locator('#file-name').textContent(), c.name);
+        corpusName = c.name;
+      }
+      const listed = await fileOptions(page);
+      await watchState(page);
+      await page.evaluate(async () => {
+        const bytes = await (await fetch('assets/demo.pickle')).arrayBuffer();
+        const transfer = new DataTransfer();
+        transfer.items.add(new File([bytes], 'dropped.pickle'));
+        const target = document.querySelector('#legend-wrap') || document.body;
+        for (const type of ['dragenter', 'dragover', 'drop']) {
+          target.dispatchEvent(new DragEvent(type, { bubbles: true, cancelable: true, dataTransfer: transfer }));
+        }
+      });
+      assert.equal(await settledState(page), 'ready');
+      assert.equal(await page.locator('#file-name').textContent(), 'dropped.pickle');
+      assert.equal(await page.locator('#drop-overlay').isHidden(), true);
+      assert.deepEqual(await summaryJson(page), cliSummary(DEMO));
+      const files = await fileOptions(page);
+      assert.deepEqual(files, [...listed, 'dropped.pickle'], 'the dropped file is added to #file-select');
+      assert.equal(await page.locator('#file-select').isEnabled(), true);
+      assert.ok(files.some((f) => /demo\.pickle$/.test(f)), `the demo is listed: ${files}`);
+      if (corpusName !== null) assert.ok(files.includes(corpusName), `the corpus file is listed: ${files}`);
+
+      const st = await viewerState(page);
+      assert.equal(st.file, files.length - 1, 'the dropped file is current');
+      const target = corpusName ?? files.find((f) => /demo\.pickle$/.test(f));
+      const index = files.indexOf(target);
+      await page.selectOption('#file-select', String(index));
+      await poll(async () => (await viewerState(page)).file === index, `state().file === ${index}`);
+      await page.waitForFunction((name) => document.getElementById('file-name').textContent === name, target);
+      assert.deepEqual((await viewerState(page)).files, files);
+      await page.selectOption('#file-select', String(files.length - 1));
+      await poll(async () => (await viewerState(page)).file === files.length - 1, 'back to the dropped file');
+    });
+
+    test('#summary-json follows the file chosen in #file-select (contract: the current file\'s summary)', {
+      ...TEST,
+    }, async () => {
+      const landmarks = fixture('landmarks.pickle');
+      assert.equal(await openWithInput(page, landmarks), 'ready');
+      assert.deepEqual(await summaryJson(page), cliSummary(landmarks));
+      const files = await fileOptions(page);
+      const demoIndex = files.findIndex((f) => /demo\.pickle$/.test(f));
+      await page.selectOption('#file-select', String(demoIndex));
+      await poll(async () => (await viewerState(page)).file === demoIndex, 'the demo is current');
+      await page.waitForFunction((name) => document.getElementById('file-name').textContent === name, files[demoIndex]);
+      assert.deepEqual(await summaryJson(page), cliSummary(DEMO));
+    });
+
+    test('the tooltip under the mouse names the allocation there; click pins, Copy stack copies, click unpins', TEST, async () => {
+      assert.equal(await openWithInput(page, fixture('landmarks.pickle')), 'ready');
+      const st = await viewerState(page);
+      assert.deepEqual(st.full_x, [0, 8], 'landmarks: 8 timesteps (SEMANTICS §3.4)');
+      assert.equal(st.peak_bytes, 14 * MiB);
+      for (const [name, p] of Object.entries(LANDMARK_POINTS)) {
+        const { text } = await hover(page, p.x, p.y, p.label);
+        assert.ok(text.includes(`${p.element} Addr: ${p.label}, Size: ${p.size}`), `${name}: ${text}`);
+        assert.ok(text.includes(p.frame), `${name}: frame ${p.frame} in ${text}`);
+        assert.ok(text.includes(MAIN_FRAME), `${name}: ${text}`);
+        const tip = await page.evaluate(() => window.memviz.tooltip());
+        assert.equal(tip.address_label, p.label);
+        assert.equal(tip.element, p.element);
+        assert.equal(tip.pinned, false);
+        assert.equal(await page.locator('#tooltip-actions').isVisible(), false, 'not pinned: no actions');
+      }
+      // Pin beta, copy its stack, unpin.
+      const beta = LANDMARK_POINTS.beta;
+      const { at } = await hover(page, beta.x, beta.y, beta.label);
+      await page.mouse.click(at.x, at.y);
+      await page.locator('#tooltip-actions').waitFor({ state: 'visible' });
+      assert.equal((await page.evaluate(() => window.memviz.tooltip())).pinned, true);
+      await page.locator('#plot-wrap').screenshot({ path: path.join(SCREENSHOTS, shot('tooltip-pinned')) });
+      const pinned = (await viewerState(page)).pinned;
+      assert.equal(pinned, (await page.evaluate(() => window.memviz.tooltip())).element);
+      // Pinned: the tooltip stays when the mouse moves over another allocation.
+      const alpha = LANDMARK_POINTS.alpha;
+      const alphaAt = await pagePoint(page, alpha.x, alpha.y);
+      await page.mouse.move(alphaAt.x, alphaAt.y);
+      await poll(async () => (await viewerState(page)).hover !== pinned, 'hover moves to alpha');
+      assert.ok((await page.locator('#tooltip').textContent()).includes(beta.label), 'the pinned tooltip stays');
+      await page.click('#copy-stack');
+      await page.waitForFunction(() => typeof window.memviz.lastCopied === 'string');
+      const copied = await page.evaluate(() => window.memviz.lastCopied);
+      assert.ok(copied.includes(beta.frame) && copied.includes(beta.label), `copied: ${copied}`);
+      assert.match(await page.locator('#copy-status').textContent(), /copied|copy failed/);
+      await page.mouse.click(at.x, at.y);
+      await page.locator('#tooltip-actions').waitFor({ state: 'hidden' });
+      await poll(async () => (await viewerState(page)).pinned === null, 'state().pinned === null');
+      const unpinned = await page.evaluate(() => window.memviz.tooltip());
+      assert.ok(unpinned === null || unpinned.pinned === false, 'unpinned');
+
+      // The SEMANTICS §3.6 test vector: a traced allocation and the ghost block.
+      assert.equal(await openWithInput(page, fixture('small/vector.pickle')), 'ready');
+      const vst = await viewerState(page);
+      assert.deepEqual(vst.full_x, [0, 9]);
+      assert.equal(vst.peak_bytes, 55);
+      assert.equal(vst.has_time, false);
+      assert.equal(await page.locator('#x-axis-select option[value="time"]').isDisabled(), true, 'no times: no time axis');
+      for (const [name, p] of Object.entries(VECTOR_POINTS)) {
+        const { text } = await hover(page, p.x, p.y, p.label);
+        assert.ok(text.includes(`Addr: ${p.label}, Size: ${p.size}`), `${name}: ${text}`);
+        if (p.note) assert.ok(text.includes(p.note), `${name}: ${text}`);
+      }
+      await page.mouse.move(1, 1);
+    });
+
+    test('zoom (wheel, + and 0 on the focused plot, double-click) changes what is visible', TEST, async () => {
+      assert.equal(await openDemo(page), 'ready');
+      await page.selectOption('#x-axis-select', 'timesteps');
+      await poll(async () => (await viewerState(page)).x_axis === 'timesteps', 'timestep axis');
+      const full = await viewerState(page);
+      const fullSpan = full.x_range[1] - full.x_range[0];
+      const fullLabels = await xLabels(page);
+      const fullImg = await plotShot(page, shot('zoom-full'));
+      const p = full.geometry.plot;
+      const box = await page.locator('#plot').boundingBox();
+      const centre = { x: box.x + (p.left + p.right) / 2, y: box.y + (p.top + p.bottom) / 2 };
+
+      await page.mouse.move(centre.x, centre.y);
+      for (let i = 0; i < 3; i += 1) await page.mouse.wheel(0, -240);
+      const zoomed = await poll(async () => {
+        const s = await viewerState(page);
+        return s.x_range[1] - s.x_range[0] < 0.7 * fullSpan && s;
+      }, 'the wheel zooms in');
+      assert.ok(zoomed.x_range[0] >= full.x_range[0] && zoomed.x_range[1] <= full.x_range[1]);
+      const centreStep = full.x_range[0] + fullSpan / 2;
+      assert.ok(zoomed.x_range[0] < centreStep && centreStep < zoomed.x_range[1], 'zoomed around the cursor');
+      await page.waitForFunction((before) => {
+        const now = [...document.querySelectorAll('#x-labels span')].map((s) => s.textContent);
+        return now.length > 0 && now.join('|') !== before.join('|');
+      }, fullLabels);
+      const zoomImg = await plotShot(page, shot('zoom-wheel'));
+      const changed = differingPixels(fullImg, zoomImg);
+      assert.ok(changed > 0.02 * fullImg.width * fullImg.height, `the plot changed: ${changed} px`);
+
+      await page.locator('#plot').focus();
+      await page.keyboard.press('0');
+      await poll(async () => {
+        const s = await viewerState(page);
+        return s.x_range[0] === full.full_x[0] && s.x_range[1] === full.full_x[1];
+      }, '0 fits');
+      await page.waitForFunction((before) => [...document.querySelectorAll('#x-labels span')]
+        .map((s) => s.textContent).join('|') === before.join('|'), fullLabels);
+      await page.keyboard.type('+');
+      const plus = await poll(async () => {
+        const s = await viewerState(page);
+        return s.x_range[1] - s.x_range[0] < fullSpan && s;
+      }, '+ zooms in');
+      assert.ok(plus.x_range[1] - plus.x_range[0] > 0);
+
+      await page.mouse.dblclick(centre.x, centre.y);
+      await poll(async () => {
+        const s = await viewerState(page);
+        return s.x_range[0] === full.full_x[0] && s.x_range[1] === full.full_x[1];
+      }, 'double-click fits');
+      assert.equal((await viewerState(page)).pinned, null, 'the double-click left nothing pinned');
+      await page.mouse.move(1, 1);
+    });
+
+    test('#device-select switches devices of a multi-device file', TEST, async () => {
+      const file = fixture('small/multidevice.pickle');
+      assert.equal(await openWithInput(page, file), 'ready');
+      const cli = cliSummary(file);
+      const options = await page.locator('#device-select option').evaluateAll(
+        (opts) => opts.map((o) => ({ value: Number(o.value), label: o.textContent, selected: o.selected })));
+      assert.ok(options.length >= 2, `device options: ${JSON.stringify(options)}`);
+      assert.deepEqual(options.map((o) => o.value), cli.devices.map((d) => d.device), 'the CLI\'s devices');
+      assert.equal(await page.locator('#device-select').isEnabled(), true);
+      const st = await viewerState(page);
+      assert.equal(options.find((o) => o.selected).value, st.device);
+      const peakOf = (d) => cli.devices.find((x) => x.device === d).peak_live_bytes;
+      assert.equal(st.peak_bytes, peakOf(st.device), 'peak of the default device = the CLI\'s');
+      const peakText = await page.locator('#peak').textContent();
+      const other = options.find((o) => !o.selected && peakOf(o.value) !== peakOf(st.device) && peakOf(o.value) > 0);
+      assert.ok(other, 'another device with a different peak');
+      await page.selectOption('#device-select', String(other.value));
+      const switched = await poll(async () => {
+        const s = await viewerState(page);
+        return s.device === other.value && s;
+      }, `state().device === ${other.value}`);
+      assert.equal(switched.peak_bytes, peakOf(other.value));
+      await page.waitForFunction((before) => document.getElementById('peak').textContent !== before, peakText);
+      assert.match(await page.locator('#peak').textContent(), /peak \d/);
+      // Every device, including one without a trace, can be shown.
+      for (const o of options) {
+        await page.selectOption('#device-select', String(o.value));
+        const s = await poll(async () => {
+          const v = await viewerState(page);
+          return v.device === o.value && v;
+        }, `device ${o.value}`);
+        assert.equal(s.peak_bytes, peakOf(o.value), `peak of device ${o.value}`);
+      }
+    });
+
+    test('#x-axis-select: wall-clock time labels, or plain timestep numbers', TEST, async (t) => {
+      assert.equal(await openWithInput(page, fixture('landmarks.pickle')), 'ready');
+      const timeLabel = /^\d+(\.\d+)? (µs|ms|s)$/;
+      const stepLabel = /^\d+(\.\d+)?$/;
+      await page.selectOption('#x-axis-select', 'time');
+      await poll(async () => (await viewerState(page)).x_axis === 'time', 'x_axis time');
+      await page.waitForFunction((re) => {
+        const ls = [...document.querySelectorAll('#x-labels span')].map((s) => s.textContent);
+        return ls.length >= 2 && ls.every((l) => new RegExp(re).test(l));
+      }, timeLabel.source);
+      const time = await xLabels(page);
+      // Events are 1 ms apart: the 6 events span 0 to 5 ms.
+      assert.equal(time[0].replace(/\s+/g, ''), '0µs', `first time label: ${time}`);
+      const overlaps = await page.locator('#x-labels span').evaluateAll((spans) => {
+        const boxes = spans.map((s) => ({ text: s.textContent, ...s.getBoundingClientRect().toJSON() }))
+          .sort((a, b) => a.left - b.left);
+        return boxes.slice(1).map((box, i) => [boxes[i], box]).filter(([a, b]) => b.left < a.right)
+          .map(([a, b]) => `${a.text} / ${b.text}`);
+      });
+      await t.test('time tick labels do not overlap', {
+      }, () => {
+        assert.deepEqual(overlaps, []);
+      });
+      await page.selectOption('#x-axis-select', 'timesteps');
+      await poll(async () => (await viewerState(page)).x_axis === 'timesteps', 'x_axis timesteps');
+      await page.waitForFunction((re) => {
+        const ls = [...document.querySelectorAll('#x-labels span')].map((s) => s.textContent);
+        return ls.length >= 2 && ls.every((l) => new RegExp(re).test(l));
+      }, stepLabel.source);
+      const steps = (await xLabels(page)).map(Number);
+      assert.equal(steps[0], 0);
+      assert.ok(steps.at(-1) <= 8 && steps.at(-1) >= 5, `timestep labels within 0..8: ${steps}`);
+      // The demo has times too.
+      assert.equal(await openDemo(page), 'ready');
+      assert.equal((await viewerState(page)).has_time, true);
+      await page.selectOption('#x-axis-select', 'time');
+      await page.waitForFunction((re) => {
+        const ls = [...document.querySelectorAll('#x-labels span')].map((s) => s.textContent);
+        return ls.length >= 2 && ls.every((l) => new RegExp(re).test(l));
+      }, timeLabel.source);
+      await page.selectOption('#x-axis-select', 'timesteps');
+      await page.waitForFunction((re) => {
+        const ls = [...document.querySelectorAll('#x-labels span')].map((s) => s.textContent);
+        return ls.length >= 2 && ls.every((l) => new RegExp(re).test(l));
+      }, stepLabel.source);
+    });
+
+    test('a gzip-compressed snapshot opens with the same summary (Blob and file input)', TEST, async () => {
+      const gz = fixture('demo.pickle.gz');
+      assert.deepEqual(cliSummary(gz), cliSummary(DEMO), 'the CLI reads gzip too');
+      const r = await page.evaluate(async (b64) => {
+        const bytes = Uint8Array.from(atob(b64), (ch) => ch.charCodeAt(0));
+        const res = await window.memviz.open(new Blob([bytes]));
+        return { state: res.state, json: res.json, message: res.message };
+      }, fs.readFileSync(gz).toString('base64'));
+      assert.equal(r.state, 'ready', r.message);
+      assert.deepEqual(JSON.parse(r.json), cliSummary(DEMO));
+      assert.deepEqual(await summaryJson(page), cliSummary(DEMO));
+      assert.equal(await openWithInput(page, gz), 'ready');
+      assert.deepEqual(await summaryJson(page), cliSummary(DEMO));
+      assert.equal(await page.locator('#file-name').textContent(), 'demo.pickle.gz');
+    });
+
+    test('a big file shows progress and can be cancelled; the open file stays', TEST, async (t) => {
+      const big = fixture(`large${LARGE_MB}.pickle`);
+      if ((await bodyState(page)) !== 'ready') assert.equal((await openApi(page, fixture('landmarks.pickle'))).state, 'ready');
+      const files = await fileOptions(page);
+      const current = (await viewerState(page)).file;
+      const handle = await pageFile(page, big);
+      await watchState(page);
+      await page.evaluate((f) => {
+        window.__bigDone = null;
+        window.__bigOpen = window.memviz.open(f).then((x) => { window.__bigDone = x.state; return x; });
+      }, handle);
+      await page.evaluate(() => {
+        window.__cancelClicks = 0;
+        document.getElementById('cancel-button').addEventListener('click', () => { window.__cancelClicks += 1; });
+        // Where the Cancel button is after each progress text change (left edge, CSS px).
+        window.__cancelAt = [];
+        new MutationObserver(() => {
+          if (!document.getElementById('loading').hidden) {
+            window.__cancelAt.push(Math.round(document.getElementById('cancel-button').getBoundingClientRect().left));
+          }
+        }).observe(document.getElementById('progress'), { childList: true, characterData: true, subtree: true });
+      });
+      // Wait for a progress text with some bytes read: the first one ("0 of N bytes (0%)") is
+      // ~8 characters shorter, and the Cancel button after it jumps when it grows (see the report).
+      const progress = await (await page.waitForFunction(() => {
+        if (window.__bigDone !== null) return `ended: ${window.__bigDone}`;
+        const text = document.getElementById('progress').textContent;
+        const read = /: ([\d,]+) of [\d,]+ bytes \(\d+%\)/.exec(text);
+        return !document.getElementById('loading').hidden && read && read[1] !== '0' && text;
+      }, null, { polling: 10 })).jsonValue();
+      assert.ok(!progress.startsWith('ended:'), `the load ${progress} before any progress was seen: raise LARGE_MB`);
+      assert.match(progress, /large\d+\.pickle/, `the progress names the file: ${progress}`);
+      try {
+        // force: no wait for a "stable" button (it moves a few px whenever the number of digits
+        // read grows); the real mouse clicks where it is now.
+        await page.click('#cancel-button', { timeout: 10_000, force: true });
+      } catch (err) {
+        throw new Error(`could not click Cancel (state ${await bodyState(page)}): if the file loaded first, raise LARGE_MB. ${err.message}`);
+      }
+      const r = await page.evaluate(() => window.__bigOpen.then((x) => ({ state: x.state, message: x.message })));
+      const clicks = await page.evaluate(() => window.__cancelClicks);
+      assert.equal(clicks, 1, `the mouse hit Cancel once (progress then: ${progress})`);
+      assert.equal(r.state, 'cancelled', `${JSON.stringify(r)}: if the file loaded before the click landed, raise LARGE_MB`);
+      const cancelAt = await page.evaluate(() => window.__cancelAt);
+      await t.test('the Cancel button stays where it is while the progress text changes', {
+      }, () => {
+        assert.deepEqual([...new Set(cancelAt)], [cancelAt[0]], `left edges seen: ${cancelAt}`);
+      });
+      assert.equal(await bodyState(page), 'ready', 'back to the file already open');
+      assert.equal(await page.locator('#loading').isVisible(), false);
+      assert.equal(await page.locator('#error').isVisible(), false);
+      assert.deepEqual(await fileOptions(page), files, 'the file list did not grow');
+      assert.equal((await viewerState(page)).file, current);
+      // The viewer still answers, and a normal open works after a cancel.
+      assert.equal((await openApi(page, fixture('landmarks.pickle'))).state, 'ready');
+      const after = await fileOptions(page);
+      assert.deepEqual(after.slice(0, files.length), files);
+      assert.equal(after.length, files.length + 1);
+      // A second file of the same name is told apart: `landmarks.pickle (N)`.
+      assert.match(after[files.length], /^landmarks\.pickle( \(\d+\))?$/);
+    });
+
+    test('broken files give an alert naming them as text; the next good file opens', TEST, async () => {
+      const filesBefore = await fileOptions(page);
+      const cases = [
+        { name: 'garbage <b>not</b>.pickle', buffer: Buffer.from('this is not a pickle at all\n'.repeat(50)) },
+        { name: 'truncated <b>demo</b>.pickle', buffer: fs.readFileSync(fixture('demo-truncated.pickle')) },
+      ];
+      for (const c of cases) {
+        const state = await openWithInput(page, { name: c.name, mimeType: 'application/octet-stream', buffer: c.buffer });
+        assert.equal(state, 'error', c.name);
+        const alert = page.getByRole('alert');
+        await alert.waitFor({ state: 'visible' });
+        const text = await alert.textContent();
+        assert.ok(text.includes(c.name), `the alert names the file as text: ${text}`);
+        assert.match(text, /another file/, 'the alert says what to do');
+        assert.equal(await page.locator('#error b, #error *').count(), 0, 'file names are never parsed as HTML');
+        assert.equal(await page.locator('#loading').isVisible(), false);
+        assert.deepEqual(await fileOptions(page), filesBefore, 'a broken file is not added');
+        await page.screenshot({ path: path.join(SCREENSHOTS, shot(`error-${cases.indexOf(c)}`)) });
+      }
+      assert.equal(await openWithInput(page, fixture('landmarks.pickle')), 'ready');
+      assert.equal(await page.locator('#error').isVisible(), false, 'the alert is gone');
+      assert.equal(await page.getByRole('alert').filter({ visible: true }).count(), 0);
+      assert.deepEqual(await summaryJson(page), cliSummary(fixture('landmarks.pickle')));
+    });
+
+    test('window.memviz.open accepts a URL, an ArrayBuffer, a view and a Blob; a 404 URL is an error', TEST, async () => {
+      const r = await page.evaluate(async () => {
+        const pick = (x) => ({ state: x.state, json: x.json, message: x.message });
+        const fromUrl = pick(await window.memviz.open('assets/demo.pickle'));
+        const buffer = await (await fetch('assets/demo.pickle')).arrayBuffer();
+        const fromBuffer = pick(await window.memviz.open(buffer));
+        const padded = new Uint8Array(buffer.byteLength + 32);
+        padded.set(new Uint8Array(buffer), 16);
+        const fromView = pick(await window.memviz.open(padded.subarray(16, 16 + buffer.byteLength)));
+        const fromBlob = pick(await window.memviz.open(new Blob([buffer])));
+        const missing = pick(await window.memviz.open('assets/no-such-file.pickle'));
+        const afterMissing = {
+          state: document.body.dataset.memvizState,
+          alert: document.getElementById('error').hidden ? null : document.getElementById('error').textContent,
+        };
+        return { fromUrl, fromBuffer, fromView, fromBlob, missing, afterMissing };
+      });
+      for (const k of ['fromUrl', 'fromBuffer', 'fromView', 'fromBlob']) {
+        assert.equal(r[k].state, 'ready', `${k}: ${r[k].message}`);
+        assert.deepEqual(JSON.parse(r[k].json), cliSummary(DEMO), k);
+      }
+      assert.equal(r.missing.state, 'error');
+      assert.match(r.missing.message, /404/);
+      assert.equal(r.afterMissing.state, 'error');
+      assert.ok(r.afterMissing.alert && r.afterMissing.alert.includes('no-such-file.pickle'), `alert: ${r.afterMissing.alert}`);
+      const i = b.badRequests.findIndex((req) => req.includes('no-such-file'));
+      assert.ok(i >= 0, 'the server saw the 404');
+      b.badRequests.splice(i, 1);
+      // The page recovers.
+      assert.equal((await openApi(page, fixture('landmarks.pickle'))).state, 'ready');
+      assert.equal(await bodyState(page), 'ready');
+      assert.equal(await page.locator('#error').isVisible(), false);
+    });
+
+    test('strings from a file are text, never markup (tooltip, legend, file list)', TEST, async () => {
+      const name = `${HOSTILE_IMG}.pickle`;
+      const state = await openWithInput(page, { name, mimeType: 'application/octet-stream', buffer: fs.readFileSync(fixture('hostile.pickle')) });
+      assert.equal(state, 'ready');
+      // The 12 MiB allocation: [0, 12) MiB from timestep 0.
+      const { text } = await hover(page, 1.5, 6 * MiB, `b${LANDMARKS.toString(16)}_0`);
+      for (const s of [HOSTILE_IMG, HOSTILE_B, `make_${HOSTILE_B}`, `ctx ${HOSTILE_B}`, `meta ${HOSTILE_IMG}`]) {
+        assert.ok(text.includes(s), `the tooltip shows ${s} literally: ${text}`);
+      }
+      const at = await pagePoint(page, 1.5, 6 * MiB);
+      await page.mouse.click(at.x, at.y);
+      await page.locator('#tooltip-actions').waitFor({ state: 'visible' });
+      await page.screenshot({ path: path.join(SCREENSHOTS, shot('hostile')), fullPage: true });
+      const legend = await page.locator('#legend').textContent();
+      assert.ok(legend.includes(HOSTILE_IMG) || legend.includes(HOSTILE_B), `the legend shows the sites literally: ${legend}`);
+      assert.ok((await fileOptions(page)).includes(name), 'the file list shows the name literally');
+      assert.equal(await page.locator('#file-name').textContent(), name);
+      const found = await page.evaluate(() => ({
+        img: document.querySelectorAll('img').length,
+        b: document.querySelectorAll('#tooltip b, #legend b, #file-select b, #summary b, #error b').length,
+        tooltipElements: document.querySelectorAll('#tooltip-title *, #tooltip-body *').length,
+        pwned: window.__pwned,
+      }));
+      assert.deepEqual(found, { img: 0, b: 0, tooltipElements: 0, pwned: undefined });
+      await page.mouse.click(at.x, at.y);
+      await page.locator('#tooltip-actions').waitFor({ state: 'hidden' });
+      await page.mouse.move(1, 1);
+    });
+
+    test('no request left dist/ or the sub-path, and the page logged no errors', () => {
+      assert.deepEqual(b.badRequests, []);
+      // The deliberate 404 is logged by Chromium as a failed resource load.
+      const unexpected = b.pageErrors.filter((e) => !/404|no-such-file/.test(e));
+      assert.deepEqual(unexpected, []);
+    });
+  });
+}
+
+// ----- backend choice ------------------------------------------------------------------------
+
+describe('automatic backend choice', () => {
+  test('with the WebGPU flags and no ?backend: WebGPU', TEST, async () => {
+    const b = await launch(WEBGPU_ARGS, '');
+    try {
+      assert.equal(await b.page.evaluate(() => document.body.dataset.memvizBackend), 'webgpu');
+      assert.equal(await b.page.locator('#error').isVisible(), false);
+      assert.match(await b.page.locator('#backend').textContent(), /WebGPU/);
+      assert.equal(await openDemo(b.page), 'ready');
+      await assertDrawn(b.page, 'auto-webgpu-demo.png');
+      assert.deepEqual(b.badRequests, []);
+      assert.deepEqual(b.pageErrors, []);
+    } finally {
+      await b.close();
+    }
+  });
+
+  test('without flags and no ?backend: WebGL2 (or WebGPU if this Chromium offers it)', TEST, async (t) => {
+    const b = await launch([], '');
+    try {
+      const chosen = await b.page.evaluate(() => document.body.dataset.memvizBackend);
+      t.diagnostic(`chose ${chosen} without flags`);
+      assert.ok(['webgl2', 'webgpu'].includes(chosen), chosen);
+      assert.equal(await b.page.locator('#error').isVisible(), false);
+      assert.equal(await openDemo(b.page), 'ready');
+      await assertDrawn(b.page, `auto-noflags-${chosen}-demo.png`);
+      // An unknown ?backend is refused with an alert, and files still open.
+      await b.page.goto(`${baseUrl}?backend=bogus`);
+      await b.page.waitForFunction(() => document.body.dataset.memvizBackend !== undefined);
+      assert.equal(await b.page.evaluate(() => document.body.dataset.memvizBackend), 'none');
+      await b.page.locator('#error').waitFor({ state: 'visible' });
+      assert.match(await b.page.locator('#error').textContent(), /unknown backend/);
+      assert.equal(await openDemo(b.page), 'ready');
+      assert.deepEqual(await summaryJson(b.page), cliSummary(DEMO));
+      assert.deepEqual(b.badRequests, []);
+      assert.deepEqual(b.pageErrors, []);
+    } finally {
+      await b.close();
+    }
+  });
 });
 
-test('no request left dist/ or the sub-path, and the page logged no errors', () => {
-  assert.deepEqual(badRequests, []);
-  // The deliberate 404 above is logged by Chromium as a failed resource load.
-  const unexpected = pageErrors.filter((e) => !/404|no-such-file/.test(e));
-  assert.deepEqual(unexpected, []);
+describe('no GPU at all', () => {
+  test('--disable-gpu --disable-software-rasterizer: an alert says it cannot draw, files still open', TEST, async (t) => {
+    const b = await launch(['--disable-gpu', '--disable-software-rasterizer'], '');
+    try {
+      const chosen = await b.page.evaluate(() => document.body.dataset.memvizBackend);
+      t.diagnostic(`chose ${chosen} with --disable-gpu --disable-software-rasterizer`);
+      if (chosen === 'none') {
+        await b.page.locator('#error').waitFor({ state: 'visible' });
+        assert.match(await b.page.locator('#error').textContent(), /cannot draw/);
+        assert.match(await b.page.locator('#backend').textContent(), /cannot draw/);
+        const r = await b.page.evaluate(() => window.memviz.open('assets/demo.pickle').then((x) => x.state));
+        assert.equal(r, 'ready');
+        assert.equal(await bodyState(b.page), 'ready');
+        assert.deepEqual(await summaryJson(b.page), cliSummary(DEMO));
+        assert.match(await b.page.locator('#summary-table').textContent(), /\S/);
+        assert.match(await b.page.locator('#backend').textContent(), /cannot draw/);
+        await t.test('the alert still says it cannot draw once a file is open', {
+        }, async () => {
+          assert.equal(await b.page.locator('#error').isVisible(), true);
+          assert.match(await b.page.locator('#error').textContent(), /cannot draw/);
+        });
+      } else {
+        assert.equal(chosen, 'webgl2', 'WebGL2 survives these flags');
+        assert.equal(await openDemo(b.page), 'ready');
+      }
+      await b.page.screenshot({ path: path.join(SCREENSHOTS, 'nogpu-page.png'), fullPage: true });
+      assert.deepEqual(b.badRequests, []);
+      assert.deepEqual(b.pageErrors, []);
+    } finally {
+      await b.close();
+    }
+  });
 });

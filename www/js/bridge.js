@@ -14,7 +14,7 @@ function wasmUrls() {
 
 /**
  * The viewer running in a worker. Create with `ViewerClient.start(canvas, backend, handlers)`.
- * handlers: `{progress(msg), frame(msg), tooltip(json|null), panel(panel, table), fatal(msg)}`.
+ * handlers: `{progress(msg), frame(msg), tooltip(json|null), panel(panel, table, summary), fatal(msg)}`.
  */
 export class ViewerClient {
   constructor(worker, handlers) {
@@ -58,7 +58,7 @@ export class ViewerClient {
       const client = new ViewerClient(worker, handlers);
       client.starting = { resolve, reject };
       const offscreen = canvas.transferControlToOffscreen();
-      const rect = canvas.getBoundingClientRect();
+      const rect = { width: canvas.clientWidth, height: canvas.clientHeight };
       worker.postMessage({
         type: 'init',
         glue: urls.glue,
@@ -120,7 +120,7 @@ export class ViewerClient {
         if (h.tooltip) h.tooltip(msg.json);
         break;
       case 'panel':
-        if (h.panel) h.panel(msg.panel, msg.table);
+        if (h.panel) h.panel(msg.panel, msg.table, msg.summary);
         break;
       case 'result': {
         const p = this.pending.get(msg.seq);

@@ -58,15 +58,24 @@ function setState(state) {
   document.body.dataset.memvizState = state;
 }
 
+/** Why nothing can be drawn (no WebGPU, no WebGL2): stays in the alert while the page lives. */
+let cannotDraw = '';
+
 function showError(message) {
-  els.alert.textContent = message;
+  els.alert.textContent = cannotDraw ? `${message}\n\n${cannotDraw}` : message;
   els.alert.hidden = false;
   setState('error');
 }
 
 function clearError() {
-  els.alert.hidden = true;
-  els.alert.textContent = '';
+  els.alert.textContent = cannotDraw;
+  els.alert.hidden = cannotDraw === '';
+}
+
+/** `message` ending in one full stop (messages from Rust may end in `.`, `?` or `!`). */
+function sentence(message) {
+  const m = String(message).trim();
+  return /[.?!]$/.test(m) ? m : `${m}.`;
 }
 
 function progressText(name, bytes, total, phase) {
@@ -95,9 +104,9 @@ function startViewer() {
     },
     frame(msg) { showTicks(JSON.parse(msg.ticks)); },
     tooltip(json) { showTooltip(json); },
-    panel(panel, table) { showPanel(panel, table); },
+    panel(panel, table, summary) { showPanel(panel, table, summary); },
     fatal(msg) {
-      showError(`memviz hit an internal error (a bug): ${msg.message}. Reload the page and try again; `
+      showError(`memviz hit an internal error (a bug): ${sentence(msg.message)} Reload the page and try again; `
         + 'if it happens again, please report it with the file.');
     },
   }).then((c) => {
@@ -107,8 +116,9 @@ function startViewer() {
     els.backend.title = adapter;
     document.body.dataset.memvizBackend = backend ? backend.toLowerCase() : 'none';
     if (gpuError) {
-      showError(`memviz cannot draw in this browser: ${gpuError} Files still open, with their summary only. `
-        + 'Try a current Chrome, Edge or Firefox, or enable hardware acceleration.');
+      cannotDraw = `memviz cannot draw in this browser: ${sentence(gpuError)} Files still open, with their summary `
+        + 'only. Try a current Chrome, Edge or Firefox, or enable hardware acceleration.';
+      clearError();
     }
     new ResizeObserver(() => resize()).observe(els.canvas);
     return c;
@@ -117,11 +127,16 @@ function startViewer() {
 }
 
 let lastSize = '';
+/** The canvas's content box in CSS px (without its border). */
+function canvasSize() {
+  return [els.canvas.clientWidth, els.canvas.clientHeight];
+}
+
 function resize() {
   if (client === null) return;
-  const r = els.canvas.getBoundingClientRect();
-  if (r.width < 1 || r.height < 1) return;
-  const size = [r.width, r.height, window.devicePixelRatio || 1];
+  const [w, h] = canvasSize();
+  if (w < 1 || h < 1) return;
+  const size = [w, h, window.devicePixelRatio || 1];
   if (size.join() === lastSize) return;
   lastSize = size.join();
   client.send('resize', size, { panel: filesOpen > 0 });
@@ -167,15 +182,14 @@ async function open(src) {
     if (msg.type !== 'opened' && firstFile && filesOpen === 0) els.viewer.hidden = true;
     if (msg.type === 'failed') {
       const message = msg.panicked
-        ? `memviz hit an internal error (a bug) while reading "${name}": ${msg.message}. Reload the page and try again; `
-          + 'if it happens again, please report it with the file.'
-        : `Could not open "${name}": ${msg.message}. ${WHAT_TO_DO}`;
+        ? `memviz hit an internal error (a bug) while reading "${name}": ${sentence(msg.message)} Reload the page and `
+          + 'try again; if it happens again, please report it with the file.'
+        : `Could not open "${name}": ${sentence(msg.message)} ${WHAT_TO_DO}`;
       if (current === null) showError(message);
       return { state: 'error', message };
     }
     filesOpen += 1;
-    els.json.textContent = msg.summary;
-    showPanel(msg.panel, msg.table);
+    showPanel(msg.panel, msg.table, msg.summary);
     showTooltip(null);
     // The worker drew the first frame before answering.
     const timings = { ...msg.timings, firstFrameMs: performance.now() - t0, bytes: msg.bytes };
@@ -209,7 +223,7 @@ function fillSelect(select, options) {
   }));
 }
 
-function showPanel(panelJson, table) {
+function showPanel(panelJson, table, summary) {
   const panel = JSON.parse(panelJson);
   if (panel.state === null) return;
   const state = panel.state;
@@ -241,6 +255,7 @@ function showPanel(panelJson, table) {
   }));
   els.fileName.textContent = panel.files[panel.file] || '';
   if (typeof table === 'string') els.table.textContent = table;
+  if (typeof summary === 'string') els.json.textContent = summary;
   showTicks(panel.ticks);
 }
 
@@ -303,7 +318,8 @@ function showTooltip(json) {
 }
 
 function placeTooltip() {
-  const wrap = els.canvas.getBoundingClientRect();
+  const [wrapW, wrapH] = canvasSize();
+  const wrap = { width: wrapW, height: wrapH };
   const w = els.tooltip.offsetWidth;
   const h = els.tooltip.offsetHeight;
   let x = pointer[0] + 16;
@@ -335,9 +351,10 @@ els.copy.addEventListener('click', copyStack);
 
 // ----- input on the plot --------------------------------------------------------------------
 
+/** An event's position in the canvas's content box, CSS px (what Rust's geometry uses). */
 function canvasPos(ev) {
   const r = els.canvas.getBoundingClientRect();
-  return [ev.clientX - r.left, ev.clientY - r.top];
+  return [ev.clientX - r.left - els.canvas.clientLeft, ev.clientY - r.top - els.canvas.clientTop];
 }
 
 els.canvas.addEventListener('wheel', (ev) => {
@@ -413,4 +430,4 @@ window.memviz = {
 wireFileInputs(els.input, els.overlay, (file) => { open(file); });
 els.demo.addEventListener('click', () => { open('assets/demo.pickle'); });
 setState('empty');
-startViewer().catch((err) => showError(`${err.message}.`));
+startViewer().catch((err) => showError(sentence(err.message)));

@@ -66,7 +66,7 @@ function onFrame(now) {
 const CALLS = new Set([
   'wheel', 'zoom_at', 'pan_by', 'fit', 'key', 'pointer_down', 'pointer_move', 'pointer_up',
   'pointer_leave', 'double_click', 'set_x_window', 'select_file', 'set_device', 'set_time_axis',
-  'resize', 'panel', 'ticks', 'state', 'summary_table',
+  'resize', 'panel', 'ticks', 'state', 'summary_table', 'summary_json',
 ]);
 
 async function init(msg) {
@@ -209,6 +209,10 @@ async function open(msg) {
   }
 }
 
+function postPanel() {
+  post({ type: 'panel', panel: viewer.panel(LEGEND_ENTRIES), table: viewer.summary_table(), summary: viewer.summary_json() });
+}
+
 function call(msg) {
   let result;
   try {
@@ -222,11 +226,11 @@ function call(msg) {
   if (msg.seq === undefined) {
     if (typeof result === 'string' && msg.tooltip) post({ type: 'tooltip', json: result });
     else if (msg.tooltip) post({ type: 'tooltip', json: null });
-    if (msg.panel) post({ type: 'panel', panel: viewer.panel(LEGEND_ENTRIES), table: viewer.summary_table() });
+    if (msg.panel) postPanel();
     requestFrame();
     return;
   }
-  if (msg.panel) post({ type: 'panel', panel: viewer.panel(LEGEND_ENTRIES), table: viewer.summary_table() });
+  if (msg.panel) postPanel();
   if (msg.waitFrame) {
     // Answered after the next animation frame (drawn, or found clean).
     waiting.push({ seq: msg.seq, result });

@@ -145,6 +145,12 @@ impl App {
         true
     }
 
+    /// The index of the current file.
+    #[must_use]
+    pub fn current_file(&self) -> usize {
+        self.current
+    }
+
     /// The loaded files' names.
     #[must_use]
     pub fn file_names(&self) -> Vec<&str> {

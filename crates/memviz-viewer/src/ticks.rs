@@ -134,8 +134,12 @@ pub fn time_label(t_us: f64, step_us: f64) -> String {
     format!("{} {unit}", trim(t_us / div, 3))
 }
 
+/// The smallest distance between two time ticks, CSS px (room for a label like `12.5 ms`).
+pub const MIN_TIME_TICK_GAP_CSS: f64 = 64.0;
+
 /// Ticks of a time axis: `step_time_us` is the (non-decreasing) relative time at each
-/// timestep; ticks are nice times mapped back to (fractional) timesteps.
+/// timestep; ticks are nice times mapped back to (fractional) timesteps, at least
+/// [`MIN_TIME_TICK_GAP_CSS`] apart.
 pub fn time_ticks(
     x_lo: f64,
     x_hi: f64,
@@ -173,7 +177,12 @@ pub fn time_ticks(
             (i - 1) as f64 + f.clamp(0.0, 1.0)
         };
         let p = pos(x);
-        if out.last().is_some_and(|l: &Tick| p <= l.pos_css_px) {
+        // Time is not spread evenly over timesteps: where it jumps, several ticks land on a
+        // few pixels. Keep a tick only when its label has room after the previous one.
+        if out
+            .last()
+            .is_some_and(|l: &Tick| p < l.pos_css_px + MIN_TIME_TICK_GAP_CSS)
+        {
             continue;
         }
         out.push(Tick {
@@ -207,5 +216,20 @@ mod tests {
         let t = time_ticks(0.0, 999.0, 800.0, &times, |x| x);
         assert!(t.len() >= 2);
         assert!(t.windows(2).all(|w| w[0].pos_css_px < w[1].pos_css_px));
+    }
+
+    #[test]
+    fn time_ticks_keep_room_where_time_jumps() {
+        // 1 µs per step, except a 2000 µs jump between steps 50 and 51.
+        let times: Vec<f64> = (0..100)
+            .map(|i| f64::from(i) + if i > 50 { 2000.0 } else { 0.0 })
+            .collect();
+        let t = time_ticks(0.0, 99.0, 800.0, &times, |x| x * 8.0);
+        assert!(t.len() >= 2, "{t:?}");
+        assert!(
+            t.windows(2)
+                .all(|w| w[1].pos_css_px - w[0].pos_css_px >= MIN_TIME_TICK_GAP_CSS),
+            "{t:?}"
+        );
     }
 }

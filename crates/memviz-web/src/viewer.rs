@@ -19,6 +19,8 @@ pub struct ViewerCore {
     pending: Option<Pending>,
     /// The summary table of each opened file, by file index.
     tables: Vec<String>,
+    /// The summary JSON of each opened file, by file index.
+    summaries: Vec<String>,
     bytes_read: u64,
 }
 
@@ -83,12 +85,31 @@ impl ViewerCore {
         self.bytes_read = p.loader.bytes_read();
         let snap = p.loader.finish().map_err(|e| e.to_string())?;
         let summary = memviz_analysis::summary::summarize(&snap);
+        let json = summary.to_json();
         self.tables.push(summary.to_table());
+        self.summaries.push(json.clone());
+        let name = self.unique_name(&p.name);
         match self.app.as_mut() {
-            Some(app) => app.add_file(&p.name, snap),
-            None => self.app = Some(App::new(&p.name, snap)),
+            Some(app) => app.add_file(&name, snap),
+            None => self.app = Some(App::new(&name, snap)),
         }
-        Ok(summary.to_json())
+        Ok(json)
+    }
+
+    /// `name`, or `name (2)`, `name (3)` … when a file of that name is already open.
+    fn unique_name(&self, name: &str) -> String {
+        let taken = |n: &str| {
+            self.app
+                .as_ref()
+                .is_some_and(|a| a.file_names().contains(&n))
+        };
+        if !taken(name) {
+            return name.to_owned();
+        }
+        (2..)
+            .map(|i| format!("{name} ({i})"))
+            .find(|n| !taken(n))
+            .unwrap_or_else(|| name.to_owned())
     }
 
     /// The app, once a file opened.
@@ -102,16 +123,24 @@ impl ViewerCore {
         self.app.as_ref()
     }
 
+    /// The index of the current file (0 before the first).
+    fn current(&self) -> usize {
+        self.app.as_ref().map_or(0, App::current_file)
+    }
+
     /// The summary table of the current file (empty before the first file).
     #[must_use]
     pub fn summary_table(&self) -> String {
-        let current = self
-            .app
-            .as_ref()
-            .and_then(|a| serde_json::from_str::<serde_json::Value>(&a.state_json()).ok())
-            .and_then(|v| v.get("file").and_then(serde_json::Value::as_u64))
-            .unwrap_or(0) as usize;
-        self.tables.get(current).cloned().unwrap_or_default()
+        self.tables.get(self.current()).cloned().unwrap_or_default()
+    }
+
+    /// The summary JSON of the current file (empty before the first file).
+    #[must_use]
+    pub fn summary_json(&self) -> String {
+        self.summaries
+            .get(self.current())
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// Everything the shell shows around the canvas, JSON:
@@ -215,13 +244,19 @@ mod tests {
             .as_array()
             .is_some_and(|t| !t.is_empty()));
 
-        core.begin("again.pickle", 0);
+        core.begin("good.pickle", 0);
         core.push(&good).expect("second copy");
         core.finish().expect("second copy opens");
         let panel: serde_json::Value =
             serde_json::from_str(&core.panel_json(5)).expect("panel JSON");
         assert_eq!(panel["file"], 1);
-        assert_eq!(panel["files"].as_array().map(Vec::len), Some(2));
+        assert_eq!(
+            panel["files"],
+            serde_json::json!(["good.pickle", "good.pickle (2)"])
+        );
+        assert_eq!(core.summary_json(), summary);
+        assert!(core.app().is_some_and(|a| a.select_file(0)));
+        assert_eq!(core.summary_json(), summary);
     }
 
     #[test]

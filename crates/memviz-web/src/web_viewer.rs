@@ -124,6 +124,11 @@ impl WebViewer {
         Ok(json)
     }
 
+    /// The current file's summary JSON (as `finish` returned it).
+    pub fn summary_json(&self) -> String {
+        self.core.summary_json()
+    }
+
     /// The current file's summary as a text table.
     pub fn summary_table(&self) -> String {
         self.core.summary_table()
