@@ -29,10 +29,10 @@
 
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { serveDist } from './serve_dist.mjs';
 import { chromium } from 'playwright-core';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -55,16 +55,6 @@ const QUIET_MS = 250;
 const SETTLE_CAP_MS = 15_000;
 const SAMPLE_MS = 250;
 const MB = 1e6;
-const MIME = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.wasm': 'application/wasm',
-  '.json': 'application/json',
-  '.png': 'image/png',
-  '.svg': 'image/svg+xml',
-};
 
 const USAGE = 'usage: node tests/web/bench_page.mjs FILE... [--backend webgl2|webgpu|both] [--rounds N] '
   + '[--dist DIR] [--native-ms MS,MS,...] [--timeout-s S]';
@@ -115,26 +105,7 @@ const log = (msg) => process.stderr.write(`bench_page: ${msg}\n`);
 // ----- the static server ----------------------------------------------------------------------
 
 function startServer(dist) {
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url, 'http://localhost');
-    let rel = url.pathname.startsWith(SUB_PATH) ? decodeURIComponent(url.pathname.slice(SUB_PATH.length)) : null;
-    if (rel !== null && (rel === '' || rel.endsWith('/'))) rel += 'index.html';
-    const file = rel === null ? null : path.resolve(dist, rel);
-    let stat = null;
-    try { stat = file !== null && file.startsWith(dist + path.sep) ? fs.statSync(file) : null; } catch { stat = null; }
-    if (stat === null || !stat.isFile()) {
-      log(`404 ${url.pathname}${rel === null ? ` (outside ${SUB_PATH})` : ' (not in dist/: rebuilt meanwhile?)'}`);
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, {
-      'content-type': MIME[path.extname(file)] || 'application/octet-stream',
-      'content-length': stat.size,
-      'cache-control': 'no-store',
-    });
-    fs.createReadStream(file).pipe(res);
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+  return serveDist(dist, SUB_PATH, (miss) => log(`404 ${miss} (rebuilt meanwhile?)`));
 }
 
 // ----- Chromium's processes, from /proc ---------------------------------------------------------

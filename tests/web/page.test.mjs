@@ -9,13 +9,13 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { decodePng, colourStats, differingPixels } from './page_png.mjs';
+import { serveDist } from './serve_dist.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DIST = path.join(ROOT, 'dist');
@@ -72,40 +72,6 @@ let baseUrl;
 /** Where the static server records requests that missed dist/ or the sub-path (per browser). */
 let requestLog = [];
 
-const MIME = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.wasm': 'application/wasm',
-  '.json': 'application/json',
-  '.png': 'image/png',
-  '.svg': 'image/svg+xml',
-};
-
-function serveDist(req, res) {
-  const url = new URL(req.url, 'http://localhost');
-  if (!url.pathname.startsWith(SUB_PATH)) {
-    requestLog.push(`outside ${SUB_PATH}: ${url.pathname}`);
-    res.writeHead(404).end();
-    return;
-  }
-  let rel = decodeURIComponent(url.pathname.slice(SUB_PATH.length));
-  if (rel === '' || rel.endsWith('/')) rel += 'index.html';
-  const file = path.resolve(DIST, rel);
-  if (!file.startsWith(DIST + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
-    requestLog.push(`not in dist/: ${url.pathname}`);
-    res.writeHead(404).end();
-    return;
-  }
-  res.writeHead(200, {
-    'content-type': MIME[path.extname(file)] || 'application/octet-stream',
-    'content-length': fs.statSync(file).size,
-    'cache-control': 'no-store',
-  });
-  fs.createReadStream(file).pipe(res);
-}
-
 /** A real snapshot with several devices and enough bytes for many chunks, if the corpus is here. */
 function corpusCase() {
   const readme = path.join(CORPUS, 'README.md');
@@ -158,8 +124,7 @@ before(async () => {
   const demo = fs.readFileSync(DEMO);
   fs.writeFileSync(fixture('demo.pickle.gz'), zlib.gzipSync(demo));
   fs.writeFileSync(fixture('demo-truncated.pickle'), demo.subarray(0, Math.floor(demo.length * 0.6)));
-  server = http.createServer(serveDist);
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  server = await serveDist(DIST, SUB_PATH, (miss) => requestLog.push(miss));
   baseUrl = `http://127.0.0.1:${server.address().port}${SUB_PATH}`;
 });
 

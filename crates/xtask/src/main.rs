@@ -661,15 +661,7 @@ fn bench_one(file: &str) -> Result<BenchRow> {
     };
     for round in 0..BENCH_ROUNDS {
         eprintln!("    round {}/{BENCH_ROUNDS}", round + 1);
-        let native = run_capture(cmd("target/release/memviz", ["bench", file]))?;
-        let line = native
-            .lines()
-            .find(|l| l.trim_start().starts_with('{'))
-            .unwrap_or_default();
-        let field = |key: &str| {
-            json_number_field(line, key)
-                .ok_or_else(|| format!("`memviz bench` printed no \"{key}\": {native}"))
-        };
+        let field = memviz_bench(file)?;
         let (bytes, native_secs, model_bytes) =
             (field("bytes")?, field("secs")?, field("model_bytes")?);
 
@@ -875,18 +867,24 @@ fn run_capture_status(mut cmd: Command) -> Result<(bool, String)> {
     ))
 }
 
-/// Median over `NATIVE_BASELINE_RUNS` runs of `memviz bench FILE` (parse + model), in ms.
-fn native_parse_ms(file: &str) -> Result<f64> {
-    let mut ms = Vec::new();
-    for _ in 0..NATIVE_BASELINE_RUNS {
-        let out = run_capture(cmd("target/release/memviz", ["bench", file]))?;
+/// Runs `memviz bench FILE` once; returns a reader of the numbers in its JSON line.
+fn memviz_bench(file: &str) -> Result<impl Fn(&str) -> Result<f64>> {
+    let out = run_capture(cmd("target/release/memviz", ["bench", file]))?;
+    Ok(move |key: &str| {
         let line = out
             .lines()
             .find(|l| l.trim_start().starts_with('{'))
             .unwrap_or_default();
-        let secs = json_number_field(line, "secs")
-            .ok_or_else(|| format!("`memviz bench` printed no \"secs\": {out}"))?;
-        ms.push(secs * 1e3);
+        json_number_field(line, key)
+            .ok_or_else(|| format!("`memviz bench` printed no \"{key}\": {out}"))
+    })
+}
+
+/// Median over `NATIVE_BASELINE_RUNS` runs of `memviz bench FILE` (parse + model), in ms.
+fn native_parse_ms(file: &str) -> Result<f64> {
+    let mut ms = Vec::new();
+    for _ in 0..NATIVE_BASELINE_RUNS {
+        ms.push(memviz_bench(file)?("secs")? * 1e3);
     }
     Ok(median(&ms))
 }
