@@ -105,12 +105,17 @@ export class ViewerClient {
       case 'progress':
         if (h.progress) h.progress(msg);
         break;
+      case 'drawn': {
+        const o = this.opens.get(msg.id);
+        if (o) o.drawnAt = performance.now();
+        break;
+      }
       case 'opened':
       case 'failed':
       case 'cancelled': {
         const o = this.opens.get(msg.id);
         this.opens.delete(msg.id);
-        if (o) o.resolve(msg);
+        if (o) o.resolve({ ...msg, drawnAt: o.drawnAt });
         break;
       }
       case 'frame':
@@ -137,7 +142,8 @@ export class ViewerClient {
 
   /**
    * Opens a source in the worker. Returns `{id, done}`; `done` resolves with the worker's
-   * `opened` / `failed` / `cancelled` message.
+   * `opened` / `failed` / `cancelled` message (plus `drawnAt`, the `performance.now()` when the
+   * worker said the first frame was drawn).
    * @param {File | Blob | ArrayBuffer | ArrayBufferView | string | URL} src
    */
   open(src) {

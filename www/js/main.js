@@ -192,7 +192,12 @@ async function open(src) {
     showPanel(msg.panel, msg.table, msg.summary);
     showTooltip(null);
     // The worker drew the first frame before answering.
-    const timings = { ...msg.timings, firstFrameMs: performance.now() - t0, bytes: msg.bytes };
+    // firstFrameMs: from this call to the worker's word that the first frame was drawn (the
+    // summary and the legend come after it); readyMs: to everything shown.
+    const now = performance.now();
+    const timings = {
+      ...msg.timings, firstFrameMs: (msg.drawnAt || now) - t0, readyMs: now - t0, bytes: msg.bytes,
+    };
     window.memviz.lastOpen = { name, ...timings };
     if (current === null) setState('ready');
     return { state: 'ready', json: msg.summary, timings };
@@ -423,7 +428,7 @@ window.memviz = {
   /** The tooltip shown (Rust's JSON, parsed), or null. */
   tooltip: () => tip,
   lastCopied: null,
-  /** Timings of the last successful open: `{name, bytes, parseMs, totalMs, drawMs, firstFrameMs}` (ms; firstFrameMs from the open() call to the first frame drawn). */
+  /** Timings of the last successful open: `{name, bytes, parseMs, finishMs, firstDrawMs, totalMs, drawMs, firstFrameMs, readyMs}` (ms; firstFrameMs from the open() call to the first frame drawn, readyMs to the summary and legend shown too). */
   lastOpen: null,
 };
 

@@ -176,13 +176,16 @@ async function open(msg) {
     }
     post({ type: 'progress', id, name: source.name, bytes: viewer.bytes_read(), total: source.total, phase: 'layout' });
     const parsedMs = performance.now() - t0;
-    const summary = viewer.finish();
+    viewer.finish();
     const finishedMs = performance.now() - t0;
     const drawMs = viewer.draw();
     const drawnMs = performance.now() - t0;
     loading = 0;
-    const panel = viewer.panel(LEGEND_ENTRIES);
+    // The first frame is drawn: say so before the summary and the panel are made.
+    post({ type: 'drawn', id });
+    const summary = viewer.summary_json();
     const table = viewer.summary_table();
+    const panel = viewer.panel(LEGEND_ENTRIES);
     post({
       type: 'opened',
       id,
@@ -192,7 +195,7 @@ async function open(msg) {
       table,
       panel,
       // ms since the worker got the file: bytes parsed, model + layout built, first frame drawn,
-      // panel (legend, ticks) ready; drawMs is the draw's own CPU time.
+      // summary and panel (legend, ticks) ready; drawMs is the draw's own CPU time.
       timings: { parseMs: parsedMs, finishMs: finishedMs, firstDrawMs: drawnMs, totalMs: performance.now() - t0, drawMs },
     });
     requestFrame();

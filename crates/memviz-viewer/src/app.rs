@@ -145,6 +145,12 @@ impl App {
         true
     }
 
+    /// The snapshot of file `index`.
+    #[must_use]
+    pub fn file_snapshot(&self, index: usize) -> Option<&Snapshot> {
+        self.files.get(index).map(|f| &f.snap)
+    }
+
     /// The index of the current file.
     #[must_use]
     pub fn current_file(&self) -> usize {

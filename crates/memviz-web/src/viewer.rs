@@ -17,10 +17,9 @@ struct Pending {
 pub struct ViewerCore {
     app: Option<App>,
     pending: Option<Pending>,
-    /// The summary table of each opened file, by file index.
-    tables: Vec<String>,
-    /// The summary JSON of each opened file, by file index.
-    summaries: Vec<String>,
+    /// The summary (JSON, text table) of each opened file, by file index, made on first use:
+    /// the first frame does not wait for it.
+    summaries: Vec<Option<(String, String)>>,
     bytes_read: u64,
 }
 
@@ -74,26 +73,23 @@ impl ViewerCore {
     }
 
     /// Ends the file: parses the rest, adds it to the app (it becomes the current file, on its
-    /// default device) and returns its summary JSON.
+    /// default device). Its summary is made later, on first use.
     ///
     /// # Errors
     /// The parser's message; the files already open stay as they were.
-    pub fn finish(&mut self) -> Result<String, String> {
+    pub fn finish(&mut self) -> Result<(), String> {
         let Some(p) = self.pending.take() else {
             return Err("no file is being opened (begin was not called)".to_owned());
         };
         self.bytes_read = p.loader.bytes_read();
         let snap = p.loader.finish().map_err(|e| e.to_string())?;
-        let summary = memviz_analysis::summary::summarize(&snap);
-        let json = summary.to_json();
-        self.tables.push(summary.to_table());
-        self.summaries.push(json.clone());
+        self.summaries.push(None);
         let name = self.unique_name(&p.name);
         match self.app.as_mut() {
             Some(app) => app.add_file(&name, snap),
             None => self.app = Some(App::new(&name, snap)),
         }
-        Ok(json)
+        Ok(())
     }
 
     /// `name`, or `name (2)`, `name (3)` … when a file of that name is already open.
@@ -128,19 +124,26 @@ impl ViewerCore {
         self.app.as_ref().map_or(0, App::current_file)
     }
 
+    /// The summary of the current file as (JSON, text table), made once.
+    fn summary(&mut self) -> Option<&(String, String)> {
+        let i = self.current();
+        let snap = self.app.as_ref()?.file_snapshot(i)?;
+        let slot = self.summaries.get_mut(i)?;
+        if slot.is_none() {
+            let summary = memviz_analysis::summary::summarize(snap);
+            *slot = Some((summary.to_json(), summary.to_table()));
+        }
+        slot.as_ref()
+    }
+
     /// The summary table of the current file (empty before the first file).
-    #[must_use]
-    pub fn summary_table(&self) -> String {
-        self.tables.get(self.current()).cloned().unwrap_or_default()
+    pub fn summary_table(&mut self) -> String {
+        self.summary().map(|s| s.1.clone()).unwrap_or_default()
     }
 
     /// The summary JSON of the current file (empty before the first file).
-    #[must_use]
-    pub fn summary_json(&self) -> String {
-        self.summaries
-            .get(self.current())
-            .cloned()
-            .unwrap_or_default()
+    pub fn summary_json(&mut self) -> String {
+        self.summary().map(|s| s.0.clone()).unwrap_or_default()
     }
 
     /// Everything the shell shows around the canvas, JSON:
@@ -226,7 +229,8 @@ mod tests {
         for chunk in good.chunks(1000) {
             core.push(chunk).expect("good chunk");
         }
-        let summary = core.finish().expect("good file");
+        core.finish().expect("good file");
+        let summary = core.summary_json();
         assert!(summary.contains("\"devices\""));
         assert_eq!(core.bytes_read(), good.len() as u64);
         assert!(!core.summary_table().is_empty());

@@ -112,25 +112,25 @@ impl WebViewer {
         self.core.cancel();
     }
 
-    /// Ends the file, makes it current and returns its summary JSON. The next
-    /// [`WebViewer::frame`] draws it.
-    pub fn finish(&mut self) -> Result<String, JsError> {
-        let json = self.core.finish().map_err(|m| JsError::new(&m))?;
+    /// Ends the file and makes it current; [`WebViewer::draw`] then draws it. Its summary is
+    /// made on the first [`WebViewer::summary_json`] / [`WebViewer::summary_table`] call.
+    pub fn finish(&mut self) -> Result<(), JsError> {
+        self.core.finish().map_err(|m| JsError::new(&m))?;
         let (w, h, dpr) = self.size;
         if let Some(app) = self.core.app() {
             app.resize(w, h, dpr);
             app.fit();
         }
-        Ok(json)
+        Ok(())
     }
 
-    /// The current file's summary JSON (as `finish` returned it).
-    pub fn summary_json(&self) -> String {
+    /// The current file's summary JSON.
+    pub fn summary_json(&mut self) -> String {
         self.core.summary_json()
     }
 
     /// The current file's summary as a text table.
-    pub fn summary_table(&self) -> String {
+    pub fn summary_table(&mut self) -> String {
         self.core.summary_table()
     }
 
