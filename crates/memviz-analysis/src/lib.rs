@@ -1,10 +1,12 @@
 //! Pure, deterministic analyses over the snapshot model: timeline pairing, live bytes, summaries,
-//! the Active Memory Timeline layout with its hit test, tooltips, frames and colours.
+//! the Active Memory Timeline layout with its hit test, tooltips, frames and colours, the
+//! allocator state after any event (checkpointed).
 
 pub mod color;
 pub mod format;
 pub mod frames;
 pub mod layout;
+pub mod state;
 pub mod summary;
 pub mod timeline;
 pub mod tooltip;

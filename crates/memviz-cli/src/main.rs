@@ -9,6 +9,10 @@ use std::time::Instant;
 const USAGE: &str = "usage:
   memviz summary FILE [--json]   per-device counts, bytes, peak and warnings
   memviz bench FILE...           native parse+model throughput (one JSON line per file)
+  memviz state FILE --device D --event K --json
+                                 allocator state after event K of the merged event list
+                                 (K = -1: the final state): reserved / allocated bytes,
+                                 segments, blocks
 
 FILE is a snapshot pickle from torch.cuda.memory._dump_snapshot(), raw or gzip-compressed.";
 
@@ -86,11 +90,82 @@ fn bench(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// The value after `--name` in `args`.
+fn option<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str)
+}
+
+fn state(args: &[String]) -> Result<(), String> {
+    let mut files = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--device" | "--event" => {
+                it.next();
+            }
+            "--json" => {}
+            other if other.starts_with("--") => {
+                return Err(format!("unknown option {other}\n{USAGE}"));
+            }
+            other => files.push(other),
+        }
+    }
+    let [file] = files.as_slice() else {
+        return Err(format!("state takes exactly one FILE\n{USAGE}"));
+    };
+    let device: i64 = option(args, "--device")
+        .unwrap_or("0")
+        .parse()
+        .map_err(|_| format!("--device takes a device number\n{USAGE}"))?;
+    let event: i64 = option(args, "--event")
+        .unwrap_or("-1")
+        .parse()
+        .map_err(|_| format!("--event takes an event index or -1\n{USAGE}"))?;
+    let snap = load(file)?;
+    let interval = memviz_analysis::state::History::interval_for(&snap, device, 64 << 20);
+    let history = memviz_analysis::state::History::build(&snap, device, interval);
+    let n = history.events.len();
+    let (k, st) = if event == -1 {
+        (n.checked_sub(1), history.final_state().clone())
+    } else {
+        let k = usize::try_from(event)
+            .ok()
+            .filter(|&k| k < n)
+            .ok_or_else(|| {
+                format!(
+                    "{file}: device {device} has {n} events (merged): --event takes 0 to {} or -1",
+                    n.saturating_sub(1)
+                )
+            })?;
+        let st = history
+            .state_after(k)
+            .ok_or_else(|| format!("{file}: no event {k} on device {device}"))?;
+        (Some(k), st)
+    };
+    let action = k
+        .and_then(|k| history.events.get(k))
+        .map_or("", |e| e.action_name(&snap, device));
+    let line = serde_json::json!({
+        "event": event,
+        "action": action,
+        "reserved_bytes": st.reserved_bytes,
+        "allocated_bytes": st.allocated_bytes,
+        "segments": st.segments.len(),
+        "blocks": st.blocks.len(),
+    });
+    println!("{line}");
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(|s| s.as_str()) {
         Some("summary") => summary(&args[1..]),
         Some("bench") => bench(&args[1..]),
+        Some("state") => state(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())

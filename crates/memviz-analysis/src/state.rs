@@ -1,0 +1,393 @@
+//! Allocator State History (SEMANTICS.md §6): the segments and live blocks of one device after
+//! any event of the merged event list, without replaying the whole trace per selection.
+//!
+//! # How it works
+//! [`merged_events`] applies §2's merge rule (a `free_completed` right after its own
+//! `free_requested` becomes one `free`). The state after the **last** event is the final
+//! snapshot (§6.1: segments of the device, `active_allocated` / `active_pending_free` blocks).
+//! Earlier states come from undoing events backwards (§6.2, §6.3 for expandable segments).
+//! [`History::build`] walks backwards once and keeps a copy of the state every
+//! `interval` events (a checkpoint); [`History::state_after`] clones the nearest checkpoint at
+//! or after the wanted event and undoes at most `interval` events: O(interval + state size).
+
+use std::collections::BTreeMap;
+
+use memviz_snapshot::{Action, BlockState as FileBlockState, Snapshot, StackId};
+
+/// What a merged event does to the allocator state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Alloc,
+    /// `free_requested` immediately followed by its `free_completed` (§2 merge).
+    Free,
+    FreeRequested,
+    FreeCompleted,
+    SegmentAlloc,
+    SegmentFree,
+    SegmentMap,
+    SegmentUnmap,
+    /// `oom`, `snapshot`, `annotate` and unknown actions: no state change.
+    Other,
+}
+
+/// One event of the merged list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// Row of the device trace (the `free_requested` row for a merged `free`).
+    pub row: u32,
+    pub kind: Kind,
+    pub addr: u64,
+    pub size: u64,
+    pub stream: u64,
+    pub stack: StackId,
+}
+
+impl Event {
+    /// The action name shown for the event (`free` for a merged pair).
+    #[must_use]
+    pub fn action_name<'a>(&self, snap: &'a Snapshot, device: i64) -> &'a str {
+        if self.kind == Kind::Free {
+            return "free";
+        }
+        snap.trace(device)
+            .and_then(|t| t.action.get(self.row as usize))
+            .map_or("", |a| snap.action_name(*a))
+    }
+}
+
+/// The §2 merged event list of `device` (empty without a trace).
+#[must_use]
+pub fn merged_events(snap: &Snapshot, device: i64) -> Vec<Event> {
+    let Some(tr) = snap.trace(device) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Event> = Vec::with_capacity(tr.len());
+    for (i, action) in tr.action.iter().enumerate() {
+        let addr = tr.addr.get(i).copied().unwrap_or(0);
+        let kind = match action {
+            Action::Alloc => Kind::Alloc,
+            Action::FreeRequested => Kind::FreeRequested,
+            Action::FreeCompleted => {
+                if let Some(last) = out.last_mut() {
+                    if last.kind == Kind::FreeRequested && last.addr == addr {
+                        last.kind = Kind::Free;
+                        continue;
+                    }
+                }
+                Kind::FreeCompleted
+            }
+            Action::SegmentAlloc => Kind::SegmentAlloc,
+            Action::SegmentFree => Kind::SegmentFree,
+            Action::SegmentMap => Kind::SegmentMap,
+            Action::SegmentUnmap => Kind::SegmentUnmap,
+            _ => Kind::Other,
+        };
+        out.push(Event {
+            row: i as u32,
+            kind,
+            addr,
+            size: tr.size.get(i).copied().unwrap_or(0),
+            stream: tr.stream.get(i).unwrap_or(0),
+            stack: tr.stack.get(i).copied().unwrap_or(StackId(0)),
+        });
+    }
+    out
+}
+
+/// A segment (or a mapped range of an expandable one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Seg {
+    pub size: u64,
+    pub stream: u64,
+    pub stack: StackId,
+}
+
+/// A live block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blk {
+    pub size: u64,
+    pub requested: u64,
+    /// `active_pending_free`: freed, waiting on `record_stream`.
+    pub pending: bool,
+    pub stack: StackId,
+}
+
+/// Segments and live blocks by address, with the header's totals kept up to date.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct State {
+    pub segments: BTreeMap<u64, Seg>,
+    pub blocks: BTreeMap<u64, Blk>,
+    /// Σ segment sizes.
+    pub reserved_bytes: u64,
+    /// Σ block `requested` (pending blocks included), as memory_viz's header.
+    pub allocated_bytes: u64,
+    /// Undo steps that found nothing to undo (the reference throws on some of them).
+    pub inconsistencies: u32,
+}
+
+impl State {
+    /// The final snapshot's state of `device` (§6.1).
+    #[must_use]
+    pub fn from_snapshot(snap: &Snapshot, device: i64) -> State {
+        let mut s = State::default();
+        for seg in snap.segments.iter().filter(|x| x.device == device) {
+            s.insert_segment(
+                seg.address,
+                Seg {
+                    size: seg.total_size,
+                    stream: seg.stream,
+                    stack: seg.stack,
+                },
+            );
+            for b in snap.segment_blocks(seg) {
+                let pending = match b.state {
+                    FileBlockState::ActiveAllocated => false,
+                    FileBlockState::ActivePendingFree => true,
+                    _ => continue,
+                };
+                s.insert_block(
+                    b.address,
+                    Blk {
+                        size: b.size,
+                        requested: b.requested_size,
+                        pending,
+                        stack: b.stack,
+                    },
+                );
+            }
+        }
+        s
+    }
+
+    fn insert_segment(&mut self, addr: u64, seg: Seg) {
+        if let Some(old) = self.segments.insert(addr, seg) {
+            self.reserved_bytes = self.reserved_bytes.saturating_sub(old.size);
+        }
+        self.reserved_bytes = self.reserved_bytes.saturating_add(seg.size);
+    }
+
+    fn remove_segment(&mut self, addr: u64) -> Option<Seg> {
+        let old = self.segments.remove(&addr)?;
+        self.reserved_bytes = self.reserved_bytes.saturating_sub(old.size);
+        Some(old)
+    }
+
+    fn insert_block(&mut self, addr: u64, blk: Blk) {
+        if let Some(old) = self.blocks.insert(addr, blk) {
+            self.allocated_bytes = self.allocated_bytes.saturating_sub(old.requested);
+        }
+        self.allocated_bytes = self.allocated_bytes.saturating_add(blk.requested);
+    }
+
+    fn remove_block(&mut self, addr: u64) -> Option<Blk> {
+        let old = self.blocks.remove(&addr)?;
+        self.allocated_bytes = self.allocated_bytes.saturating_sub(old.requested);
+        Some(old)
+    }
+
+    /// Undoes `e` (§6.2): the state before `e` from the state after it.
+    pub fn undo(&mut self, e: &Event) {
+        let restored = Blk {
+            size: e.size,
+            requested: e.size,
+            pending: false,
+            stack: e.stack,
+        };
+        let ok = match e.kind {
+            Kind::Free => {
+                self.insert_block(e.addr, restored);
+                true
+            }
+            Kind::FreeCompleted => {
+                self.insert_block(
+                    e.addr,
+                    Blk {
+                        pending: true,
+                        ..restored
+                    },
+                );
+                true
+            }
+            Kind::FreeRequested => match self.blocks.get_mut(&e.addr) {
+                Some(b) => {
+                    b.pending = false;
+                    true
+                }
+                None => false,
+            },
+            Kind::Alloc => self.remove_block(e.addr).is_some(),
+            Kind::SegmentFree => {
+                self.insert_segment(
+                    e.addr,
+                    Seg {
+                        size: e.size,
+                        stream: e.stream,
+                        stack: e.stack,
+                    },
+                );
+                true
+            }
+            Kind::SegmentAlloc => self.remove_segment(e.addr).is_some(),
+            Kind::SegmentUnmap => {
+                self.unmap_undo(e);
+                true
+            }
+            Kind::SegmentMap => self.map_undo(e),
+            Kind::Other => true,
+        };
+        if !ok {
+            self.inconsistencies = self.inconsistencies.saturating_add(1);
+        }
+    }
+
+    /// Undoing an unmap (§6.3): insert the range, coalesce with the next and previous segment
+    /// when they touch it and have the same stream.
+    fn unmap_undo(&mut self, e: &Event) {
+        let mut addr = e.addr;
+        let mut seg = Seg {
+            size: e.size,
+            stream: e.stream,
+            stack: e.stack,
+        };
+        let end = addr.saturating_add(seg.size);
+        if let Some(next) = self.segments.get(&end).copied() {
+            if next.stream == seg.stream {
+                self.remove_segment(end);
+                seg.size = seg.size.saturating_add(next.size);
+            }
+        }
+        if let Some((&prev_addr, &prev)) = self.segments.range(..addr).next_back() {
+            if prev_addr.saturating_add(prev.size) == addr && prev.stream == seg.stream {
+                self.remove_segment(prev_addr);
+                seg.size = seg.size.saturating_add(prev.size);
+                seg.stack = prev.stack;
+                addr = prev_addr;
+            }
+        }
+        self.insert_segment(addr, seg);
+    }
+
+    /// Undoing a map (§6.3): shrink the containing segment from the front or the back, or split
+    /// it. False when no segment contains the range.
+    fn map_undo(&mut self, e: &Event) -> bool {
+        let start = e.addr;
+        let end = start.saturating_add(e.size);
+        let Some((&seg_addr, &seg)) = self.segments.range(..=start).next_back() else {
+            return false;
+        };
+        let seg_end = seg_addr.saturating_add(seg.size);
+        if end > seg_end {
+            return false;
+        }
+        self.remove_segment(seg_addr);
+        if seg_addr < start {
+            self.insert_segment(
+                seg_addr,
+                Seg {
+                    size: start - seg_addr,
+                    ..seg
+                },
+            );
+        }
+        if end < seg_end {
+            self.insert_segment(
+                end,
+                Seg {
+                    size: seg_end - end,
+                    ..seg
+                },
+            );
+        }
+        true
+    }
+
+    /// Approximate heap bytes (B-tree nodes hold the entries plus some slack).
+    #[must_use]
+    pub fn heap_bytes(&self) -> usize {
+        let seg = std::mem::size_of::<(u64, Seg)>();
+        let blk = std::mem::size_of::<(u64, Blk)>();
+        (self.segments.len() * seg + self.blocks.len() * blk) * 3 / 2
+    }
+}
+
+/// The merged events of one device with checkpoints of the state.
+#[derive(Clone, Debug)]
+pub struct History {
+    pub device: i64,
+    pub events: Vec<Event>,
+    /// `(k, state after event k)`, `k` ascending; the last is the final snapshot's state.
+    checkpoints: Vec<(usize, State)>,
+    /// The state of the final snapshot (after the last event; also with no events).
+    final_state: State,
+    pub interval: usize,
+}
+
+impl History {
+    /// Builds the event list and a checkpoint every `interval` events (at least 1), in one
+    /// backward pass.
+    #[must_use]
+    pub fn build(snap: &Snapshot, device: i64, interval: usize) -> History {
+        let events = merged_events(snap, device);
+        let interval = interval.max(1);
+        let final_state = State::from_snapshot(snap, device);
+        let mut checkpoints = Vec::new();
+        if let Some(last) = events.len().checked_sub(1) {
+            let mut state = final_state.clone();
+            checkpoints.push((last, state.clone()));
+            for k in (0..last).rev() {
+                if let Some(e) = events.get(k + 1) {
+                    state.undo(e);
+                }
+                if (last - k) % interval == 0 {
+                    checkpoints.push((k, state.clone()));
+                }
+            }
+            checkpoints.reverse();
+        }
+        History {
+            device,
+            events,
+            checkpoints,
+            final_state,
+            interval,
+        }
+    }
+
+    /// A checkpoint interval keeping the checkpoints' memory near `budget_bytes` (at least 64).
+    #[must_use]
+    pub fn interval_for(snap: &Snapshot, device: i64, budget_bytes: usize) -> usize {
+        let n = snap.trace(device).map_or(0, |t| t.len());
+        let per_state = State::from_snapshot(snap, device).heap_bytes().max(64);
+        let count = (budget_bytes / per_state).max(1);
+        (n / count).max(64)
+    }
+
+    /// The state after event `k` (`None` when `k` is past the end).
+    #[must_use]
+    pub fn state_after(&self, k: usize) -> Option<State> {
+        if k >= self.events.len() {
+            return None;
+        }
+        let at = self.checkpoints.partition_point(|(c, _)| *c < k);
+        let (c, base) = self.checkpoints.get(at)?;
+        let mut state = base.clone();
+        for j in ((k + 1)..=*c).rev() {
+            if let Some(e) = self.events.get(j) {
+                state.undo(e);
+            }
+        }
+        Some(state)
+    }
+
+    /// The final snapshot's state.
+    #[must_use]
+    pub fn final_state(&self) -> &State {
+        &self.final_state
+    }
+
+    /// Heap bytes of the checkpoints.
+    #[must_use]
+    pub fn checkpoint_bytes(&self) -> usize {
+        self.checkpoints.iter().map(|(_, s)| s.heap_bytes()).sum()
+    }
+}

@@ -1,0 +1,125 @@
+//! Allocator State History (SEMANTICS.md §6): the state after any event, from checkpoints.
+
+mod common;
+use common::*;
+use memviz_analysis::state::{History, Kind};
+use std::process::Command;
+
+const A: u64 = 0x1000_0000;
+
+/// SEMANTICS §6.4: `(reserved, allocated)` after each event of the §3.6 test vector.
+#[test]
+fn semantics_test_vector_states() {
+    let snap = load_path(&fixtures_dir().join("vector.pickle"));
+    for interval in [1, 2, 3, 100] {
+        let h = History::build(&snap, 0, interval);
+        let kinds: Vec<Kind> = h.events.iter().map(|e| e.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                Kind::Free,
+                Kind::Alloc,
+                Kind::Alloc,
+                Kind::Free,
+                Kind::Alloc,
+                Kind::Free
+            ]
+        );
+        let got: Vec<(u64, u64)> = (0..6)
+            .map(|k| {
+                let s = h.state_after(k).expect("state");
+                (s.reserved_bytes, s.allocated_bytes)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (100, 10),
+                (100, 30),
+                (100, 55),
+                (100, 35),
+                (100, 38),
+                (100, 35)
+            ],
+            "interval {interval}"
+        );
+        assert!(h.state_after(6).is_none());
+        let after2 = h.state_after(2).expect("state");
+        let blocks: Vec<(u64, u64, u64)> = after2
+            .blocks
+            .iter()
+            .map(|(a, b)| (a - A, b.size, b.requested))
+            .collect();
+        assert_eq!(blocks, [(0, 10, 10), (10, 20, 20), (30, 30, 25)]);
+        assert_eq!(h.state_after(5).as_ref(), Some(h.final_state()));
+    }
+}
+
+/// Checkpoints change nothing: the state after sampled events equals undoing every event from
+/// the final state, on every fixture and real file.
+#[test]
+fn checkpoints_agree_with_a_full_undo() {
+    let mut files: Vec<_> = SMALL_FIXTURES
+        .iter()
+        .map(|f| fixtures_dir().join(f))
+        .collect();
+    files.extend(corpus_files());
+    for path in files {
+        let snap = load_path(&path);
+        for d in snap.devices() {
+            let full = History::build(&snap, d, usize::MAX);
+            let fast = History::build(&snap, d, 37);
+            let n = full.events.len();
+            assert_eq!(fast.events.len(), n);
+            for k in (0..n).step_by((n / 40).max(1)).chain(n.checked_sub(1)) {
+                assert_eq!(
+                    fast.state_after(k),
+                    full.state_after(k),
+                    "{} device {d} event {k}",
+                    path.display()
+                );
+            }
+            if n > 0 {
+                assert_eq!(fast.state_after(n - 1).as_ref(), Some(fast.final_state()));
+            }
+        }
+    }
+}
+
+fn memviz(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_memviz"))
+        .args(args)
+        .output()
+        .expect("memviz runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn cli_state_json() {
+    let vector = fixtures_dir().join("vector.pickle");
+    let file = vector.to_str().expect("utf-8 path");
+    let (code, out, err) = memviz(&["state", file, "--device", "0", "--event", "2", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("JSON");
+    assert_eq!(
+        v,
+        serde_json::json!({"event": 2, "action": "alloc", "reserved_bytes": 100,
+            "allocated_bytes": 55, "segments": 1, "blocks": 3})
+    );
+    let (code, out, _) = memviz(&["state", file, "--device", "0", "--event", "-1", "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("JSON");
+    assert_eq!(v["event"], -1);
+    assert_eq!(v["action"], "free");
+    assert_eq!(v["allocated_bytes"], 35);
+    let (code, _, err) = memviz(&["state", file, "--device", "0", "--event", "6", "--json"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("0 to 5 or -1"), "{err}");
+    let (code, _, err) = memviz(&["state", file, "--event", "x"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--event"), "{err}");
+}
