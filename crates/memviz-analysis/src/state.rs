@@ -391,3 +391,45 @@ impl History {
         self.checkpoints.iter().map(|(_, s)| s.heap_bytes()).sum()
     }
 }
+
+/// Applies `e` forwards (the state after `e` from the state before it): the mirror of
+/// [`State::undo`], for checking the undo path against a forward simulation. Blocks it creates
+/// have `requested == size` (the trace has no requested size).
+pub fn apply(state: &mut State, e: &Event) {
+    match e.kind {
+        Kind::Alloc => state.insert_block(
+            e.addr,
+            Blk {
+                size: e.size,
+                requested: e.size,
+                pending: false,
+                stack: e.stack,
+            },
+        ),
+        Kind::Free | Kind::FreeCompleted => {
+            state.remove_block(e.addr);
+        }
+        Kind::FreeRequested => {
+            if let Some(b) = state.blocks.get_mut(&e.addr) {
+                b.pending = true;
+            }
+        }
+        Kind::SegmentAlloc => state.insert_segment(
+            e.addr,
+            Seg {
+                size: e.size,
+                stream: e.stream,
+                stack: e.stack,
+            },
+        ),
+        Kind::SegmentFree => {
+            state.remove_segment(e.addr);
+        }
+        // Forwards, a map adds the range (merged like an undone unmap) and an unmap removes it.
+        Kind::SegmentMap => state.unmap_undo(e),
+        Kind::SegmentUnmap => {
+            state.map_undo(e);
+        }
+        Kind::Other => {}
+    }
+}
