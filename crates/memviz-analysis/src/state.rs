@@ -40,6 +40,8 @@ pub struct Event {
     pub size: u64,
     pub stream: u64,
     pub stack: StackId,
+    /// The event's `pool_id`, `(0, 0)` when it has none.
+    pub pool: (i64, i64),
 }
 
 impl Event {
@@ -89,6 +91,12 @@ pub fn merged_events(snap: &Snapshot, device: i64) -> Vec<Event> {
             size: tr.size.get(i).copied().unwrap_or(0),
             stream: tr.stream.get(i).unwrap_or(0),
             stack: tr.stack.get(i).copied().unwrap_or(StackId(0)),
+            pool: tr
+                .pool_id
+                .binary_search_by_key(&(i as u32), |p| p.0)
+                .ok()
+                .and_then(|j| tr.pool_id.get(j))
+                .map_or((0, 0), |p| p.1),
         });
     }
     out
@@ -100,6 +108,8 @@ pub struct Seg {
     pub size: u64,
     pub stream: u64,
     pub stack: StackId,
+    /// Private pool id (`(0, 0)`: the default pool).
+    pub pool: (i64, i64),
 }
 
 /// A live block.
@@ -137,6 +147,7 @@ impl State {
                     size: seg.total_size,
                     stream: seg.stream,
                     stack: seg.stack,
+                    pool: seg.pool_id,
                 },
             );
             for b in snap.segment_blocks(seg) {
@@ -223,6 +234,7 @@ impl State {
                         size: e.size,
                         stream: e.stream,
                         stack: e.stack,
+                        pool: e.pool,
                     },
                 );
                 true
@@ -248,6 +260,7 @@ impl State {
             size: e.size,
             stream: e.stream,
             stack: e.stack,
+            pool: e.pool,
         };
         let end = addr.saturating_add(seg.size);
         if let Some(next) = self.segments.get(&end).copied() {
@@ -420,6 +433,7 @@ pub fn apply(state: &mut State, e: &Event) {
                 size: e.size,
                 stream: e.stream,
                 stack: e.stack,
+                pool: e.pool,
             },
         ),
         Kind::SegmentFree => {
@@ -431,5 +445,238 @@ pub fn apply(state: &mut State, e: &Event) {
             state.map_undo(e);
         }
         Kind::Other => {}
+    }
+}
+
+impl State {
+    /// The free byte ranges `(address, length)` of the segment at `seg_addr`: the segment minus
+    /// its live blocks.
+    #[must_use]
+    pub fn free_ranges(&self, seg_addr: u64) -> Vec<(u64, u64)> {
+        let Some(seg) = self.segments.get(&seg_addr) else {
+            return Vec::new();
+        };
+        let end = seg_addr.saturating_add(seg.size);
+        let mut out = Vec::new();
+        let mut at = seg_addr;
+        for (&a, b) in self.blocks.range(seg_addr..end) {
+            if a > at {
+                out.push((at, a - at));
+            }
+            at = at.max(a.saturating_add(b.size));
+        }
+        if end > at {
+            out.push((at, end - at));
+        }
+        out
+    }
+}
+
+/// Why an allocation failed: the numbers at an `oom` event and a one-line verdict.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct OomReport {
+    /// Index of the `oom` event in the merged list.
+    pub event: usize,
+    pub requested_bytes: u64,
+    /// What the device still had (`device_free` of the event), when recorded.
+    pub device_free_bytes: Option<u64>,
+    pub reserved_bytes: u64,
+    pub allocated_bytes: u64,
+    /// Free bytes inside reserved segments (all streams and pools).
+    pub reserved_free_bytes: u64,
+    /// The largest free block in reserved segments of the request's stream and pool.
+    pub largest_free_block_bytes: u64,
+    pub stream: u64,
+    pub pool: (i64, i64),
+    /// `fragmentation` or `out_of_memory`.
+    pub kind: &'static str,
+    pub verdict: String,
+    /// The biggest live blocks at that moment: `(address, size)`, largest first (at most 10).
+    pub biggest_live: Vec<(u64, u64)>,
+}
+
+/// Explains a request of `requested` bytes on `stream` / `pool` that failed in `state`.
+#[must_use]
+pub fn explain_oom(
+    state: &State,
+    event: usize,
+    requested: u64,
+    device_free: Option<u64>,
+    stream: u64,
+    pool: (i64, i64),
+) -> OomReport {
+    use crate::format::size_short as sz;
+    let mut reserved_free = 0u64;
+    let mut largest = 0u64;
+    for (&a, seg) in &state.segments {
+        for (_, len) in state.free_ranges(a) {
+            reserved_free = reserved_free.saturating_add(len);
+            if seg.stream == stream && seg.pool == pool {
+                largest = largest.max(len);
+            }
+        }
+    }
+    let dev = device_free.unwrap_or(0);
+    let (kind, verdict) = if largest >= requested {
+        (
+            "fragmentation",
+            format!(
+                "A free block of {} in a reserved segment of this stream could hold the {} requested, \
+                 but the allocator did not use it (a size-class or split rule); \
+                 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True usually avoids this.",
+                sz(largest),
+                sz(requested)
+            ),
+        )
+    } else if reserved_free >= requested {
+        (
+            "fragmentation",
+            format!(
+                "Fragmentation: {} is free inside reserved segments, but the largest free block of \
+                 this stream is {}, smaller than the {} requested; \
+                 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True or fewer long-lived allocations would help.",
+                sz(reserved_free),
+                sz(largest),
+                sz(requested)
+            ),
+        )
+    } else if reserved_free.saturating_add(dev) >= requested {
+        (
+            "fragmentation",
+            format!(
+                "Memory held in the cache: {} free in reserved segments plus {} free on the device would \
+                 hold the {} requested, but neither alone does; releasing cached segments \
+                 (torch.cuda.empty_cache()) or expandable segments would help.",
+                sz(reserved_free),
+                sz(dev),
+                sz(requested)
+            ),
+        )
+    } else {
+        (
+            "out_of_memory",
+            format!(
+                "Genuinely out of memory: {} requested, with only {} free in reserved segments and {} \
+                 on the device; live allocations hold {}.",
+                sz(requested),
+                sz(reserved_free),
+                sz(dev),
+                sz(state.allocated_bytes)
+            ),
+        )
+    };
+    let mut biggest: Vec<(u64, u64)> = state.blocks.iter().map(|(&a, b)| (a, b.size)).collect();
+    biggest.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+    biggest.truncate(10);
+    OomReport {
+        event,
+        requested_bytes: requested,
+        device_free_bytes: device_free,
+        reserved_bytes: state.reserved_bytes,
+        allocated_bytes: state.allocated_bytes,
+        reserved_free_bytes: reserved_free,
+        largest_free_block_bytes: largest,
+        stream,
+        pool,
+        kind,
+        verdict,
+        biggest_live: biggest,
+    }
+}
+
+impl History {
+    /// A report for every `oom` event of the trace.
+    #[must_use]
+    pub fn oom_reports(&self, snap: &Snapshot) -> Vec<OomReport> {
+        let tr = snap.trace(self.device);
+        self.events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| {
+                tr.and_then(|t| t.action.get(e.row as usize))
+                    .is_some_and(|a| *a == Action::Oom)
+            })
+            .filter_map(|(k, e)| {
+                let state = self.state_after(k)?;
+                let device_free = tr.and_then(|t| t.device_free_of(e.row));
+                Some(explain_oom(
+                    &state,
+                    k,
+                    e.size,
+                    device_free,
+                    e.stream,
+                    e.pool,
+                ))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(segs: &[(u64, u64, u64)], blocks: &[(u64, u64)]) -> State {
+        let mut s = State::default();
+        for &(a, size, stream) in segs {
+            s.insert_segment(
+                a,
+                Seg {
+                    size,
+                    stream,
+                    stack: StackId(0),
+                    pool: (0, 0),
+                },
+            );
+        }
+        for &(a, size) in blocks {
+            s.insert_block(
+                a,
+                Blk {
+                    size,
+                    requested: size,
+                    pending: false,
+                    stack: StackId(0),
+                },
+            );
+        }
+        s
+    }
+
+    #[test]
+    fn free_ranges_are_the_gaps() {
+        let s = state(&[(1000, 100, 0)], &[(1010, 20), (1050, 10)]);
+        assert_eq!(s.free_ranges(1000), [(1000, 10), (1030, 20), (1060, 40)]);
+        assert_eq!(s.free_ranges(5), []);
+    }
+
+    #[test]
+    fn oom_verdicts() {
+        // Two segments of 100 on stream 0, each with 60 free in gaps of 30: 120 free in all.
+        let s = state(
+            &[(0, 100, 0), (1000, 100, 0), (5000, 500, 7)],
+            &[(0, 20), (50, 20), (1000, 20), (1050, 20), (5000, 500)],
+        );
+        let r = explain_oom(&s, 3, 100, Some(0), 0, (0, 0));
+        assert_eq!(
+            (r.reserved_free_bytes, r.largest_free_block_bytes),
+            (120, 30)
+        );
+        assert_eq!(r.kind, "fragmentation");
+        assert!(r.verdict.starts_with("Fragmentation"), "{}", r.verdict);
+        assert_eq!(r.biggest_live.first(), Some(&(5000, 500)));
+        let r = explain_oom(&s, 3, 200, Some(100), 0, (0, 0));
+        assert!(
+            r.verdict.starts_with("Memory held in the cache"),
+            "{}",
+            r.verdict
+        );
+        let r = explain_oom(&s, 3, 1000, Some(100), 0, (0, 0));
+        assert_eq!(r.kind, "out_of_memory");
+        let r = explain_oom(&s, 3, 25, None, 0, (0, 0));
+        assert!(r.verdict.starts_with("A free block"), "{}", r.verdict);
+        // Another stream's free space is not the request's largest block.
+        let r = explain_oom(&s, 3, 25, None, 7, (0, 0));
+        assert_eq!(r.largest_free_block_bytes, 0);
     }
 }

@@ -13,6 +13,9 @@ const USAGE: &str = "usage:
                                  allocator state after event K of the merged event list
                                  (K = -1: the final state): reserved / allocated bytes,
                                  segments, blocks
+  memviz oom FILE [--device D] [--json]
+                                 every oom event explained: requested, device free, free in
+                                 reserved segments, largest free block, a one-line verdict
 
 FILE is a snapshot pickle from torch.cuda.memory._dump_snapshot(), raw or gzip-compressed.";
 
@@ -160,12 +163,69 @@ fn state(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+fn oom(args: &[String]) -> Result<(), String> {
+    let mut files = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--device" => {
+                it.next();
+            }
+            "--json" => {}
+            other if other.starts_with("--") => {
+                return Err(format!("unknown option {other}\n{USAGE}"));
+            }
+            other => files.push(other),
+        }
+    }
+    let [file] = files.as_slice() else {
+        return Err(format!("oom takes exactly one FILE\n{USAGE}"));
+    };
+    let json = args.iter().any(|a| a == "--json");
+    let snap = load(file)?;
+    let devices = match option(args, "--device") {
+        Some(d) => vec![d
+            .parse::<i64>()
+            .map_err(|_| format!("--device takes a device number\n{USAGE}"))?],
+        None => snap.devices(),
+    };
+    let mut out = Vec::new();
+    for d in devices {
+        let interval = memviz_analysis::state::History::interval_for(&snap, d, 64 << 20);
+        let history = memviz_analysis::state::History::build(&snap, d, interval);
+        for r in history.oom_reports(&snap) {
+            out.push((d, r));
+        }
+    }
+    if json {
+        let list: Vec<serde_json::Value> = out
+            .iter()
+            .map(|(d, r)| {
+                let mut v = serde_json::to_value(r).unwrap_or_default();
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("device".into(), (*d).into());
+                }
+                v
+            })
+            .collect();
+        println!("{}", serde_json::Value::from(list));
+    } else if out.is_empty() {
+        println!("{file}: no oom events");
+    } else {
+        for (d, r) in &out {
+            println!("device {d}, event {}: {}", r.event, r.verdict);
+        }
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(|s| s.as_str()) {
         Some("summary") => summary(&args[1..]),
         Some("bench") => bench(&args[1..]),
         Some("state") => state(&args[1..]),
+        Some("oom") => oom(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())

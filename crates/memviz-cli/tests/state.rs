@@ -191,3 +191,45 @@ fn undo_agrees_with_a_forward_simulation() {
         "{checked} states checked against the forward simulation; skipped (undo found nothing to undo): {skipped:?}"
     );
 }
+
+/// `memviz oom`: the expandable fixture's one `oom` event, explained from the state at that
+/// moment (its numbers checked against the snapshot's own).
+#[test]
+fn cli_oom_report() {
+    let path = fixtures_dir().join("expandable.pickle");
+    let snap = load_path(&path);
+    let tr = snap.trace(0).expect("device 0 trace");
+    let row = tr
+        .action
+        .iter()
+        .position(|a| *a == memviz_snapshot::Action::Oom)
+        .expect("an oom event");
+    let (code, out, err) = memviz(&["oom", path.to_str().expect("utf-8"), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("JSON");
+    let reports = v.as_array().expect("a list");
+    assert_eq!(reports.len(), 1, "{out}");
+    let r = &reports[0];
+    assert_eq!(r["requested_bytes"], tr.size[row]);
+    assert_eq!(
+        r["device_free_bytes"],
+        tr.device_free_of(row as u32).expect("device_free")
+    );
+    let h = History::build(&snap, 0, 16);
+    let k = r["event"].as_u64().expect("event") as usize;
+    assert_eq!(h.events[k].row as usize, row);
+    let st = h.state_after(k).expect("state");
+    assert_eq!(r["reserved_bytes"], st.reserved_bytes);
+    assert_eq!(r["allocated_bytes"], st.allocated_bytes);
+    let free = r["reserved_free_bytes"].as_u64().expect("free");
+    let largest = r["largest_free_block_bytes"].as_u64().expect("largest");
+    assert!(largest <= free && free <= st.reserved_bytes);
+    // 80 GiB asked with far less free anywhere: genuinely out of memory.
+    assert_eq!(r["kind"], "out_of_memory");
+    assert!(r["verdict"]
+        .as_str()
+        .is_some_and(|t| t.starts_with("Genuinely out of memory")));
+    let (code, out, _) = memviz(&["oom", path.to_str().expect("utf-8")]);
+    assert_eq!(code, 0);
+    assert!(out.contains("device 0, event"), "{out}");
+}
