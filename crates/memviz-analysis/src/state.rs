@@ -680,3 +680,74 @@ mod tests {
         assert_eq!(r.largest_free_block_bytes, 0);
     }
 }
+
+/// What the event list's rows need besides the events: §2's address versions and stream
+/// ordinals (built once per device).
+#[derive(Clone, Debug)]
+pub struct RowContext {
+    versions: crate::tooltip::Versions,
+    streams: crate::tooltip::StreamOrdinals,
+}
+
+impl RowContext {
+    #[must_use]
+    pub fn new(snap: &Snapshot, device: i64) -> Self {
+        Self {
+            versions: crate::tooltip::versions(snap, device),
+            streams: crate::tooltip::stream_ordinals(snap),
+        }
+    }
+}
+
+impl History {
+    /// The event list row of event `k` as memory_viz prints it (§7): the action padded to 14,
+    /// the `b…_N` / `s…_N` label padded to 18, the size, then `\n(stream n)`; `oom` and
+    /// `snapshot` rows have their own text.
+    #[must_use]
+    pub fn row_text(&self, snap: &Snapshot, ctx: &RowContext, k: usize) -> Option<String> {
+        use crate::format::size_long;
+        let e = self.events.get(k)?;
+        let tr = snap.trace(self.device)?;
+        let action = tr.action.get(e.row as usize)?;
+        let stream = ctx.streams.get(e.stream).unwrap_or(0);
+        let line = match action {
+            Action::Oom => {
+                let free = tr
+                    .device_free_of(e.row)
+                    .map_or_else(|| "unknown".to_owned(), size_long);
+                format!(
+                    "OOM (requested {}, Device has {free} memory free)",
+                    size_long(e.size)
+                )
+            }
+            Action::Snapshot => "snapshot".to_owned(),
+            _ => {
+                let version = ctx
+                    .versions
+                    .events
+                    .get(e.row as usize)
+                    .copied()
+                    .unwrap_or(crate::tooltip::NO_VERSION);
+                let v = if version == crate::tooltip::NO_VERSION {
+                    "undefined".to_owned()
+                } else {
+                    version.to_string()
+                };
+                let prefix = match e.kind {
+                    Kind::SegmentAlloc
+                    | Kind::SegmentFree
+                    | Kind::SegmentMap
+                    | Kind::SegmentUnmap => "s",
+                    _ => "b",
+                };
+                let label = format!("{prefix}{:x}_{v}", e.addr);
+                format!(
+                    "{:<14}{label:<18}{}",
+                    e.action_name(snap, self.device),
+                    size_long(e.size)
+                )
+            }
+        };
+        Some(format!("{line}\n(stream {stream})"))
+    }
+}

@@ -233,3 +233,37 @@ fn cli_oom_report() {
     assert_eq!(code, 0);
     assert!(out.contains("device 0, event"), "{out}");
 }
+
+/// Event list rows (§7) on the test vector and the expandable fixture's oom row.
+#[test]
+fn event_rows() {
+    use memviz_analysis::state::RowContext;
+    let snap = load_path(&fixtures_dir().join("vector.pickle"));
+    let h = History::build(&snap, 0, 4);
+    let ctx = RowContext::new(&snap, 0);
+    assert_eq!(
+        h.row_text(&snap, &ctx, 0).as_deref(),
+        Some("free          b10000032_0       5.0B (5 bytes)\n(stream 0)")
+    );
+    assert_eq!(
+        h.row_text(&snap, &ctx, 2).as_deref(),
+        Some("alloc         b1000001e_0       25.0B (25 bytes)\n(stream 0)")
+    );
+    assert!(h.row_text(&snap, &ctx, 6).is_none());
+    let snap = load_path(&fixtures_dir().join("expandable.pickle"));
+    let h = History::build(&snap, 0, 4);
+    let ctx = RowContext::new(&snap, 0);
+    let texts: Vec<String> = (0..h.events.len())
+        .filter_map(|k| h.row_text(&snap, &ctx, k))
+        .collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("OOM (requested 80.0GiB (85899345920 bytes), Device has ")),
+        "{texts:?}"
+    );
+    assert!(
+        texts.iter().any(|t| t.starts_with("segment_map   s")),
+        "{texts:?}"
+    );
+}
