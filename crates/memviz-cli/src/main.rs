@@ -101,24 +101,35 @@ fn option<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
         .map(String::as_str)
 }
 
-fn state(args: &[String]) -> Result<(), String> {
+/// The one FILE of `command`'s `args`; `valued` options take the next argument, `flags` none;
+/// any other `--option` is an error.
+fn one_file<'a>(
+    command: &str,
+    args: &'a [String],
+    valued: &[&str],
+    flags: &[&str],
+) -> Result<&'a str, String> {
     let mut files = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        match a.as_str() {
-            "--device" | "--event" => {
-                it.next();
+        if valued.contains(&a.as_str()) {
+            it.next();
+        } else if a.starts_with("--") {
+            if !flags.contains(&a.as_str()) {
+                return Err(format!("unknown option {a}\n{USAGE}"));
             }
-            "--json" => {}
-            other if other.starts_with("--") => {
-                return Err(format!("unknown option {other}\n{USAGE}"));
-            }
-            other => files.push(other),
+        } else {
+            files.push(a.as_str());
         }
     }
-    let [file] = files.as_slice() else {
-        return Err(format!("state takes exactly one FILE\n{USAGE}"));
-    };
+    match files.as_slice() {
+        [file] => Ok(file),
+        _ => Err(format!("{command} takes exactly one FILE\n{USAGE}")),
+    }
+}
+
+fn state(args: &[String]) -> Result<(), String> {
+    let file = one_file("state", args, &["--device", "--event"], &["--json"])?;
     let device: i64 = option(args, "--device")
         .unwrap_or("0")
         .parse()
@@ -164,23 +175,7 @@ fn state(args: &[String]) -> Result<(), String> {
 }
 
 fn oom(args: &[String]) -> Result<(), String> {
-    let mut files = Vec::new();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--device" => {
-                it.next();
-            }
-            "--json" => {}
-            other if other.starts_with("--") => {
-                return Err(format!("unknown option {other}\n{USAGE}"));
-            }
-            other => files.push(other),
-        }
-    }
-    let [file] = files.as_slice() else {
-        return Err(format!("oom takes exactly one FILE\n{USAGE}"));
-    };
+    let file = one_file("oom", args, &["--device"], &["--json"])?;
     let json = args.iter().any(|a| a == "--json");
     let snap = load(file)?;
     let devices = match option(args, "--device") {
