@@ -62,17 +62,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let image = gpu.render(&view, [0.1, 0.1, 0.12, 1.0], &[&batch])?;
 
-    if let Some(dir) = std::path::Path::new(&out).parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let mut encoder = png::Encoder::new(
-        std::io::BufWriter::new(std::fs::File::create(&out)?),
-        image.width,
-        image.height,
-    );
-    encoder.set_color(png::ColorType::Rgba);
-    encoder.set_depth(png::BitDepth::Eight);
-    encoder.write_header()?.write_image_data(&image.rgba)?;
+    image.write_png(std::path::Path::new(&out))?;
     println!("wrote {out}");
     Ok(())
 }

@@ -74,6 +74,27 @@ pub struct Image {
 }
 
 impl Image {
+    /// Writes the image as an 8-bit RGBA PNG (sRGB), creating the parent folder.
+    ///
+    /// # Errors
+    /// The file system's or the encoder's message.
+    pub fn write_png(&self, path: &std::path::Path) -> Result<(), String> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), self.width, self.height);
+        encoder.set_color(png::ColorType::Rgba);
+        encoder.set_depth(png::BitDepth::Eight);
+        encoder.set_source_srgb(png::SrgbRenderingIntent::Perceptual);
+        encoder
+            .write_header()
+            .and_then(|mut w| w.write_image_data(&self.rgba))
+            .map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+impl Image {
     /// The pixel at column `x`, row `y` (row 0 at the top), or `None` outside the image.
     #[must_use]
     pub fn pixel(&self, x: u32, y: u32) -> Option<[u8; 4]> {
@@ -159,6 +180,34 @@ impl Offscreen {
     #[must_use]
     pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
         &self.adapter_info
+    }
+
+    /// For tests: an offscreen device, or `None` (with a `SKIPPED` note naming `test`) when the
+    /// machine has no adapter, unless `MEMVIZ_REQUIRE_GPU=1` (then that is a panic, as any
+    /// other error is).
+    ///
+    /// # Panics
+    /// Without an adapter under `MEMVIZ_REQUIRE_GPU=1`, or when the device cannot be created.
+    #[must_use]
+    #[allow(clippy::panic)]
+    pub fn for_test(test: &str) -> Option<Offscreen> {
+        match Offscreen::new() {
+            Ok(o) => {
+                let info = o.adapter_info();
+                eprintln!(
+                    "{test}: adapter {:?} ({:?}, {:?})",
+                    info.name, info.backend, info.device_type
+                );
+                Some(o)
+            }
+            Err(RenderError::NoAdapter(why))
+                if std::env::var_os("MEMVIZ_REQUIRE_GPU").is_none_or(|v| v != "1") =>
+            {
+                eprintln!("SKIPPED {test}: no wgpu adapter on this machine ({why})");
+                None
+            }
+            Err(e) => panic!("{test}: {e}"),
+        }
     }
 
     /// [`DeviceTier::Native`] (offscreen rendering never runs in a browser).

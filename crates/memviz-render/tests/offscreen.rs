@@ -22,23 +22,7 @@ const YELLOW: u32 = rgba(255, 255, 0, 255);
 const GREY: u32 = rgba(128, 128, 128, 255);
 
 fn offscreen(test: &str) -> Option<Offscreen> {
-    match Offscreen::new() {
-        Ok(o) => {
-            let info = o.adapter_info();
-            eprintln!(
-                "{test}: adapter {:?} ({:?}, {:?})",
-                info.name, info.backend, info.device_type
-            );
-            Some(o)
-        }
-        Err(RenderError::NoAdapter(why))
-            if std::env::var_os("MEMVIZ_REQUIRE_GPU").is_none_or(|v| v != "1") =>
-        {
-            eprintln!("SKIPPED {test}: no wgpu adapter on this machine ({why})");
-            None
-        }
-        Err(e) => panic!("{test}: {e}"),
-    }
+    Offscreen::for_test(test)
 }
 
 /// 200 × 100 px showing data x in [1e9, 1e9 + 100], y in [0, 50]: 2 px per data unit, and a
@@ -391,19 +375,10 @@ fn screenshot_of_a_timeline_like_scene() {
         .render(&view, [0.08, 0.08, 0.1, 1.0], &[&batch])
         .expect("render");
 
-    let dir = target_dir().join("screenshots");
-    std::fs::create_dir_all(&dir).expect("create target/screenshots");
-    let path = dir.join("render_offscreen.png");
-    let file = std::fs::File::create(&path).expect("create png");
-    let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), width, height);
-    encoder.set_color(png::ColorType::Rgba);
-    encoder.set_depth(png::BitDepth::Eight);
-    encoder.set_source_srgb(png::SrgbRenderingIntent::Perceptual);
-    encoder
-        .write_header()
-        .expect("png header")
-        .write_image_data(&image.rgba)
-        .expect("png data");
+    let path = target_dir()
+        .join("screenshots")
+        .join("render_offscreen.png");
+    image.write_png(&path).expect("write png");
     eprintln!("wrote {}", path.display());
 
     // The tiny white band (0.001 units ≈ 0.001 px) is still visible at every step it lives.

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use memviz_render::{Image, Offscreen, RenderError};
+use memviz_render::{Image, Offscreen};
 use memviz_viewer::App;
 
 pub fn repo_root() -> PathBuf {
@@ -56,38 +56,11 @@ pub fn load_app(path: &Path) -> App {
 }
 
 pub fn offscreen(test: &str) -> Option<Offscreen> {
-    match Offscreen::new() {
-        Ok(o) => {
-            let info = o.adapter_info();
-            eprintln!(
-                "{test}: adapter {:?} ({:?}, {:?})",
-                info.name, info.backend, info.device_type
-            );
-            Some(o)
-        }
-        Err(RenderError::NoAdapter(why))
-            if std::env::var_os("MEMVIZ_REQUIRE_GPU").is_none_or(|v| v != "1") =>
-        {
-            eprintln!("SKIPPED {test}: no wgpu adapter on this machine ({why})");
-            None
-        }
-        Err(e) => panic!("{test}: {e}"),
-    }
+    Offscreen::for_test(test)
 }
 
 pub fn write_png(img: &Image, name: &str) -> PathBuf {
-    let dir = repo_root().join("target/screenshots");
-    std::fs::create_dir_all(&dir).expect("mkdir screenshots");
-    let path = dir.join(name);
-    let file = std::fs::File::create(&path).expect("create png");
-    let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), img.width, img.height);
-    encoder.set_color(png::ColorType::Rgba);
-    encoder.set_depth(png::BitDepth::Eight);
-    encoder.set_source_srgb(png::SrgbRenderingIntent::Perceptual);
-    encoder
-        .write_header()
-        .expect("png header")
-        .write_image_data(&img.rgba)
-        .expect("png data");
+    let path = repo_root().join("target/screenshots").join(name);
+    img.write_png(&path).expect("write png");
     path
 }
