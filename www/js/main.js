@@ -304,7 +304,15 @@ els.fit.addEventListener('click', () => { if (client) client.send('fit', []); })
 
 // ----- tooltip ------------------------------------------------------------------------------
 
+/** The JSON of the tooltip shown: a hover over the same allocation only moves it. */
+let tipJson = null;
+
 function showTooltip(json) {
+  if (json && json === tipJson && !els.tooltip.hidden) {
+    placeTooltip();
+    return;
+  }
+  tipJson = json || null;
   tip = json ? JSON.parse(json) : null;
   if (tip === null) {
     els.tooltip.hidden = true;
