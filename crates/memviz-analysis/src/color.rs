@@ -4,11 +4,12 @@
 //! the file and say nothing. Here the colour is a deterministic hash of the stack's *content*
 //! (the filenames, names and lines of the frames kept by the §7 filter; all frames when the
 //! filter keeps none) into a fixed 20-colour palette: the same call site gets the same colour
-//! across reloads and across files. Stacks with no frames get a neutral grey.
+//! across reloads and across files. Stacks with no frames get a neutral grey; private pool
+//! envelopes ([`crate::timeline::build_pools`]) get memory_viz's pool grey ([`POOL_COLOR`]).
 
 use crate::frames::{element_stack, keep_frame, site_label};
 use crate::layout::Layout;
-use crate::timeline::Timeline;
+use crate::timeline::{Element, Origin, Timeline};
 use memviz_snapshot::{Frame, Snapshot, StackId};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -39,14 +40,33 @@ pub const PALETTE: [[u8; 3]; 20] = [
 /// Colour index of stacks without frames (grey `#9e9e9e`).
 pub const NO_FRAMES_COLOR: u8 = PALETTE.len() as u8;
 const NO_FRAMES_RGB: [u8; 3] = [0x9e, 0x9e, 0x9e];
+/// Colour index of private pool envelopes: memory_viz's colour 9 (Tableau10 grey `#bab0ab`).
+pub const POOL_COLOR: u8 = NO_FRAMES_COLOR + 1;
+const POOL_RGB: [u8; 3] = [0xba, 0xb0, 0xab];
+/// [`LegendEntry::hash`] of the private pools' entry (content hashes of stacks are odd or 0).
+pub const POOL_LEGEND_HASH: u64 = 2;
+/// [`LegendEntry::label`] of the private pools' entry.
+pub const POOL_LEGEND_LABEL: &str = "<private pools>";
 
-/// Opaque RGBA8 of a colour index (grey for [`NO_FRAMES_COLOR`] and anything out of range).
+/// Opaque RGBA8 of a colour index (grey for [`NO_FRAMES_COLOR`] and anything out of range,
+/// the pool grey for [`POOL_COLOR`]).
 pub fn rgba(color: u8) -> [u8; 4] {
-    let [r, g, b] = PALETTE
-        .get(color as usize)
-        .copied()
-        .unwrap_or(NO_FRAMES_RGB);
+    let [r, g, b] = if color == POOL_COLOR {
+        POOL_RGB
+    } else {
+        PALETTE
+            .get(color as usize)
+            .copied()
+            .unwrap_or(NO_FRAMES_RGB)
+    };
     [r, g, b, 255]
+}
+
+fn is_pool_envelope(e: &Element) -> bool {
+    matches!(
+        e.origin,
+        Origin::PoolInitial { .. } | Origin::PoolGrowth { .. }
+    )
 }
 
 fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
@@ -113,13 +133,17 @@ pub fn stack_colors(snap: &Snapshot) -> Vec<u8> {
         .collect()
 }
 
-/// Colour index of every element of a device's timeline (each stack hashed once).
+/// Colour index of every element of a device's timeline (each stack hashed once; private pool
+/// envelopes [`POOL_COLOR`]).
 pub fn element_colors(snap: &Snapshot, device: i64, timeline: &Timeline) -> Vec<u8> {
     let mut cache: FxHashMap<StackId, u8> = FxHashMap::default();
     timeline
         .elements
         .iter()
         .map(|e| {
+            if is_pool_envelope(e) {
+                return POOL_COLOR;
+            }
             let s = element_stack(snap, device, e);
             *cache.entry(s).or_insert_with(|| stack_color(snap, s))
         })
@@ -142,7 +166,8 @@ pub struct LegendEntry {
 }
 
 /// The `n` allocation sites (stacks with the same content hash) holding the most bytes at the
-/// layout's peak step, largest first (ties: label, then hash).
+/// layout's peak step, largest first (ties: label, then hash). Private pool envelopes are one
+/// site of their own ([`POOL_LEGEND_LABEL`], [`POOL_COLOR`], [`POOL_LEGEND_HASH`]).
 pub fn legend(
     snap: &Snapshot,
     device: i64,
@@ -161,7 +186,11 @@ pub fn legend(
             continue;
         };
         let s = element_stack(snap, device, el);
-        let h = *hash_of.entry(s).or_insert_with(|| stack_hash(snap, s));
+        let h = if is_pool_envelope(el) {
+            POOL_LEGEND_HASH
+        } else {
+            *hash_of.entry(s).or_insert_with(|| stack_hash(snap, s))
+        };
         let site = sites.entry(h).or_insert((0, 0, s));
         site.0 = site.0.saturating_add(el.size_bytes);
         site.1 += 1;
@@ -169,11 +198,20 @@ pub fn legend(
     let mut out: Vec<LegendEntry> = sites
         .into_iter()
         .map(|(hash, (bytes, elements, stack))| {
-            let color = color_of_hash(hash);
+            let pool = hash == POOL_LEGEND_HASH;
+            let color = if pool {
+                POOL_COLOR
+            } else {
+                color_of_hash(hash)
+            };
             LegendEntry {
                 color,
                 rgba: rgba(color),
-                label: site_label(snap, stack),
+                label: if pool {
+                    POOL_LEGEND_LABEL.to_string()
+                } else {
+                    site_label(snap, stack)
+                },
                 bytes,
                 elements,
                 stack: stack.0,
@@ -206,6 +244,9 @@ mod tests {
         assert_eq!(rgba(0), [0x1f, 0x77, 0xb4, 255]);
         assert_eq!(rgba(NO_FRAMES_COLOR), [0x9e, 0x9e, 0x9e, 255]);
         assert_eq!(rgba(255), [0x9e, 0x9e, 0x9e, 255]);
+        assert_eq!(rgba(POOL_COLOR), [0xba, 0xb0, 0xab, 255]);
+        assert!(!PALETTE.contains(&POOL_RGB) && POOL_RGB != NO_FRAMES_RGB);
+        assert_eq!(POOL_LEGEND_HASH & 1, 0);
         assert_eq!(color_of_hash(0), NO_FRAMES_COLOR);
         assert!((0..1000u64).all(|h| color_of_hash(h * 7919 + 1) < NO_FRAMES_COLOR));
     }

@@ -132,11 +132,16 @@ pub fn format_stack(snap: &Snapshot, stack: StackId, filter: bool) -> Vec<String
         .collect()
 }
 
-/// The stack shown for a timeline element: the alloc's, the free's for an unmatched free, the
-/// block's for a ghost. [`StackId::EMPTY`] when the index is out of range.
+/// The stack shown for a timeline element: the alloc's (or `segment_alloc` / `segment_map`'s),
+/// the free's for an unmatched free (or unmatched `segment_free` / `segment_unmap`), the block's
+/// for a ghost, the segment's (`frames` of the final segment) for a pre-existing segment, and
+/// [`StackId::EMPTY`] for a private pool's envelope and when the index is out of range.
 pub fn element_stack(snap: &Snapshot, device: i64, element: &Element) -> StackId {
     match element.origin {
-        Origin::Alloc { event } | Origin::UnmatchedFree { event } => snap
+        Origin::Alloc { event }
+        | Origin::UnmatchedFree { event }
+        | Origin::SegmentAlloc { event }
+        | Origin::UnmatchedSegmentFree { event } => snap
             .trace(device)
             .and_then(|t| t.stack.get(event as usize).copied())
             .unwrap_or(StackId::EMPTY),
@@ -145,6 +150,12 @@ pub fn element_stack(snap: &Snapshot, device: i64, element: &Element) -> StackId
             .get(block as usize)
             .map(|b| b.stack)
             .unwrap_or(StackId::EMPTY),
+        Origin::Segment { segment } => snap
+            .segments
+            .get(segment as usize)
+            .map(|s| s.stack)
+            .unwrap_or(StackId::EMPTY),
+        Origin::PoolInitial { .. } | Origin::PoolGrowth { .. } => StackId::EMPTY,
     }
 }
 

@@ -1,5 +1,9 @@
 //! The Active Memory Timeline's elements (SEMANTICS.md §3.1–3.2): allocations paired with their
 //! frees, unmatched frees and ghost blocks as memory present from the start, and live bytes.
+//! Two more views share the output type ([`Timeline`]), so the same layout, colours and
+//! tooltips draw them: the Active Cached Segment Timeline ([`build_segments`], §4, with
+//! expandable segments handled) and Allocated Memory incl. Private Pools ([`build_pools`], §5,
+//! simplified).
 //!
 //! # How it works
 //! One pass over a device's trace applies the annotate step's merge rule (a `free_completed`
@@ -7,8 +11,32 @@
 //! pairs frees with the allocation remembered at their address. Frees with no remembered
 //! allocation become elements present from the start (the allocation predates the trace), and
 //! every `active_allocated` block of the final state not accounted for becomes a ghost element.
+//!
+//! *Segments.* [`build_segments`] keeps the live address ranges in a `BTreeMap` (start → end,
+//! element), disjoint at all times. `segment_alloc` / `segment_map` add a range,
+//! `segment_free` / `segment_unmap` remove one: every live range the removed range overlaps
+//! ends at that step, and the parts of those ranges outside it (front, back, or both for a
+//! middle unmap) start again as new elements at the same step, with the origin of the range
+//! they came from. Bytes of a removed range that nothing in the trace mapped were mapped before
+//! the trace started: one element present from the start, freed at that step (an unmatched
+//! free). Within one event the frees come first, then the restarted parts, so a step never
+//! shows more than was mapped. A `segment_free` also ends the whole live range that starts at
+//! its address (cudaFree releases the whole allocation, whatever the size says). A map over live
+//! ranges (impossible for a real allocator) replaces what it overlaps the same way. Each event removes the ranges it touches and adds at most three, so the whole pass
+//! is O(n log n). At the end, the bytes of every final segment of the device not covered by a
+//! live range become an element present from the start ([`Origin::Segment`]).
+//!
+//! *Private pools.* [`build_pools`] is [`build`] without the allocations of private pools
+//! (pool id set and not `(0, 0)`); each pool `(id, stream)` instead gets an envelope that only
+//! grows, to max(active bytes, reserved bytes) of the pool so far, drawn as elements that are
+//! never freed: the starting envelope ([`Origin::PoolInitial`]) and one element per growth
+//! ([`Origin::PoolGrowth`]). Reserved bytes start at Σ final `total_size` of the pool's
+//! segments minus Σ the trace's segment deltas of the pool, and the deltas apply at their trace
+//! positions.
 
-use memviz_snapshot::{Action, BlockState, Snapshot};
+use std::collections::BTreeMap;
+
+use memviz_snapshot::{Action, BlockState, DeviceTrace, Snapshot};
 use rustc_hash::FxHashMap;
 
 /// Where a timeline element comes from.
@@ -21,6 +49,19 @@ pub enum Origin {
     UnmatchedFree { event: u32 },
     /// An `active_allocated` block of the final state with no allocation in the trace.
     Ghost { block: u32 },
+    /// A `segment_alloc` or `segment_map` event (index into the device trace): the range it
+    /// mapped, or the part of that range still mapped after a partial unmap split it.
+    SegmentAlloc { event: u32 },
+    /// Bytes of a `segment_free` / `segment_unmap` (index into the device trace) that no event
+    /// of the trace mapped: mapped before the trace started.
+    UnmatchedSegmentFree { event: u32 },
+    /// The bytes of a final segment (index into [`Snapshot::segments`]) not mapped by the trace:
+    /// present from the start, still there at the end.
+    Segment { segment: u32 },
+    /// The starting envelope of a private pool (index into [`Timeline::pools`]).
+    PoolInitial { pool: u32 },
+    /// A growth of a private pool's envelope (index into [`Timeline::pools`]).
+    PoolGrowth { pool: u32 },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,7 +74,10 @@ pub struct Element {
 
 impl Element {
     pub fn present_at_start(&self) -> bool {
-        !matches!(self.origin, Origin::Alloc { .. })
+        !matches!(
+            self.origin,
+            Origin::Alloc { .. } | Origin::SegmentAlloc { .. } | Origin::PoolGrowth { .. }
+        )
     }
 }
 
@@ -45,17 +89,93 @@ pub struct Step {
     pub is_alloc: bool,
 }
 
+/// A private pool of a [`build_pools`] timeline: key `(id, stream)`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PoolInfo {
+    /// `segment_pool_id`, never `(0, 0)`.
+    pub id: (i64, i64),
+    /// Raw `cudaStream_t` value.
+    pub stream: u64,
+    /// Envelope height after all growth.
+    pub capacity_bytes: u64,
+    /// The pool's envelope elements in element order (the [`Origin::PoolInitial`] one first,
+    /// if any), each with the envelope height once it is added.
+    pub envelope: Vec<(u32, u64)>,
+}
+
+impl PoolInfo {
+    /// The envelope height once `element` (one of this pool's envelope elements) is added.
+    pub fn capacity_after(&self, element: u32) -> Option<u64> {
+        self.envelope
+            .binary_search_by_key(&element, |e| e.0)
+            .ok()
+            .and_then(|i| self.envelope.get(i))
+            .map(|e| e.1)
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Timeline {
     pub elements: Vec<Element>,
     /// Elements present from the start, bottom of the stack first (the reference's order:
-    /// ghosts from the last final-state block down, then unmatched frees, latest first).
+    /// ghosts from the last final-state block down, then unmatched frees, latest first; for
+    /// [`build_segments`] pre-existing segments instead of ghosts; for [`build_pools`] the
+    /// starting pool envelopes first).
     pub initially_present: Vec<u32>,
     /// Allocations and frees in trace order.
     pub steps: Vec<Step>,
     pub start_live_bytes: u64,
     pub peak_live_bytes: u64,
     pub final_live_bytes: u64,
+    /// Private pools ([`build_pools`] only; empty otherwise).
+    pub pools: Vec<PoolInfo>,
+}
+
+impl Timeline {
+    fn size_of(&self, element: u32) -> u64 {
+        self.elements
+            .get(element as usize)
+            .map_or(0, |e| e.size_bytes)
+    }
+
+    /// Live bytes at the start, at the peak and at the end, from the elements and steps.
+    fn compute_live_bytes(&mut self) {
+        let mut live: u64 = 0;
+        for &i in &self.initially_present {
+            live = live.saturating_add(self.size_of(i));
+        }
+        self.start_live_bytes = live;
+        let mut peak = live;
+        for s in &self.steps {
+            let size = self.size_of(s.element);
+            if s.is_alloc {
+                live = live.saturating_add(size);
+                peak = peak.max(live);
+            } else {
+                live = live.saturating_sub(size);
+            }
+        }
+        self.peak_live_bytes = peak;
+        self.final_live_bytes = live;
+    }
+
+    fn push_element(&mut self, size_bytes: u64, origin: Origin, free_event: Option<u32>) -> u32 {
+        let id = self.elements.len() as u32;
+        self.elements.push(Element {
+            size_bytes,
+            origin,
+            free_event,
+        });
+        id
+    }
+
+    fn push_step(&mut self, element: u32, event: u32, is_alloc: bool) {
+        self.steps.push(Step {
+            element,
+            event,
+            is_alloc,
+        });
+    }
 }
 
 /// Pair a device's trace with its final state.
@@ -153,24 +273,522 @@ pub fn build(snap: &Snapshot, device: i64) -> Timeline {
     // Reference order: [unmatched frees…, ghosts…] reversed, so the last final-state block is at
     // the bottom and the earliest unmatched free on top.
     t.initially_present = unmatched.into_iter().chain(ghosts).rev().collect();
+    t.compute_live_bytes();
+    t
+}
 
-    let mut live: u64 = t
-        .initially_present
-        .iter()
-        .map(|&i| t.elements[i as usize].size_bytes)
-        .sum();
-    t.start_live_bytes = live;
-    let mut peak = live;
-    for s in &t.steps {
-        let size = t.elements[s.element as usize].size_bytes;
-        if s.is_alloc {
-            live = live.saturating_add(size);
-            peak = peak.max(live);
-        } else {
-            live = live.saturating_sub(size);
+/// The event's own pool id (the trace entry's `pool_id` / `segment_pool_id`), if it has one.
+fn event_pool(tr: &DeviceTrace, event: u32) -> Option<(i64, i64)> {
+    tr.pool_id
+        .binary_search_by_key(&event, |p| p.0)
+        .ok()
+        .and_then(|j| tr.pool_id.get(j))
+        .map(|p| p.1)
+}
+
+/// `Some` only for a private pool: set and not `(0, 0)`.
+fn private(pool: Option<(i64, i64)>) -> Option<(i64, i64)> {
+    pool.filter(|p| *p != (0, 0))
+}
+
+/// The device's final segments by address, for memory_viz's `find_pool_id` (the same lookup as
+/// `tooltip::TooltipContext::pool_of_address`).
+struct SegmentIndex(Vec<(u64, u64, (i64, i64), u32)>);
+
+impl SegmentIndex {
+    fn new(snap: &Snapshot, device: i64) -> Self {
+        let mut v: Vec<(u64, u64, (i64, i64), u32)> = snap
+            .segments
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.device == device)
+            .map(|(i, s)| {
+                (
+                    s.address,
+                    s.address.saturating_add(s.total_size),
+                    s.pool_id,
+                    i as u32,
+                )
+            })
+            .collect();
+        v.sort_by_key(|s| (s.0, s.3));
+        SegmentIndex(v)
+    }
+
+    /// The pool id of the final segment containing `addr`.
+    fn pool_of(&self, addr: u64) -> Option<(i64, i64)> {
+        let i = self.0.partition_point(|s| s.0 <= addr);
+        let s = self.0.get(i.checked_sub(1)?)?;
+        (addr < s.1).then_some(s.2)
+    }
+}
+
+/// Live address ranges of [`build_segments`]: start → (end, element), pairwise disjoint, every
+/// range non-empty.
+type Ranges = BTreeMap<u64, (u64, u32)>;
+
+/// Removes the live ranges overlapping `[a, b)` (`a < b`) into `out`, in address order.
+fn take_overlapping(live: &mut Ranges, a: u64, b: u64, out: &mut Vec<(u64, u64, u32)>) {
+    out.clear();
+    if let Some((&s, &(e, el))) = live.range(..a).next_back() {
+        if e > a {
+            out.push((s, e, el));
         }
     }
-    t.peak_live_bytes = peak;
-    t.final_live_bytes = live;
+    out.extend(live.range(a..b).map(|(&s, &(e, el))| (s, e, el)));
+    for &(s, _, _) in out.iter() {
+        live.remove(&s);
+    }
+}
+
+/// Ends the elements of the `hit` ranges at `event`. Returns the bytes of `[a, b)` they covered.
+fn end_overlapping(t: &mut Timeline, hit: &[(u64, u64, u32)], a: u64, b: u64, event: u32) -> u64 {
+    let mut covered: u64 = 0;
+    for &(s, e, el) in hit {
+        covered = covered.saturating_add(e.min(b).saturating_sub(s.max(a)));
+        if let Some(x) = t.elements.get_mut(el as usize) {
+            x.free_event = Some(event);
+        }
+        t.push_step(el, event, false);
+    }
+    covered
+}
+
+/// Starts the parts of the `hit` ranges outside `[a, b)` again, as new elements with the origin
+/// of the range they come from, allocated at `event`.
+fn restart_outside(
+    t: &mut Timeline,
+    live: &mut Ranges,
+    hit: &[(u64, u64, u32)],
+    a: u64,
+    b: u64,
+    event: u32,
+) {
+    for &(s, e, el) in hit {
+        let Some(origin) = t.elements.get(el as usize).map(|x| x.origin) else {
+            continue;
+        };
+        for (ps, pe) in [(s, a.min(e)), (b.max(s), e)] {
+            if ps < pe {
+                let id = t.push_element(pe - ps, origin, None);
+                live.insert(ps, (pe, id));
+                t.push_step(id, event, true);
+            }
+        }
+    }
+}
+
+/// The Active Cached Segment Timeline (SEMANTICS.md §4) of a device: `segment_alloc` /
+/// `segment_map` as (range) allocations, `segment_free` / `segment_unmap` as (range) frees,
+/// expandable segments included (see the module documentation). Live bytes after every trace
+/// event equal the bytes mapped at that point; after the last one they equal Σ `total_size` of
+/// the device's final segments when the trace is consistent with the final state.
+pub fn build_segments(snap: &Snapshot, device: i64) -> Timeline {
+    let mut t = Timeline::default();
+    let mut live: Ranges = BTreeMap::new();
+    let mut unmatched: Vec<u32> = Vec::new();
+    let mut hit: Vec<(u64, u64, u32)> = Vec::new();
+    if let Some(tr) = snap.trace(device) {
+        for (i, &action) in tr.action.iter().enumerate() {
+            let ev = i as u32;
+            let addr = tr.addr.get(i).copied().unwrap_or(0);
+            let size = tr.size.get(i).copied().unwrap_or(0);
+            match action {
+                Action::SegmentAlloc | Action::SegmentMap => {
+                    let (a, b) = (addr, addr.saturating_add(size));
+                    if a >= b {
+                        continue;
+                    }
+                    // A real allocator never maps mapped memory: replace whatever is there.
+                    take_overlapping(&mut live, a, b, &mut hit);
+                    end_overlapping(&mut t, &hit, a, b, ev);
+                    restart_outside(&mut t, &mut live, &hit, a, b, ev);
+                    let id = t.push_element(b - a, Origin::SegmentAlloc { event: ev }, None);
+                    live.insert(a, (b, id));
+                    t.push_step(id, ev, true);
+                }
+                Action::SegmentFree | Action::SegmentUnmap => {
+                    let a = addr;
+                    let mut b = addr.saturating_add(size);
+                    if action == Action::SegmentFree {
+                        // cudaFree releases the whole allocation at that address.
+                        if let Some(&(end, _)) = live.get(&addr) {
+                            b = b.max(end);
+                        }
+                    }
+                    if a >= b {
+                        continue;
+                    }
+                    take_overlapping(&mut live, a, b, &mut hit);
+                    let covered = end_overlapping(&mut t, &hit, a, b, ev);
+                    let gap = (b - a).saturating_sub(covered);
+                    if gap > 0 {
+                        let id = t.push_element(
+                            gap,
+                            Origin::UnmatchedSegmentFree { event: ev },
+                            Some(ev),
+                        );
+                        unmatched.push(id);
+                        t.push_step(id, ev, false);
+                    }
+                    restart_outside(&mut t, &mut live, &hit, a, b, ev);
+                }
+                _ => {}
+            }
+        }
+    }
+    // Final segments: the bytes not covered by a live range were there from the start.
+    let mut starts: Vec<u64> = Vec::with_capacity(live.len());
+    let mut ends: Vec<u64> = Vec::with_capacity(live.len());
+    let mut prefix: Vec<u64> = Vec::with_capacity(live.len() + 1);
+    prefix.push(0);
+    let mut acc: u64 = 0;
+    for (&s, &(e, _)) in &live {
+        starts.push(s);
+        ends.push(e);
+        acc = acc.saturating_add(e - s);
+        prefix.push(acc);
+    }
+    // Bytes of [s, e) covered by live ranges: O(log ranges).
+    let covered = |s: u64, e: u64| -> u64 {
+        let lo = ends.partition_point(|&x| x <= s);
+        let hi = starts.partition_point(|&x| x < e);
+        if lo >= hi {
+            return 0;
+        }
+        let whole = prefix
+            .get(hi)
+            .copied()
+            .unwrap_or(0)
+            .saturating_sub(prefix.get(lo).copied().unwrap_or(0));
+        let cut_front = s.saturating_sub(starts.get(lo).copied().unwrap_or(s));
+        let cut_back = ends.get(hi - 1).copied().unwrap_or(e).saturating_sub(e);
+        whole.saturating_sub(cut_front).saturating_sub(cut_back)
+    };
+    let mut pre_existing = Vec::new();
+    for (si, seg) in snap.segments.iter().enumerate() {
+        if seg.device != device {
+            continue;
+        }
+        let end = seg.address.saturating_add(seg.total_size);
+        let uncovered = seg.total_size.saturating_sub(covered(seg.address, end));
+        if uncovered > 0 {
+            let id = t.push_element(uncovered, Origin::Segment { segment: si as u32 }, None);
+            pre_existing.push(id);
+        }
+    }
+    // As §3.2: the last final segment at the bottom, the earliest unmatched free on top.
+    t.initially_present = unmatched.into_iter().chain(pre_existing).rev().collect();
+    t.compute_live_bytes();
+    t
+}
+
+/// What a trace event does, for [`build_pools`]: a step of a non-pool element, or a change of a
+/// pool's active or reserved bytes.
+enum PoolOp {
+    Step(Step),
+    Pool {
+        pool: u32,
+        event: u32,
+        reserved: bool,
+        grow: bool,
+        size: u64,
+    },
+}
+
+/// A pool being built: key, starting values, running totals.
+struct PoolAcc {
+    id: (i64, i64),
+    stream: u64,
+    /// Active bytes at the start: unmatched frees and ghosts of the pool.
+    active_start: i128,
+    /// Σ final `total_size` of the pool's segments.
+    final_reserved: i128,
+    /// Σ the trace's segment deltas of the pool.
+    deltas: i128,
+}
+
+#[derive(Default)]
+struct Pools {
+    index: FxHashMap<((i64, i64), u64), u32>,
+    list: Vec<PoolAcc>,
+}
+
+impl Pools {
+    fn get(&mut self, id: (i64, i64), stream: u64) -> u32 {
+        let list = &mut self.list;
+        *self.index.entry((id, stream)).or_insert_with(|| {
+            list.push(PoolAcc {
+                id,
+                stream,
+                active_start: 0,
+                final_reserved: 0,
+                deltas: 0,
+            });
+            (list.len() - 1) as u32
+        })
+    }
+
+    fn acc(&mut self, pool: u32) -> Option<&mut PoolAcc> {
+        self.list.get_mut(pool as usize)
+    }
+}
+
+fn clamp_u64(v: i128) -> u64 {
+    u64::try_from(v.max(0)).unwrap_or(u64::MAX)
+}
+
+/// Allocated Memory incl. Private Pools (SEMANTICS.md §5, simplified): [`build`] without the
+/// allocations of private pools (the event's pool id, else the pool of the final segment
+/// containing the address; ghosts: their segment's), plus per pool `(id, stream)` an envelope
+/// that only grows, to max(active bytes, reserved bytes) of the pool so far. The envelope is
+/// drawn as never-freed elements: [`Origin::PoolInitial`] (present from the start, if > 0) and
+/// one [`Origin::PoolGrowth`] per growth, allocated at the event that caused it. The pools are
+/// in [`Timeline::pools`]. Live bytes after every event are at least [`build`]'s (the envelope
+/// is never below the pool's active bytes), and equal them when the device has no private pool.
+pub fn build_pools(snap: &Snapshot, device: i64) -> Timeline {
+    enum Remembered {
+        Element(u32),
+        Pool(u32, u64),
+    }
+    let mut t = Timeline::default();
+    let segs = SegmentIndex::new(snap, device);
+    let mut pools = Pools::default();
+    // Final reserved bytes; the final segments also define the pools' order.
+    for seg in snap.segments.iter().filter(|s| s.device == device) {
+        if let Some(id) = private(Some(seg.pool_id)) {
+            let p = pools.get(id, seg.stream);
+            if let Some(acc) = pools.acc(p) {
+                acc.final_reserved = acc
+                    .final_reserved
+                    .saturating_add(i128::from(seg.total_size));
+            }
+        }
+    }
+    let mut ops: Vec<PoolOp> = Vec::new();
+    let mut remembered: FxHashMap<u64, Remembered> = FxHashMap::default();
+    // Address of a segment_alloc / segment_map of a private pool → that pool.
+    let mut segment_pool: FxHashMap<u64, u32> = FxHashMap::default();
+    let mut unmatched: Vec<u32> = Vec::new();
+    if let Some(tr) = snap.trace(device) {
+        ops.reserve(tr.len());
+        let mut prev_request: Option<(u64, u32)> = None;
+        for (i, &action) in tr.action.iter().enumerate() {
+            let ev = i as u32;
+            let addr = tr.addr.get(i).copied().unwrap_or(0);
+            let size = tr.size.get(i).copied().unwrap_or(0);
+            let stream = tr.stream.get(i).unwrap_or(0);
+            let pending = prev_request.take();
+            match action {
+                Action::Alloc => match private(event_pool(tr, ev).or_else(|| segs.pool_of(addr))) {
+                    Some(id) => {
+                        let p = pools.get(id, stream);
+                        remembered.insert(addr, Remembered::Pool(p, size));
+                        ops.push(PoolOp::Pool {
+                            pool: p,
+                            event: ev,
+                            reserved: false,
+                            grow: true,
+                            size,
+                        });
+                    }
+                    None => {
+                        let id = t.push_element(size, Origin::Alloc { event: ev }, None);
+                        remembered.insert(addr, Remembered::Element(id));
+                        ops.push(PoolOp::Step(Step {
+                            element: id,
+                            event: ev,
+                            is_alloc: true,
+                        }));
+                    }
+                },
+                Action::FreeRequested => prev_request = Some((addr, ev)),
+                Action::FreeCompleted => {
+                    let carrier = match pending {
+                        Some((a, req)) if a == addr => req,
+                        _ => ev,
+                    };
+                    match remembered.remove(&addr) {
+                        Some(Remembered::Element(id)) => {
+                            if let Some(e) = t.elements.get_mut(id as usize) {
+                                e.free_event = Some(carrier);
+                            }
+                            ops.push(PoolOp::Step(Step {
+                                element: id,
+                                event: carrier,
+                                is_alloc: false,
+                            }));
+                        }
+                        Some(Remembered::Pool(p, size)) => ops.push(PoolOp::Pool {
+                            pool: p,
+                            event: carrier,
+                            reserved: false,
+                            grow: false,
+                            size,
+                        }),
+                        None => {
+                            let size = tr.size.get(carrier as usize).copied().unwrap_or(0);
+                            let pool = event_pool(tr, carrier)
+                                .or_else(|| event_pool(tr, ev))
+                                .or_else(|| segs.pool_of(addr));
+                            match private(pool) {
+                                Some(id) => {
+                                    let s = tr.stream.get(carrier as usize).unwrap_or(stream);
+                                    let p = pools.get(id, s);
+                                    if let Some(acc) = pools.acc(p) {
+                                        acc.active_start =
+                                            acc.active_start.saturating_add(i128::from(size));
+                                    }
+                                    ops.push(PoolOp::Pool {
+                                        pool: p,
+                                        event: carrier,
+                                        reserved: false,
+                                        grow: false,
+                                        size,
+                                    });
+                                }
+                                None => {
+                                    let id = t.push_element(
+                                        size,
+                                        Origin::UnmatchedFree { event: carrier },
+                                        Some(carrier),
+                                    );
+                                    unmatched.push(id);
+                                    ops.push(PoolOp::Step(Step {
+                                        element: id,
+                                        event: carrier,
+                                        is_alloc: false,
+                                    }));
+                                }
+                            }
+                        }
+                    }
+                }
+                Action::SegmentAlloc
+                | Action::SegmentMap
+                | Action::SegmentFree
+                | Action::SegmentUnmap => {
+                    let grow = matches!(action, Action::SegmentAlloc | Action::SegmentMap);
+                    let pool = match private(event_pool(tr, ev)) {
+                        Some(id) => Some(pools.get(id, stream)),
+                        None => segment_pool.get(&addr).copied().or_else(|| {
+                            private(segs.pool_of(addr)).map(|id| pools.get(id, stream))
+                        }),
+                    };
+                    if let Some(p) = pool {
+                        if grow {
+                            segment_pool.insert(addr, p);
+                        }
+                        if let Some(acc) = pools.acc(p) {
+                            let d = i128::from(size);
+                            acc.deltas = if grow {
+                                acc.deltas.saturating_add(d)
+                            } else {
+                                acc.deltas.saturating_sub(d)
+                            };
+                        }
+                        ops.push(PoolOp::Pool {
+                            pool: p,
+                            event: ev,
+                            reserved: true,
+                            grow,
+                            size,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    // Ghosts: outside private pools elements, inside them active bytes from the start.
+    let mut ghosts = Vec::new();
+    for seg in snap.segments.iter().filter(|s| s.device == device) {
+        let pool = private(Some(seg.pool_id)).map(|id| pools.get(id, seg.stream));
+        for bi in seg.blocks.0..seg.blocks.1 {
+            let Some(b) = snap.blocks.get(bi as usize) else {
+                continue;
+            };
+            if b.state != BlockState::ActiveAllocated || remembered.contains_key(&b.address) {
+                continue;
+            }
+            match pool {
+                Some(p) => {
+                    if let Some(acc) = pools.acc(p) {
+                        acc.active_start = acc
+                            .active_start
+                            .saturating_add(i128::from(b.requested_size));
+                    }
+                }
+                None => {
+                    ghosts.push(t.push_element(b.requested_size, Origin::Ghost { block: bi }, None))
+                }
+            }
+        }
+    }
+    // Starting envelopes at the bottom, then §3.2's order.
+    let mut active: Vec<i128> = Vec::with_capacity(pools.list.len());
+    let mut reserved: Vec<i128> = Vec::with_capacity(pools.list.len());
+    let mut envelope: Vec<u64> = Vec::with_capacity(pools.list.len());
+    for (pi, acc) in pools.list.iter().enumerate() {
+        let r = acc.final_reserved.saturating_sub(acc.deltas);
+        let env = clamp_u64(acc.active_start.max(r));
+        let mut info = PoolInfo {
+            id: acc.id,
+            stream: acc.stream,
+            capacity_bytes: env,
+            envelope: Vec::new(),
+        };
+        if env > 0 {
+            let id = t.push_element(env, Origin::PoolInitial { pool: pi as u32 }, None);
+            t.initially_present.push(id);
+            info.envelope.push((id, env));
+        }
+        t.pools.push(info);
+        active.push(acc.active_start);
+        reserved.push(r);
+        envelope.push(env);
+    }
+    t.initially_present
+        .extend(unmatched.into_iter().chain(ghosts).rev());
+    t.steps.reserve(ops.len());
+    for op in ops {
+        match op {
+            PoolOp::Step(s) => t.steps.push(s),
+            PoolOp::Pool {
+                pool,
+                event,
+                reserved: is_reserved,
+                grow,
+                size,
+            } => {
+                let pi = pool as usize;
+                let (Some(a), Some(r), Some(env)) = (
+                    active.get_mut(pi),
+                    reserved.get_mut(pi),
+                    envelope.get_mut(pi),
+                ) else {
+                    continue;
+                };
+                let v = if is_reserved { &mut *r } else { &mut *a };
+                let d = i128::from(size);
+                *v = if grow {
+                    v.saturating_add(d)
+                } else {
+                    v.saturating_sub(d)
+                };
+                let want = clamp_u64((*a).max(*r));
+                if want > *env {
+                    let id = t.push_element(want - *env, Origin::PoolGrowth { pool }, None);
+                    *env = want;
+                    t.push_step(id, event, true);
+                    if let Some(info) = t.pools.get_mut(pi) {
+                        info.envelope.push((id, want));
+                        info.capacity_bytes = want;
+                    }
+                }
+            }
+        }
+    }
+    t.compute_live_bytes();
     t
 }

@@ -210,6 +210,14 @@ pub enum TooltipOrigin {
     Alloc,
     UnmatchedFree,
     Ghost,
+    /// A `segment_alloc` / `segment_map` (Active Cached Segment Timeline).
+    SegmentAlloc,
+    /// A `segment_free` / `segment_unmap` of memory mapped before the trace.
+    UnmatchedSegmentFree,
+    /// A final segment (its bytes not mapped by the trace).
+    Segment,
+    /// A private pool's envelope (Allocated Memory incl. Private Pools).
+    PoolEnvelope,
 }
 
 /// The tooltip of one timeline element. [`TooltipInfo::text`] joins it as memory_viz shows it.
@@ -217,9 +225,11 @@ pub enum TooltipOrigin {
 pub struct TooltipInfo {
     pub element: u32,
     /// `<element> Addr: b<hex>_<v>, Size: …, Total memory used after allocation: …, Compile
-    /// context: …, stream n, pool_id (a, b)[, timestamp …]`.
+    /// context: …, stream n, pool_id (a, b)[, timestamp …]` (`s<hex>_<v>` for segment
+    /// elements); `Private Pool (<a>,<b>,s<stream>): capacity <size>` for a pool envelope.
     pub title: String,
-    /// Notes (unmatched free, ghost block) and the `User Metadata:` block, one line each.
+    /// Notes (unmatched free, ghost block, pre-existing segment, partial range) and the
+    /// `User Metadata:` block, one line each.
     pub details: Vec<String>,
     /// [`format_stack`] of the element's stack (filtered).
     pub frames: Vec<String>,
@@ -240,6 +250,10 @@ pub const FORWARD_FRAMES_HEADER: &str =
     "=== Forward Pass Stack Trace (where this tensor was created) ===";
 /// The unmatched-free note.
 pub const UNMATCHED_FREE_NOTE: &str = "alloc not recorded, stack trace for free:";
+/// The note of a final segment with no `segment_alloc` / `segment_map` in the trace.
+pub const SEGMENT_NOTE: &str = "[Pre-existing segment] This segment exists in the segment snapshot but has no segment_alloc or segment_map trace event for these bytes. It was reserved before _record_memory_history() was called, or its event was evicted from the trace ring buffer. It is still reserved at snapshot time.";
+/// The note of a piece of a mapped range that stayed mapped when the rest was unmapped.
+pub const PARTIAL_RANGE_NOTE: &str = "[Partial range] The part of this mapping that stayed mapped after a later segment_unmap released the rest of it.";
 /// The ghost-block note.
 pub const GHOST_NOTE: &str = "[Ghost block] This block exists in the segment snapshot but has no alloc trace events. It was allocated before _record_memory_history() was called, or its alloc event was evicted from the trace ring buffer. The block is still active (not freed) at snapshot time.";
 
@@ -285,6 +299,9 @@ pub fn tooltip(
 ) -> Option<TooltipInfo> {
     let el = timeline.elements.get(element as usize)?;
     let device = ctx.device;
+    if let Origin::PoolInitial { pool } | Origin::PoolGrowth { pool } = el.origin {
+        return pool_tooltip(ctx, timeline, layout, element, el.size_bytes, pool);
+    }
     let trace = snap.trace(device);
     let size = el.size_bytes;
     let total_after = layout
@@ -292,7 +309,10 @@ pub fn tooltip(
         .map(|b| b.saturating_add(layout.height_bytes(element)))
         .unwrap_or(0);
     let (origin, addr, version, raw_stream, pool_id, time_us, cc, um, fwd) = match el.origin {
-        Origin::Alloc { event } | Origin::UnmatchedFree { event } => {
+        Origin::Alloc { event }
+        | Origin::UnmatchedFree { event }
+        | Origin::SegmentAlloc { event }
+        | Origin::UnmatchedSegmentFree { event } => {
             let i = event as usize;
             let tr = trace?;
             let addr = tr.addr.get(i).copied().unwrap_or(0);
@@ -305,10 +325,11 @@ pub fn tooltip(
             let fwd = sparse_get(&tr.forward_frames, event)
                 .map(|f| forward_lines(snap, f))
                 .unwrap_or_default();
-            let origin = if matches!(el.origin, Origin::Alloc { .. }) {
-                TooltipOrigin::Alloc
-            } else {
-                TooltipOrigin::UnmatchedFree
+            let origin = match el.origin {
+                Origin::Alloc { .. } => TooltipOrigin::Alloc,
+                Origin::SegmentAlloc { .. } => TooltipOrigin::SegmentAlloc,
+                Origin::UnmatchedSegmentFree { .. } => TooltipOrigin::UnmatchedSegmentFree,
+                _ => TooltipOrigin::UnmatchedFree,
             };
             (
                 origin,
@@ -348,11 +369,34 @@ pub fn tooltip(
                 fwd,
             )
         }
+        Origin::Segment { segment } => {
+            let seg = snap.segments.get(segment as usize)?;
+            (
+                TooltipOrigin::Segment,
+                seg.address,
+                ctx.versions
+                    .segments
+                    .get(segment as usize)
+                    .copied()
+                    .unwrap_or(NO_VERSION),
+                seg.stream,
+                Some(seg.pool_id),
+                None,
+                NO_STR,
+                NO_STR,
+                Vec::new(),
+            )
+        }
+        Origin::PoolInitial { .. } | Origin::PoolGrowth { .. } => return None,
+    };
+    let prefix = match origin {
+        TooltipOrigin::Alloc | TooltipOrigin::UnmatchedFree | TooltipOrigin::Ghost => 'b',
+        _ => 's',
     };
     let address_label = if version == NO_VERSION {
-        format!("b{addr:x}_undefined")
+        format!("{prefix}{addr:x}_undefined")
     } else {
-        format!("b{addr:x}_{version}")
+        format!("{prefix}{addr:x}_{version}")
     };
     let stream = ctx.streams.get(raw_stream).unwrap_or(0);
     let compile_context = (cc != NO_STR).then(|| snap.str(cc).to_string());
@@ -371,9 +415,23 @@ pub fn tooltip(
     }
     let mut details = Vec::new();
     match origin {
-        TooltipOrigin::UnmatchedFree => details.push(UNMATCHED_FREE_NOTE.to_string()),
+        TooltipOrigin::UnmatchedFree | TooltipOrigin::UnmatchedSegmentFree => {
+            details.push(UNMATCHED_FREE_NOTE.to_string())
+        }
         TooltipOrigin::Ghost => details.push(GHOST_NOTE.to_string()),
-        TooltipOrigin::Alloc => {}
+        TooltipOrigin::Segment => details.push(SEGMENT_NOTE.to_string()),
+        TooltipOrigin::SegmentAlloc => {
+            let event_size = match el.origin {
+                Origin::SegmentAlloc { event } => trace
+                    .and_then(|tr| tr.size.get(event as usize).copied())
+                    .unwrap_or(size),
+                _ => size,
+            };
+            if event_size != size {
+                details.push(PARTIAL_RANGE_NOTE.to_string());
+            }
+        }
+        TooltipOrigin::Alloc | TooltipOrigin::PoolEnvelope => {}
     }
     let metadata = snap.str(um);
     if !metadata.is_empty() {
@@ -394,6 +452,44 @@ pub fn tooltip(
         pool_id,
         time_us,
         compile_context,
+    })
+}
+
+/// A private pool's envelope: `Private Pool (<a>,<b>,s<stream>): capacity <size>`, the capacity
+/// once this envelope element was added. No frames, no notes.
+fn pool_tooltip(
+    ctx: &TooltipContext,
+    timeline: &Timeline,
+    layout: &Layout,
+    element: u32,
+    size: u64,
+    pool: u32,
+) -> Option<TooltipInfo> {
+    let info = timeline.pools.get(pool as usize)?;
+    let capacity = info.capacity_after(element).unwrap_or(info.capacity_bytes);
+    let stream = ctx.streams.get(info.stream).unwrap_or(0);
+    let (a, b) = info.id;
+    let total_after = layout
+        .base_bytes(element)
+        .map(|x| x.saturating_add(layout.height_bytes(element)))
+        .unwrap_or(0);
+    Some(TooltipInfo {
+        element,
+        title: format!(
+            "Private Pool ({a},{b},s{stream}): capacity {}",
+            size_long(capacity)
+        ),
+        details: Vec::new(),
+        frames: Vec::new(),
+        forward_frames: Vec::new(),
+        origin: TooltipOrigin::PoolEnvelope,
+        address_label: format!("{a},{b},s{stream}"),
+        size_bytes: size,
+        total_after_bytes: total_after,
+        stream,
+        pool_id: Some(info.id),
+        time_us: None,
+        compile_context: None,
     })
 }
 
