@@ -1,13 +1,16 @@
 //! Allocator State History benchmark: time to build the checkpoints ("open the view"), time to
 //! select 100 random events (median, max), checkpoint memory against the model's, and the
 //! same selections by memory_viz's method (undo from the final state every time) as the
-//! baseline in the same run:
+//! baseline in the same run; then the segment map of each selection (`SegMap::build` plus one
+//! hover text, median / max), hit tests (1000 random points on the largest map, mean / max) and
+//! the struct sizes that checkpoints hold:
 //! `cargo run -p memviz-analysis --release --example state_bench -- FILE [DEVICE]`.
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::expect_used)]
 
 use std::time::Instant;
 
-use memviz_analysis::state::History;
+use memviz_analysis::segmap::SegMap;
+use memviz_analysis::state::{Blk, History, RowContext, Seg, Src, State};
 
 fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
@@ -16,6 +19,37 @@ fn ms(t: Instant) -> f64 {
 fn stats(mut v: Vec<f64>) -> (f64, f64) {
     v.sort_by(f64::total_cmp);
     (v[v.len() / 2], v[v.len() - 1])
+}
+
+/// 1000 segments of 2 MiB with 100 blocks each and one 1 GiB segment with 20,000 blocks; every
+/// block has some rounding waste.
+fn synthetic_state() -> State {
+    let mut st = State::default();
+    let seg = |size| Seg {
+        size,
+        stream: 0,
+        pool: (0, 0),
+        src: Src::UNKNOWN,
+    };
+    let blk = |size: u64| Blk {
+        size,
+        requested: size - 100,
+        pending: false,
+        src: Src::UNKNOWN,
+    };
+    for s in 0..1000u64 {
+        let base = 0x7f00_0000_0000 + s * (4 << 20);
+        st.insert_segment(base, seg(2 << 20));
+        for b in 0..100u64 {
+            st.insert_block(base + b * 20_480, blk(20_480));
+        }
+    }
+    let big = 0x9000_0000_0000u64;
+    st.insert_segment(big, seg(1 << 30));
+    for b in 0..20_000u64 {
+        st.insert_block(big + b * 51_200, blk(51_200));
+    }
+    st
 }
 
 fn main() {
@@ -62,14 +96,90 @@ fn main() {
             ms(t)
         })
         .collect();
+    // The segment map of each selection: packing + rects + hit index, and one hover text (the
+    // middle rect's, a block when there is one).
+    let ctx = RowContext::new(&snap, device);
+    let states: Vec<_> = picks.iter().filter_map(|&k| h.state_after(k)).collect();
+    let mut largest: Option<(SegMap, usize)> = None;
+    let map_ms: Vec<f64> = states
+        .iter()
+        .enumerate()
+        .map(|(i, st)| {
+            let t = Instant::now();
+            let m = SegMap::build(st);
+            let item = m.rects.get(m.rects.len() / 2).map(|r| r.item);
+            let text = item.and_then(|it| m.item_text(&snap, &ctx, st, it));
+            std::hint::black_box(text);
+            let took = ms(t);
+            if largest
+                .as_ref()
+                .is_none_or(|(l, _)| m.rects.len() > l.rects.len())
+            {
+                largest = Some((m, i));
+            }
+            took
+        })
+        .collect();
+    let (mut hit_mean_us, mut hit_max_us, mut rects) = (0.0, 0.0, 0usize);
+    if let Some((m, _)) = &largest {
+        rects = m.rects.len();
+        let mut hits = Vec::with_capacity(1000);
+        for _ in 0..1000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let px = (x % 200_000) as f64 / 1000.0;
+            let py = ((x >> 20) % (u64::from(m.rows) * 1000).max(1)) as f64 / 1000.0;
+            let t = Instant::now();
+            std::hint::black_box(m.hit(px, py));
+            hits.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+        hit_mean_us = hits.iter().sum::<f64>() / hits.len() as f64;
+        hit_max_us = hits.iter().copied().fold(0.0, f64::max);
+    }
+    // Stress: a synthetic state with 120k blocks (1000 segments of 2 MiB with 100 blocks each,
+    // and one 1 GiB segment with 20k), as the hover budget is < 1 ms at 100k blocks.
+    let synth = synthetic_state();
+    let t = Instant::now();
+    let sm_map = SegMap::build(&synth);
+    let synth_build_ms = ms(t);
+    let (mut synth_hit_max_us, mut synth_text_max_us, mut synth_hit_sum) = (0.0f64, 0.0f64, 0.0);
+    for _ in 0..1000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let px = (x % 200_000) as f64 / 1000.0;
+        let py = ((x >> 20) % (u64::from(sm_map.rows) * 1000).max(1)) as f64 / 1000.0;
+        let t = Instant::now();
+        let item = sm_map.hit(px, py);
+        let us = t.elapsed().as_secs_f64() * 1e6;
+        synth_hit_sum += us;
+        synth_hit_max_us = synth_hit_max_us.max(us);
+        let t = Instant::now();
+        std::hint::black_box(item.and_then(|it| sm_map.item_text(&snap, &ctx, &synth, it)));
+        synth_text_max_us = synth_text_max_us.max(t.elapsed().as_secs_f64() * 1e6);
+    }
+    let (mm, mx) = if map_ms.is_empty() {
+        (0.0, 0.0)
+    } else {
+        stats(map_ms)
+    };
     let (fm, fx) = stats(fast);
     let (sm, sx) = stats(slow);
     println!(
         "{{\"file\":{path:?},\"events\":{n},\"interval\":{interval},\"open_ms\":{open_ms:.1},\
 \"select_median_ms\":{fm:.3},\"select_max_ms\":{fx:.3},\"checkpoint_bytes\":{},\"model_bytes\":{model},\
-\"checkpoints_per_model\":{:.3},\"full_undo_median_ms\":{sm:.1},\"full_undo_max_ms\":{sx:.1},\"speedup\":{:.0}}}",
+\"checkpoints_per_model\":{:.3},\"full_undo_median_ms\":{sm:.1},\"full_undo_max_ms\":{sx:.1},\"speedup\":{:.0},\
+\"segmap_median_ms\":{mm:.3},\"segmap_max_ms\":{mx:.3},\"largest_map_rects\":{rects},\"hit_mean_us\":{hit_mean_us:.2},\
+\"hit_max_us\":{hit_max_us:.2},\"synthetic_rects\":{},\"synthetic_build_ms\":{synth_build_ms:.1},\
+\"synthetic_hit_mean_us\":{:.2},\"synthetic_hit_max_us\":{synth_hit_max_us:.2},\"synthetic_text_max_us\":{synth_text_max_us:.1},\
+\"size_of_seg\":{},\"size_of_blk\":{}}}",
         h.checkpoint_bytes(),
         h.checkpoint_bytes() as f64 / model as f64,
-        sm / fm.max(1e-6)
+        sm / fm.max(1e-6),
+        sm_map.rects.len(),
+        synth_hit_sum / 1000.0,
+        std::mem::size_of::<Seg>(),
+        std::mem::size_of::<Blk>(),
     );
 }

@@ -6,6 +6,7 @@ pub mod color;
 pub mod format;
 pub mod frames;
 pub mod layout;
+pub mod segmap;
 pub mod state;
 pub mod summary;
 pub mod timeline;

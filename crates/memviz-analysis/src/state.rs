@@ -9,6 +9,19 @@
 //! [`History::build`] walks backwards once and keeps a copy of the state every
 //! `interval` events (a checkpoint); [`History::state_after`] clones the nearest checkpoint at
 //! or after the wanted event and undoes at most `interval` events: O(interval + state size).
+//!
+//! # Labels
+//! Every [`Seg`] and [`Blk`] carries a [`Src`] (4 bytes, in place of a stack id, so checkpoint
+//! memory does not grow): the trace row of the event that created it (the undone `free` /
+//! `free_completed` / `segment_free` / `segment_unmap`, or the forward `alloc` / `segment_*`
+//! of [`apply`]), or its index in the final snapshot. Its §2 label version, stack, user
+//! metadata and forward frames are looked up through it ([`Blk::label`], [`Seg::label`],
+//! [`Blk::stack`], …), as memory_viz's objects carry the event's or the file's fields.
+//! Expandable segments, as memory_viz does it: a range restored by undoing an unmap that
+//! coalesces with its neighbours keeps the label (and stack and pool) of the **lower** segment
+//! (the restored range's own when only the next one merges, the previous segment's otherwise);
+//! undoing a map that shrinks a segment from the front keeps the segment's label at its new
+//! address; the upper part of a split takes the undone map event's label and stack.
 
 use std::collections::BTreeMap;
 
@@ -102,14 +115,172 @@ pub fn merged_events(snap: &Snapshot, device: i64) -> Vec<Event> {
     out
 }
 
+/// Where a segment or block of a [`State`] comes from, packed in 4 bytes so that [`Blk`] keeps
+/// its 24 bytes: the trace row of the event whose undo (or forward [`apply`]) created it, or its
+/// index in the final snapshot ([`Snapshot::blocks`] for a block, [`Snapshot::segments`] for a
+/// segment). Its label version (§2), stack and user metadata are looked up through it.
+///
+/// Encoding: `u32::MAX` unknown; top bit set: final-snapshot index; else a trace row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Src(u32);
+
+/// [`Src`] unpacked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// Row of the device trace (for a merged `free`, the `free_requested` row).
+    Row(u32),
+    /// Index in the final snapshot's blocks or segments.
+    Final(u32),
+    /// A row or an index too large to pack (≥ 2³¹): no version, no stack.
+    Unknown,
+}
+
+impl Src {
+    const FINAL: u32 = 1 << 31;
+    pub const UNKNOWN: Src = Src(u32::MAX);
+
+    /// The event at trace row `row` created it.
+    #[must_use]
+    pub fn row(row: u32) -> Src {
+        if row < Self::FINAL {
+            Src(row)
+        } else {
+            Self::UNKNOWN
+        }
+    }
+
+    /// Entry `index` of the final snapshot's blocks or segments.
+    #[must_use]
+    pub fn final_index(index: usize) -> Src {
+        match u32::try_from(index) {
+            Ok(i) if i < Self::FINAL - 1 => Src(i | Self::FINAL),
+            _ => Self::UNKNOWN,
+        }
+    }
+
+    #[must_use]
+    pub fn get(self) -> Source {
+        if self == Self::UNKNOWN {
+            Source::Unknown
+        } else if self.0 & Self::FINAL != 0 {
+            Source::Final(self.0 & !Self::FINAL)
+        } else {
+            Source::Row(self.0)
+        }
+    }
+
+    /// The trace row's stack, or `final_stack(index)` for a final-snapshot entry.
+    fn stack(
+        self,
+        snap: &Snapshot,
+        device: i64,
+        final_stack: impl Fn(usize) -> Option<StackId>,
+    ) -> StackId {
+        match self.get() {
+            Source::Row(r) => snap
+                .trace(device)
+                .and_then(|t| t.stack.get(r as usize).copied()),
+            Source::Final(i) => final_stack(i as usize),
+            Source::Unknown => None,
+        }
+        .unwrap_or(StackId::EMPTY)
+    }
+
+    /// The §2 version: the trace row's, or `final_version[index]`.
+    fn version(self, ctx: &RowContext, final_version: &[u32]) -> u32 {
+        match self.get() {
+            Source::Row(r) => ctx.versions.events.get(r as usize).copied(),
+            Source::Final(i) => final_version.get(i as usize).copied(),
+            Source::Unknown => None,
+        }
+        .unwrap_or(crate::tooltip::NO_VERSION)
+    }
+
+    /// The event's `user_metadata` (`""` for final-snapshot entries, which have none).
+    #[must_use]
+    pub fn user_metadata(self, snap: &Snapshot, device: i64) -> &str {
+        match self.get() {
+            Source::Row(r) => snap
+                .trace(device)
+                .and_then(|t| t.user_metadata.get(r as usize))
+                .map_or("", |id| snap.str(id)),
+            _ => "",
+        }
+    }
+
+    /// The forward-pass stack lines (`forward_frames`) of the event or final block; segments
+    /// never have them.
+    fn forward_frames<'a>(
+        self,
+        snap: &'a Snapshot,
+        device: i64,
+        block: bool,
+    ) -> Option<&'a [memviz_snapshot::StrId]> {
+        let sparse = |v: &'a [(u32, Vec<memviz_snapshot::StrId>)], key: u32| {
+            v.binary_search_by_key(&key, |e| e.0)
+                .ok()
+                .and_then(|j| v.get(j))
+                .map(|e| e.1.as_slice())
+        };
+        match self.get() {
+            Source::Row(r) => snap
+                .trace(device)
+                .and_then(|t| sparse(&t.forward_frames, r)),
+            Source::Final(i) if block => sparse(&snap.block_forward_frames, i),
+            _ => None,
+        }
+    }
+}
+
+fn label(prefix: char, addr: u64, version: u32) -> String {
+    if version == crate::tooltip::NO_VERSION {
+        format!("{prefix}{addr:x}_undefined")
+    } else {
+        format!("{prefix}{addr:x}_{version}")
+    }
+}
+
 /// A segment (or a mapped range of an expandable one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Seg {
     pub size: u64,
     pub stream: u64,
-    pub stack: StackId,
     /// Private pool id (`(0, 0)`: the default pool).
     pub pool: (i64, i64),
+    /// Which event or final segment it comes from (label version, stack, user metadata).
+    pub src: Src,
+}
+
+impl Seg {
+    /// The segment an event inserts (undone `segment_free` / `segment_unmap`, forward
+    /// `segment_alloc` / `segment_map`).
+    fn of_event(e: &Event) -> Seg {
+        Seg {
+            size: e.size,
+            stream: e.stream,
+            pool: e.pool,
+            src: Src::row(e.row),
+        }
+    }
+
+    /// The stack shown for the segment: the `segment_*` event's or the final segment's.
+    #[must_use]
+    pub fn stack(&self, snap: &Snapshot, device: i64) -> StackId {
+        self.src
+            .stack(snap, device, |i| snap.segments.get(i).map(|s| s.stack))
+    }
+
+    /// The §2 address version of the segment.
+    #[must_use]
+    pub fn version(&self, ctx: &RowContext) -> u32 {
+        self.src.version(ctx, &ctx.versions.segments)
+    }
+
+    /// `s<hex>_<version>` (`_undefined` without one) of the segment at `addr`.
+    #[must_use]
+    pub fn label(&self, addr: u64, ctx: &RowContext) -> String {
+        label('s', addr, self.version(ctx))
+    }
 }
 
 /// A live block.
@@ -119,7 +290,41 @@ pub struct Blk {
     pub requested: u64,
     /// `active_pending_free`: freed, waiting on `record_stream`.
     pub pending: bool,
-    pub stack: StackId,
+    /// Which event or final block it comes from (label version, stack, user metadata). Takes
+    /// the place of a stack id, so the struct stays 24 bytes.
+    pub src: Src,
+}
+
+impl Blk {
+    /// The stack shown for the block: the event's (alloc, or the free whose undo restored it)
+    /// or the final block's.
+    #[must_use]
+    pub fn stack(&self, snap: &Snapshot, device: i64) -> StackId {
+        self.src
+            .stack(snap, device, |i| snap.blocks.get(i).map(|b| b.stack))
+    }
+
+    /// The §2 address version of the block.
+    #[must_use]
+    pub fn version(&self, ctx: &RowContext) -> u32 {
+        self.src.version(ctx, &ctx.versions.blocks)
+    }
+
+    /// `b<hex>_<version>` (`_undefined` without one) of the block at `addr`.
+    #[must_use]
+    pub fn label(&self, addr: u64, ctx: &RowContext) -> String {
+        label('b', addr, self.version(ctx))
+    }
+
+    /// Forward-pass stack lines of the block's event or final block, if recorded.
+    #[must_use]
+    pub fn forward_frames<'a>(
+        &self,
+        snap: &'a Snapshot,
+        device: i64,
+    ) -> Option<&'a [memviz_snapshot::StrId]> {
+        self.src.forward_frames(snap, device, true)
+    }
 }
 
 /// Segments and live blocks by address, with the header's totals kept up to date.
@@ -140,17 +345,21 @@ impl State {
     #[must_use]
     pub fn from_snapshot(snap: &Snapshot, device: i64) -> State {
         let mut s = State::default();
-        for seg in snap.segments.iter().filter(|x| x.device == device) {
+        for (si, seg) in snap.segments.iter().enumerate() {
+            if seg.device != device {
+                continue;
+            }
             s.insert_segment(
                 seg.address,
                 Seg {
                     size: seg.total_size,
                     stream: seg.stream,
-                    stack: seg.stack,
                     pool: seg.pool_id,
+                    src: Src::final_index(si),
                 },
             );
-            for b in snap.segment_blocks(seg) {
+            let first = seg.blocks.0 as usize;
+            for (j, b) in snap.segment_blocks(seg).iter().enumerate() {
                 let pending = match b.state {
                     FileBlockState::ActiveAllocated => false,
                     FileBlockState::ActivePendingFree => true,
@@ -162,7 +371,7 @@ impl State {
                         size: b.size,
                         requested: b.requested_size,
                         pending,
-                        stack: b.stack,
+                        src: Src::final_index(first.saturating_add(j)),
                     },
                 );
             }
@@ -170,27 +379,31 @@ impl State {
         s
     }
 
-    fn insert_segment(&mut self, addr: u64, seg: Seg) {
+    /// Inserts (or replaces) the segment at `addr`, keeping `reserved_bytes` right.
+    pub fn insert_segment(&mut self, addr: u64, seg: Seg) {
         if let Some(old) = self.segments.insert(addr, seg) {
             self.reserved_bytes = self.reserved_bytes.saturating_sub(old.size);
         }
         self.reserved_bytes = self.reserved_bytes.saturating_add(seg.size);
     }
 
-    fn remove_segment(&mut self, addr: u64) -> Option<Seg> {
+    /// Removes the segment at `addr`, keeping `reserved_bytes` right.
+    pub fn remove_segment(&mut self, addr: u64) -> Option<Seg> {
         let old = self.segments.remove(&addr)?;
         self.reserved_bytes = self.reserved_bytes.saturating_sub(old.size);
         Some(old)
     }
 
-    fn insert_block(&mut self, addr: u64, blk: Blk) {
+    /// Inserts (or replaces) the block at `addr`, keeping `allocated_bytes` right.
+    pub fn insert_block(&mut self, addr: u64, blk: Blk) {
         if let Some(old) = self.blocks.insert(addr, blk) {
             self.allocated_bytes = self.allocated_bytes.saturating_sub(old.requested);
         }
         self.allocated_bytes = self.allocated_bytes.saturating_add(blk.requested);
     }
 
-    fn remove_block(&mut self, addr: u64) -> Option<Blk> {
+    /// Removes the block at `addr`, keeping `allocated_bytes` right.
+    pub fn remove_block(&mut self, addr: u64) -> Option<Blk> {
         let old = self.blocks.remove(&addr)?;
         self.allocated_bytes = self.allocated_bytes.saturating_sub(old.requested);
         Some(old)
@@ -202,7 +415,7 @@ impl State {
             size: e.size,
             requested: e.size,
             pending: false,
-            stack: e.stack,
+            src: Src::row(e.row),
         };
         let ok = match e.kind {
             Kind::Free => {
@@ -228,15 +441,7 @@ impl State {
             },
             Kind::Alloc => self.remove_block(e.addr).is_some(),
             Kind::SegmentFree => {
-                self.insert_segment(
-                    e.addr,
-                    Seg {
-                        size: e.size,
-                        stream: e.stream,
-                        stack: e.stack,
-                        pool: e.pool,
-                    },
-                );
+                self.insert_segment(e.addr, Seg::of_event(e));
                 true
             }
             Kind::SegmentAlloc => self.remove_segment(e.addr).is_some(),
@@ -256,12 +461,7 @@ impl State {
     /// when they touch it and have the same stream.
     fn unmap_undo(&mut self, e: &Event) {
         let mut addr = e.addr;
-        let mut seg = Seg {
-            size: e.size,
-            stream: e.stream,
-            stack: e.stack,
-            pool: e.pool,
-        };
+        let mut seg = Seg::of_event(e);
         let end = addr.saturating_add(seg.size);
         if let Some(next) = self.segments.get(&end).copied() {
             if next.stream == seg.stream {
@@ -273,7 +473,9 @@ impl State {
             if prev_addr.saturating_add(prev.size) == addr && prev.stream == seg.stream {
                 self.remove_segment(prev_addr);
                 seg.size = seg.size.saturating_add(prev.size);
-                seg.stack = prev.stack;
+                // The lower segment's label, stack and pool stay (memory_viz grows `prev`).
+                seg.src = prev.src;
+                seg.pool = prev.pool;
                 addr = prev_addr;
             }
         }
@@ -303,10 +505,19 @@ impl State {
             );
         }
         if end < seg_end {
+            // Shrunk from the front, the segment keeps its label at the new address; the upper
+            // part of a split is memory_viz's event segment object moved up: it takes the
+            // undone event's label version and stack (at its own address).
+            let src = if seg_addr < start {
+                Src::row(e.row)
+            } else {
+                seg.src
+            };
             self.insert_segment(
                 end,
                 Seg {
                     size: seg_end - end,
+                    src,
                     ..seg
                 },
             );
@@ -416,7 +627,7 @@ pub fn apply(state: &mut State, e: &Event) {
                 size: e.size,
                 requested: e.size,
                 pending: false,
-                stack: e.stack,
+                src: Src::row(e.row),
             },
         ),
         Kind::Free | Kind::FreeCompleted => {
@@ -427,15 +638,7 @@ pub fn apply(state: &mut State, e: &Event) {
                 b.pending = true;
             }
         }
-        Kind::SegmentAlloc => state.insert_segment(
-            e.addr,
-            Seg {
-                size: e.size,
-                stream: e.stream,
-                stack: e.stack,
-                pool: e.pool,
-            },
-        ),
+        Kind::SegmentAlloc => state.insert_segment(e.addr, Seg::of_event(e)),
         Kind::SegmentFree => {
             state.remove_segment(e.addr);
         }
@@ -624,8 +827,8 @@ mod tests {
                 Seg {
                     size,
                     stream,
-                    stack: StackId(0),
                     pool: (0, 0),
+                    src: Src::UNKNOWN,
                 },
             );
         }
@@ -636,11 +839,99 @@ mod tests {
                     size,
                     requested: size,
                     pending: false,
-                    stack: StackId(0),
+                    src: Src::UNKNOWN,
                 },
             );
         }
         s
+    }
+
+    fn ev(row: u32, kind: Kind, addr: u64, size: u64) -> Event {
+        Event {
+            row,
+            kind,
+            addr,
+            size,
+            stream: 0,
+            stack: StackId(0),
+            pool: (0, 0),
+        }
+    }
+
+    /// Expandable segments: which label (source) each range keeps.
+    #[test]
+    fn expandable_labels() {
+        let mut s = State::default();
+        let final_seg = |size| Seg {
+            size,
+            stream: 0,
+            pool: (0, 0),
+            src: Src::final_index(0),
+        };
+        s.insert_segment(1000, final_seg(100));
+        // Undoing an unmap of [1100, 1150) that touches [1000, 1100) and [1150, 1200): one
+        // segment with the lower one's label.
+        s.insert_segment(
+            1150,
+            Seg {
+                src: Src::final_index(1),
+                ..final_seg(50)
+            },
+        );
+        s.undo(&ev(7, Kind::SegmentUnmap, 1100, 50));
+        assert_eq!(s.segments.len(), 1);
+        assert_eq!(
+            s.segments.get(&1000).map(|g| (g.size, g.src)),
+            Some((200, Src::final_index(0)))
+        );
+        assert_eq!(s.reserved_bytes, 200);
+        // Only the next one touches: the restored (lower) range's own label.
+        s.undo(&ev(8, Kind::SegmentUnmap, 900, 100));
+        assert_eq!(s.segments.len(), 1);
+        assert_eq!(
+            s.segments.get(&900).map(|g| (g.size, g.src)),
+            Some((300, Src::row(8)))
+        );
+        // Undoing a map: from the front keeps the label; a split's upper part takes the event's.
+        s.undo(&ev(10, Kind::SegmentMap, 900, 50));
+        assert_eq!(
+            s.segments.get(&950).map(|g| (g.size, g.src)),
+            Some((250, Src::row(8)))
+        );
+        s.undo(&ev(11, Kind::SegmentMap, 1000, 50));
+        assert_eq!(
+            s.segments.get(&950).map(|g| (g.size, g.src)),
+            Some((50, Src::row(8)))
+        );
+        assert_eq!(
+            s.segments.get(&1050).map(|g| (g.size, g.src)),
+            Some((150, Src::row(11)))
+        );
+        // From the back: the segment keeps its label.
+        s.undo(&ev(12, Kind::SegmentMap, 1150, 50));
+        assert_eq!(
+            s.segments.get(&1050).map(|g| (g.size, g.src)),
+            Some((100, Src::row(11)))
+        );
+        assert_eq!(s.segments.len(), 2);
+        assert_eq!(s.reserved_bytes, 150);
+        assert_eq!(s.inconsistencies, 0);
+    }
+
+    #[test]
+    fn src_packing() {
+        assert_eq!(Src::row(5).get(), Source::Row(5));
+        assert_eq!(Src::final_index(5).get(), Source::Final(5));
+        assert_eq!(Src::row(u32::MAX).get(), Source::Unknown);
+        assert_eq!(Src::row((1 << 31) - 1).get(), Source::Row((1 << 31) - 1));
+        assert_eq!(Src::final_index(usize::MAX).get(), Source::Unknown);
+        assert_eq!(Src::final_index((1 << 31) - 1).get(), Source::Unknown);
+        assert_eq!(
+            Src::final_index((1 << 31) - 2).get(),
+            Source::Final((1 << 31) - 2)
+        );
+        assert_eq!(std::mem::size_of::<Blk>(), 24);
+        assert_eq!(std::mem::size_of::<Seg>(), 40);
     }
 
     #[test]
@@ -697,6 +988,36 @@ impl RowContext {
             streams: crate::tooltip::stream_ordinals(snap),
         }
     }
+
+    /// The device it was built for.
+    #[must_use]
+    pub fn device(&self) -> i64 {
+        self.versions.device
+    }
+
+    /// §2's address versions of the device's events and of the final blocks and segments.
+    #[must_use]
+    pub fn versions(&self) -> &crate::tooltip::Versions {
+        &self.versions
+    }
+
+    /// The ordinal of a raw stream (0 for a stream the file never mentions).
+    #[must_use]
+    pub fn stream(&self, raw: u64) -> u32 {
+        self.streams.get(raw).unwrap_or(0)
+    }
+}
+
+/// The selected event's prefix (§6.4): `(<allocated> allocated / <reserved> reserved)` with
+/// formatSize's long form, allocated = Σ block `requested` (pending included).
+#[must_use]
+pub fn header_text(state: &State) -> String {
+    use crate::format::size_long;
+    format!(
+        "({} allocated / {} reserved)",
+        size_long(state.allocated_bytes),
+        size_long(state.reserved_bytes)
+    )
 }
 
 impl History {

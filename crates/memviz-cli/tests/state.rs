@@ -267,3 +267,259 @@ fn event_rows() {
         "{texts:?}"
     );
 }
+
+/// The segment map (SEMANTICS §6.5) of the §6.4 test vector after idx 2 and 1: rects in units
+/// (one 100-byte segment: 2 units per byte) and the exact hover texts with §2's versions.
+#[test]
+fn segment_map_of_the_test_vector() {
+    use memviz_analysis::segmap::{Item, SegMap, RED, WHITE};
+    use memviz_analysis::state::{header_text, RowContext};
+    let snap = load_path(&fixtures_dir().join("vector.pickle"));
+    let h = History::build(&snap, 0, 2);
+    let ctx = RowContext::new(&snap, 0);
+    let st = h.state_after(2).expect("state");
+    assert_eq!(
+        header_text(&st),
+        "(55.0B (55 bytes) allocated / 100.0B (100 bytes) reserved)"
+    );
+    let m = SegMap::build(&st);
+    let got: Vec<(Item, f64, f64, [u8; 4])> = m
+        .rects
+        .iter()
+        .map(|r| (r.item, r.x0, r.x1 - r.x0, r.color))
+        .collect();
+    let tableau = |i: usize| memviz_analysis::segmap::TABLEAU10[i];
+    // Colours: |Java hash of "268435456"| % 10 = 7, of "268435466" = 6, of "268435486" = 4
+    // (worked in segmap.rs's colors_by_java_hash).
+    let want = [
+        (Item::Segment(A), 0.0, 200.0, WHITE),
+        (Item::Block(A), 0.0, 20.0, tableau(7)),
+        (Item::Block(A + 10), 20.0, 40.0, tableau(6)),
+        (Item::Block(A + 30), 60.0, 50.0, tableau(4)),
+        (Item::Waste(A + 30), 110.0, 10.0, RED),
+    ];
+    assert_eq!(got.len(), want.len(), "{got:?}");
+    for (g, w) in got.iter().zip(want) {
+        assert_eq!(g.0, w.0);
+        assert!(
+            (g.1 - w.1).abs() < 1e-9 && (g.2 - w.2).abs() < 1e-9,
+            "{g:?} want {w:?}"
+        );
+        assert_eq!(g.3, w.3, "{g:?}");
+    }
+    assert!(m.rects.iter().all(|r| r.y0 == 0.0 && r.y1 == 0.8));
+    let explanation = memviz_analysis::frames::NO_FRAMES_EXPLANATION.join("\n");
+    let text = |st: &memviz_analysis::state::State, m: &SegMap, item| {
+        m.item_text(&snap, &ctx, st, item).expect("text")
+    };
+    // occupied = 10 + 20 + 25 = 55, free 45, internal 5: 5 / 45 · 100 printed unrounded.
+    assert_eq!(
+        text(&st, &m, Item::Segment(A)),
+        format!(
+            "s10000000_0: segment 100.0B (100 bytes) allocated, 45.0B (45 bytes) free (11.11111111111111% internal) (stream 0)\n{explanation}"
+        )
+    );
+    // A from the final snapshot (block version 0), A+10 restored by undoing the `free` at idx
+    // 3 (its request row's version, 0), A+30 from the final snapshot.
+    assert_eq!(
+        text(&st, &m, Item::Block(A)),
+        format!("b10000000_0 10.0B (10 bytes) allocation (stream 0)\n{explanation}")
+    );
+    assert_eq!(
+        text(&st, &m, Item::Block(A + 10)),
+        format!("b1000000a_0 20.0B (20 bytes) allocation (stream 0)\n{explanation}")
+    );
+    assert_eq!(
+        text(&st, &m, Item::Block(A + 30)),
+        format!("b1000001e_0 25.0B (25 bytes) allocation (stream 0)\n{explanation}")
+    );
+    assert_eq!(
+        text(&st, &m, Item::Waste(A + 30)),
+        format!("Free space lost due to rounding 5.0B (5 bytes) (stream 0)\n{explanation}")
+    );
+    assert!(m.item_text(&snap, &ctx, &st, Item::Waste(A)).is_none());
+    // After idx 1 A+30 is not allocated yet: no internal waste, no percentage.
+    let st1 = h.state_after(1).expect("state");
+    let m1 = SegMap::build(&st1);
+    assert_eq!(
+        text(&st1, &m1, Item::Segment(A)),
+        format!(
+            "s10000000_0: segment 100.0B (100 bytes) allocated, 70.0B (70 bytes) free (stream 0)\n{explanation}"
+        )
+    );
+    assert!(m1.rect_of(Item::Block(A + 30)).is_none());
+    // hit: the centre of every block and waste rect is that item (the segment's centre, 100
+    // units, is under the block A+30: blocks are above segments); the segment's free tail; the
+    // row gap.
+    for r in m.rects.iter().skip(1) {
+        assert_eq!(
+            m.hit((r.x0 + r.x1) / 2.0, (r.y0 + r.y1) / 2.0),
+            Some(r.item)
+        );
+    }
+    assert_eq!(m.hit(100.0, 0.4), Some(Item::Block(A + 30)));
+    assert_eq!(m.hit(150.0, 0.5), Some(Item::Segment(A)));
+    assert_eq!(m.hit(150.0, 0.85), None);
+}
+
+/// Pending blocks (`active_pending_free`, and `free_completed` undone) are red and say so.
+#[test]
+fn segment_map_pending_blocks() {
+    use memviz_analysis::segmap::{Item, SegMap, PENDING_NOTE, RED};
+    use memviz_analysis::state::RowContext;
+    let snap = load_path(&fixtures_dir().join("deferred.pickle"));
+    let ctx = RowContext::new(&snap, 0);
+    let h = History::build(&snap, 0, 16);
+    let mut seen = 0;
+    for st in (0..h.events.len())
+        .filter_map(|k| h.state_after(k))
+        .chain([h.final_state().clone()])
+    {
+        let m = SegMap::build(&st);
+        for (&a, b) in st.blocks.iter().filter(|(_, b)| b.pending) {
+            let r = m.rect_of(Item::Block(a)).expect("drawn");
+            assert_eq!(r.color, RED);
+            let t = m.item_text(&snap, &ctx, &st, Item::Block(a)).expect("text");
+            let first = t.lines().next().unwrap_or("");
+            assert!(
+                first.starts_with(&format!("b{a:x}_"))
+                    && first.contains(&format!(" allocation{PENDING_NOTE} (stream ")),
+                "{first}"
+            );
+            assert_eq!(b.label(a, &ctx), first.split(' ').next().unwrap_or(""));
+            seen += 1;
+        }
+    }
+    assert!(seen > 0, "the fixture has pending blocks");
+}
+
+/// On every fixture and real file: the segment map of the final state and of sampled states
+/// never panics, every block and waste rect lies inside its segment's rect, every drawn item
+/// has a text and is what `hit` finds at its centre, and block labels agree with §2: a block
+/// restored from trace row r carries row r's version (the label its event row prints).
+#[test]
+fn segment_map_on_every_file() {
+    use memviz_analysis::segmap::{Item, SegMap};
+    use memviz_analysis::state::{RowContext, Source};
+    let mut files: Vec<_> = SMALL_FIXTURES
+        .iter()
+        .map(|f| fixtures_dir().join(f))
+        .collect();
+    files.extend(corpus_files());
+    let (mut maps, mut rects, mut orphans, mut reused) = (0usize, 0usize, 0usize, 0usize);
+    for path in files {
+        let snap = load_path(&path);
+        for d in snap.devices() {
+            let h = History::build(&snap, d, 64);
+            let ctx = RowContext::new(&snap, d);
+            let n = h.events.len();
+            let ks: Vec<usize> = (0..n)
+                .step_by((n / 12).max(1))
+                .chain(n.checked_sub(1))
+                .collect();
+            let states = ks
+                .iter()
+                .map(|&k| (Some(k), h.state_after(k).expect("state")))
+                .chain([(None, h.final_state().clone())]);
+            for (k, st) in states {
+                let at = format!("{} device {d} event {k:?}", path.display());
+                let m = SegMap::build(&st);
+                maps += 1;
+                rects += m.rects.len();
+                orphans += m.orphans.len();
+                assert!(m.rows >= 1, "{at}");
+                for r in &m.rects {
+                    assert!(
+                        r.x0.is_finite() && r.x1.is_finite() && r.x0 <= r.x1,
+                        "{at}: {r:?}"
+                    );
+                    assert!(
+                        m.item_text(&snap, &ctx, &st, r.item).is_some(),
+                        "{at}: {r:?}"
+                    );
+                    let (Item::Block(a) | Item::Waste(a)) = r.item else {
+                        continue;
+                    };
+                    let (&sa, _) = st.segments.range(..=a).next_back().expect("a segment");
+                    let s = m.rect_of(Item::Segment(sa)).expect("segment rect");
+                    assert!(
+                        r.y0 == s.y0 && r.y1 == s.y1 && r.x0 >= s.x0 - 1e-9 && r.x1 <= s.x1 + 1e-9,
+                        "{at}: {r:?} outside {s:?}"
+                    );
+                    if r.x1 - r.x0 > 1e-6 {
+                        let hit = m.hit((r.x0 + r.x1) / 2.0, (r.y0 + r.y1) / 2.0);
+                        assert_eq!(hit, Some(r.item), "{at}: {r:?}");
+                    }
+                }
+                // Labels: a block's version is its source's (trace row or final block).
+                for (&a, b) in &st.blocks {
+                    let v = b.version(&ctx);
+                    match b.src.get() {
+                        Source::Row(row) => {
+                            let tr = snap.trace(d).expect("trace");
+                            assert_eq!(tr.addr.get(row as usize), Some(&a), "{at}");
+                            assert_eq!(Some(&v), ctx.versions().events.get(row as usize));
+                        }
+                        Source::Final(i) => {
+                            assert_eq!(snap.blocks.get(i as usize).map(|b| b.address), Some(a));
+                            assert_eq!(Some(&v), ctx.versions().blocks.get(i as usize));
+                        }
+                        Source::Unknown => panic!("{at}: block {a:x} without a source"),
+                    }
+                    if v != memviz_analysis::tooltip::NO_VERSION && v > 0 {
+                        reused += 1;
+                    }
+                }
+                for (&a, g) in &st.segments {
+                    assert!(g.label(a, &ctx).starts_with(&format!("s{a:x}_")));
+                }
+            }
+        }
+    }
+    eprintln!(
+        "{maps} maps, {rects} rects, {orphans} orphan blocks, {reused} labels with version > 0"
+    );
+    assert!(reused > 0, "some address was reused");
+}
+
+/// The label of a block restored by undoing a free (or a segment by undoing its free) is the
+/// label of that event's row: the `free` at idx 3 of the vector, and every free of the
+/// fixtures' traces.
+#[test]
+fn restored_labels_match_their_event_rows() {
+    use memviz_analysis::state::{Kind, RowContext};
+    let mut checked = 0;
+    for name in [
+        "vector.pickle",
+        "truncated.pickle",
+        "deferred.pickle",
+        "expandable.pickle",
+    ] {
+        let snap = load_path(&fixtures_dir().join(name));
+        let h = History::build(&snap, 0, 32);
+        let ctx = RowContext::new(&snap, 0);
+        for k in 1..h.events.len() {
+            let e = h.events[k];
+            let Some(st) = h.state_after(k - 1) else {
+                continue;
+            };
+            let label = match e.kind {
+                Kind::Free | Kind::FreeCompleted => {
+                    st.blocks.get(&e.addr).map(|b| b.label(e.addr, &ctx))
+                }
+                Kind::SegmentFree => st.segments.get(&e.addr).map(|g| g.label(e.addr, &ctx)),
+                _ => continue,
+            };
+            let row = h.row_text(&snap, &ctx, k).expect("row");
+            let label = label.expect("restored");
+            // The label starts at column 14 (after the padded action).
+            let rest = row.get(14..).and_then(|r| r.strip_prefix(label.as_str()));
+            assert!(
+                rest.is_some_and(|r| r.starts_with(' ')),
+                "{name} event {k}: {label} vs {row}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 0);
+}

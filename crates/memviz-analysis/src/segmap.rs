@@ -1,0 +1,840 @@
+//! The Allocator State History's segment map (SEMANTICS.md §6.5): the packing of a [`State`]'s
+//! segments into rows, the drawn rectangles (segments, blocks, rounding waste), a hit test and
+//! the hover texts.
+//!
+//! # Units
+//! x is in memory_viz's units: bytes scaled by `200 / max segment size`, so the widest segment
+//! spans [0, 200] and the padding after every segment is 1 unit (`max / 200` bytes). y is in
+//! rows: row `r` occupies [r, r + 0.8] and y grows **down** (row 0 at the top); memory_viz maps
+//! [0, rows] to [0, 100] of its SVG. The segments' black 1 px border and the hover stroke are the
+//! viewer's business; a [`MapRect`] only has its fill.
+//!
+//! # Colours
+//! Segments are white, blocks `TABLEAU10[|h| % 10]` where `h` is the Java-style 32-bit string hash
+//! (`h = 31·h + c`, wrapping) of the block's **decimal** address, pending blocks
+//! (`active_pending_free`) and rounding waste red. [`TABLEAU10`] is the ten-colour list that
+//! MemoryViz.js defines itself (`schemeTableau10`, the classic Tableau 10 also used by d3).
+//!
+//! # Where memviz differs from memory_viz (on purpose)
+//! * A block outside every segment makes memory_viz throw (nothing is drawn). memviz does not
+//!   draw it either, but draws everything else and lists the address in [`SegMap::orphans`];
+//!   [`SegMap::item_text`] still describes it (`… (outside every segment)`).
+//! * A block (or its waste) reaching past its segment's end is clipped to the segment's rect, so
+//!   it never covers the next segment of the row. This only happens in inconsistent states.
+//! * Texts show the forward-pass stack (`forward_frames`) of a block's event or final block, as
+//!   the timeline tooltip does; memory_viz reads the field but never fills it for this view.
+//! * A restored segment keeps the pool id of its event (memory_viz drops it), so a private pool
+//!   is shown for it too. Multi-line user metadata is indented line by line, as in
+//!   [`crate::tooltip`].
+//! * Sizes never go negative (saturating): a segment whose blocks' requested sizes exceed it
+//!   shows 0 free, and then an internal share of `Infinity`%, as JavaScript would print it.
+
+use crate::format::size_long;
+use crate::frames::format_stack;
+use crate::state::{RowContext, Seg, State};
+use memviz_snapshot::Snapshot;
+
+/// The §6.4 header `(<allocated> allocated / <reserved> reserved)`, also reachable from here.
+pub use crate::state::header_text;
+
+/// MemoryViz.js's `schemeTableau10`: #4e79a7 #f28e2c #e15759 #76b7b2 #59a14f #edc949 #af7aa1
+/// #ff9da7 #9c755f #bab0ab.
+pub const TABLEAU10: [[u8; 4]; 10] = [
+    [0x4e, 0x79, 0xa7, 0xff],
+    [0xf2, 0x8e, 0x2c, 0xff],
+    [0xe1, 0x57, 0x59, 0xff],
+    [0x76, 0xb7, 0xb2, 0xff],
+    [0x59, 0xa1, 0x4f, 0xff],
+    [0xed, 0xc9, 0x49, 0xff],
+    [0xaf, 0x7a, 0xa1, 0xff],
+    [0xff, 0x9d, 0xa7, 0xff],
+    [0x9c, 0x75, 0x5f, 0xff],
+    [0xba, 0xb0, 0xab, 0xff],
+];
+/// Segment fill.
+pub const WHITE: [u8; 4] = [255, 255, 255, 255];
+/// CSS `red`: pending blocks and rounding waste.
+pub const RED: [u8; 4] = [255, 0, 0, 255];
+/// Height of a rect in rows (memory_viz: 4/5 of a row).
+pub const RECT_HEIGHT: f64 = 0.8;
+/// Width of the map in x units.
+pub const WIDTH_UNITS: f64 = 200.0;
+/// What a pending block's text adds after `allocation` (memory_viz's wording).
+pub const PENDING_NOTE: &str = " (block freed but waiting due to record_stream)";
+/// What an orphan block's text shows instead of the stream.
+pub const ORPHAN_NOTE: &str = " (outside every segment)";
+
+/// One drawn thing of the map, by address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Item {
+    /// The segment (or mapped range) at this address.
+    Segment(u64),
+    /// The live block at this address.
+    Block(u64),
+    /// The rounding waste of the block at this address (`requested` to `size`).
+    Waste(u64),
+}
+
+/// A drawn rectangle in map units (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MapRect {
+    pub x0: f64,
+    pub x1: f64,
+    pub y0: f64,
+    pub y1: f64,
+    pub color: [u8; 4],
+    pub item: Item,
+}
+
+impl MapRect {
+    /// Whether `(x, y)` is inside (left and top edges included, right and bottom excluded).
+    #[must_use]
+    pub fn contains(&self, x: f64, y: f64) -> bool {
+        self.x0 <= x && x < self.x1 && self.y0 <= y && y < self.y1
+    }
+}
+
+/// The rects of one kind in one row, for the hit test: indices sorted by `x0`, with the running
+/// maximum of `x1` (so a search can stop as soon as nothing further left reaches `x`).
+#[derive(Clone, Debug, Default)]
+struct Layer {
+    ids: Vec<u32>,
+    reach: Vec<f64>,
+}
+
+/// A packed [`State`]: rows, rects in draw order and the indexes behind [`SegMap::hit`] and
+/// [`SegMap::rect_of`].
+#[derive(Clone, Debug, Default)]
+pub struct SegMap {
+    /// Number of rows (at least 1, as memory_viz's y domain).
+    pub rows: u32,
+    /// The largest segment's size (the bytes that map to 200 units); 0 without segments.
+    pub max_segment_bytes: u64,
+    /// In draw order: every segment (in packing order), then every block (address order), then
+    /// every rounding-waste rect (address order).
+    pub rects: Vec<MapRect>,
+    /// Blocks outside every segment (not drawn), address order.
+    pub orphans: Vec<u64>,
+    /// Segments by address: `(address, rect index)`.
+    seg_by_addr: Vec<(u64, u32)>,
+    /// Rect index ranges of the blocks and of the waste rects (both address-sorted).
+    blocks: (u32, u32),
+    wastes: (u32, u32),
+    /// Per row: waste, block and segment layers (topmost first).
+    index: Vec<[Layer; 3]>,
+}
+
+/// The Java-style 32-bit string hash (`h = 31·h + c`, wrapping) of `addr`'s decimal string, as
+/// memory_viz's `hashCode`.
+#[must_use]
+pub fn java_hash_decimal(addr: u64) -> i32 {
+    addr.to_string()
+        .bytes()
+        .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
+}
+
+/// The fill of a non-pending block at `addr`: `TABLEAU10[|h| % 10]`.
+#[must_use]
+pub fn block_color(addr: u64) -> [u8; 4] {
+    let i = i64::from(java_hash_decimal(addr)).unsigned_abs() % 10;
+    TABLEAU10.get(i as usize).copied().unwrap_or(TABLEAU10[0])
+}
+
+/// A number as JavaScript's `Number.prototype.toString` prints it (shortest round-trip digits,
+/// exponent form below 1e-6 and from 1e21).
+fn js_number(v: f64) -> String {
+    if v.is_nan() {
+        return "NaN".to_string();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "Infinity" } else { "-Infinity" }.to_string();
+    }
+    if v == 0.0 {
+        return "0".to_string();
+    }
+    let a = v.abs();
+    if (1e-6..1e21).contains(&a) {
+        return format!("{v}");
+    }
+    let s = format!("{v:e}");
+    match s.split_once('e') {
+        Some((m, e)) if !e.starts_with('-') => format!("{m}e+{e}"),
+        _ => s,
+    }
+}
+
+/// Where a segment was packed.
+#[derive(Clone, Copy, Debug)]
+struct Placed {
+    addr: u64,
+    end: u64,
+    /// Bytes from the row start (memory_viz's `offset`, fractional because of the padding).
+    offset: f64,
+    row: u32,
+}
+
+/// The segment of `state` containing `addr`.
+fn containing_segment(state: &State, addr: u64) -> Option<(u64, &Seg)> {
+    let (&a, seg) = state.segments.range(..=addr).next_back()?;
+    (addr < a.saturating_add(seg.size)).then_some((a, seg))
+}
+
+impl SegMap {
+    /// §6.5 packing of `state`: x in [0, 200] units (bytes scaled by 200 / max segment size), y
+    /// in [0, rows] with row r occupying [r, r + 0.8] (y grows down: row 0 at the top); rects in
+    /// draw order: all segments (white), then blocks (Tableau10 by the Java-style hash of the
+    /// decimal address; red for pending), then rounding-waste rects (red) from requested to size.
+    #[must_use]
+    pub fn build(state: &State) -> SegMap {
+        let mut segs: Vec<(u64, u64)> = state.segments.iter().map(|(&a, s)| (a, s.size)).collect();
+        segs.sort_unstable_by_key(|&(a, size)| (size, a));
+        let max = segs.last().map_or(0, |s| s.1);
+        let maxf = max as f64;
+        // d3's scaleLinear([0, max] → [0, 200]) and its invert(1), in the same float steps.
+        let scale = |bytes: f64| {
+            if max == 0 {
+                0.0
+            } else {
+                WIDTH_UNITS * (bytes / maxf)
+            }
+        };
+        let pad = maxf * (1.0 / WIDTH_UNITS);
+
+        let mut map = SegMap {
+            max_segment_bytes: max,
+            ..SegMap::default()
+        };
+        let mut rects = Vec::with_capacity(segs.len() + state.blocks.len() * 3 / 2);
+        let mut placed: Vec<Placed> = Vec::with_capacity(segs.len());
+        let mut row = 0u32;
+        let mut x = 0.0f64;
+        for &(addr, size) in &segs {
+            let sizef = size as f64;
+            if x + sizef > maxf {
+                row = row.saturating_add(1);
+                x = 0.0;
+            }
+            placed.push(Placed {
+                addr,
+                end: addr.saturating_add(size),
+                offset: x,
+                row,
+            });
+            let x0 = scale(x);
+            rects.push(MapRect {
+                x0,
+                x1: x0 + scale(sizef),
+                y0: f64::from(row),
+                y1: f64::from(row) + RECT_HEIGHT,
+                color: WHITE,
+                item: Item::Segment(addr),
+            });
+            x += sizef + pad;
+        }
+        map.rows = if segs.is_empty() {
+            1
+        } else {
+            row.saturating_add(1)
+        };
+        map.seg_by_addr = placed
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.addr, i as u32))
+            .collect();
+        map.seg_by_addr.sort_unstable();
+        let by_addr: Vec<Placed> = map
+            .seg_by_addr
+            .iter()
+            .filter_map(|&(_, i)| placed.get(i as usize).copied())
+            .collect();
+        let find = |addr: u64| -> Option<Placed> {
+            let i = by_addr.partition_point(|p| p.addr <= addr);
+            let p = *by_addr.get(i.checked_sub(1)?)?;
+            (addr < p.end).then_some(p)
+        };
+
+        // Blocks, then waste; both clipped to their segment's right edge.
+        let mut waste: Vec<MapRect> = Vec::new();
+        let block_start = rects.len() as u32;
+        for (&addr, b) in &state.blocks {
+            let Some(p) = find(addr) else {
+                map.orphans.push(addr);
+                continue;
+            };
+            let seg_x1 = scale(p.offset + (p.end - p.addr) as f64);
+            let start = p.offset + (addr - p.addr) as f64;
+            let x0 = scale(start);
+            let y0 = f64::from(p.row);
+            rects.push(MapRect {
+                x0,
+                x1: (x0 + scale(b.requested as f64)).min(seg_x1),
+                y0,
+                y1: y0 + RECT_HEIGHT,
+                color: if b.pending { RED } else { block_color(addr) },
+                item: Item::Block(addr),
+            });
+            if b.size > b.requested {
+                let w0 = scale(start + b.requested as f64);
+                waste.push(MapRect {
+                    x0: w0.min(seg_x1),
+                    x1: (w0 + scale((b.size - b.requested) as f64)).min(seg_x1),
+                    y0,
+                    y1: y0 + RECT_HEIGHT,
+                    color: RED,
+                    item: Item::Waste(addr),
+                });
+            }
+        }
+        map.blocks = (block_start, rects.len() as u32);
+        rects.extend(waste);
+        map.wastes = (map.blocks.1, rects.len() as u32);
+        map.rects = rects;
+        map.build_index();
+        map
+    }
+
+    fn build_index(&mut self) {
+        let mut index: Vec<[Layer; 3]> = (0..self.rows).map(|_| Default::default()).collect();
+        for (i, r) in self.rects.iter().enumerate() {
+            let layer = match r.item {
+                Item::Waste(_) => 0,
+                Item::Block(_) => 1,
+                Item::Segment(_) => 2,
+            };
+            if let Some(l) = index
+                .get_mut(r.y0 as usize)
+                .and_then(|row| row.get_mut(layer))
+            {
+                l.ids.push(i as u32);
+            }
+        }
+        let rects = &self.rects;
+        let x0 = |i: &u32| rects.get(*i as usize).map_or(0.0, |r| r.x0);
+        for row in &mut index {
+            for l in row.iter_mut() {
+                l.ids.sort_by(|a, b| x0(a).total_cmp(&x0(b)).then(a.cmp(b)));
+                let mut reach = f64::NEG_INFINITY;
+                l.reach = l
+                    .ids
+                    .iter()
+                    .map(|i| {
+                        reach = reach.max(rects.get(*i as usize).map_or(reach, |r| r.x1));
+                        reach
+                    })
+                    .collect();
+            }
+        }
+        self.index = index;
+    }
+
+    /// The topmost item at `(x, y)` in map units: waste over block over segment (and a later
+    /// rect over an earlier one of the same kind); `None` outside every rect.
+    #[must_use]
+    pub fn hit(&self, x: f64, y: f64) -> Option<Item> {
+        if !(x.is_finite() && y.is_finite()) || y < 0.0 {
+            return None;
+        }
+        let row = self.index.get(y as usize)?;
+        for layer in row {
+            let end = layer
+                .ids
+                .partition_point(|&i| self.rects.get(i as usize).is_some_and(|r| r.x0 <= x));
+            let mut best: Option<u32> = None;
+            for k in (0..end).rev() {
+                if layer.reach.get(k).is_none_or(|&r| r <= x) {
+                    break;
+                }
+                let Some(&i) = layer.ids.get(k) else { break };
+                if self.rects.get(i as usize).is_some_and(|r| r.contains(x, y))
+                    && best.is_none_or(|b| i > b)
+                {
+                    best = Some(i);
+                }
+            }
+            if let Some(i) = best {
+                return self.rects.get(i as usize).map(|r| r.item);
+            }
+        }
+        None
+    }
+
+    /// The item's rect (for tests and for the viewer's highlight); `None` when not drawn.
+    #[must_use]
+    pub fn rect_of(&self, item: Item) -> Option<&MapRect> {
+        let in_range = |(a, b): (u32, u32), addr: u64| {
+            let slice = self.rects.get(a as usize..b as usize)?;
+            let key = |r: &MapRect| match r.item {
+                Item::Segment(x) | Item::Block(x) | Item::Waste(x) => x,
+            };
+            let i = slice.binary_search_by_key(&addr, key).ok()?;
+            slice.get(i)
+        };
+        match item {
+            Item::Segment(addr) => {
+                let i = self.seg_by_addr.binary_search_by_key(&addr, |s| s.0).ok()?;
+                let (_, r) = *self.seg_by_addr.get(i)?;
+                self.rects.get(r as usize)
+            }
+            Item::Block(addr) => in_range(self.blocks, addr),
+            Item::Waste(addr) => in_range(self.wastes, addr),
+        }
+    }
+
+    /// The hover text of §6.5 for `item` in `state` (the state this map was built from), lines
+    /// joined by `\n`:
+    /// * segment: `s<hex>_<v>: segment <size> allocated, <size − occupied> free[ (<p>% internal)]
+    ///   (stream n[, pool_id (a, b)])`, where occupied = Σ requested and internal = Σ (size −
+    ///   requested) of its blocks and `p` = internal / free · 100 unrounded, shown when internal
+    ///   > 0;
+    /// * block: `b<hex>_<v> <requested> allocation[ (block freed but waiting due to
+    ///   record_stream)] (stream n[, pool_id (a, b)])` with the segment's stream and private pool;
+    /// * waste: `Free space lost due to rounding <size − requested> (stream n)`;
+    ///
+    /// then `User Metadata:` lines when the item's event has some, then the frames (filtered,
+    /// repeats elided, or the no-frames explanation), then for blocks and waste the forward-pass
+    /// stack. `None` when the item is not in `state` (or a waste item whose block has none).
+    #[must_use]
+    pub fn item_text(
+        &self,
+        snap: &Snapshot,
+        ctx: &RowContext,
+        state: &State,
+        item: Item,
+    ) -> Option<String> {
+        let device = ctx.device();
+        let pool_str = |pool: (i64, i64)| {
+            if pool == (0, 0) {
+                String::new()
+            } else {
+                format!(", pool_id ({}, {})", pool.0, pool.1)
+            }
+        };
+        let (title, src, stack, forward) = match item {
+            Item::Segment(addr) => {
+                let seg = state.segments.get(&addr)?;
+                let end = addr.saturating_add(seg.size);
+                let (mut occupied, mut internal) = (0u64, 0u64);
+                for b in state.blocks.range(addr..end).map(|(_, b)| b) {
+                    occupied = occupied.saturating_add(b.requested);
+                    internal = internal.saturating_add(b.size.saturating_sub(b.requested));
+                }
+                let free = seg.size.saturating_sub(occupied);
+                let share = if internal > 0 {
+                    format!(
+                        " ({}% internal)",
+                        js_number(internal as f64 / free as f64 * 100.0)
+                    )
+                } else {
+                    String::new()
+                };
+                let title = format!(
+                    "{}: segment {} allocated, {} free{share} (stream {}{})",
+                    seg.label(addr, ctx),
+                    size_long(seg.size),
+                    size_long(free),
+                    ctx.stream(seg.stream),
+                    pool_str(seg.pool)
+                );
+                (title, seg.src, seg.stack(snap, device), None)
+            }
+            Item::Block(addr) | Item::Waste(addr) => {
+                let b = state.blocks.get(&addr)?;
+                let seg = containing_segment(state, addr).map(|(_, s)| s);
+                let title = if let Item::Waste(_) = item {
+                    if b.size <= b.requested {
+                        return None;
+                    }
+                    let stream = seg.map_or_else(
+                        || ORPHAN_NOTE.to_string(),
+                        |s| format!(" (stream {})", ctx.stream(s.stream)),
+                    );
+                    format!(
+                        "Free space lost due to rounding {}{stream}",
+                        size_long(b.size - b.requested)
+                    )
+                } else {
+                    let stream = seg.map_or_else(
+                        || ORPHAN_NOTE.to_string(),
+                        |s| format!(" (stream {}{})", ctx.stream(s.stream), pool_str(s.pool)),
+                    );
+                    format!(
+                        "{} {} allocation{}{stream}",
+                        b.label(addr, ctx),
+                        size_long(b.requested),
+                        if b.pending { PENDING_NOTE } else { "" }
+                    )
+                };
+                (
+                    title,
+                    b.src,
+                    b.stack(snap, device),
+                    b.forward_frames(snap, device),
+                )
+            }
+        };
+        let mut lines = vec![title];
+        let metadata = src.user_metadata(snap, device);
+        if !metadata.is_empty() {
+            lines.push("User Metadata:".to_string());
+            lines.extend(metadata.split('\n').map(|l| format!("  {l}")));
+        }
+        lines.extend(format_stack(snap, stack, true));
+        if let Some(f) = forward {
+            let joined: String = f.iter().map(|&s| snap.str(s)).collect();
+            let trimmed = joined.trim_end();
+            if !trimmed.is_empty() {
+                lines.push(String::new());
+                lines.push(crate::tooltip::FORWARD_FRAMES_HEADER.to_string());
+                lines.extend(trimmed.split('\n').map(str::to_string));
+            }
+        }
+        Some(lines.join("\n"))
+    }
+
+    /// Every drawn item, in draw order.
+    pub fn items(&self) -> impl Iterator<Item = Item> + '_ {
+        self.rects.iter().map(|r| r.item)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::{Blk, Src};
+
+    fn seg(size: u64) -> Seg {
+        Seg {
+            size,
+            stream: 0,
+            pool: (0, 0),
+            src: Src::UNKNOWN,
+        }
+    }
+
+    fn blk(size: u64, requested: u64, pending: bool) -> Blk {
+        Blk {
+            size,
+            requested,
+            pending,
+            src: Src::UNKNOWN,
+        }
+    }
+
+    /// A snapshot with no segments and no trace (item texts then have `_undefined` versions
+    /// and the no-frames explanation).
+    fn empty_snapshot() -> Snapshot {
+        // {"segments": [], "device_traces": []}, protocol 2.
+        let mut p: Vec<u8> = vec![0x80, 2, b'}', b'('];
+        for key in ["segments", "device_traces"] {
+            p.push(b'X');
+            p.extend_from_slice(&(key.len() as u32).to_le_bytes());
+            p.extend_from_slice(key.as_bytes());
+            p.push(b']');
+        }
+        p.extend_from_slice(b"u.");
+        memviz_snapshot::load_slice(&p).expect("a minimal snapshot")
+    }
+
+    const A: u64 = 0x1000_0000;
+
+    /// SEMANTICS §6.4 after idx 2: one 100-byte segment with A (10/10), A+10 (20/20) and A+30
+    /// (size 30, requested 25).
+    fn vector_after_2() -> State {
+        let mut s = State::default();
+        s.insert_segment(A, seg(100));
+        s.insert_block(A, blk(10, 10, false));
+        s.insert_block(A + 10, blk(20, 20, false));
+        s.insert_block(A + 30, blk(30, 25, false));
+        s
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    /// The topmost rect at a point by brute force: waste, then block, then segment; the later
+    /// drawn among equals.
+    fn brute_hit(m: &SegMap, x: f64, y: f64) -> Option<Item> {
+        let rank = |i: &Item| match i {
+            Item::Waste(_) => 2,
+            Item::Block(_) => 1,
+            Item::Segment(_) => 0,
+        };
+        m.rects
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.contains(x, y))
+            .max_by_key(|(i, r)| (rank(&r.item), *i))
+            .map(|(_, r)| r.item)
+    }
+
+    #[test]
+    fn vector_rects() {
+        let s = vector_after_2();
+        let m = SegMap::build(&s);
+        assert_eq!((m.rows, m.max_segment_bytes), (1, 100));
+        // 2 units per byte.
+        let want = [
+            (Item::Segment(A), 0.0, 200.0),
+            (Item::Block(A), 0.0, 20.0),
+            (Item::Block(A + 10), 20.0, 60.0),
+            (Item::Block(A + 30), 60.0, 110.0),
+            (Item::Waste(A + 30), 110.0, 120.0),
+        ];
+        assert_eq!(m.rects.len(), want.len());
+        for (r, (item, x0, x1)) in m.rects.iter().zip(want) {
+            assert_eq!(r.item, item);
+            assert!(close(r.x0, x0) && close(r.x1, x1), "{r:?}");
+            assert_eq!((r.y0, r.y1), (0.0, 0.8));
+        }
+        assert_eq!(m.rects[0].color, WHITE);
+        assert_eq!(m.rects[4].color, RED);
+        assert!(m.orphans.is_empty());
+        for (i, r) in m.rects.iter().enumerate() {
+            assert_eq!(m.rect_of(r.item), Some(&m.rects[i]));
+        }
+        assert_eq!(m.rect_of(Item::Waste(A)), None);
+        assert_eq!(m.rect_of(Item::Block(A + 1)), None);
+    }
+
+    /// Java-style hashes of decimal addresses, by hand:
+    /// * `"10"`: h = 31·'1' + '0' = 31·49 + 48 = 1567; 1567 % 10 = 7 → #ff9da7;
+    /// * `"1000"`: ((49·31 + 48)·31 + 48)·31 + 48 = (1567·31 + 48)·31 + 48 = 48625·31 + 48 =
+    ///   1507423; % 10 = 3 → #76b7b2;
+    /// * `"268435456"` (A = 0x10000000), chars 50,54,56,52,51,53,52,53,54, each step
+    ///   `h = 31·h + c` read as i32: 50, 1604, 49780, 1543232, 47840243, 1483047586, then
+    ///   1483047586·31 + 52 = 45974475218 ≡ −1270165038, −720410461, −857887757; |h| % 10 = 7
+    ///   → #ff9da7. A + 10 (`"268435466"`) ends …, −720410460, −857887726 → 6 → #af7aa1.
+    ///
+    /// The test also recomputes every hash independently with i64 arithmetic.
+    #[test]
+    fn colors_by_java_hash() {
+        assert_eq!(java_hash_decimal(10), 1567);
+        assert_eq!(block_color(10), [0xff, 0x9d, 0xa7, 0xff]);
+        assert_eq!(java_hash_decimal(1000), 1_507_423);
+        assert_eq!(block_color(1000), [0x76, 0xb7, 0xb2, 0xff]);
+        // Independent: i64 arithmetic reduced mod 2^32 at every step, then read as i32.
+        for addr in [A, A + 10, A + 30, 139_637_976_727_552, u64::MAX] {
+            let mut h: i64 = 0;
+            for c in addr.to_string().bytes() {
+                h = (h * 31 + i64::from(c)).rem_euclid(1 << 32);
+            }
+            let h32 = if h >= 1 << 31 { h - (1 << 32) } else { h };
+            assert_eq!(i64::from(java_hash_decimal(addr)), h32, "{addr}");
+            assert_eq!(
+                block_color(addr),
+                TABLEAU10[(h32.unsigned_abs() % 10) as usize]
+            );
+        }
+        assert_eq!(java_hash_decimal(A), -857_887_757);
+        assert_eq!(java_hash_decimal(A + 10), -857_887_726);
+        let s = vector_after_2();
+        let m = SegMap::build(&s);
+        let color = |a| m.rect_of(Item::Block(a)).map(|r| r.color);
+        assert_eq!(color(A), Some([0xff, 0x9d, 0xa7, 0xff]));
+        assert_eq!(color(A + 10), Some([0xaf, 0x7a, 0xa1, 0xff]));
+        let mut s = s;
+        s.insert_block(A + 10, blk(20, 20, true));
+        let m = SegMap::build(&s);
+        assert_eq!(m.rect_of(Item::Block(A + 10)).map(|r| r.color), Some(RED));
+    }
+
+    /// §6.5 packing: sizes ascending then addresses; pad = max / 200 bytes (1 unit); a segment
+    /// starts a new row when `x + size > max`.
+    #[test]
+    fn packing_rows() {
+        let mut s = State::default();
+        // max = 2000: pad 10 bytes = 1 unit; 0.1 unit per byte.
+        for (addr, size) in [
+            (9000, 2000),
+            (1000, 500),
+            (5000, 500),
+            (3000, 800),
+            (7000, 1000),
+            (8000, 300),
+        ] {
+            s.insert_segment(addr, seg(size));
+        }
+        let m = SegMap::build(&s);
+        // Order: 300@8000, 500@1000, 500@5000, 800@3000, 1000@7000, 2000@9000.
+        // Row 0: 8000 at 0 (x = 310), 1000 at 310 (x = 820), 5000 at 820 (x = 1330);
+        //        800 does not fit (1330 + 800 > 2000): row 1.
+        // Row 1: 3000 at 0 (x = 810), 7000: 810 + 1000 ≤ 2000 at 810 (x = 1820).
+        // Row 2: 9000 at 0 (2000 > 2000 − 1820).
+        let want = [
+            (8000, 0, 0.0, 30.0),
+            (1000, 0, 31.0, 81.0),
+            (5000, 0, 82.0, 132.0),
+            (3000, 1, 0.0, 80.0),
+            (7000, 1, 81.0, 181.0),
+            (9000, 2, 0.0, 200.0),
+        ];
+        assert_eq!(m.rows, 3);
+        assert_eq!(m.max_segment_bytes, 2000);
+        for (r, (addr, row, x0, x1)) in m.rects.iter().zip(want) {
+            assert_eq!(r.item, Item::Segment(addr));
+            assert_eq!(r.y0, f64::from(row), "{r:?}");
+            assert!(close(r.x0, x0) && close(r.x1, x1), "{r:?} want {x0}..{x1}");
+        }
+        // A block at 7000 + 100 of 200 bytes: x = 81 + 10 units, 20 units wide, row 1.
+        s.insert_block(7100, blk(256, 200, false));
+        let m = SegMap::build(&s);
+        let b = m.rect_of(Item::Block(7100)).expect("block");
+        assert!(
+            close(b.x0, 91.0) && close(b.x1, 111.0) && b.y0 == 1.0,
+            "{b:?}"
+        );
+        let w = m.rect_of(Item::Waste(7100)).expect("waste");
+        assert!(close(w.x0, 111.0) && close(w.x1, 116.6), "{w:?}");
+        // Equal sizes order by address; an empty state has one row and nothing drawn.
+        let m = SegMap::build(&State::default());
+        assert_eq!((m.rows, m.rects.len(), m.max_segment_bytes), (1, 0, 0));
+        assert_eq!(m.hit(1.0, 0.1), None);
+    }
+
+    #[test]
+    fn hit_is_topmost() {
+        let s = vector_after_2();
+        let m = SegMap::build(&s);
+        for r in &m.rects {
+            let (x, y) = ((r.x0 + r.x1) / 2.0, (r.y0 + r.y1) / 2.0);
+            let want = if let Item::Segment(_) = r.item {
+                // The segment's centre (100 units) lies in the block A+30 ([60, 110]).
+                Item::Block(A + 30)
+            } else {
+                r.item
+            };
+            assert_eq!(m.hit(x, y), Some(want), "{r:?}");
+        }
+        // Overlapping blocks (an inconsistent state) and a grid of points: the index agrees
+        // with a brute-force topmost search everywhere.
+        let mut bad = s.clone();
+        bad.insert_block(A + 5, blk(40, 30, false));
+        bad.insert_block(A + 70, blk(10, 10, true));
+        bad.insert_segment(A + 1000, seg(60));
+        bad.insert_block(A + 1000, blk(60, 1, false));
+        let bad_map = SegMap::build(&bad);
+        assert_eq!(bad_map.rows, 2);
+        for i in 0..=400 {
+            for j in 0..=50 {
+                let (x, y) = (f64::from(i) * 0.5 - 0.25, f64::from(j) * 0.05);
+                assert_eq!(bad_map.hit(x, y), brute_hit(&bad_map, x, y), "({x}, {y})");
+            }
+        }
+        // Free space of the segment (after the waste at 120 units).
+        assert_eq!(m.hit(150.0, 0.4), Some(Item::Segment(A)));
+        // Below the rect (the row gap), left, right, above, NaN.
+        assert_eq!(m.hit(150.0, 0.9), None);
+        assert_eq!(m.hit(-1.0, 0.4), None);
+        assert_eq!(m.hit(200.5, 0.4), None);
+        assert_eq!(m.hit(10.0, -0.1), None);
+        assert_eq!(m.hit(f64::NAN, 0.4), None);
+        assert_eq!(m.hit(10.0, 1.2), None);
+        // The padding between two segments of a row.
+        let mut s = State::default();
+        s.insert_segment(0, seg(100));
+        s.insert_segment(1000, seg(100));
+        s.insert_segment(5000, seg(400));
+        let m = SegMap::build(&s);
+        // 0.5 units per byte, pad 1 unit: [0, 50], [51, 101]; the gap is (50, 51).
+        assert_eq!(m.hit(50.5, 0.5), None);
+        assert_eq!(m.hit(49.9, 0.5), Some(Item::Segment(0)));
+        assert_eq!(m.hit(51.1, 0.5), Some(Item::Segment(1000)));
+        assert_eq!(m.hit(100.0, 1.5), Some(Item::Segment(5000)));
+        for r in &m.rects {
+            assert_eq!(
+                m.hit((r.x0 + r.x1) / 2.0, (r.y0 + r.y1) / 2.0),
+                Some(r.item)
+            );
+        }
+    }
+
+    #[test]
+    fn orphans_and_overflow_do_not_panic() {
+        let mut s = vector_after_2();
+        // Outside every segment, and one reaching past the segment's end.
+        s.insert_block(5, blk(10, 10, false));
+        s.insert_block(A + 90, blk(512, 400, false));
+        s.insert_block(u64::MAX - 1, blk(u64::MAX, 1, true));
+        let m = SegMap::build(&s);
+        assert_eq!(m.orphans, [5, u64::MAX - 1]);
+        let outer = *m.rect_of(Item::Segment(A)).expect("segment");
+        for item in [Item::Block(A + 90), Item::Waste(A + 90)] {
+            let r = m.rect_of(item).expect("drawn");
+            assert!(r.x0 >= outer.x0 && r.x1 <= outer.x1, "{r:?}");
+        }
+        let snap = empty_snapshot();
+        let ctx = RowContext::new(&snap, 0);
+        assert_eq!(
+            m.item_text(&snap, &ctx, &s, Item::Block(5))
+                .as_deref()
+                .and_then(|t| t.lines().next()),
+            Some("b5_undefined 10.0B (10 bytes) allocation (outside every segment)")
+        );
+        assert!(m.item_text(&snap, &ctx, &s, Item::Segment(5)).is_none());
+        // Zero-sized segments and a huge one.
+        let mut s = State::default();
+        s.insert_segment(0, seg(0));
+        s.insert_segment(10, seg(0));
+        s.insert_segment(u64::MAX - 10, seg(u64::MAX));
+        s.insert_block(u64::MAX - 5, blk(u64::MAX, 0, false));
+        let m = SegMap::build(&s);
+        assert!(m.rects.iter().all(|r| r.x0.is_finite() && r.x1.is_finite()));
+        let _ = m.hit(0.0, 0.0);
+        for r in &m.rects {
+            assert!(m.item_text(&snap, &ctx, &s, r.item).is_some());
+        }
+    }
+
+    #[test]
+    fn texts() {
+        let snap = empty_snapshot();
+        let ctx = RowContext::new(&snap, 0);
+        let explanation = crate::frames::NO_FRAMES_EXPLANATION.join("\n");
+        let mut s = vector_after_2();
+        let m = SegMap::build(&s);
+        let text = |m: &SegMap, s: &State, item| m.item_text(&snap, &ctx, s, item).expect("text");
+        // occupied 55, internal 5, free 45: 5 / 45 · 100 unrounded.
+        assert_eq!(
+            text(&m, &s, Item::Segment(A)),
+            format!(
+                "s10000000_undefined: segment 100.0B (100 bytes) allocated, 45.0B (45 bytes) free (11.11111111111111% internal) (stream 0)\n{explanation}"
+            )
+        );
+        assert_eq!(
+            text(&m, &s, Item::Block(A + 30)),
+            format!("b1000001e_undefined 25.0B (25 bytes) allocation (stream 0)\n{explanation}")
+        );
+        assert_eq!(
+            text(&m, &s, Item::Waste(A + 30)),
+            format!("Free space lost due to rounding 5.0B (5 bytes) (stream 0)\n{explanation}")
+        );
+        assert!(m.item_text(&snap, &ctx, &s, Item::Waste(A)).is_none());
+        assert!(m.item_text(&snap, &ctx, &s, Item::Block(A + 1)).is_none());
+        // Pending, and a private pool on the segment; no waste: no percentage.
+        s.insert_block(A + 30, blk(25, 25, true));
+        if let Some(g) = s.segments.get_mut(&A) {
+            g.pool = (1, 2);
+        }
+        let m = SegMap::build(&s);
+        assert!(text(&m, &s, Item::Block(A + 30)).starts_with(
+            "b1000001e_undefined 25.0B (25 bytes) allocation (block freed but waiting due to record_stream) (stream 0, pool_id (1, 2))\n"
+        ));
+        assert!(text(&m, &s, Item::Segment(A)).starts_with(
+            "s10000000_undefined: segment 100.0B (100 bytes) allocated, 45.0B (45 bytes) free (stream 0, pool_id (1, 2))\n"
+        ));
+    }
+
+    #[test]
+    fn js_numbers() {
+        assert_eq!(js_number(5.0 / 45.0 * 100.0), "11.11111111111111");
+        assert_eq!(js_number(50.0), "50");
+        assert_eq!(js_number(0.5), "0.5");
+        assert_eq!(js_number(6e-7), "6e-7");
+        assert_eq!(js_number(1.5e-7), "1.5e-7");
+        assert_eq!(js_number(1e21), "1e+21");
+        assert_eq!(js_number(1e20), "100000000000000000000");
+        assert_eq!(js_number(f64::INFINITY), "Infinity");
+        assert_eq!(js_number(0.000001), "0.000001");
+    }
+}
