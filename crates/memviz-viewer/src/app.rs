@@ -13,6 +13,7 @@ use serde_json::json;
 
 use crate::camera::{Camera, PlotGeometry, RectCss, Y_HEADROOM};
 use crate::scene::{self, Batch, PlotScene, STATIC_MAX_POINTS};
+use crate::state_view::StateView;
 use crate::ticks::{self, Tick};
 
 /// Camera idle time after which a windowed scene is rebuilt, ms.
@@ -53,7 +54,45 @@ struct DeviceData {
 pub struct LoadedFile {
     pub name: String,
     pub snap: Snapshot,
-    devices: HashMap<i64, DeviceData>,
+    devices: HashMap<(i64, ViewKind), DeviceData>,
+}
+
+/// What the canvas shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ViewKind {
+    /// Active Memory Timeline (SEMANTICS §3).
+    Active,
+    /// Active Cached Segment Timeline (§4, with `segment_map` / `segment_unmap`).
+    Segments,
+    /// Allocated Memory incl. Private Pools (§5, pool envelopes).
+    Pools,
+    /// Allocator State History (§6): the event list and the segment map.
+    State,
+}
+
+impl ViewKind {
+    /// `active`, `segments`, `pools` or `state`.
+    #[must_use]
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "active" => Self::Active,
+            "segments" => Self::Segments,
+            "pools" => Self::Pools,
+            "state" => Self::State,
+            _ => return None,
+        })
+    }
+
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Active => "active",
+            Self::Segments => "segments",
+            Self::Pools => "pools",
+            Self::State => "state",
+        }
+    }
 }
 
 /// Both axes' ticks, positions in canvas CSS px.
@@ -97,7 +136,13 @@ pub struct App {
     /// Windowed scenes: the camera moved since the last rebuild, first seen at this time.
     unsettled_since: Option<Option<f64>>,
     overview_cols: Vec<u64>,
-    overview_key: (usize, i64, u32),
+    overview_key: (usize, i64, ViewKind, u32),
+    /// The timeline kind shown (never `State`).
+    kind: ViewKind,
+    /// True while the Allocator State History is shown instead of the timeline.
+    show_state: bool,
+    /// The state history of (file, device), built on first use.
+    state_view: Option<((usize, i64), StateView)>,
 }
 
 impl App {
@@ -118,7 +163,10 @@ impl App {
             needs_redraw: true,
             unsettled_since: None,
             overview_cols: Vec::new(),
-            overview_key: (usize::MAX, 0, 0),
+            overview_key: (usize::MAX, 0, ViewKind::Active, 0),
+            kind: ViewKind::Active,
+            show_state: false,
+            state_view: None,
         };
         app.add_file(name, snap);
         app
@@ -183,13 +231,14 @@ impl App {
         let (cols, _) = self.geom.plot_px();
         let geom = self.geom;
         if let Some(f) = self.files.get_mut(self.current) {
-            if !f.devices.contains_key(&device) {
-                let data = build_device(&f.snap, device, &geom, cols);
-                f.devices.insert(device, data);
+            let key = (device, self.kind);
+            if !f.devices.contains_key(&key) {
+                let data = build_device(&f.snap, device, self.kind, &geom, cols);
+                f.devices.insert(key, data);
             }
             self.time_axis = f
                 .devices
-                .get(&device)
+                .get(&key)
                 .is_some_and(|d| d.step_time_us.is_some());
         }
         let (steps, peak) = self
@@ -201,15 +250,152 @@ impl App {
         self.generation += 1;
         self.needs_redraw = true;
         self.unsettled_since = None;
+        if self.show_state {
+            self.ensure_state_view();
+        }
+    }
+
+    // ----- views ------------------------------------------------------------------------------
+
+    /// Shows `kind`: a timeline kind (its timeline and layout built for the current device on
+    /// first use, camera fitted) or the Allocator State History.
+    pub fn set_view(&mut self, kind: ViewKind) {
+        if kind == ViewKind::State {
+            self.show_state = true;
+            self.hover = None;
+            self.ensure_state_view();
+        } else {
+            self.show_state = false;
+            if kind != self.kind {
+                self.kind = kind;
+                self.set_device(self.device);
+            }
+        }
+        self.generation += 1;
+        self.needs_redraw = true;
+    }
+
+    /// What the canvas shows.
+    #[must_use]
+    pub fn view(&self) -> ViewKind {
+        if self.show_state {
+            ViewKind::State
+        } else {
+            self.kind
+        }
+    }
+
+    fn ensure_state_view(&mut self) {
+        let key = (self.current, self.device);
+        if self.state_view.as_ref().is_some_and(|(k, _)| *k == key) {
+            return;
+        }
+        self.state_view = self
+            .files
+            .get(self.current)
+            .map(|f| (key, StateView::new(&f.snap, self.device, &self.geom)));
+    }
+
+    /// The state history shown, when the State History view is on.
+    fn sv(&mut self) -> Option<(&Snapshot, &mut StateView)> {
+        if !self.show_state {
+            return None;
+        }
+        let (key, sv) = self.state_view.as_mut()?;
+        if *key != (self.current, self.device) {
+            return None;
+        }
+        let snap = &self.files.get(key.0)?.snap;
+        Some((snap, sv))
+    }
+
+    /// The state history of the current file and device (built on first use).
+    pub fn state_view(&mut self) -> Option<&StateView> {
+        self.ensure_state_view();
+        self.state_view.as_ref().map(|(_, v)| v)
+    }
+
+    /// Selects event `k` of the state history (-1: the last); the selection JSON
+    /// ([`StateView::selection_json`]).
+    pub fn state_select(&mut self, k: i64) -> String {
+        self.ensure_state_view();
+        self.needs_redraw = true;
+        let Some(f) = self.files.get(self.current) else {
+            return "null".into();
+        };
+        match self.state_view.as_mut() {
+            Some((_, v)) => v.select(&f.snap, k),
+            None => "null".into(),
+        }
+    }
+
+    /// Rows of the state history's event list, JSON ([`StateView::rows_json`]).
+    pub fn state_rows(&mut self, start: usize, count: usize) -> String {
+        self.ensure_state_view();
+        match (self.files.get(self.current), self.state_view.as_ref()) {
+            (Some(f), Some((_, v))) => v.rows_json(&f.snap, start, count),
+            _ => "[]".into(),
+        }
+    }
+
+    /// The `oom` events of the state history, JSON array of indices.
+    pub fn state_ooms(&mut self) -> String {
+        self.ensure_state_view();
+        match (self.files.get(self.current), self.state_view.as_ref()) {
+            (Some(f), Some((_, v))) => v.oom_events_json(&f.snap),
+            _ => "[]".into(),
+        }
+    }
+
+    /// The next (or previous) event whose row contains `query`, or -1.
+    pub fn state_search(&mut self, query: &str, from: i64, forward: bool) -> i64 {
+        self.ensure_state_view();
+        match (self.files.get(self.current), self.state_view.as_ref()) {
+            (Some(f), Some((_, v))) => v.search(&f.snap, query, from, forward),
+            _ => -1,
+        }
+    }
+
+    /// Pins and shows the block at `addr` in the map; its tooltip JSON.
+    pub fn state_focus(&mut self, addr: u64) -> Option<String> {
+        self.needs_redraw = true;
+        let (snap, v) = self.sv()?;
+        v.focus(snap, addr)
+    }
+
+    /// Canvas CSS px of the centre of a map item (`segment`, `block` or `waste` at `addr`).
+    pub fn state_item_center(&mut self, kind: &str, addr: u64) -> Option<[f64; 2]> {
+        use memviz_analysis::segmap::Item;
+        let item = match kind {
+            "segment" => Item::Segment(addr),
+            "block" => Item::Block(addr),
+            "waste" => Item::Waste(addr),
+            _ => return None,
+        };
+        let (_, v) = self.sv()?;
+        v.item_center_css(item)
+    }
+
+    /// `allocator_settings` as readable rows, JSON `[{key, value, meaning}]` (empty when the
+    /// file has none).
+    #[must_use]
+    pub fn allocator_settings(&self) -> String {
+        let Some(snap) = self.snapshot() else {
+            return "[]".into();
+        };
+        crate::settings::rows_json(snap)
     }
 
     fn data(&self) -> Option<&DeviceData> {
-        self.files.get(self.current)?.devices.get(&self.device)
+        self.files
+            .get(self.current)?
+            .devices
+            .get(&(self.device, self.kind))
     }
 
     fn parts(&self) -> Option<(&Snapshot, &DeviceData)> {
         let f = self.files.get(self.current)?;
-        Some((&f.snap, f.devices.get(&self.device)?))
+        Some((&f.snap, f.devices.get(&(self.device, self.kind))?))
     }
 
     /// The layout of the current device.
@@ -248,6 +434,9 @@ impl App {
     /// Sets the canvas size in CSS px and the device pixel ratio.
     pub fn resize(&mut self, css_w: f64, css_h: f64, device_pixel_ratio: f64) {
         self.geom = PlotGeometry::new(css_w, css_h, device_pixel_ratio);
+        if let Some((_, v)) = self.state_view.as_mut() {
+            v.resize(css_w, css_h, device_pixel_ratio);
+        }
         self.update_zoom_cap();
         self.camera_moved();
     }
@@ -271,12 +460,20 @@ impl App {
 
     /// Whole trace, `y ∈ [0, peak × 1.05]`.
     pub fn fit(&mut self) {
+        if let Some((_, v)) = self.sv() {
+            v.fit();
+            return;
+        }
         self.camera.fit();
         self.camera_moved();
     }
 
     /// Wheel/pinch zoom by `factor` (> 1 zooms in) anchored at the cursor.
     pub fn zoom_at(&mut self, css_x: f64, css_y: f64, factor: f64) {
+        if let Some((_, v)) = self.sv() {
+            v.zoom_at(css_x, css_y, factor);
+            return;
+        }
         self.camera.zoom_at(&self.geom, [css_x, css_y], factor);
         self.camera_moved();
     }
@@ -294,6 +491,10 @@ impl App {
 
     /// Drag-pan by CSS px.
     pub fn pan_by(&mut self, dx_css: f64, dy_css: f64) {
+        if let Some((_, v)) = self.sv() {
+            v.pan_by(dx_css, dy_css);
+            return;
+        }
         self.camera.pan_by(&self.geom, dx_css, dy_css);
         self.camera_moved();
     }
@@ -307,6 +508,9 @@ impl App {
     /// `w`/`s` zoom x in/out around the centre, `+`/`=`/`-` zoom both axes, `0` fits.
     /// Returns true when the key was used.
     pub fn key(&mut self, key: &str) -> bool {
+        if let Some((_, v)) = self.sv() {
+            return v.key(key);
+        }
         let p = self.geom.plot;
         let centre = [(p.left + p.right) * 0.5, (p.top + p.bottom) * 0.5];
         let below = [centre[0], p.bottom + 1.0];
@@ -330,7 +534,7 @@ impl App {
     /// The overview brush: shows timesteps `[x0, x1)` and fits y to
     /// `max(live_at_step over the window) × 1.05`.
     pub fn set_x_window(&mut self, x0: f64, x1: f64) {
-        if !x0.is_finite() || !x1.is_finite() {
+        if self.show_state || !x0.is_finite() || !x1.is_finite() {
             return;
         }
         let (lo, hi) = if x0 <= x1 { (x0, x1) } else { (x1, x0) };
@@ -364,6 +568,10 @@ impl App {
 
     /// Pointer pressed: a drag in the plot pans, in the overview brushes.
     pub fn pointer_down(&mut self, css_x: f64, css_y: f64) {
+        if let Some((_, v)) = self.sv() {
+            v.pointer_down(css_x, css_y);
+            return;
+        }
         let pos = [css_x, css_y];
         if self.geom.overview.contains(pos) {
             self.drag = Drag::Brush { start_x: css_x };
@@ -378,6 +586,9 @@ impl App {
 
     /// Pointer moved: continues a drag, else hovers. Returns the tooltip JSON to show, if any.
     pub fn pointer_move(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+        if let Some((snap, v)) = self.sv() {
+            return v.pointer_move(snap, css_x, css_y);
+        }
         match self.drag {
             Drag::Pan { last, start, moved } => {
                 let moved = moved || (css_x - start[0]).hypot(css_y - start[1]) > CLICK_SLOP_CSS;
@@ -405,6 +616,9 @@ impl App {
     /// Pointer released: a press-release without travel is a click (pins / unpins), a click in
     /// the overview centres the window there. Returns the tooltip JSON to show.
     pub fn pointer_up(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+        if let Some((snap, v)) = self.sv() {
+            return v.pointer_up(snap, css_x, css_y);
+        }
         let drag = std::mem::replace(&mut self.drag, Drag::None);
         match drag {
             Drag::Pan { moved: false, .. } => self.click(css_x, css_y),
@@ -423,6 +637,9 @@ impl App {
     /// Call once per animation frame with a monotonic time: rebuilds a windowed scene once the
     /// camera has been still for [`SETTLE_MS`]. Returns true when a redraw is needed.
     pub fn tick(&mut self, now_ms: f64) -> bool {
+        if self.show_state {
+            return self.needs_redraw();
+        }
         if let Some(since) = self.unsettled_since {
             match since {
                 None => self.unsettled_since = Some(Some(now_ms)),
@@ -444,7 +661,7 @@ impl App {
         let Some(d) = self
             .files
             .get_mut(self.current)
-            .and_then(|f| f.devices.get_mut(&self.device))
+            .and_then(|f| f.devices.get_mut(&(self.device, self.kind)))
         else {
             return;
         };
@@ -489,23 +706,42 @@ impl App {
     /// True while a windowed scene waits for the camera to settle (keep calling [`App::tick`]).
     #[must_use]
     pub fn is_settling(&self) -> bool {
-        self.unsettled_since.is_some()
+        !self.show_state && self.unsettled_since.is_some()
     }
 
     /// True when the next frame would differ from the last one drawn.
     #[must_use]
     pub fn needs_redraw(&self) -> bool {
         self.needs_redraw
+            || (self.show_state
+                && self
+                    .state_view
+                    .as_ref()
+                    .is_some_and(|(_, v)| v.needs_redraw()))
     }
 
     /// Returns and clears the redraw flag.
     pub fn take_needs_redraw(&mut self) -> bool {
-        std::mem::replace(&mut self.needs_redraw, false)
+        let sv = self
+            .state_view
+            .as_mut()
+            .is_some_and(|(_, v)| v.take_needs_redraw());
+        std::mem::replace(&mut self.needs_redraw, false) || sv
     }
 
     /// The plot batches (data space) and their generation (changes when they must be uploaded).
     #[must_use]
     pub fn plot_batches(&self) -> (u64, &[Batch]) {
+        if self.show_state {
+            if let Some((_, v)) = self.state_view.as_ref() {
+                let (g, b) = v.batches();
+                // Distinct from the timeline's generations, so switching re-uploads.
+                return (
+                    g.wrapping_mul(2).wrapping_add(1) ^ (self.generation << 32),
+                    b,
+                );
+            }
+        }
         (
             self.generation,
             self.data()
@@ -523,12 +759,17 @@ impl App {
     /// The view of the whole canvas for this frame (see [`Camera::canvas_view`]).
     #[must_use]
     pub fn canvas_view(&self) -> View {
+        if self.show_state {
+            if let Some((_, v)) = self.state_view.as_ref() {
+                return v.canvas_view();
+            }
+        }
         self.camera.canvas_view(&self.geom)
     }
 
     fn overview_columns(&mut self) -> &[u64] {
         let cols = (self.geom.overview.width().round().max(1.0)) as u32;
-        let key = (self.current, self.device, cols);
+        let key = (self.current, self.device, self.kind, cols);
         if self.overview_key != key {
             self.overview_key = key;
             self.overview_cols = match self.data() {
@@ -542,6 +783,9 @@ impl App {
     /// The per-frame overlay in the canvas view's data space: peak marker, grid, gutter masks,
     /// axes and tick marks, overview strip and brush, hover outline. Drawn after the plot.
     pub fn overlay(&mut self) -> Batch {
+        if let Some((_, v)) = self.sv() {
+            return v.overlay();
+        }
         let cols = self.overview_columns().to_vec();
         let geom = self.geom;
         let cam = self.camera;
@@ -790,6 +1034,13 @@ impl App {
     /// Ticks of both axes for the current camera, inside the plot, increasing.
     #[must_use]
     pub fn axis_ticks(&self) -> AxisTicks {
+        if self.show_state {
+            return AxisTicks {
+                x: Vec::new(),
+                y: Vec::new(),
+                x_unit: "none",
+            };
+        }
         let cam = &self.camera;
         let g = &self.geom;
         let p = g.plot;
@@ -833,7 +1084,7 @@ impl App {
         let geom = self.geom;
         let f = self.files.get_mut(self.current)?;
         let snap = &f.snap;
-        let d = f.devices.get_mut(&self.device)?;
+        let d = f.devices.get_mut(&(self.device, self.kind))?;
         let _ = geom;
         let ctx = d
             .tips
@@ -850,6 +1101,12 @@ impl App {
     /// Hover at a canvas point: the pinned tooltip if one is pinned, else the tooltip
     /// (`TooltipInfo` JSON plus `text` and `pinned`) of the element under the point.
     pub fn hover(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+        if let Some((snap, v)) = self.sv() {
+            if css_x < -1.0e8 {
+                v.pointer_leave();
+            }
+            return v.hover(snap, css_x, css_y);
+        }
         let hit = self.element_at(css_x, css_y);
         if hit != self.hover {
             self.hover = hit;
@@ -863,6 +1120,9 @@ impl App {
 
     /// Click: pins the element under the point (or unpins when one is pinned).
     pub fn click(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+        if let Some((snap, v)) = self.sv() {
+            return v.click(snap, css_x, css_y);
+        }
         self.needs_redraw = true;
         if self.pinned.take().is_some() {
             return self.hover(css_x, css_y);
@@ -938,6 +1198,12 @@ impl App {
             "has_time": d.is_some_and(|d| d.step_time_us.is_some()),
             "hover": self.hover,
             "pinned": self.pinned,
+            "view": self.view().name(),
+            "state_view": if self.show_state {
+                self.state_view.as_ref().map(|(_, v)| v.state_json())
+            } else {
+                None
+            },
             "geometry": self.geom,
         })
         .to_string()
@@ -958,8 +1224,18 @@ fn default_device(snap: &Snapshot) -> i64 {
     }
 }
 
-fn build_device(snap: &Snapshot, device: i64, _geom: &PlotGeometry, _cols: u32) -> DeviceData {
-    let timeline = timeline::build(snap, device);
+fn build_device(
+    snap: &Snapshot,
+    device: i64,
+    kind: ViewKind,
+    _geom: &PlotGeometry,
+    _cols: u32,
+) -> DeviceData {
+    let timeline = match kind {
+        ViewKind::Segments => timeline::build_segments(snap, device),
+        ViewKind::Pools => timeline::build_pools(snap, device),
+        ViewKind::Active | ViewKind::State => timeline::build(snap, device),
+    };
     let layout = layout::Layout::build(&timeline, LayoutOptions::default());
     let colors = color::element_colors(snap, device, &timeline);
     let step_time_us = step_times(snap, device, &layout);

@@ -46,16 +46,21 @@ impl GpuScene {
 
     /// The uploaded plot batches whose bounding box meets the plot window.
     fn visible(&self, app: &App) -> Vec<&InstanceBatch> {
-        let cam = app.camera();
+        // The whole canvas's window (a superset of the plot's).
+        let view = app.canvas_view();
+        let (xl, xh) = (
+            view.x_range.0.min(view.x_range.1),
+            view.x_range.0.max(view.x_range.1),
+        );
+        let (yl, yh) = (
+            view.y_range.0.min(view.y_range.1),
+            view.y_range.0.max(view.y_range.1),
+        );
         self.plot
             .iter()
             .filter(|(gpu, meta)| {
                 let [x0, x1, y0, y1] = meta.bbox;
-                !gpu.is_empty()
-                    && x1 >= cam.x_range.0
-                    && x0 <= cam.x_range.1
-                    && y1 >= cam.y_range.0
-                    && y0 <= cam.y_range.1
+                !gpu.is_empty() && x1 >= xl && x0 <= xh && y1 >= yl && y0 <= yh
             })
             .map(|(gpu, _)| gpu)
             .collect()

@@ -57,9 +57,11 @@ pub mod app;
 pub mod camera;
 pub mod gpu;
 pub mod scene;
+pub mod settings;
+pub mod state_view;
 pub mod ticks;
 
-pub use app::{App, AxisTicks};
+pub use app::{App, AxisTicks, ViewKind};
 pub use camera::{Camera, PlotGeometry, RectCss};
 pub use gpu::GpuScene;
 pub use scene::{Batch, PlotScene};

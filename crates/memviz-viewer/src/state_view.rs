@@ -1,0 +1,693 @@
+//! [`StateView`]: the Allocator State History (SEMANTICS §6) of one (file, device): the merged
+//! event list, the selected event, and the map of every segment and block after it, drawn as
+//! rectangles through the same renderer and camera as the timeline.
+//!
+//! # How it works
+//! Opening builds a [`History`] once (the merged events and checkpoints of the allocator state
+//! every `interval` events, about a fifth of the model's memory), so selecting an event replays
+//! at most `interval` undo steps from the nearest later checkpoint. The selected [`State`] is
+//! packed by [`SegMap::build`] (§6.5: rows of segments sorted by size, blocks inside, rounding
+//! waste in red) into map units (x ∈ [0, 200], one unit per row in y); data space here is
+//! x = map x, y = −map y (row 0 at the top). The map is one scene uploaded per selection; zoom
+//! and pan only move the camera. A hover finds the topmost item with [`SegMap::hit`] and
+//! returns its §6.5 text in the timeline tooltip's JSON shape.
+
+use memviz_analysis::segmap::{self, Item, SegMap};
+use memviz_analysis::state::{explain_oom, History, Kind, RowContext, State};
+use memviz_render::{rgba, Trapezoid, View};
+use memviz_snapshot::{Action, Snapshot};
+use serde_json::json;
+
+use crate::camera::{Camera, PlotGeometry, RectCss};
+use crate::scene::Batch;
+
+/// Margin around the map, CSS px.
+const MARGIN_CSS: f64 = 8.0;
+/// A row is never drawn taller than this many CSS px when fitted.
+const MAX_ROW_CSS: f64 = 48.0;
+/// Rects per uploaded batch.
+const BATCH_RECTS: usize = 1 << 15;
+/// Map width in units (§6.5).
+const MAP_W: f64 = 200.0;
+
+const BORDER: u32 = rgba(0, 0, 0, 255);
+const SEGMENT_FILL: u32 = rgba(238, 238, 238, 255);
+/// Segment borders are drawn once a row is at least this many CSS px tall.
+const BORDER_MIN_ROW_CSS: f64 = 5.0;
+const HOVER_EDGE: u32 = rgba(30, 100, 220, 255);
+const BG: u32 = rgba(255, 255, 255, 255);
+
+fn color_of(c: [u8; 4]) -> u32 {
+    rgba(c[0], c[1], c[2], c[3])
+}
+
+/// The geometry of the map: the whole canvas minus a margin, no gutters.
+fn map_geometry(css_w: f64, css_h: f64, dpr: f64) -> PlotGeometry {
+    let mut g = PlotGeometry::new(css_w, css_h, dpr);
+    g.plot = RectCss {
+        left: MARGIN_CSS,
+        top: MARGIN_CSS,
+        right: (g.css_w - MARGIN_CSS).max(MARGIN_CSS + 1.0),
+        bottom: (g.css_h - MARGIN_CSS).max(MARGIN_CSS + 1.0),
+    };
+    g.overview = RectCss {
+        left: 0.0,
+        top: g.css_h,
+        right: 0.0,
+        bottom: g.css_h,
+    };
+    g
+}
+
+/// One device's state history, its selection and its map.
+pub struct StateView {
+    history: History,
+    ctx: RowContext,
+    selected: Option<usize>,
+    state: State,
+    map: SegMap,
+    geom: PlotGeometry,
+    camera: Camera,
+    hover: Option<Item>,
+    pinned: Option<Item>,
+    generation: u64,
+    batches: Vec<Batch>,
+    needs_redraw: bool,
+    drag: Option<([f64; 2], [f64; 2], bool)>,
+    /// Build time of the history (events + checkpoints), ms.
+    pub open_ms: f64,
+    /// Time of the last selection (replay + map), ms.
+    pub select_ms: f64,
+}
+
+impl StateView {
+    /// Builds the history of `device` and selects the last event (as memory_viz does).
+    #[must_use]
+    pub fn new(snap: &Snapshot, device: i64, geom: &PlotGeometry) -> Self {
+        let t0 = crate::scene::now_ms();
+        let budget = (snap.heap_bytes() / 5).max(4 << 20);
+        let interval = History::interval_for(snap, device, budget);
+        let history = History::build(snap, device, interval);
+        let ctx = RowContext::new(snap, device);
+        let state = history.final_state().clone();
+        let map = SegMap::build(&state);
+        let mut v = StateView {
+            selected: history.events.len().checked_sub(1),
+            history,
+            ctx,
+            state,
+            map,
+            geom: map_geometry(geom.css_w, geom.css_h, geom.device_pixel_ratio),
+            camera: Camera::new(1, 1),
+            hover: None,
+            pinned: None,
+            generation: 0,
+            batches: Vec::new(),
+            needs_redraw: true,
+            drag: None,
+            open_ms: 0.0,
+            select_ms: 0.0,
+        };
+        v.rebuild_scene(true);
+        v.open_ms = crate::scene::now_ms() - t0;
+        v
+    }
+
+    /// Number of events in the list.
+    #[must_use]
+    pub fn event_count(&self) -> usize {
+        self.history.events.len()
+    }
+
+    /// The selected event (`None`: no events; the map shows the final snapshot).
+    #[must_use]
+    pub fn selected(&self) -> Option<usize> {
+        self.selected
+    }
+
+    /// The state shown.
+    #[must_use]
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The map shown.
+    #[must_use]
+    pub fn map(&self) -> &SegMap {
+        &self.map
+    }
+
+    /// Heap bytes of the checkpoints.
+    #[must_use]
+    pub fn checkpoint_bytes(&self) -> usize {
+        self.history.checkpoint_bytes()
+    }
+
+    /// Selects event `k` (clamped to the list): replays from the nearest checkpoint and
+    /// rebuilds the map. Returns the selection JSON (see [`StateView::selection_json`]).
+    pub fn select(&mut self, snap: &Snapshot, k: i64) -> String {
+        let n = self.history.events.len();
+        if n > 0 {
+            let k = if k < 0 {
+                n - 1
+            } else {
+                (k as usize).min(n - 1)
+            };
+            let t0 = crate::scene::now_ms();
+            if self.selected != Some(k) {
+                if let Some(s) = self.history.state_after(k) {
+                    self.state = s;
+                    self.map = SegMap::build(&self.state);
+                    self.selected = Some(k);
+                    self.hover = None;
+                    self.pinned = None;
+                    self.rebuild_scene(false);
+                }
+            }
+            self.select_ms = crate::scene::now_ms() - t0;
+        }
+        self.selection_json(snap)
+    }
+
+    /// JSON: `{event, count, header, text, action, reserved_bytes, allocated_bytes, segments,
+    /// blocks, oom, select_ms, open_ms, checkpoint_bytes, interval}`; `oom` is the
+    /// [`memviz_analysis::state::OomReport`] when the event is an `oom`, with
+    /// `biggest_live_text` (one label per biggest block) added.
+    #[must_use]
+    pub fn selection_json(&self, snap: &Snapshot) -> String {
+        let k = self.selected;
+        let text = k.and_then(|k| self.history.row_text(snap, &self.ctx, k));
+        let event = k.and_then(|k| self.history.events.get(k));
+        let tr = snap.trace(self.history.device);
+        let is_oom = event
+            .and_then(|e| tr.and_then(|t| t.action.get(e.row as usize)))
+            .is_some_and(|a| *a == Action::Oom);
+        let oom = match (k, event) {
+            (Some(k), Some(e)) if is_oom => {
+                let device_free = tr.and_then(|t| t.device_free_of(e.row));
+                let r = explain_oom(&self.state, k, e.size, device_free, e.stream, e.pool);
+                let labels: Vec<serde_json::Value> = r
+                    .biggest_live
+                    .iter()
+                    .map(|&(addr, size)| {
+                        json!({
+                            "addr": addr.to_string(),
+                            "size": memviz_analysis::format::size_long(size),
+                            "text": self.item_title(snap, Item::Block(addr)),
+                        })
+                    })
+                    .collect();
+                let mut v = serde_json::to_value(&r).unwrap_or_default();
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("biggest_live_text".into(), json!(labels));
+                    o.insert(
+                        "requested".into(),
+                        json!(memviz_analysis::format::size_long(r.requested_bytes)),
+                    );
+                    o.insert(
+                        "device_free".into(),
+                        json!(r.device_free_bytes.map(memviz_analysis::format::size_long)),
+                    );
+                    o.insert(
+                        "reserved_free".into(),
+                        json!(memviz_analysis::format::size_long(r.reserved_free_bytes)),
+                    );
+                    o.insert(
+                        "largest_free".into(),
+                        json!(memviz_analysis::format::size_long(
+                            r.largest_free_block_bytes
+                        )),
+                    );
+                }
+                v
+            }
+            _ => serde_json::Value::Null,
+        };
+        json!({
+            "event": k,
+            "count": self.history.events.len(),
+            "header": segmap::header_text(&self.state),
+            "text": text,
+            "action": event.map(|e| e.action_name(snap, self.history.device).to_string()),
+            "reserved_bytes": self.state.reserved_bytes,
+            "allocated_bytes": self.state.allocated_bytes,
+            "segments": self.state.segments.len(),
+            "blocks": self.state.blocks.len(),
+            "rows": self.map.rows,
+            "oom": oom,
+            "select_ms": self.select_ms,
+            "open_ms": self.open_ms,
+            "checkpoint_bytes": self.history.checkpoint_bytes(),
+            "interval": self.history.interval,
+        })
+        .to_string()
+    }
+
+    /// Rows `[start, start + count)` of the event list, JSON `[{k, text, kind}]` where kind is
+    /// `oom`, `snapshot`, `segment` or `block`.
+    #[must_use]
+    pub fn rows_json(&self, snap: &Snapshot, start: usize, count: usize) -> String {
+        let n = self.history.events.len();
+        let end = start.saturating_add(count.min(1000)).min(n);
+        let tr = snap.trace(self.history.device);
+        let rows: Vec<serde_json::Value> = (start.min(end)..end)
+            .filter_map(|k| {
+                let e = self.history.events.get(k)?;
+                let text = self.history.row_text(snap, &self.ctx, k)?;
+                let action = tr.and_then(|t| t.action.get(e.row as usize));
+                let kind = match (action, e.kind) {
+                    (Some(Action::Oom), _) => "oom",
+                    (Some(Action::Snapshot), _) => "snapshot",
+                    (
+                        _,
+                        Kind::SegmentAlloc
+                        | Kind::SegmentFree
+                        | Kind::SegmentMap
+                        | Kind::SegmentUnmap,
+                    ) => "segment",
+                    _ => "block",
+                };
+                Some(json!({"k": k, "text": text, "kind": kind}))
+            })
+            .collect();
+        json!(rows).to_string()
+    }
+
+    /// The indices of the `oom` events, JSON array.
+    #[must_use]
+    pub fn oom_events_json(&self, snap: &Snapshot) -> String {
+        let tr = snap.trace(self.history.device);
+        let ks: Vec<usize> = self
+            .history
+            .events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| {
+                tr.and_then(|t| t.action.get(e.row as usize))
+                    .is_some_and(|a| *a == Action::Oom)
+            })
+            .map(|(k, _)| k)
+            .collect();
+        json!(ks).to_string()
+    }
+
+    /// The next event after `from` (before it when `!forward`), wrapping around, whose row text
+    /// contains `query` (case-insensitive); -1 when none does or the query is empty.
+    #[must_use]
+    pub fn search(&self, snap: &Snapshot, query: &str, from: i64, forward: bool) -> i64 {
+        let n = self.history.events.len();
+        let q = query.trim().to_lowercase();
+        if n == 0 || q.is_empty() {
+            return -1;
+        }
+        let start = if from < 0 {
+            if forward {
+                n - 1
+            } else {
+                0
+            }
+        } else {
+            (from as usize).min(n - 1)
+        };
+        for i in 1..=n {
+            let k = if forward {
+                (start + i) % n
+            } else {
+                (start + n - (i % n)) % n
+            };
+            if let Some(t) = self.history.row_text(snap, &self.ctx, k) {
+                if t.to_lowercase().contains(&q) {
+                    return k as i64;
+                }
+            }
+        }
+        -1
+    }
+
+    // ----- scene -----------------------------------------------------------------------------
+
+    fn fitted_rows(&self) -> f64 {
+        let rows = f64::from(self.map.rows.max(1));
+        let by_height = self.geom.plot.height() / MAX_ROW_CSS;
+        rows.max(by_height)
+    }
+
+    fn rebuild_scene(&mut self, refit: bool) {
+        let mut batches = Vec::new();
+        let mut cur: Vec<Trapezoid> = Vec::new();
+        let push = |cur: &mut Vec<Trapezoid>, batches: &mut Vec<Batch>, t: Trapezoid| {
+            cur.push(t);
+            if cur.len() >= BATCH_RECTS {
+                batches.push(Batch {
+                    origin: [0.0, 0.0],
+                    instances: std::mem::take(cur),
+                    bbox: [
+                        f64::NEG_INFINITY,
+                        f64::INFINITY,
+                        f64::NEG_INFINITY,
+                        f64::INFINITY,
+                    ],
+                });
+            }
+        };
+        for r in &self.map.rects {
+            let (x0, x1) = (r.x0 as f32, r.x1 as f32);
+            let (bottom, top) = (-r.y1 as f32, -r.y0 as f32);
+            // Segments' free space is a light grey, so that it shows even when the rows are
+            // too thin for their borders (drawn by the overlay once a row is tall enough).
+            let color = if matches!(r.item, Item::Segment(_)) {
+                SEGMENT_FILL
+            } else {
+                color_of(r.color)
+            };
+            push(
+                &mut cur,
+                &mut batches,
+                Trapezoid::rect(x0, x1, bottom, top, color),
+            );
+        }
+        if !cur.is_empty() {
+            batches.push(Batch {
+                origin: [0.0, 0.0],
+                instances: cur,
+                bbox: [
+                    f64::NEG_INFINITY,
+                    f64::INFINITY,
+                    f64::NEG_INFINITY,
+                    f64::INFINITY,
+                ],
+            });
+        }
+        self.batches = batches;
+        self.generation += 1;
+        self.needs_redraw = true;
+        let rows = self.fitted_rows();
+        let full_x = (-1.0, MAP_W + 1.0);
+        let full_y = (-rows - 0.1, 0.1);
+        if refit || self.camera.full_x != full_x || self.camera.full_y != full_y {
+            self.camera.full_x = full_x;
+            self.camera.full_y = full_y;
+            self.camera.set_zoom_cap(MAP_W / 1e6, 1e-3);
+            if refit {
+                self.camera.fit();
+            }
+            self.camera.clamp();
+        }
+    }
+
+    /// The map batches and their generation.
+    #[must_use]
+    pub fn batches(&self) -> (u64, &[Batch]) {
+        (self.generation, &self.batches)
+    }
+
+    /// The render view of the whole canvas.
+    #[must_use]
+    pub fn canvas_view(&self) -> View {
+        self.camera.canvas_view(&self.geom)
+    }
+
+    /// The camera (data window of the map).
+    #[must_use]
+    pub fn camera(&self) -> &Camera {
+        &self.camera
+    }
+
+    /// Hover/pinned outline and the margin masks.
+    #[must_use]
+    pub fn overlay(&self) -> Batch {
+        let cam = self.camera;
+        let geom = self.geom;
+        let origin = cam.data_from_css_px(&geom, [0.0, geom.css_h]);
+        let mut out = Vec::new();
+        let rel = |x: f64, y: f64| ((x - origin[0]) as f32, (y - origin[1]) as f32);
+        // Segment borders (black, 1 px) of the visible segments, when rows are tall enough.
+        let row_css = geom.plot.height() / (cam.y_range.1 - cam.y_range.0).max(1e-9);
+        if row_css >= BORDER_MIN_ROW_CSS {
+            let (xl, xh) = cam.x_range;
+            let (yl, yh) = (-cam.y_range.1, -cam.y_range.0);
+            for r in self
+                .map
+                .rects
+                .iter()
+                .take_while(|r| matches!(r.item, Item::Segment(_)))
+            {
+                if r.x1 < xl || r.x0 > xh || r.y1 < yl || r.y0 > yh {
+                    continue;
+                }
+                let (x0, b) = rel(r.x0, -r.y1);
+                let (x1, t) = rel(r.x1, -r.y0);
+                out.push(Trapezoid::rect(x0, x1, b, b, BORDER));
+                out.push(Trapezoid::rect(x0, x1, t, t, BORDER));
+                out.push(Trapezoid::rect(x0, x0, b, t, BORDER));
+                out.push(Trapezoid::rect(x1, x1, b, t, BORDER));
+            }
+        }
+        if let Some(r) = self.pinned.or(self.hover).and_then(|i| self.map.rect_of(i)) {
+            let (x0, b) = rel(r.x0, -r.y1);
+            let (x1, t) = rel(r.x1, -r.y0);
+            for tr in [
+                Trapezoid::rect(x0, x1, b, b, HOVER_EDGE),
+                Trapezoid::rect(x0, x1, t, t, HOVER_EDGE),
+                Trapezoid::rect(x0, x0, b, t, HOVER_EDGE),
+                Trapezoid::rect(x1, x1, b, t, HOVER_EDGE),
+            ] {
+                out.push(tr);
+            }
+        }
+        let p = geom.plot;
+        let (w, h) = (geom.css_w, geom.css_h);
+        for r in [
+            [0.0, p.left, 0.0, h],
+            [p.right, w, 0.0, h],
+            [0.0, w, 0.0, p.top],
+            [0.0, w, p.bottom, h],
+        ] {
+            let a = cam.data_from_css_px(&geom, [r[0], r[3]]);
+            let b = cam.data_from_css_px(&geom, [r[1], r[2]]);
+            let (x0, y0) = rel(a[0], a[1]);
+            let (x1, y1) = rel(b[0], b[1]);
+            out.push(Trapezoid::rect(x0, x1, y0, y1, BG));
+        }
+        Batch {
+            origin,
+            instances: out,
+            bbox: [
+                f64::NEG_INFINITY,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                f64::INFINITY,
+            ],
+        }
+    }
+
+    /// Returns and clears the redraw flag.
+    pub fn take_needs_redraw(&mut self) -> bool {
+        std::mem::replace(&mut self.needs_redraw, false)
+    }
+
+    /// True when the next frame would differ from the last one drawn.
+    #[must_use]
+    pub fn needs_redraw(&self) -> bool {
+        self.needs_redraw
+    }
+
+    // ----- camera and input ------------------------------------------------------------------
+
+    /// Sets the canvas size.
+    pub fn resize(&mut self, css_w: f64, css_h: f64, dpr: f64) {
+        self.geom = map_geometry(css_w, css_h, dpr);
+        self.rebuild_scene(false);
+        self.camera.clamp();
+    }
+
+    pub fn fit(&mut self) {
+        self.camera.fit();
+        self.needs_redraw = true;
+    }
+
+    pub fn zoom_at(&mut self, css_x: f64, css_y: f64, factor: f64) {
+        self.camera.zoom_at(&self.geom, [css_x, css_y], factor);
+        self.needs_redraw = true;
+    }
+
+    pub fn pan_by(&mut self, dx: f64, dy: f64) {
+        self.camera.pan_by(&self.geom, dx, dy);
+        self.needs_redraw = true;
+    }
+
+    /// Keys: `+`/`-` zoom, `0` fits, WASD / arrows pan.
+    pub fn key(&mut self, key: &str) -> bool {
+        let p = self.geom.plot;
+        let c = [(p.left + p.right) * 0.5, (p.top + p.bottom) * 0.5];
+        let (sx, sy) = (p.width() * 0.15, p.height() * 0.15);
+        match key {
+            "a" | "A" | "ArrowLeft" => self.pan_by(sx, 0.0),
+            "d" | "D" | "ArrowRight" => self.pan_by(-sx, 0.0),
+            "w" | "W" | "ArrowUp" => self.pan_by(0.0, sy),
+            "s" | "S" | "ArrowDown" => self.pan_by(0.0, -sy),
+            "+" | "=" => self.zoom_at(c[0], c[1], 1.5),
+            "-" | "_" => self.zoom_at(c[0], c[1], 1.0 / 1.5),
+            "0" => self.fit(),
+            _ => return false,
+        }
+        true
+    }
+
+    /// The item under a canvas point.
+    #[must_use]
+    pub fn item_at(&self, css_x: f64, css_y: f64) -> Option<Item> {
+        if !self.geom.plot.contains([css_x, css_y]) {
+            return None;
+        }
+        let [x, y] = self.camera.data_from_css_px(&self.geom, [css_x, css_y]);
+        self.map.hit(x, -y)
+    }
+
+    /// Canvas CSS px of an item's rect centre (for tests and jumps).
+    #[must_use]
+    pub fn item_center_css(&self, item: Item) -> Option<[f64; 2]> {
+        let r = self.map.rect_of(item)?;
+        Some(
+            self.camera
+                .css_px_from_data(&self.geom, [(r.x0 + r.x1) * 0.5, -(r.y0 + r.y1) * 0.5]),
+        )
+    }
+
+    fn item_title(&self, snap: &Snapshot, item: Item) -> String {
+        self.map
+            .item_text(snap, &self.ctx, &self.state, item)
+            .and_then(|t| t.lines().next().map(str::to_string))
+            .unwrap_or_default()
+    }
+
+    /// The tooltip JSON of `item` in the timeline tooltip's shape (`title`, `details`,
+    /// `frames`, `forward_frames`, `text`, `pinned`), plus `item`.
+    #[must_use]
+    pub fn item_json(&self, snap: &Snapshot, item: Item, pinned: bool) -> Option<String> {
+        let text = self.map.item_text(snap, &self.ctx, &self.state, item)?;
+        let mut lines = text.lines().map(str::to_string);
+        let title = lines.next().unwrap_or_default();
+        let rest: Vec<String> = lines.collect();
+        let (kind, addr) = match item {
+            Item::Segment(a) => ("segment", a),
+            Item::Block(a) => ("block", a),
+            Item::Waste(a) => ("waste", a),
+        };
+        Some(
+            json!({
+                "title": title,
+                "details": [],
+                "frames": rest,
+                "forward_frames": [],
+                "text": text,
+                "pinned": pinned,
+                "item": {"kind": kind, "addr": addr.to_string()},
+            })
+            .to_string(),
+        )
+    }
+
+    pub fn hover(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+        let hit = self.item_at(css_x, css_y);
+        if hit != self.hover {
+            self.hover = hit;
+            self.needs_redraw = true;
+        }
+        match self.pinned {
+            Some(p) => self.item_json(snap, p, true),
+            None => self.item_json(snap, hit?, false),
+        }
+    }
+
+    pub fn click(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+        self.needs_redraw = true;
+        if self.pinned.take().is_some() {
+            return self.hover(snap, css_x, css_y);
+        }
+        let hit = self.item_at(css_x, css_y)?;
+        self.pinned = Some(hit);
+        self.hover = Some(hit);
+        self.item_json(snap, hit, true)
+    }
+
+    /// Pins the block at `addr` (or the segment, when no block starts there) and centres the
+    /// camera on it, zoomed so that it is at least a fifth of the plot wide. Returns its
+    /// tooltip JSON.
+    pub fn focus(&mut self, snap: &Snapshot, addr: u64) -> Option<String> {
+        let item = if self.state.blocks.contains_key(&addr) {
+            Item::Block(addr)
+        } else {
+            Item::Segment(addr)
+        };
+        let r = *self.map.rect_of(item)?;
+        let cx = (r.x0 + r.x1) * 0.5;
+        let cy = -(r.y0 + r.y1) * 0.5;
+        let w = ((r.x1 - r.x0) * 5.0)
+            .max(self.camera.min_span.0)
+            .min(self.camera.x_range.1 - self.camera.x_range.0);
+        let h = (self.camera.y_range.1 - self.camera.y_range.0).min(w.max(8.0));
+        self.camera.x_range = (cx - w * 0.5, cx + w * 0.5);
+        self.camera.y_range = (cy - h * 0.5, cy + h * 0.5);
+        self.camera.clamp();
+        self.pinned = Some(item);
+        self.hover = Some(item);
+        self.needs_redraw = true;
+        self.item_json(snap, item, true)
+    }
+
+    pub fn pointer_down(&mut self, css_x: f64, css_y: f64) {
+        self.drag = Some(([css_x, css_y], [css_x, css_y], false));
+    }
+
+    pub fn pointer_move(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+        match self.drag {
+            Some((last, start, moved)) => {
+                let moved = moved
+                    || (css_x - start[0]).hypot(css_y - start[1]) > crate::app::CLICK_SLOP_CSS;
+                if moved {
+                    self.pan_by(css_x - last[0], css_y - last[1]);
+                }
+                self.drag = Some((if moved { [css_x, css_y] } else { last }, start, moved));
+                None
+            }
+            None => self.hover(snap, css_x, css_y),
+        }
+    }
+
+    pub fn pointer_up(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+        match self.drag.take() {
+            Some((_, _, false)) => self.click(snap, css_x, css_y),
+            _ => self.hover(snap, css_x, css_y),
+        }
+    }
+
+    pub fn pointer_leave(&mut self) {
+        self.drag = None;
+        if self.hover.take().is_some() {
+            self.needs_redraw = true;
+        }
+    }
+
+    /// State JSON for tests: camera, selection, counts.
+    #[must_use]
+    pub fn state_json(&self) -> serde_json::Value {
+        json!({
+            "event": self.selected,
+            "count": self.history.events.len(),
+            "x_range": [self.camera.x_range.0, self.camera.x_range.1],
+            "y_range": [self.camera.y_range.0, self.camera.y_range.1],
+            "rows": self.map.rows,
+            "rects": self.map.rects.len(),
+            "segments": self.state.segments.len(),
+            "blocks": self.state.blocks.len(),
+            "reserved_bytes": self.state.reserved_bytes,
+            "allocated_bytes": self.state.allocated_bytes,
+            "hover": self.hover.map(|i| format!("{i:?}")),
+            "pinned": self.pinned.map(|i| format!("{i:?}")),
+            "open_ms": self.open_ms,
+            "select_ms": self.select_ms,
+            "checkpoint_bytes": self.history.checkpoint_bytes(),
+        })
+    }
+}

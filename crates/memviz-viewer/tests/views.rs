@@ -1,0 +1,214 @@
+//! The allocator views through [`App`]: switching views, the State History's selection,
+//! map hover texts and OOM report, and an offscreen screenshot of the segment map.
+#![cfg(not(target_arch = "wasm32"))]
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::*;
+use memviz_viewer::{App, ViewKind};
+
+fn json(s: &str) -> serde_json::Value {
+    serde_json::from_str(s).unwrap()
+}
+
+/// Canvas point of a map item's centre.
+fn centre(app: &mut App, kind: &str, addr: u64) -> [f64; 2] {
+    app.state_item_center(kind, addr)
+        .unwrap_or_else(|| panic!("{kind} {addr:#x} in the map"))
+}
+
+#[test]
+fn state_history_on_the_vector() {
+    const A: u64 = 0x1000_0000;
+    let mut app = load_app(&fixture("vector.pickle"));
+    app.resize(900.0, 500.0, 1.0);
+    app.set_view(ViewKind::State);
+    assert_eq!(app.view(), ViewKind::State);
+    assert!(app.axis_ticks().y.is_empty(), "no axes over the map");
+    // SEMANTICS §6.4: (reserved, allocated) after each event.
+    let expected = [
+        (100, 10),
+        (100, 30),
+        (100, 55),
+        (100, 35),
+        (100, 38),
+        (100, 35),
+    ];
+    for (k, (r, a)) in expected.iter().enumerate() {
+        let sel = json(&app.state_select(k as i64));
+        assert_eq!(sel["event"], k as u64);
+        assert_eq!(
+            (
+                sel["reserved_bytes"].as_u64().unwrap(),
+                sel["allocated_bytes"].as_u64().unwrap()
+            ),
+            (*r, *a),
+            "event {k}"
+        );
+        assert!(sel["oom"].is_null());
+    }
+    let last = json(&app.state_select(-1));
+    assert_eq!(last["event"], expected.len() as u64 - 1);
+    assert_eq!(
+        last["header"].as_str().unwrap(),
+        "(35.0B (35 bytes) allocated / 100.0B (100 bytes) reserved)"
+    );
+    // Rows: memory_viz's text, two lines each.
+    let rows = json(&app.state_rows(0, 100));
+    assert_eq!(rows.as_array().unwrap().len(), expected.len());
+    assert!(rows[0]["text"].as_str().unwrap().contains("\n(stream 0)"));
+    // Search wraps and goes both ways.
+    let k = app.state_search("free", 0, true);
+    assert!(k > 0, "a free row after event 0");
+    assert_eq!(app.state_search("no such text", 0, true), -1);
+    let back = app.state_search("free", k, false);
+    assert!(
+        back >= 0 && back != k
+            || rows
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["text"].as_str().unwrap().contains("free"))
+                .count()
+                == 1
+    );
+    assert!(rows[back as usize]["text"]
+        .as_str()
+        .unwrap()
+        .contains("free"));
+    assert!(!rows[0]["text"].as_str().unwrap().contains("free") || k != 0);
+
+    // Hover texts after event 2: blocks A (10/10), A+10 (20/20), A+30 (size 30, requested 25).
+    app.state_select(2);
+    let p = centre(&mut app, "block", A + 10);
+    let tip = json(&app.pointer_move(p[0], p[1]).expect("block tooltip"));
+    assert!(
+        tip["title"].as_str().unwrap().starts_with("b1000000a_"),
+        "{tip}"
+    );
+    assert!(
+        tip["text"]
+            .as_str()
+            .unwrap()
+            .contains("20.0B (20 bytes) allocation"),
+        "{tip}"
+    );
+    let p = centre(&mut app, "waste", A + 30);
+    let tip = json(&app.pointer_move(p[0], p[1]).expect("waste tooltip"));
+    assert!(
+        tip["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("Free space lost due to rounding 5.0B (5 bytes)"),
+        "{tip}"
+    );
+    // The segment beyond its last block (byte 80 of 100).
+    let s = centre(&mut app, "segment", A);
+    let a = centre(&mut app, "block", A);
+    let px_per_byte = (s[0] - a[0]) / 45.0;
+    let tip = json(
+        &app.pointer_move(s[0] + 30.0 * px_per_byte, s[1])
+            .expect("segment tooltip"),
+    );
+    assert!(
+        tip["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("s10000000_0: segment 100.0B (100 bytes) allocated"),
+        "{tip}"
+    );
+    // A click pins; zoom and pan move the map camera, not the timeline's.
+    let before = app.camera().x_range;
+    app.pointer_down(p[0], p[1]);
+    assert!(app
+        .pointer_up(p[0], p[1])
+        .unwrap()
+        .contains("\"pinned\":true"));
+    app.zoom_at(450.0, 250.0, 2.0);
+    assert_eq!(
+        app.camera().x_range,
+        before,
+        "the timeline camera did not move"
+    );
+    let st = json(&app.state_json());
+    assert_eq!(st["view"], "state");
+    let xr = &st["state_view"]["x_range"];
+    assert!(
+        xr[1].as_f64().unwrap() - xr[0].as_f64().unwrap() < 150.0,
+        "map zoomed: {xr}"
+    );
+    // Back to the timeline: its hover works again.
+    app.set_view(ViewKind::Active);
+    assert_eq!(app.view(), ViewKind::Active);
+    assert!(!app.axis_ticks().y.is_empty());
+}
+
+#[test]
+fn oom_report_segments_and_pools_views() {
+    let mut app = load_app(&fixture("expandable.pickle"));
+    app.resize(900.0, 500.0, 1.0);
+    app.set_view(ViewKind::State);
+    let ooms = json(&app.state_ooms());
+    let k = ooms[0].as_u64().expect("an oom event");
+    let sel = json(&app.state_select(k as i64));
+    let oom = &sel["oom"];
+    assert!(oom.is_object(), "{sel}");
+    assert!(sel["text"].as_str().unwrap().starts_with("OOM (requested "));
+    assert!(["fragmentation", "out_of_memory"].contains(&oom["kind"].as_str().unwrap()));
+    let biggest = oom["biggest_live_text"].as_array().unwrap();
+    if let Some(b) = biggest.first() {
+        let addr: u64 = b["addr"].as_str().unwrap().parse().unwrap();
+        let tip = json(&app.state_focus(addr).expect("focus"));
+        assert_eq!(tip["pinned"], true);
+        assert_eq!(tip["item"]["addr"], addr.to_string());
+    }
+    let settings = json(&app.allocator_settings());
+    assert!(settings
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["key"] == "expandable_segments" && r["value"] == "True"));
+    app.set_view(ViewKind::Segments);
+    let st = json(&app.state_json());
+    assert_eq!(st["view"], "segments");
+    assert!(st["elements"].as_u64().unwrap() > 0);
+    let mut pools = load_app(&fixture("pools.pickle"));
+    pools.set_view(ViewKind::Pools);
+    let st = json(&pools.state_json());
+    assert_eq!(st["view"], "pools");
+    assert!(st["elements"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn screenshot_state_map() {
+    let Some(mut off) = offscreen("screenshot_state_map") else {
+        return;
+    };
+    let path = corpus_file(NOT_HANMIN).unwrap_or_else(|| fixture("deferred.pickle"));
+    let mut app = load_app(&path);
+    app.resize(1000.0, 600.0, 1.0);
+    app.set_view(ViewKind::State);
+    let mut gpu = memviz_viewer::GpuScene::new();
+    let img = gpu.render_offscreen(&mut app, &mut off).expect("render");
+    write_png(&img, "viewer_state_map.png");
+    let mut colors = std::collections::HashSet::new();
+    for px in img.rgba.chunks_exact(4) {
+        colors.insert([px[0], px[1], px[2]]);
+    }
+    assert!(colors.len() >= 4, "only {} colours", colors.len());
+    // Zoomed in, segments get their borders (black) in the overlay.
+    app.zoom_at(300.0, 100.0, 8.0);
+    let zoomed = gpu.render_offscreen(&mut app, &mut off).expect("render");
+    write_png(&zoomed, "viewer_state_map_zoomed.png");
+    assert!(
+        zoomed.rgba.chunks_exact(4).any(|p| p[..3] == [0, 0, 0]),
+        "borders drawn"
+    );
+    // Selecting an earlier event re-uploads the map.
+    let n = json(&app.state_select(-1))["count"].as_u64().unwrap();
+    app.state_select((n / 2) as i64);
+    let img2 = gpu.render_offscreen(&mut app, &mut off).expect("render");
+    write_png(&img2, "viewer_state_map_mid.png");
+    assert_eq!(gpu.uploads, 2);
+}
