@@ -902,3 +902,230 @@ describe('no GPU at all', () => {
     }
   });
 });
+
+// ----- allocator views (issue 4): State History, segment / pool timelines, settings, OOM ------
+
+/** `memviz <args…> --json` of the native CLI, parsed. */
+function cliJson(...args) {
+  const r = spawnSync(CLI, [...args, '--json'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, `memviz ${args.join(' ')}: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+/** The State History panel's state, from the page. */
+async function stateSel(page) {
+  return page.evaluate(() => {
+    const h = window.memviz.stateHistory;
+    return { selected: h.selected, count: h.count, sel: h.selection, busy: h.busy };
+  });
+}
+
+/** Waits until the panel settled on event k (no selection in flight). */
+async function settledOn(page, k) {
+  return poll(async () => {
+    const s = await stateSel(page);
+    return !s.busy && s.selected === k && s.sel && s.sel.event === k ? s : null;
+  }, `state history on event ${k}`);
+}
+
+/** Asserts that the selected row of the event list is drawn inside the list's box. */
+async function assertSelectedRowVisible(page, k) {
+  const row = page.locator('#state-rows .row[aria-selected="true"]');
+  await row.waitFor({ state: 'attached' });
+  assert.match(await row.textContent(), new RegExp(`^${k}: `));
+  const r = await row.boundingBox();
+  const list = await page.locator('#state-list').boundingBox();
+  assert.ok(r.y >= list.y - 1 && r.y + r.height <= list.y + list.height + 1,
+    `row ${k} at y ${r.y}..${r.y + r.height} is inside the list ${list.y}..${list.y + list.height}`);
+}
+
+/** Page CSS px of a map item's centre. */
+async function mapPoint(page, kind, addr) {
+  const { result } = await page.evaluate(([k, a]) => window.memviz.view('state_item_center', k, a), [kind, String(addr)]);
+  const c = JSON.parse(result);
+  assert.ok(Array.isArray(c), `${kind} ${addr} is in the map`);
+  const box = await page.locator('#plot').boundingBox();
+  return { x: box.x + c[0], y: box.y + c[1] };
+}
+
+async function tooltipAt(page, at, label) {
+  await page.mouse.move(at.x, at.y);
+  await page.waitForFunction((l) => {
+    const t = document.getElementById('tooltip');
+    return !t.hidden && t.textContent.includes(l);
+  }, label, { timeout: 20_000 }).catch(async () => {
+    const shown = await page.locator('#tooltip').textContent();
+    throw new Error(`no tooltip with ${label} at ${JSON.stringify(at)}; shown: ${shown}`);
+  });
+  return page.locator('#tooltip').textContent();
+}
+
+describe('allocator views (WebGL2)', () => {
+  /** @type {Awaited<ReturnType<typeof launch>>} */
+  let b;
+  let page;
+  before(async () => {
+    b = await launch([], '?backend=webgl2');
+    page = b.page;
+  });
+  after(async () => {
+    if (b) await b.close();
+  });
+
+  test('State History: header after every event equals `memviz state`; Home/End/arrows/PageDown move the selection', TEST, async () => {
+    const file = fixture('small/vector.pickle');
+    assert.equal(await openWithInput(page, file), 'ready');
+    await page.evaluate(() => window.memviz.setView('state'));
+    assert.equal(await page.locator('#state-panel').isVisible(), true);
+    assert.equal(await page.locator('#legend-wrap').isVisible(), false);
+    const last = cliJson('state', file, '--device', '0', '--event', '-1');
+    const s0 = await stateSel(page);
+    assert.ok(s0.count >= 6, `vector has ≥ 6 merged events, got ${s0.count}`);
+    assert.equal(s0.selected, s0.count - 1, 'memory_viz selects the last event');
+    assert.equal(s0.sel.reserved_bytes, last.reserved_bytes);
+    assert.equal(s0.sel.allocated_bytes, last.allocated_bytes);
+    // SEMANTICS §6.4 by hand: after the last event (5) 100 reserved, 35 allocated.
+    assert.deepEqual([s0.sel.reserved_bytes, s0.sel.allocated_bytes], [100, 35]);
+    assert.match(await page.locator('#state-totals').textContent(), /35\.0B \(35 bytes\) allocated \/ 100\.0B \(100 bytes\) reserved/);
+    await page.locator('#state-list').focus();
+    await page.keyboard.press('Home');
+    let s = await settledOn(page, 0);
+    const expected = { 0: [100, 10], 1: [100, 30], 2: [100, 55], 3: [100, 35], 4: [100, 38], 5: [100, 35] };
+    for (let k = 0; k < s0.count; k += 1) {
+      if (k > 0) {
+        await page.keyboard.press('ArrowDown');
+        s = await settledOn(page, k);
+      }
+      const cli = cliJson('state', file, '--device', '0', '--event', String(k));
+      assert.deepEqual([s.sel.reserved_bytes, s.sel.allocated_bytes, s.sel.segments, s.sel.blocks],
+        [cli.reserved_bytes, cli.allocated_bytes, cli.segments, cli.blocks], `event ${k} vs memviz state`);
+      if (expected[k]) assert.deepEqual([s.sel.reserved_bytes, s.sel.allocated_bytes], expected[k], `§6.4 after event ${k}`);
+      assert.equal(await page.locator('#state-rows .row[aria-selected="true"]').count(), 1);
+      await assertSelectedRowVisible(page, k);
+    }
+    await page.keyboard.press('ArrowUp');
+    await settledOn(page, s0.count - 2);
+    await page.keyboard.press('Home');
+    await settledOn(page, 0);
+    await page.keyboard.press('PageDown');
+    const paged = await poll(async () => { const x = await stateSel(page); return !x.busy && x.selected > 0 ? x : null; }, 'page down');
+    assert.equal(paged.selected, Math.min(s0.count - 1, paged.selected), 'page down stays in the list');
+    await page.keyboard.press('End');
+    await settledOn(page, s0.count - 1);
+  });
+
+  test('State History map: hover texts of a segment, a block and the rounding waste (SEMANTICS §6.5)', TEST, async () => {
+    // After event 2 of the §3.6 vector: blocks A (10/10), A+10 (20/20), A+30 (size 30, requested 25).
+    const A = 0x10000000;
+    await page.evaluate(() => window.memviz.stateHistory.select(2));
+    await settledOn(page, 2);
+    const blockText = await tooltipAt(page, await mapPoint(page, 'block', A + 10), `b${(A + 10).toString(16)}_`);
+    assert.match(blockText, /20\.0B \(20 bytes\) allocation/);
+    const wasteAt = await mapPoint(page, 'waste', A + 30);
+    const wasteText = await tooltipAt(page, wasteAt, 'Free space lost due to rounding');
+    assert.match(wasteText, /5\.0B \(5 bytes\)/);
+    const req = await tooltipAt(page, await mapPoint(page, 'block', A + 30), `b${(A + 30).toString(16)}_`);
+    assert.match(req, /25\.0B \(25 bytes\) allocation/);
+    // The segment's own rect shows past its blocks (they end at 60 of its 100 bytes): at byte
+    // 80, located from the segment's centre (byte 50) and block A's (byte 5).
+    const st = await viewerState(page);
+    assert.equal(st.view, 'state');
+    const segC = await mapPoint(page, 'segment', A);
+    const aC = await mapPoint(page, 'block', A);
+    const pxPerByte = (segC.x - aC.x) / 45;
+    const segText = await tooltipAt(page, { x: segC.x + 30 * pxPerByte, y: segC.y }, `s${A.toString(16)}_`);
+    assert.match(segText, /segment/);
+    assert.match(segText, /100\.0B \(100 bytes\)/);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'webgl2-state-vector.png'), fullPage: true });
+  });
+
+  test('OOM explained: the OOM button selects the oom event; numbers and verdict equal `memviz oom`; a biggest allocation is shown in the map', TEST, async () => {
+    const file = fixture('small/expandable.pickle');
+    assert.equal(await openWithInput(page, file), 'ready');
+    await page.evaluate(() => window.memviz.setView('state'));
+    const cli = cliJson('oom', file);
+    const reports = Array.isArray(cli) ? cli : cli.reports;
+    assert.ok(reports.length >= 1, 'expandable.pickle has an oom event');
+    const r = reports[0];
+    await page.locator('#state-ooms button').first().click();
+    const s = await settledOn(page, r.event);
+    await assertSelectedRowVisible(page, r.event);
+    assert.equal(await page.locator('#oom-panel').isVisible(), true);
+    assert.equal(s.sel.oom.verdict, r.verdict);
+    assert.equal(s.sel.oom.requested_bytes, r.requested_bytes);
+    assert.equal(s.sel.oom.largest_free_block_bytes, r.largest_free_block_bytes);
+    assert.equal(s.sel.oom.reserved_free_bytes, r.reserved_free_bytes);
+    assert.equal(await page.locator('#oom-verdict').textContent(), r.verdict);
+    assert.match(await page.locator('#oom-numbers').textContent(), /requested/);
+    assert.match(await page.locator('.row.oom').first().textContent(), /OOM \(requested /);
+    const biggest = page.locator('#oom-biggest button');
+    assert.equal(await biggest.count(), r.biggest_live.length);
+    if (r.biggest_live.length > 0) {
+      await biggest.first().click();
+      await page.waitForFunction(() => !document.getElementById('tooltip').hidden);
+      const tip = await page.evaluate(() => window.memviz.tooltip());
+      assert.equal(tip.pinned, true);
+      assert.equal(tip.item.addr, String(r.biggest_live[0][0]));
+      assert.match(tip.title, new RegExp(`^b${r.biggest_live[0][0].toString(16)}_`));
+    }
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'webgl2-state-oom.png'), fullPage: true });
+  });
+
+  test('Allocator settings panel; segment and pool timelines draw expandable / pooled files', TEST, async () => {
+    await page.click('#settings > summary');
+    const settings = await page.locator('#settings-rows tr').allTextContents();
+    assert.ok(settings.some((r) => r.startsWith('expandable_segments') && r.includes('True')), settings.join('\n'));
+    await page.selectOption('#view-select', 'segments');
+    const seg = await poll(async () => { const x = await viewerState(page); return x.view === 'segments' ? x : null; }, 'segments view');
+    assert.ok(seg.elements > 0, 'expandable segments are drawn (memory_viz shows nothing here)');
+    assert.equal(await page.locator('#state-panel').isVisible(), false);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'webgl2-segments-expandable.png'), fullPage: true });
+    const pools = fixture('small/pools.pickle');
+    assert.equal(await openWithInput(page, pools), 'ready');
+    await page.evaluate(() => window.memviz.setView('pools'));
+    const p = await viewerState(page);
+    assert.equal(p.view, 'pools');
+    assert.ok(p.elements > 0);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'webgl2-pools.png'), fullPage: true });
+    await page.evaluate(() => window.memviz.setView('active'));
+    assert.equal((await viewerState(page)).view, 'active');
+  });
+
+  test('a long trace: the list keeps a few dozen DOM rows, End and search jump; selection times', TEST, async (t) => {
+    const file = fixture(`large${LARGE_MB}.pickle`);
+    assert.equal(await openWithInput(page, file), 'ready');
+    const t0 = Date.now();
+    await page.evaluate(() => window.memviz.setView('state'));
+    const openMs = Date.now() - t0;
+    const s0 = await stateSel(page);
+    assert.ok(s0.count > 100_000, `events: ${s0.count}`);
+    const rows = await poll(async () => { const n = await page.locator('#state-rows .row').count(); return n > 5 ? n : null; }, 'rows drawn');
+    assert.ok(rows > 5 && rows < 60, `DOM rows: ${rows}`);
+    await page.locator('#state-list').focus();
+    await page.keyboard.press('Home');
+    await settledOn(page, 0);
+    assert.match(await page.locator('#state-rows .row').first().textContent(), /^0: /);
+    await page.keyboard.press('End');
+    await settledOn(page, s0.count - 1);
+    await assertSelectedRowVisible(page, s0.count - 1);
+    await page.keyboard.press('PageUp');
+    const up = await poll(async () => { const x = await stateSel(page); return !x.busy && x.selected < s0.count - 1 ? x : null; }, 'page up');
+    assert.ok(s0.count - 1 - up.selected >= 5, `page up moves by a page: ${up.selected}`);
+    await assertSelectedRowVisible(page, up.selected);
+    const times = [];
+    for (const k of [0, Math.floor(s0.count / 3), Math.floor(s0.count / 2), s0.count - 2, 17]) {
+      const sel = await page.evaluate((x) => window.memviz.stateHistory.select(x), k);
+      times.push(sel.select_ms);
+    }
+    await page.fill('#state-search', 'segment_alloc');
+    await page.press('#state-search', 'Enter');
+    const hit = await poll(async () => { const x = await stateSel(page); return !x.busy && x.selected !== 17 ? x : null; }, 'search hit');
+    assert.match(hit.sel.text, /segment_alloc/);
+    t.diagnostic(`${s0.count} events: view open ${openMs} ms (page round trip; Rust ${s0.sel.open_ms.toFixed(0)} ms), select ms ${times.map((x) => x.toFixed(1)).join(' ')}, checkpoints ${(s0.sel.checkpoint_bytes / 1e6).toFixed(1)} MB`);
+  });
+
+  test('no request left dist/, no page errors', () => {
+    assert.deepEqual(b.badRequests, []);
+    assert.deepEqual(b.pageErrors, []);
+  });
+});

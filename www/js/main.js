@@ -5,6 +5,7 @@
 
 import { ViewerClient } from './bridge.js';
 import { wireFileInputs } from './file_drop.js';
+import { StateHistory } from './state_history.js';
 
 const $ = (id) => /** @type {any} */ (document.getElementById(id));
 const els = {
@@ -36,6 +37,13 @@ const els = {
   json: $('summary-json'),
   fileName: $('file-name'),
   backend: $('backend'),
+  viewSelect: $('view-select'),
+  legendWrap: $('legend-wrap'),
+  settingsRows: $('settings-rows'),
+  settingsTable: $('settings-table'),
+  settingsNone: $('settings-none'),
+  statePanel: $('state-panel'),
+  stateHeader: $('state-header'),
 };
 
 const WHAT_TO_DO = 'Check that it is a snapshot saved by torch.cuda.memory._dump_snapshot() '
@@ -241,7 +249,7 @@ function showPanel(panelJson, table, summary) {
     selected: d.current,
   })));
   els.deviceSelect.disabled = panel.devices.length < 2;
-  els.xAxis.value = state.x_axis;
+  if (state.x_axis !== 'none') els.xAxis.value = state.x_axis;
   els.xAxis.querySelector('option[value="time"]').disabled = !state.has_time;
   els.peak.textContent = `peak ${panel.peak} · ${state.elements.toLocaleString('en-US')} allocations drawn`;
   els.legend.replaceChildren(...panel.legend.map((e) => {
@@ -259,9 +267,52 @@ function showPanel(panelJson, table, summary) {
     return li;
   }));
   els.fileName.textContent = panel.files[panel.file] || '';
+  showView(panel.view, panelKey(panel));
+  showSettings(panel.settings || []);
   if (typeof table === 'string') els.table.textContent = table;
   if (typeof summary === 'string') els.json.textContent = summary;
   showTicks(panel.ticks);
+}
+
+/** What the state panel was last loaded for: file, device (reloaded when it changes). */
+let stateKey = '';
+/** Resolves when the state panel finished loading. */
+let stateReady = Promise.resolve();
+function panelKey(panel) {
+  return `${panel.file}/${panel.state.device}`;
+}
+
+function showView(view, key) {
+  els.viewSelect.value = view;
+  const isState = view === 'state';
+  els.statePanel.hidden = !isState;
+  els.stateHeader.hidden = !isState;
+  els.legendWrap.hidden = isState;
+  els.peak.hidden = isState;
+  els.xAxis.disabled = isState;
+  if (!isState) {
+    stateHistory.els.oomPanel.hidden = true;
+    stateKey = '';
+    return;
+  }
+  if (key !== stateKey) {
+    stateKey = key;
+    stateReady = stateHistory.reset();
+  }
+}
+
+function showSettings(rows) {
+  els.settingsNone.hidden = rows.length > 0;
+  els.settingsTable.hidden = rows.length === 0;
+  els.settingsRows.replaceChildren(...rows.map((r) => {
+    const tr = document.createElement('tr');
+    for (const text of [r.key, r.value, r.meaning]) {
+      const td = document.createElement('td');
+      td.textContent = text;
+      tr.append(td);
+    }
+    return tr;
+  }));
 }
 
 let lastTicks = '';
@@ -301,6 +352,30 @@ els.xAxis.addEventListener('change', () => {
   if (client) client.send('set_time_axis', [els.xAxis.value === 'time'], { panel: true });
 });
 els.fit.addEventListener('click', () => { if (client) client.send('fit', []); });
+els.viewSelect.addEventListener('change', () => {
+  if (client) client.send('set_view', [els.viewSelect.value], { panel: true });
+  showTooltip(null);
+});
+
+const stateHistory = new StateHistory({
+  list: $('state-list'),
+  spacer: $('state-list-spacer'),
+  rows: $('state-rows'),
+  search: $('state-search'),
+  prev: $('state-prev'),
+  next: $('state-next'),
+  searchStatus: $('state-search-status'),
+  ooms: $('state-ooms'),
+  totals: $('state-totals'),
+  event: $('state-event'),
+  oomPanel: $('oom-panel'),
+  oomVerdict: $('oom-verdict'),
+  oomNumbers: $('oom-numbers'),
+  oomBiggest: $('oom-biggest'),
+}, async (method, args, opts) => {
+  const c = await startViewer();
+  return c.call(method, args, opts || {});
+}, (json) => showTooltip(json));
 
 // ----- tooltip ------------------------------------------------------------------------------
 
@@ -413,7 +488,7 @@ els.canvas.addEventListener('keydown', (ev) => {
 /** Calls a viewer method and resolves after the frame it caused is drawn: `{result, frameMs}`. */
 async function view(method, ...args) {
   const c = await startViewer();
-  const panel = ['select_file', 'set_device', 'set_time_axis', 'resize'].includes(method);
+  const panel = ['select_file', 'set_device', 'set_time_axis', 'resize', 'set_view'].includes(method);
   return c.call(method, args, { waitFrame: true, panel });
 }
 
@@ -438,6 +513,14 @@ window.memviz = {
   lastCopied: null,
   /** Timings of the last successful open: `{name, bytes, parseMs, finishMs, firstDrawMs, totalMs, drawMs, firstFrameMs, readyMs}` (ms; firstFrameMs from the open() call to the first frame drawn, readyMs to the summary and legend shown too). */
   lastOpen: null,
+  /** The Allocator State History panel: `select(k)`, `search(forward)`, `focus(addr)`, `selection`, `selected`, `count`. */
+  stateHistory,
+  /** Shows a view (`active`, `segments`, `pools`, `state`); resolves after its frame is drawn (and, for `state`, once the list is loaded). */
+  async setView(name) {
+    const r = await view('set_view', name);
+    if (name === 'state') await stateReady;
+    return r;
+  },
 };
 
 wireFileInputs(els.input, els.overlay, (file) => { open(file); });

@@ -66,7 +66,8 @@ function onFrame(now) {
 const CALLS = new Set([
   'wheel', 'zoom_at', 'pan_by', 'fit', 'key', 'pointer_down', 'pointer_move', 'pointer_up',
   'pointer_leave', 'double_click', 'set_x_window', 'select_file', 'set_device', 'set_time_axis',
-  'resize', 'panel', 'ticks', 'state', 'summary_table', 'summary_json',
+  'resize', 'panel', 'ticks', 'state', 'summary_table', 'summary_json', 'set_view',
+  'state_select', 'state_rows', 'state_ooms', 'state_search', 'state_focus', 'state_item_center',
 ]);
 
 async function init(msg) {

@@ -186,6 +186,9 @@ impl ViewerCore {
                 state.get("peak_bytes").and_then(serde_json::Value::as_u64).unwrap_or(0)
             ),
             "state": state,
+            "view": app.view().name(),
+            "settings": serde_json::from_str::<serde_json::Value>(&app.allocator_settings())
+                .unwrap_or(serde_json::Value::Null),
         })
         .to_string()
     }

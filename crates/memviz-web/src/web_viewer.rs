@@ -28,8 +28,25 @@ pub struct WebViewer {
     last_frame_ms: f64,
 }
 
+thread_local! {
+    /// `performance` and its `now` of the global scope (window or worker), when present.
+    static PERFORMANCE: Option<(JsValue, js_sys::Function)> = {
+        let perf = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("performance")).ok();
+        perf.and_then(|p| {
+            let now = js_sys::Reflect::get(&p, &JsValue::from_str("now")).ok()?;
+            now.dyn_into::<js_sys::Function>().ok().map(|f| (p, f))
+        })
+    };
+}
+
+/// Milliseconds: `performance.now()` (sub-millisecond), else `Date.now()`.
 fn now_ms() -> f64 {
-    js_sys::Date::now()
+    PERFORMANCE
+        .with(|p| {
+            p.as_ref()
+                .and_then(|(perf, now)| now.call0(perf).ok()?.as_f64())
+        })
+        .unwrap_or_else(js_sys::Date::now)
 }
 
 #[wasm_bindgen]
@@ -153,6 +170,77 @@ impl WebViewer {
         if let Some(app) = self.core.app() {
             app.set_time_axis(on);
         }
+    }
+
+    /// Shows a view: `active`, `segments`, `pools` (timelines) or `state` (Allocator State
+    /// History). False for an unknown name.
+    pub fn set_view(&mut self, name: &str) -> bool {
+        match (memviz_viewer::ViewKind::parse(name), self.core.app()) {
+            (Some(kind), Some(app)) => {
+                app.set_view(kind);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Selects event `k` of the state history (-1: the last): the selection JSON (header, row
+    /// text, counts, OOM report).
+    pub fn state_select(&mut self, k: f64) -> String {
+        let k = if k.is_finite() { k as i64 } else { -1 };
+        self.core
+            .app()
+            .map_or_else(|| "null".to_owned(), |a| a.state_select(k))
+    }
+
+    /// Rows `[start, start + count)` of the event list, JSON `[{k, text, kind}]` (at most 1000).
+    pub fn state_rows(&mut self, start: f64, count: f64) -> String {
+        let clamp = |v: f64| {
+            if v.is_finite() {
+                v.clamp(0.0, 4e9) as usize
+            } else {
+                0
+            }
+        };
+        self.core.app().map_or_else(
+            || "[]".to_owned(),
+            |a| a.state_rows(clamp(start), clamp(count)),
+        )
+    }
+
+    /// Indices of the `oom` events, JSON.
+    pub fn state_ooms(&mut self) -> String {
+        self.core
+            .app()
+            .map_or_else(|| "[]".to_owned(), |a| a.state_ooms())
+    }
+
+    /// The next (`forward`) or previous event from `from` whose row contains `query`
+    /// (case-insensitive, wrapping), or -1.
+    pub fn state_search(&mut self, query: &str, from: f64, forward: bool) -> f64 {
+        let from = if from.is_finite() { from as i64 } else { -1 };
+        self.core
+            .app()
+            .map_or(-1.0, |a| a.state_search(query, from, forward) as f64)
+    }
+
+    /// Pins and centres the block at `addr` (a decimal string) in the map: its tooltip JSON.
+    pub fn state_focus(&mut self, addr: &str) -> Option<String> {
+        let addr = addr.parse::<u64>().ok()?;
+        self.core.app().and_then(|a| a.state_focus(addr))
+    }
+
+    /// Canvas CSS px `[x, y]` of a map item's centre (`segment` / `block` / `waste`, address
+    /// as a decimal string), JSON, or `null`.
+    pub fn state_item_center(&mut self, kind: &str, addr: &str) -> String {
+        let Ok(addr) = addr.parse::<u64>() else {
+            return "null".to_owned();
+        };
+        let c = self
+            .core
+            .app()
+            .and_then(|a| a.state_item_center(kind, addr));
+        serde_json::to_string(&c).unwrap_or_else(|_| "null".to_owned())
     }
 
     // ----- geometry and input ---------------------------------------------------------------
