@@ -166,40 +166,23 @@ pub struct TooltipContext {
     pub device: i64,
     pub versions: Versions,
     pub streams: StreamOrdinals,
-    /// The device's segments sorted by address: (address, end, pool id, segment index).
-    segments_by_addr: Vec<(u64, u64, (i64, i64), u32)>,
+    /// The device's segments sorted by address.
+    segments: crate::timeline::SegmentIndex,
 }
 
 impl TooltipContext {
     pub fn new(snap: &Snapshot, device: i64) -> Self {
-        let mut segs: Vec<(u64, u64, (i64, i64), u32)> = snap
-            .segments
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.device == device)
-            .map(|(i, s)| {
-                (
-                    s.address,
-                    s.address.saturating_add(s.total_size),
-                    s.pool_id,
-                    i as u32,
-                )
-            })
-            .collect();
-        segs.sort_by_key(|s| (s.0, s.3));
         TooltipContext {
             device,
             versions: versions(snap, device),
             streams: stream_ordinals(snap),
-            segments_by_addr: segs,
+            segments: crate::timeline::SegmentIndex::new(snap, device),
         }
     }
 
     /// The pool id of the device segment containing `addr` (memory_viz's `find_pool_id`).
     pub fn pool_of_address(&self, addr: u64) -> Option<(i64, i64)> {
-        let i = self.segments_by_addr.partition_point(|s| s.0 <= addr);
-        let s = self.segments_by_addr.get(i.checked_sub(1)?)?;
-        (addr < s.1).then_some(s.2)
+        self.segments.pool_of(addr)
     }
 }
 

@@ -1011,16 +1011,7 @@ impl App {
             },
             BRUSH_EDGE,
         );
-        Batch {
-            origin,
-            instances: out,
-            bbox: [
-                f64::NEG_INFINITY,
-                f64::INFINITY,
-                f64::NEG_INFINITY,
-                f64::INFINITY,
-            ],
-        }
+        Batch::unbounded(origin, out)
     }
 
     // ----- text for the shell ----------------------------------------------------------------

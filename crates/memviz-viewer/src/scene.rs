@@ -42,6 +42,21 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// A batch drawn whatever the view (an infinite bounding box), e.g. an overlay.
+    #[must_use]
+    pub fn unbounded(origin: [f64; 2], instances: Vec<Trapezoid>) -> Self {
+        Batch {
+            origin,
+            instances,
+            bbox: [
+                f64::NEG_INFINITY,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                f64::INFINITY,
+            ],
+        }
+    }
+
     /// True when the bounding box meets the data window `x_range × y_range`.
     #[must_use]
     pub fn visible_in(&self, x_range: (f64, f64), y_range: (f64, f64)) -> bool {

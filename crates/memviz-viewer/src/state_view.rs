@@ -338,16 +338,7 @@ impl StateView {
         let push = |cur: &mut Vec<Trapezoid>, batches: &mut Vec<Batch>, t: Trapezoid| {
             cur.push(t);
             if cur.len() >= BATCH_RECTS {
-                batches.push(Batch {
-                    origin: [0.0, 0.0],
-                    instances: std::mem::take(cur),
-                    bbox: [
-                        f64::NEG_INFINITY,
-                        f64::INFINITY,
-                        f64::NEG_INFINITY,
-                        f64::INFINITY,
-                    ],
-                });
+                batches.push(Batch::unbounded([0.0, 0.0], std::mem::take(cur)));
             }
         };
         for r in &self.map.rects {
@@ -367,16 +358,7 @@ impl StateView {
             );
         }
         if !cur.is_empty() {
-            batches.push(Batch {
-                origin: [0.0, 0.0],
-                instances: cur,
-                bbox: [
-                    f64::NEG_INFINITY,
-                    f64::INFINITY,
-                    f64::NEG_INFINITY,
-                    f64::INFINITY,
-                ],
-            });
+            batches.push(Batch::unbounded([0.0, 0.0], cur));
         }
         self.batches = batches;
         self.generation += 1;
@@ -469,16 +451,7 @@ impl StateView {
             let (x1, y1) = rel(b[0], b[1]);
             out.push(Trapezoid::rect(x0, x1, y0, y1, BG));
         }
-        Batch {
-            origin,
-            instances: out,
-            bbox: [
-                f64::NEG_INFINITY,
-                f64::INFINITY,
-                f64::NEG_INFINITY,
-                f64::INFINITY,
-            ],
-        }
+        Batch::unbounded(origin, out)
     }
 
     /// Returns and clears the redraw flag.
