@@ -251,7 +251,8 @@ function showPanel(panelJson, table, summary) {
   els.deviceSelect.disabled = panel.devices.length < 2;
   if (state.x_axis !== 'none') els.xAxis.value = state.x_axis;
   els.xAxis.querySelector('option[value="time"]').disabled = !state.has_time;
-  els.peak.textContent = `peak ${panel.peak} · ${state.elements.toLocaleString('en-US')} allocations drawn`;
+  const what = { segments: 'segments (or mapped ranges)', pools: 'allocations and pool envelopes' }[panel.view] || 'allocations';
+  els.peak.textContent = `peak ${panel.peak} · ${state.elements.toLocaleString('en-US')} ${what} drawn`;
   els.legend.replaceChildren(...panel.legend.map((e) => {
     const li = document.createElement('li');
     const sw = document.createElement('span');
