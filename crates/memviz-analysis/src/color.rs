@@ -48,9 +48,21 @@ pub const POOL_LEGEND_HASH: u64 = 2;
 /// [`LegendEntry::label`] of the private pools' entry.
 pub const POOL_LEGEND_LABEL: &str = "<private pools>";
 
-/// Opaque RGBA8 of a colour index (grey for [`NO_FRAMES_COLOR`] and anything out of range,
+/// Elements that do not match a search or a selected row: a faint grey.
+pub const DIM_COLOR: u8 = POOL_COLOR + 1;
+const DIM_RGBA: [u8; 4] = [0xd8, 0xd8, 0xdc, 255];
+/// Elements hidden by "show only matches": fully transparent.
+pub const HIDDEN_COLOR: u8 = POOL_COLOR + 2;
+
+/// RGBA8 of a colour index (opaque except [`HIDDEN_COLOR`]; grey for [`NO_FRAMES_COLOR`] and anything out of range, (grey for [`NO_FRAMES_COLOR`] and anything out of range,
 /// the pool grey for [`POOL_COLOR`]).
 pub fn rgba(color: u8) -> [u8; 4] {
+    if color == DIM_COLOR {
+        return DIM_RGBA;
+    }
+    if color == HIDDEN_COLOR {
+        return [255, 255, 255, 0];
+    }
     let [r, g, b] = if color == POOL_COLOR {
         POOL_RGB
     } else {

@@ -2,10 +2,16 @@
 //! the Active Memory Timeline layout with its hit test, tooltips, frames and colours, the
 //! allocator state after any event (checkpointed).
 
+pub mod annotations;
 pub mod color;
+pub mod diff;
+pub mod flame;
 pub mod format;
 pub mod frames;
 pub mod layout;
+pub mod leaks;
+pub mod lines;
+pub mod search;
 pub mod segmap;
 pub mod state;
 pub mod summary;

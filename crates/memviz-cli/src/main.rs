@@ -6,7 +6,9 @@ use std::io::Read;
 use std::process::ExitCode;
 use std::time::Instant;
 
-const USAGE: &str = "usage:
+mod cmd;
+
+pub(crate) const USAGE: &str = "usage:
   memviz summary FILE [--json]   per-device counts, bytes, peak and warnings
   memviz bench FILE...           native parse+model throughput (one JSON line per file)
   memviz state FILE --device D --event K --json
@@ -16,11 +18,24 @@ const USAGE: &str = "usage:
   memviz oom FILE [--device D] [--json]
                                  every oom event explained: requested, device free, free in
                                  reserved segments, largest free block, a one-line verdict
+  memviz folded FILE [--device D] [--at peak|EVENT] [--all-frames] [--lifetime] [--json]
+                                 live bytes by stack at the peak (or after trace event
+                                 EVENT; --lifetime: bytes x timesteps over the trace) as
+                                 folded stacks (frame;frame;frame bytes, root first)
+  memviz diff A B [--device D] [--json]
+                                 live allocations of two snapshots grouped by stack (bytes
+                                 and counts in A and B, by growth), segments only in A / B
+  memviz leaks FILE [--device D] [--json]
+                                 leak suspects: allocations alive at the end made after
+                                 memory settled, and stacks growing across iterations
+  memviz lines FILE [--device D] [--all-frames] [--json]
+                                 per source line (innermost user frame): live bytes at the
+                                 peak, total allocated, count, largest
 
 FILE is a snapshot pickle from torch.cuda.memory._dump_snapshot(), raw or gzip-compressed.";
 
 /// Read and parse a file in 1 MiB chunks, as the browser does.
-fn load(path: &str) -> Result<Snapshot, String> {
+pub(crate) fn load(path: &str) -> Result<Snapshot, String> {
     let mut f = std::fs::File::open(path).map_err(|e| format!("{path}: cannot open: {e}"))?;
     let size = f.metadata().map(|m| m.len()).unwrap_or(0);
     let mut loader = Loader::new().with_size_hint(size);
@@ -94,7 +109,7 @@ fn bench(args: &[String]) -> Result<(), String> {
 }
 
 /// The value after `--name` in `args`.
-fn option<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+pub(crate) fn option<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
     args.iter()
         .position(|a| a == name)
         .and_then(|i| args.get(i + 1))
@@ -103,7 +118,7 @@ fn option<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
 
 /// The one FILE of `command`'s `args`; `valued` options take the next argument, `flags` none;
 /// any other `--option` is an error.
-fn one_file<'a>(
+pub(crate) fn one_file<'a>(
     command: &str,
     args: &'a [String],
     valued: &[&str],
@@ -221,6 +236,10 @@ fn main() -> ExitCode {
         Some("bench") => bench(&args[1..]),
         Some("state") => state(&args[1..]),
         Some("oom") => oom(&args[1..]),
+        Some("folded") => cmd::folded::run(&args[1..]),
+        Some("diff") => cmd::diff::run(&args[1..]),
+        Some("leaks") => cmd::leaks::run(&args[1..]),
+        Some("lines") => cmd::lines::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())

@@ -386,6 +386,22 @@ impl Snapshot {
         d
     }
 
+    /// The device a viewer opens first: the longest trace (first on ties); without a
+    /// non-empty trace the first device with segments, else 0.
+    #[must_use]
+    pub fn default_device(&self) -> i64 {
+        let mut best: Option<(usize, i64)> = None;
+        for (i, t) in self.traces.iter().enumerate() {
+            if best.is_none_or(|(len, _)| t.len() > len) {
+                best = Some((t.len(), i as i64));
+            }
+        }
+        match best {
+            Some((len, d)) if len > 0 => d,
+            _ => self.devices().first().copied().unwrap_or(0),
+        }
+    }
+
     /// The trace of `device`, if the file has one.
     pub fn trace(&self, device: i64) -> Option<&DeviceTrace> {
         usize::try_from(device)

@@ -1,0 +1,281 @@
+//! Phases from `external_annotations` (FORMAT.md §7: `record_function` ranges such as
+//! `ProfilerStep#N`, recorded as START / END pairs on the trace's `time_us` clock), placed on the
+//! Active Memory Timeline's timesteps; the trace's `annotate` events (FORMAT.md §4); and the
+//! periodic phases (training iterations) among the phases.
+//!
+//! # Rules
+//! * *Pairing.* The annotations of one device are read in file order. A `START` opens a range of
+//!   its name; an `END` closes the most recent open range of the same name (so ranges of one
+//!   name may nest or repeat). An `END` with nothing open is a phase from the start of the trace
+//!   (`start_us: None`), a `START` never closed runs to the end (`end_us: None`). Stages are
+//!   compared case-insensitively; any other stage is ignored. A missing `time_us` is `None`.
+//! * *Timesteps.* Every timestep gets the time of its trace event ([`Layout::step_event`]),
+//!   forward-filled over steps without a timed event and made non-decreasing (memory_viz-viewer's
+//!   `step_times` rule; steps before the first timed event get the first event's time). A phase
+//!   covers the half-open timestep range `[start_step, end_step)`: the steps whose time `t`
+//!   satisfies `start_us <= t <= end_us`, so on the plot it spans `x ∈ [start_step, end_step]`.
+//!   `start_us: None` gives `start_step = 0`, `end_us: None` gives `end_step` = the number of
+//!   timesteps. `end_step >= start_step` always. When the trace has no times, phases cannot be
+//!   placed and get `start_step = end_step = 0`.
+//! * *Order.* Phases are sorted by start time (`None` first), then by the file position of the
+//!   annotation that opened them (the outer of two nested phases starting together comes first).
+
+use crate::layout::{Layout, NO_EVENT};
+use memviz_snapshot::{Action, Snapshot, NO_STR, NO_TIME};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// One annotated range of a device, placed on the timeline's timesteps.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Phase {
+    pub name: String,
+    /// `None`: an `END` without a `START` (the phase runs from the start of the trace), or a
+    /// `START` without `time_us`.
+    pub start_us: Option<i64>,
+    /// `None`: a `START` without an `END` (the phase runs to the end of the trace), or an `END`
+    /// without `time_us`.
+    pub end_us: Option<i64>,
+    /// First timestep of the phase.
+    pub start_step: u32,
+    /// One past the last timestep of the phase (`start_step == end_step`: no timestep inside).
+    pub end_step: u32,
+}
+
+/// The absolute time (µs) of every timestep of `layout`: the time of its trace event,
+/// forward-filled and made non-decreasing; steps before the first timed event get that event's
+/// time. `None` when the device's trace has no timed event.
+pub fn step_times_us(snap: &Snapshot, device: i64, layout: &Layout) -> Option<Vec<i64>> {
+    let tr = snap.trace(device)?;
+    let t0 = tr.time_us.iter().copied().find(|&t| t != NO_TIME)?;
+    let mut last = t0;
+    Some(
+        layout
+            .step_event
+            .iter()
+            .map(|&ev| {
+                if ev != NO_EVENT {
+                    if let Some(t) = tr.time_us.get(ev as usize).copied() {
+                        if t != NO_TIME {
+                            last = last.max(t);
+                        }
+                    }
+                }
+                last
+            })
+            .collect(),
+    )
+}
+
+fn time_of(t: i64) -> Option<i64> {
+    (t != NO_TIME).then_some(t)
+}
+
+/// The phases of `device` (see the module documentation for pairing, placement and order).
+pub fn phases(snap: &Snapshot, device: i64, layout: &Layout) -> Vec<Phase> {
+    let times = step_times_us(snap, device, layout);
+    let steps = layout.step_count();
+    let place = |start: Option<i64>, end: Option<i64>| -> (u32, u32) {
+        let Some(times) = times.as_deref() else {
+            return (0, 0);
+        };
+        let s = start.map_or(0, |s| times.partition_point(|&t| t < s) as u32);
+        let e = end.map_or(steps, |e| times.partition_point(|&t| t <= e) as u32);
+        (s, e.max(s))
+    };
+    // (sort key: start, file position) → phase.
+    let mut out: Vec<((i64, usize), Phase)> = Vec::new();
+    // Open STARTs per name: (file position, start time).
+    let mut open: HashMap<&str, Vec<(usize, Option<i64>)>> = HashMap::new();
+    for (i, a) in snap.external_annotations.iter().enumerate() {
+        if a.device != device {
+            continue;
+        }
+        let name = if a.name == NO_STR {
+            ""
+        } else {
+            snap.str(a.name)
+        };
+        let stage = if a.stage == NO_STR {
+            ""
+        } else {
+            snap.str(a.stage)
+        };
+        if stage.eq_ignore_ascii_case("START") {
+            open.entry(name).or_default().push((i, time_of(a.time_us)));
+        } else if stage.eq_ignore_ascii_case("END") {
+            let end_us = time_of(a.time_us);
+            let (pos, start_us) = open
+                .get_mut(name)
+                .and_then(|v| v.pop())
+                .unwrap_or((i, None));
+            let (start_step, end_step) = place(start_us, end_us);
+            out.push((
+                (start_us.unwrap_or(i64::MIN), pos),
+                Phase {
+                    name: name.to_string(),
+                    start_us,
+                    end_us,
+                    start_step,
+                    end_step,
+                },
+            ));
+        }
+    }
+    for (name, starts) in open {
+        for (pos, start_us) in starts {
+            let (start_step, end_step) = place(start_us, None);
+            out.push((
+                (start_us.unwrap_or(i64::MIN), pos),
+                Phase {
+                    name: name.to_string(),
+                    start_us,
+                    end_us: None,
+                    start_step,
+                    end_step,
+                },
+            ));
+        }
+    }
+    out.sort_by_key(|(k, _)| *k);
+    out.into_iter().map(|(_, p)| p).collect()
+}
+
+/// The `annotate` events of `device`'s trace: (event index, the annotated allocation's address,
+/// its `user_metadata` text, `""` when absent).
+pub fn annotate_events(snap: &Snapshot, device: i64) -> Vec<(u32, u64, String)> {
+    let Some(tr) = snap.trace(device) else {
+        return Vec::new();
+    };
+    tr.action
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| **a == Action::Annotate)
+        .map(|(i, _)| {
+            let text = tr
+                .user_metadata
+                .get(i)
+                .filter(|&s| s != NO_STR)
+                .map_or_else(String::new, |s| snap.str(s).to_string());
+            (i as u32, tr.addr.get(i).copied().unwrap_or(0), text)
+        })
+        .collect()
+}
+
+/// `name` without its trailing decimal number (`ProfilerStep#12` → `ProfilerStep#`), or `None`
+/// when it does not end in a digit or is only digits.
+pub fn periodic_base(name: &str) -> Option<&str> {
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    (base.len() < name.len() && !base.is_empty()).then_some(base)
+}
+
+/// torch.profiler's step ranges, preferred as iterations.
+pub const PROFILER_STEP: &str = "ProfilerStep#";
+
+/// The periodic phases (iterations), in the order given: the phases named base + trailing
+/// number ([`periodic_base`]) for one base that occurs at least twice. `ProfilerStep#`
+/// (torch.profiler's steps) when it does; otherwise the base whose phases cover the most time
+/// (Σ `end_us − start_us` over its phases with both times), so an outer loop wins over the
+/// numbered ranges inside it (`layers.0`, `layers.1`, …); ties: more phases, then the base
+/// whose first phase comes first. Empty when no base repeats.
+pub fn iterations(phases: &[Phase]) -> Vec<Phase> {
+    // base → (phases, Σ µs, first position)
+    let mut bases: HashMap<&str, (usize, i128, usize)> = HashMap::new();
+    for (i, p) in phases.iter().enumerate() {
+        if let Some(b) = periodic_base(&p.name) {
+            let e = bases.entry(b).or_insert((0, 0, i));
+            e.0 += 1;
+            if let (Some(s), Some(t)) = (p.start_us, p.end_us) {
+                e.1 += (i128::from(t) - i128::from(s)).max(0);
+            }
+        }
+    }
+    let best = match bases.get(PROFILER_STEP) {
+        Some(&(n, _, _)) if n >= 2 => Some(PROFILER_STEP),
+        _ => bases
+            .into_iter()
+            .filter(|(_, v)| v.0 >= 2)
+            .max_by(|a, b| {
+                (a.1 .1.cmp(&b.1 .1))
+                    .then(a.1 .0.cmp(&b.1 .0))
+                    .then(b.1 .2.cmp(&a.1 .2))
+            })
+            .map(|(b, _)| b),
+    };
+    let Some(best) = best else {
+        return Vec::new();
+    };
+    phases
+        .iter()
+        .filter(|p| periodic_base(&p.name) == Some(best))
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ph(name: &str, s: i64, e: i64) -> Phase {
+        Phase {
+            name: name.into(),
+            start_us: Some(s),
+            end_us: Some(e),
+            start_step: 0,
+            end_step: 0,
+        }
+    }
+
+    #[test]
+    fn bases() {
+        assert_eq!(periodic_base("ProfilerStep#12"), Some("ProfilerStep#"));
+        assert_eq!(periodic_base("forward"), None);
+        assert_eq!(periodic_base("123"), None);
+        assert_eq!(periodic_base(""), None);
+    }
+
+    #[test]
+    fn choice_of_base() {
+        let names = |v: Vec<Phase>| v.into_iter().map(|p| p.name).collect::<Vec<_>>();
+        // ProfilerStep# first, even when another base is more frequent.
+        let p = vec![
+            ph("layers.1", 0, 1),
+            ph("ProfilerStep#1", 0, 10),
+            ph("layers.2", 1, 2),
+            ph("layers.1", 10, 11),
+            ph("ProfilerStep#2", 10, 20),
+            ph("layers.2", 11, 12),
+            ph("once", 5, 6),
+        ];
+        assert_eq!(names(iterations(&p)), ["ProfilerStep#1", "ProfilerStep#2"]);
+        // Otherwise the base covering the most time: the outer loop.
+        let p = vec![
+            ph("iter1", 0, 10),
+            ph("layers.1", 0, 1),
+            ph("layers.2", 1, 2),
+            ph("layers.3", 2, 3),
+            ph("iter2", 10, 20),
+        ];
+        assert_eq!(names(iterations(&p)), ["iter1", "iter2"]);
+        assert!(iterations(&[ph("x1", 0, 1), ph("y1", 1, 2)]).is_empty());
+        // Ties: more phases, then the base seen first.
+        assert_eq!(
+            names(iterations(&[
+                ph("b1", 0, 1),
+                ph("a1", 1, 2),
+                ph("a2", 2, 3),
+                ph("b2", 3, 4)
+            ])),
+            ["b1", "b2"]
+        );
+        assert_eq!(
+            names(iterations(&[
+                ph("b1", 0, 1),
+                ph("b2", 1, 3),
+                ph("a1", 3, 4),
+                ph("a2", 4, 5),
+                ph("a3", 5, 6)
+            ])),
+            ["a1", "a2", "a3"]
+        );
+    }
+}

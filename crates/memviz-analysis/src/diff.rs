@@ -1,0 +1,202 @@
+//! Compare two snapshots (SEMANTICS.md §8 `compare`, §9–10: memory_viz's `compare` crashes on
+//! every dict snapshot; this one works on both top-level shapes and sorts its output).
+//!
+//! # Rules
+//! * *Live allocations* are the `active_allocated` blocks of the final segments, of one device
+//!   (`device: Some(d)`) or of every device (`None`; stacks are then merged across devices).
+//!   A block counts its `requested_size` (the user's request, as the Active Memory Timeline and
+//!   memory_viz's flamegraph lines count it; the legacy fill of SEMANTICS §2 applies).
+//! * They are grouped by *stack*: the block's frames, innermost first, filtered by memory_viz's
+//!   drop lists ([`crate::frames::keep_frame`]) and printed by [`crate::frames::frame_text`]
+//!   (`filename:line:name`, plus indented FX lines when present), without repeat elision. A block
+//!   without frames (or whose frames are all filtered out) has the empty stack `[]`. Stacks are
+//!   compared as text, so the two files need not share anything.
+//! * A group has the bytes and block counts of the stack in A and in B. Groups whose bytes and
+//!   counts are equal on both sides are omitted (a file compared with itself gives no group).
+//!   Order: `bytes_b − bytes_a` descending (the biggest growth first, the biggest shrink last),
+//!   ties by the stack's lines compared element-wise.
+//! * *Segments* are keyed by `(device, address, total_size)`: memory_viz's `(address,
+//!   total_size)` plus the device, so equal addresses on two devices never match. Keys are a
+//!   multiset (a duplicated key in A needs two in B). `stream` is reported, not compared. Both
+//!   lists are sorted by `(device, address, total_size, stream)`.
+
+use crate::frames::{frame_text, keep_frame};
+use memviz_snapshot::{BlockState, Snapshot, StackId};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// Live bytes and block counts of one stack in A and in B.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DiffGroup {
+    /// Filtered frames, innermost first (`filename:line:name`); `[]` for no frames.
+    pub stack: Vec<String>,
+    pub bytes_a: u64,
+    pub bytes_b: u64,
+    pub count_a: u64,
+    pub count_b: u64,
+}
+
+/// A segment's identity for the comparison (`stream` is informational).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct SegmentKey {
+    pub device: i64,
+    pub address: u64,
+    pub total_size: u64,
+    /// Raw `cudaStream_t` value.
+    pub stream: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Diff {
+    pub groups: Vec<DiffGroup>,
+    pub segments_only_a: Vec<SegmentKey>,
+    pub segments_only_b: Vec<SegmentKey>,
+}
+
+/// A stack as text lines: the frames kept by memory_viz's filter, innermost first, each as
+/// [`frame_text`] (`filename:line:name`, FX lines included). Empty for no frames.
+pub fn stack_lines(snap: &Snapshot, stack: StackId) -> Vec<String> {
+    snap.stack(stack)
+        .iter()
+        .filter_map(|&id| snap.frame(id))
+        .filter(|f| keep_frame(snap, f))
+        .map(|f| frame_text(snap, f))
+        .collect()
+}
+
+/// Groups of equal stack text, shared by any number of snapshots.
+#[derive(Default)]
+pub(crate) struct StackGroups {
+    pub(crate) keys: Vec<Vec<String>>,
+    index: HashMap<Vec<String>, u32>,
+}
+
+impl StackGroups {
+    fn intern(&mut self, key: Vec<String>) -> u32 {
+        if let Some(&g) = self.index.get(&key) {
+            return g;
+        }
+        let g = self.keys.len() as u32;
+        self.keys.push(key.clone());
+        self.index.insert(key, g);
+        g
+    }
+}
+
+/// One snapshot's `StackId` → group cache.
+pub(crate) struct StackCache<'s> {
+    snap: &'s Snapshot,
+    ids: FxHashMap<StackId, u32>,
+}
+
+impl<'s> StackCache<'s> {
+    pub(crate) fn new(snap: &'s Snapshot) -> Self {
+        StackCache {
+            snap,
+            ids: FxHashMap::default(),
+        }
+    }
+
+    pub(crate) fn group(&mut self, groups: &mut StackGroups, id: StackId) -> u32 {
+        if let Some(&g) = self.ids.get(&id) {
+            return g;
+        }
+        let g = groups.intern(stack_lines(self.snap, id));
+        self.ids.insert(id, g);
+        g
+    }
+}
+
+#[derive(Clone, Copy, Default)]
+struct Acc {
+    bytes: [u64; 2],
+    count: [u64; 2],
+}
+
+fn segment_keys(snap: &Snapshot, device: Option<i64>) -> Vec<SegmentKey> {
+    snap.segments
+        .iter()
+        .filter(|s| device.is_none_or(|d| s.device == d))
+        .map(|s| SegmentKey {
+            device: s.device,
+            address: s.address,
+            total_size: s.total_size,
+            stream: s.stream,
+        })
+        .collect()
+}
+
+/// The keys of `mine` with no partner in `other` (multiset difference on
+/// `(device, address, total_size)`), sorted.
+fn only_in(mine: &[SegmentKey], other: &[SegmentKey]) -> Vec<SegmentKey> {
+    let mut left: FxHashMap<(i64, u64, u64), u64> = FxHashMap::default();
+    for k in other {
+        *left.entry((k.device, k.address, k.total_size)).or_insert(0) += 1;
+    }
+    let mut out: Vec<SegmentKey> = mine
+        .iter()
+        .filter(
+            |k| match left.get_mut(&(k.device, k.address, k.total_size)) {
+                Some(n) if *n > 0 => {
+                    *n -= 1;
+                    false
+                }
+                _ => true,
+            },
+        )
+        .copied()
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// Compare the final states of `a` and `b` (see the module documentation).
+pub fn diff(a: &Snapshot, b: &Snapshot, device: Option<i64>) -> Diff {
+    let mut groups = StackGroups::default();
+    let mut acc: Vec<Acc> = Vec::new();
+    for (side, snap) in [a, b].into_iter().enumerate() {
+        let mut cache = StackCache::new(snap);
+        for seg in snap
+            .segments
+            .iter()
+            .filter(|s| device.is_none_or(|d| s.device == d))
+        {
+            for blk in snap.segment_blocks(seg) {
+                if blk.state != BlockState::ActiveAllocated {
+                    continue;
+                }
+                let g = cache.group(&mut groups, blk.stack) as usize;
+                if acc.len() <= g {
+                    acc.resize(g + 1, Acc::default());
+                }
+                if let Some(x) = acc.get_mut(g) {
+                    x.bytes[side] = x.bytes[side].saturating_add(blk.requested_size);
+                    x.count[side] = x.count[side].saturating_add(1);
+                }
+            }
+        }
+    }
+    acc.resize(groups.keys.len(), Acc::default());
+    let mut out: Vec<DiffGroup> = groups
+        .keys
+        .into_iter()
+        .zip(acc)
+        .filter(|(_, x)| x.bytes[0] != x.bytes[1] || x.count[0] != x.count[1])
+        .map(|(stack, x)| DiffGroup {
+            stack,
+            bytes_a: x.bytes[0],
+            bytes_b: x.bytes[1],
+            count_a: x.count[0],
+            count_b: x.count[1],
+        })
+        .collect();
+    let delta = |g: &DiffGroup| i128::from(g.bytes_b) - i128::from(g.bytes_a);
+    out.sort_by(|x, y| delta(y).cmp(&delta(x)).then_with(|| x.stack.cmp(&y.stack)));
+    let (ka, kb) = (segment_keys(a, device), segment_keys(b, device));
+    Diff {
+        groups: out,
+        segments_only_a: only_in(&ka, &kb),
+        segments_only_b: only_in(&kb, &ka),
+    }
+}

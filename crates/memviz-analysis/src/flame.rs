@@ -1,0 +1,667 @@
+//! The memory flamegraph: live bytes by call stack at one moment of the Active Memory Timeline
+//! (or bytes × lifetime over the whole trace), as folded stacks (the `flamegraph.pl` /
+//! speedscope / inferno input) and as a flame/icicle tree with zoom, breadcrumb, hit test and
+//! tooltips for a renderer. Plain data: nothing here draws.
+//!
+//! # Moments
+//! [`At`] names a moment; [`resolve`] turns it into a [`Moment`] on a [`Layout`]:
+//! * [`At::Peak`] and [`At::Step`] are timesteps of the layout (SEMANTICS.md §3.4). The live set
+//!   at timestep `s` is what the plot draws there: every element whose span contains `s`, plus
+//!   the element whose free is sliding during `s` (memory_viz's `max_at_time` still counts the
+//!   freed bytes during the 3-step slide). So the total at `s` is exactly
+//!   [`Layout::live_at_step`]`[s]`, and at the peak [`Layout::peak_bytes`] (= the summary's
+//!   `peak_live_bytes`). Note that at a free's own timestep the freed element is still live (the
+//!   reference counts a free before removing it).
+//! * [`At::Event`]`(k)` is the state right after trace event `k` (an index into the device's
+//!   trace list as stored in the file, i.e. before free pairs are merged, the numbering of
+//!   [`crate::timeline::Step::event`]): the elements present at the start or allocated by an
+//!   event `≤ k`, minus those freed by an event `≤ k` (a merged `free_requested` +
+//!   `free_completed` pair frees at the request). [`Moment::step`] is then the last timestep
+//!   drawn for an event `≤ k` (0 if none), a locator only: a free's bytes are gone after the
+//!   event although its own timestep still counts them.
+//!
+//! # Stacks
+//! An element's stack is [`crate::frames::element_stack`] (the alloc's, the free's for an
+//! unmatched free, the block's for a ghost). Frames are printed `filename:line:name` (the first
+//! line of [`crate::frames::frame_text`]: FX annotations are left out), root first (memory_viz
+//! stores innermost first). Unless [`FlameOptions::all_frames`], memory_viz's frame filter
+//! ([`crate::frames::keep_frame`]) drops interpreter and dispatcher frames. Repeats are kept
+//! (recursion shows as depth). An element with no frames gets the single frame [`NO_FRAMES`];
+//! one whose frames are all filtered out gets [`ALL_FILTERED`].
+//!
+//! # Folded text
+//! One line per distinct stack, `frame;frame;…;frame value`, sorted. The format has no escape
+//! mechanism, so [`folded_text`] replaces a `;` inside a frame by `；` (U+FF1B FULLWIDTH
+//! SEMICOLON) and a line break or other control character by a space; stacks that become equal
+//! after that are merged.
+//!
+//! # Cost
+//! [`folded`] is O(elements + distinct stacks · frames) (live bytes are summed per interned
+//! stack before any string is made), plus O(timeline steps) for [`At::Event`].
+
+use std::collections::BTreeMap;
+
+use crate::format::{count, size_long};
+use crate::frames::{element_stack, keep_frame};
+use crate::layout::{Layout, SLIDE_STEPS};
+use crate::timeline::Timeline;
+use memviz_snapshot::{Snapshot, StackId};
+use rustc_hash::FxHashMap;
+
+/// The single frame of an element whose stack is empty.
+pub const NO_FRAMES: &str = "<no frames>";
+/// The single frame of an element whose frames the filter dropped entirely.
+pub const ALL_FILTERED: &str = "<all frames filtered>";
+/// The name of a [`FlameTree`]'s root (as `flamegraph.pl` calls it).
+pub const ROOT_NAME: &str = "all";
+
+/// A moment of the timeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum At {
+    /// The first timestep reaching the peak ([`Layout::peak_step`]).
+    Peak,
+    /// A timestep of the layout (`0..step_count`).
+    Step(u32),
+    /// Right after this trace event (an index into the device's trace, `0..len`).
+    Event(u32),
+}
+
+/// An [`At`] resolved against a layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Moment {
+    /// `Step(s)` (for `Peak`, `s` = the peak step) or `Event(k)`.
+    pub at: At,
+    /// The timestep shown for the moment (for an event: where it is drawn; see the module docs).
+    pub step: u32,
+}
+
+/// What [`folded`] measures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlameOptions {
+    /// Keep every frame (false: memory_viz's frame filter).
+    pub all_frames: bool,
+    /// false: live bytes at the moment. true: Σ bytes × lifetime over the whole trace, the
+    /// lifetime in timesteps: an element counts during every timestep the plot counts it
+    /// (its span, plus the 3-step slide of its free), so elements present at the start count
+    /// from 0 and never-freed ones to the end, and the total is Σ [`Layout::live_at_step`] (the
+    /// area under the outline). The moment is ignored.
+    pub lifetime: bool,
+    /// Half-open window `[from, to)` of timesteps for lifetime mode (clamped to the layout);
+    /// `None`: the whole trace. Ignored for a moment.
+    pub step_range: Option<(u32, u32)>,
+}
+
+/// One folded stack: frames root first, and bytes (or byte·timesteps in lifetime mode).
+pub type FoldedEntry = (Vec<String>, u64);
+
+/// Resolve `at` on the layout (and, for [`At::Event`], the device's trace length `events`).
+/// Errors name the valid range. A layout with no timesteps resolves `Peak` to step 0 (nothing is
+/// live).
+pub fn resolve(layout: &Layout, events: usize, at: At) -> Result<Moment, String> {
+    let steps = layout.step_count();
+    match at {
+        At::Peak => Ok(Moment {
+            at: At::Step(layout.peak_step),
+            step: layout.peak_step,
+        }),
+        At::Step(s) if s < steps => Ok(Moment { at, step: s }),
+        At::Step(s) => Err(format!(
+            "timestep {s} out of range: the timeline has {steps} timesteps"
+        )),
+        At::Event(k) if (k as usize) < events => {
+            // step_event is non-decreasing (NO_EVENT only on the single flat-graph step).
+            let j = layout.step_event.partition_point(|&e| e <= k);
+            Ok(Moment {
+                at,
+                step: j.saturating_sub(1) as u32,
+            })
+        }
+        At::Event(k) => Err(format!(
+            "event {k} out of range: the device's trace has {events} events (0 to {})",
+            events.saturating_sub(1)
+        )),
+    }
+}
+
+/// The elements live at `moment`, each once, ascending.
+pub fn live_elements(timeline: &Timeline, layout: &Layout, moment: &Moment) -> Vec<u32> {
+    match moment.at {
+        At::Event(k) => {
+            let n = timeline.elements.len();
+            let mut live = vec![false; n];
+            for &e in &timeline.initially_present {
+                if let Some(l) = live.get_mut(e as usize) {
+                    *l = true;
+                }
+            }
+            let cut = timeline.steps.partition_point(|s| s.event <= k);
+            for s in timeline.steps.iter().take(cut) {
+                if let Some(l) = live.get_mut(s.element as usize) {
+                    *l = s.is_alloc;
+                }
+            }
+            (0..n as u32).filter(|&e| live[e as usize]).collect()
+        }
+        At::Peak | At::Step(_) => {
+            let s = match moment.at {
+                At::Step(s) => s,
+                _ => layout.peak_step,
+            };
+            if s >= layout.step_count() {
+                return Vec::new();
+            }
+            let sliding = sliding_at(layout, s);
+            (0..layout.element_count() as u32)
+                .filter(|&e| {
+                    Some(e) == sliding || layout.span(e).is_some_and(|(a, b)| a <= s && s < b)
+                })
+                .collect()
+        }
+    }
+}
+
+/// The element whose free is sliding during timestep `s`, if any.
+fn sliding_at(layout: &Layout, s: u32) -> Option<u32> {
+    let i = layout.slides.partition_point(|x| x.step <= s);
+    let slide = layout.slides.get(i.checked_sub(1)?)?;
+    (s < slide.step.saturating_add(SLIDE_STEPS))
+        .then(|| layout.element_at_order(slide.order))
+        .flatten()
+}
+
+/// Value per interned stack.
+fn values_by_stack(
+    snap: &Snapshot,
+    device: i64,
+    timeline: &Timeline,
+    layout: &Layout,
+    at: At,
+    opts: &FlameOptions,
+) -> FxHashMap<StackId, u64> {
+    let mut by_stack: FxHashMap<StackId, u64> = FxHashMap::default();
+    let mut add = |e: u32, v: u64| {
+        if let Some(el) = timeline.elements.get(e as usize) {
+            let st = element_stack(snap, device, el);
+            let slot = by_stack.entry(st).or_insert(0);
+            *slot = slot.saturating_add(v);
+        }
+    };
+    if opts.lifetime {
+        let steps = layout.step_count();
+        let (from, to) = opts.step_range.unwrap_or((0, steps));
+        let (from, to) = (from.min(steps), to.min(steps));
+        // Slide windows by element: [end, end + 3) after its span.
+        let mut slid = vec![false; layout.element_count()];
+        for s in &layout.slides {
+            if let Some(x) = layout
+                .element_at_order(s.order)
+                .and_then(|e| slid.get_mut(e as usize))
+            {
+                *x = true;
+            }
+        }
+        for e in 0..layout.element_count() as u32 {
+            let Some((a, b)) = layout.span(e) else {
+                continue;
+            };
+            let b = if slid[e as usize] {
+                b.saturating_add(SLIDE_STEPS)
+            } else {
+                b
+            };
+            let len = b.min(to).saturating_sub(a.max(from)) as u64;
+            if len > 0 {
+                add(e, layout.height_bytes(e).saturating_mul(len));
+            }
+        }
+    } else {
+        let events = snap.trace(device).map_or(0, |t| t.len());
+        let Ok(moment) = resolve(layout, events, at) else {
+            return by_stack;
+        };
+        for e in live_elements(timeline, layout, &moment) {
+            add(e, layout.height_bytes(e));
+        }
+    }
+    by_stack
+}
+
+/// The frames of a stack, root first, as [`folded`] prints them.
+pub fn stack_frames(snap: &Snapshot, stack: StackId, all_frames: bool) -> Vec<String> {
+    let ids = snap.stack(stack);
+    if ids.is_empty() {
+        return vec![NO_FRAMES.to_string()];
+    }
+    let frames: Vec<String> = ids
+        .iter()
+        .rev()
+        .filter_map(|&id| snap.frame(id))
+        .filter(|f| all_frames || keep_frame(snap, f))
+        .map(|f| format!("{}:{}:{}", snap.str(f.filename), f.line, snap.str(f.name)))
+        .collect();
+    if frames.is_empty() {
+        vec![ALL_FILTERED.to_string()]
+    } else {
+        frames
+    }
+}
+
+/// Live bytes (or byte·timesteps) by stack at `at` on `device`: one entry per distinct printed
+/// stack (frames root first), zero values left out, sorted by stack. An [`At`] that does not
+/// resolve ([`resolve`]) gives no entries.
+pub fn folded(
+    snap: &Snapshot,
+    device: i64,
+    timeline: &Timeline,
+    layout: &Layout,
+    at: At,
+    opts: &FlameOptions,
+) -> Vec<FoldedEntry> {
+    let by_stack = values_by_stack(snap, device, timeline, layout, at, opts);
+    let mut merged: BTreeMap<Vec<String>, u64> = BTreeMap::new();
+    for (stack, v) in by_stack {
+        if v == 0 {
+            continue;
+        }
+        let slot = merged
+            .entry(stack_frames(snap, stack, opts.all_frames))
+            .or_insert(0);
+        *slot = slot.saturating_add(v);
+    }
+    merged.into_iter().collect()
+}
+
+/// Σ values, saturating.
+pub fn total(entries: &[FoldedEntry]) -> u64 {
+    entries.iter().fold(0u64, |a, e| a.saturating_add(e.1))
+}
+
+/// A frame made safe for one folded line: `;` → `；` (U+FF1B), control characters (line
+/// breaks included) → space.
+pub fn escape_frame(frame: &str) -> String {
+    frame
+        .chars()
+        .map(|c| match c {
+            ';' => '\u{FF1B}',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect()
+}
+
+/// The folded-stacks text: `frame;frame;frame value` lines (each ending in `\n`), frames
+/// escaped by [`escape_frame`], stacks equal after escaping merged, sorted. A stack with no
+/// frames at all prints [`NO_FRAMES`].
+pub fn folded_text(entries: &[FoldedEntry]) -> String {
+    let mut lines: BTreeMap<String, u64> = BTreeMap::new();
+    for (frames, v) in entries {
+        let mut key = frames
+            .iter()
+            .map(|f| escape_frame(f))
+            .collect::<Vec<_>>()
+            .join(";");
+        if key.is_empty() {
+            key = NO_FRAMES.to_string();
+        }
+        let slot = lines.entry(key).or_insert(0);
+        *slot = slot.saturating_add(*v);
+    }
+    let mut out = String::new();
+    for (k, v) in lines {
+        out.push_str(&k);
+        out.push(' ');
+        out.push_str(&v.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+/// A node of a [`FlameTree`].
+pub type NodeId = u32;
+
+/// What a tree's values are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ValueUnit {
+    /// Live bytes at a moment.
+    #[default]
+    Bytes,
+    /// Bytes × timesteps ([`FlameOptions::lifetime`]).
+    ByteSteps,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlameNode {
+    /// A frame (unescaped), or [`ROOT_NAME`] for the root of an unzoomed tree.
+    pub name: String,
+    /// Σ values of every stack through this node.
+    pub total: u64,
+    /// Values of stacks ending here.
+    pub self_value: u64,
+    /// 0 for the tree's root.
+    pub depth: u32,
+    /// Offset from the tree root's left edge, in value units. Children are laid out left to
+    /// right by descending total, then name; a node's self value is the gap at its right end.
+    pub x0: u64,
+    pub children: Vec<NodeId>,
+    pub parent: Option<NodeId>,
+    /// This node's id in the unzoomed tree (itself there).
+    pub origin: NodeId,
+}
+
+/// A flame/icicle tree: node 0 is the root; `depth` grows away from it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlameTree {
+    pub nodes: Vec<FlameNode>,
+    pub unit: ValueUnit,
+    /// The unzoomed root's total ("share of total" is relative to it).
+    pub grand_total: u64,
+}
+
+/// One rectangle for a renderer: `[x0, x1)` in units of the root's width (root = `[0, 1)`),
+/// `depth` rows below the root.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlameRect {
+    pub x0: f64,
+    pub x1: f64,
+    pub depth: u32,
+    pub node: NodeId,
+    /// A stable hash of the node's name (FNV-1a, folded to 32 bits) for colouring.
+    pub color_hash: u32,
+}
+
+/// FNV-1a of `name`, xor-folded to 32 bits.
+pub fn color_hash(name: &str) -> u32 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in name.as_bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    (h ^ (h >> 32)) as u32
+}
+
+impl FlameTree {
+    /// The tree of `entries` (stacks root first; duplicates are summed, any order).
+    pub fn build(entries: &[FoldedEntry], unit: ValueUnit) -> FlameTree {
+        let mut nodes = vec![FlameNode {
+            name: ROOT_NAME.to_string(),
+            total: 0,
+            self_value: 0,
+            depth: 0,
+            x0: 0,
+            children: Vec::new(),
+            parent: None,
+            origin: 0,
+        }];
+        // Sorted, entries sharing a prefix are adjacent: walk with the current path.
+        let mut order: Vec<&FoldedEntry> = entries.iter().collect();
+        order.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut path: Vec<NodeId> = vec![0];
+        let mut prev: &[String] = &[];
+        for (frames, v) in order {
+            let common = prev
+                .iter()
+                .zip(frames.iter())
+                .take_while(|(a, b)| a == b)
+                .count();
+            path.truncate(common + 1);
+            for (d, f) in frames.iter().enumerate().skip(common) {
+                let parent = path[d];
+                let id = nodes.len() as NodeId;
+                nodes.push(FlameNode {
+                    name: f.clone(),
+                    total: 0,
+                    self_value: 0,
+                    depth: d as u32 + 1,
+                    x0: 0,
+                    children: Vec::new(),
+                    parent: Some(parent),
+                    origin: id,
+                });
+                nodes[parent as usize].children.push(id);
+                path.push(id);
+            }
+            let leaf = path[frames.len()] as usize;
+            nodes[leaf].self_value = nodes[leaf].self_value.saturating_add(*v);
+            prev = frames;
+        }
+        // Totals bottom-up: children always have larger ids than their parent.
+        for i in (0..nodes.len()).rev() {
+            let t = nodes[i].children.iter().fold(nodes[i].self_value, |a, &c| {
+                a.saturating_add(nodes[c as usize].total)
+            });
+            nodes[i].total = t;
+        }
+        let mut tree = FlameTree {
+            grand_total: nodes[0].total,
+            nodes,
+            unit,
+        };
+        tree.layout_children();
+        tree
+    }
+
+    /// Sort every node's children (descending total, then name) and set `x0`.
+    fn layout_children(&mut self) {
+        for i in 0..self.nodes.len() {
+            let mut ch = std::mem::take(&mut self.nodes[i].children);
+            ch.sort_by(|&a, &b| {
+                let (a, b) = (&self.nodes[a as usize], &self.nodes[b as usize]);
+                b.total.cmp(&a.total).then_with(|| a.name.cmp(&b.name))
+            });
+            let mut x = self.nodes[i].x0;
+            for &c in &ch {
+                self.nodes[c as usize].x0 = x;
+                x = x.saturating_add(self.nodes[c as usize].total);
+            }
+            self.nodes[i].children = ch;
+        }
+    }
+
+    pub fn root(&self) -> &FlameNode {
+        &self.nodes[0]
+    }
+
+    pub fn node(&self, id: NodeId) -> Option<&FlameNode> {
+        self.nodes.get(id as usize)
+    }
+
+    /// The subtree rooted at `node` as a tree of its own: that node becomes the root (depth 0,
+    /// `x0` 0, full width), ids renumbered depth-first, [`FlameNode::origin`] kept.
+    pub fn zoom(&self, node: NodeId) -> Option<FlameTree> {
+        let top = self.node(node)?;
+        let (dx, dd) = (top.x0, top.depth);
+        let mut nodes: Vec<FlameNode> = Vec::new();
+        // (old id, new parent)
+        let mut todo: Vec<(NodeId, Option<NodeId>)> = vec![(node, None)];
+        while let Some((old, parent)) = todo.pop() {
+            let Some(n) = self.node(old) else {
+                continue;
+            };
+            let id = nodes.len() as NodeId;
+            if let Some(p) = parent.and_then(|p| nodes.get_mut(p as usize)) {
+                p.children.push(id);
+            }
+            nodes.push(FlameNode {
+                name: n.name.clone(),
+                total: n.total,
+                self_value: n.self_value,
+                depth: n.depth.saturating_sub(dd),
+                x0: n.x0.saturating_sub(dx),
+                children: Vec::with_capacity(n.children.len()),
+                parent,
+                origin: n.origin,
+            });
+            for &c in n.children.iter().rev() {
+                todo.push((c, Some(id)));
+            }
+        }
+        Some(FlameTree {
+            nodes,
+            unit: self.unit,
+            grand_total: self.grand_total,
+        })
+    }
+
+    /// The path from the root to `node`, both included (empty for an unknown node).
+    pub fn breadcrumb(&self, node: NodeId) -> Vec<NodeId> {
+        let mut out = Vec::new();
+        let mut cur = self.node(node).map(|_| node);
+        while let Some(id) = cur {
+            if out.len() > self.nodes.len() {
+                break; // not a tree: never loop
+            }
+            out.push(id);
+            cur = self.node(id).and_then(|n| n.parent);
+        }
+        out.reverse();
+        out
+    }
+
+    /// Rectangles of the subtree at `root`, which spans `[0, 1)`; nodes with a zero total are
+    /// left out (except the root itself). Depth-first, parents before children.
+    pub fn rects(&self, root: NodeId) -> Vec<FlameRect> {
+        let Some(r) = self.node(root) else {
+            return Vec::new();
+        };
+        let w = r.total as f64;
+        let mut out = Vec::new();
+        let mut todo = vec![root];
+        while let Some(id) = todo.pop() {
+            let Some(n) = self.node(id) else {
+                continue;
+            };
+            if n.total == 0 && id != root {
+                continue;
+            }
+            let (x0, x1) = if w > 0.0 {
+                let x0 = n.x0.saturating_sub(r.x0) as f64 / w;
+                (x0, x0 + n.total as f64 / w)
+            } else {
+                (0.0, 1.0)
+            };
+            out.push(FlameRect {
+                x0,
+                x1,
+                depth: n.depth.saturating_sub(r.depth),
+                node: id,
+                color_hash: color_hash(&n.name),
+            });
+            todo.extend(n.children.iter().rev());
+        }
+        out
+    }
+
+    /// The node at `x` (root width = 1) and `depth` rows below the root, if any.
+    pub fn hit(&self, x: f64, depth: u32) -> Option<NodeId> {
+        self.hit_in(0, x, depth)
+    }
+
+    /// [`FlameTree::hit`] within the subtree at `root` (as laid out by [`FlameTree::rects`]).
+    pub fn hit_in(&self, root: NodeId, x: f64, depth: u32) -> Option<NodeId> {
+        let r = self.node(root)?;
+        if !(0.0..1.0).contains(&x) || r.total == 0 {
+            return None;
+        }
+        let xv = r.x0 as f64 + x * r.total as f64;
+        let mut cur = root;
+        for _ in 0..depth {
+            let n = self.node(cur)?;
+            // Children are left to right by x0; the last one starting at or before xv.
+            let i = n
+                .children
+                .partition_point(|&c| self.node(c).is_some_and(|c| c.x0 as f64 <= xv));
+            let c = *n.children.get(i.checked_sub(1)?)?;
+            let cn = self.node(c)?;
+            if xv >= cn.x0 as f64 + cn.total as f64 || cn.total == 0 {
+                return None;
+            }
+            cur = c;
+        }
+        Some(cur)
+    }
+
+    fn value_text(&self, v: u64) -> String {
+        match self.unit {
+            ValueUnit::Bytes => size_long(v),
+            ValueUnit::ByteSteps => format!("{} byte·steps", count(v)),
+        }
+    }
+
+    /// `node.total / grand_total` in `[0, 1]` (0 for an empty tree).
+    pub fn share(&self, node: NodeId) -> f64 {
+        match self.node(node) {
+            Some(n) if self.grand_total > 0 => n.total as f64 / self.grand_total as f64,
+            _ => 0.0,
+        }
+    }
+
+    /// The tooltip as JSON: `name`, `value` (exact), `value_text` (memory_viz's formatSize, or
+    /// `N byte·steps`), `share` (of the unzoomed total, 0..1), `share_text`, `self_value`,
+    /// `self_text`, `depth`, `children`, `unit` (`bytes` | `byte_steps`).
+    pub fn node_json(&self, node: NodeId) -> Option<serde_json::Value> {
+        let n = self.node(node)?;
+        let share = self.share(node);
+        Some(serde_json::json!({
+            "node": node,
+            "name": n.name,
+            "value": n.total,
+            "value_text": self.value_text(n.total),
+            "share": share,
+            "share_text": format!("{:.2}%", share * 100.0),
+            "self_value": n.self_value,
+            "self_text": self.value_text(n.self_value),
+            "depth": n.depth,
+            "children": n.children.len(),
+            "unit": match self.unit {
+                ValueUnit::Bytes => "bytes",
+                ValueUnit::ByteSteps => "byte_steps",
+            },
+        }))
+    }
+
+    /// The tooltip as text: the name, then `<value> (<share> of total)`, then `self: <value>`.
+    pub fn tooltip(&self, node: NodeId) -> Option<String> {
+        let n = self.node(node)?;
+        Some(format!(
+            "{}\n{} ({:.2}% of total)\nself: {}",
+            n.name,
+            self.value_text(n.total),
+            self.share(node) * 100.0,
+            self.value_text(n.self_value)
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(frames: &[&str], v: u64) -> FoldedEntry {
+        (frames.iter().map(|s| s.to_string()).collect(), v)
+    }
+
+    #[test]
+    fn tree_layout() {
+        let t = FlameTree::build(
+            &[
+                e(&["a", "b"], 3),
+                e(&["a", "c"], 5),
+                e(&["a"], 2),
+                e(&["d"], 1),
+            ],
+            ValueUnit::Bytes,
+        );
+        assert_eq!(t.root().total, 11);
+        let a = t.root().children[0];
+        assert_eq!(t.nodes[a as usize].name, "a");
+        assert_eq!(t.nodes[a as usize].total, 10);
+        assert_eq!(t.nodes[a as usize].self_value, 2);
+        let kids: Vec<(&str, u64)> = t.nodes[a as usize]
+            .children
+            .iter()
+            .map(|&c| (t.nodes[c as usize].name.as_str(), t.nodes[c as usize].x0))
+            .collect();
+        assert_eq!(kids, vec![("c", 0), ("b", 5)]);
+        assert_eq!(escape_frame("a;b\nc"), "a\u{FF1B}b c");
+    }
+}

@@ -1,0 +1,365 @@
+//! Leak suspects within one device's trace, from the Active Memory Timeline's elements
+//! ([`crate::timeline::build`]) and timesteps ([`Layout`]).
+//!
+//! # Rules
+//! Allocations are grouped by stack text as in [`crate::diff`] (filtered frames, innermost
+//! first; [`crate::frames::element_stack`] gives an element's stack). Bytes are the timeline's
+//! (requested sizes).
+//!
+//! *Settled.* The timestep after which the live-bytes level counts as settled
+//! ([`LeakReport::settled_step`]), by the first rule that applies:
+//! 1. **First iteration.** When the trace has times and at least two iteration phases
+//!    ([`crate::annotations::iterations`], e.g. `ProfilerStep#N`) overlap it: the last timestep
+//!    of the first such iteration. The first iteration is the warm-up (optimizer state, caches,
+//!    autotuning); what later iterations leave behind is suspect.
+//! 2. **90 % of the final level.** Otherwise: the first timestep `s` from which live bytes
+//!    ([`Layout::live_at_step`]) never drop below 90 % of their final value again (0 when they
+//!    never do). Up to `s` the level was still being built (weights loaded, optimizer state
+//!    created); a run whose level keeps growing settles late, which is what (b) is for. Being a
+//!    suffix minimum, one transient dip or spike does not move it, and it needs no annotations.
+//!
+//! *(a) `alive_at_end`.* Allocations of the trace (not ghosts or unmatched frees: those predate
+//! it) that are still alive at the end and were pushed at a timestep after `settled_step`,
+//! grouped by stack. `bytes` and `count` are the group's; `first_event` is its earliest `alloc`.
+//!
+//! *(b) `iteration_growth`.* With at least three iteration phases overlapping a timed trace: the
+//! live bytes of every stack at the end (last timestep) of each iteration, `y_0 … y_{K−1}`
+//! (iterations ending at the same timestep count once). A stack is a suspect when its
+//! least-squares slope over the iterations is positive, `y_{K−1} > y_0`, and it rose
+//! (`y_{j+1} > y_j`) in at least two thirds of the `K − 1` transitions. Warm-up allocations that
+//! appear once and then stay flat rise in one transition only and are not suspects.
+//! `growth_per_iteration` is the slope (bytes per iteration), `bytes` / `count` are the stack's
+//! live bytes and allocations at the end of the last iteration, and `first_event` is the
+//! earliest `alloc` among those allocations made after the first iteration (else among all of
+//! them).
+//!
+//! *Order.* `iteration_growth` suspects first, by growth descending, then `alive_at_end` ones
+//! by bytes descending; ties by count descending, then by stack text.
+
+use crate::annotations::{iterations, phases, Phase};
+use crate::diff::{StackCache, StackGroups};
+use crate::format::size_short;
+use crate::frames::{element_stack, site_label};
+use crate::layout::{Layout, NO_EVENT};
+use crate::timeline::{Origin, Timeline};
+use memviz_snapshot::{Snapshot, StackId, NO_TIME};
+use serde::Serialize;
+
+/// The percentage of the final live bytes that settles the level (rule 2).
+pub const SETTLED_PERCENT: u64 = 90;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LeakSuspect {
+    /// `"alive_at_end"` or `"iteration_growth"`.
+    pub kind: &'static str,
+    /// Filtered frames, innermost first (`filename:line:name`); `[]` for no frames.
+    pub stack: Vec<String>,
+    pub bytes: u64,
+    pub count: u64,
+    /// Least-squares growth in bytes per iteration (`iteration_growth` only).
+    pub growth_per_iteration: Option<f64>,
+    /// Trace event index of the first allocation concerned ([`NO_EVENT`] if none).
+    pub first_event: u32,
+    /// One plain-text sentence.
+    pub explanation: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LeakReport {
+    /// Allocations pushed at a timestep after this one count as late.
+    pub settled_step: u32,
+    /// Which rule gave `settled_step`, in words.
+    pub settled_rule: String,
+    pub suspects: Vec<LeakSuspect>,
+}
+
+/// Per-group accumulator for `alive_at_end`.
+#[derive(Clone, Copy)]
+struct AliveAcc {
+    bytes: u64,
+    count: u64,
+    first_event: u32,
+    min_size: u64,
+    max_size: u64,
+    stack: StackId,
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+/// Leak suspects of `device` (see the module documentation). `timeline` must be
+/// [`crate::timeline::build`]`(snap, device)` and `layout` its layout.
+pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout) -> LeakReport {
+    let steps = layout.step_count();
+    let timed = snap
+        .trace(device)
+        .is_some_and(|t| t.time_us.iter().any(|&x| x != NO_TIME));
+    let iters: Vec<Phase> = if timed {
+        iterations(&phases(snap, device, layout))
+            .into_iter()
+            .filter(|p| p.end_step > 0 && p.start_step < steps)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let last_step = steps.saturating_sub(1);
+    let (settled_step, settled_rule) = match iters.as_slice() {
+        [first, _, ..] => {
+            let s = first.end_step.saturating_sub(1).min(last_step);
+            (
+                s,
+                format!(
+                    "end of the first iteration phase ({}, {} phases): timestep {s}",
+                    first.name,
+                    iters.len()
+                ),
+            )
+        }
+        _ => {
+            let live = &layout.live_at_step;
+            let fin = live.last().copied().unwrap_or(0);
+            let below =
+                |v: u64| u128::from(v) * 100 < u128::from(fin) * u128::from(SETTLED_PERCENT);
+            let s = live
+                .iter()
+                .rposition(|&v| below(v))
+                .map_or(0, |i| (i as u32).saturating_add(1))
+                .min(last_step);
+            (
+                s,
+                format!(
+                    "live bytes stay at or above {SETTLED_PERCENT}% of the final level ({}) from timestep {s} on",
+                    size_short(fin)
+                ),
+            )
+        }
+    };
+
+    let mut groups = StackGroups::default();
+    let mut cache = StackCache::new(snap);
+    let mut group_of =
+        |groups: &mut StackGroups, el: &crate::timeline::Element| -> (u32, StackId) {
+            let st = element_stack(snap, device, el);
+            (cache.group(groups, st), st)
+        };
+    let mut suspects: Vec<LeakSuspect> = Vec::new();
+
+    // (b) iteration growth.
+    let mut boundaries: Vec<u32> = Vec::new();
+    let mut boundary_names: Vec<&str> = Vec::new();
+    for p in &iters {
+        let b = p.end_step.saturating_sub(1).min(last_step);
+        if boundaries.last().is_none_or(|&l| b > l) {
+            boundaries.push(b);
+            boundary_names.push(&p.name);
+        }
+    }
+    let k = boundaries.len();
+    let mut growth: Vec<LeakSuspect> = Vec::new();
+    if k >= 3 {
+        // (group, lo, hi, size, alloc event or NO_EVENT, push step): alive at boundaries lo..hi.
+        let mut contrib: Vec<(u32, u32, u32, u64, u32, u32)> = Vec::new();
+        let mut reps: Vec<StackId> = Vec::new();
+        for (ei, el) in timeline.elements.iter().enumerate() {
+            let Some((s, e)) = layout.span(ei as u32) else {
+                continue;
+            };
+            let lo = boundaries.partition_point(|&b| b < s);
+            let hi = boundaries.partition_point(|&b| b < e);
+            if lo >= hi {
+                continue;
+            }
+            let (g, st) = group_of(&mut groups, el);
+            if reps.len() <= g as usize {
+                reps.resize(g as usize + 1, st);
+            }
+            let ev = match el.origin {
+                Origin::Alloc { event } => event,
+                _ => NO_EVENT,
+            };
+            contrib.push((g, lo as u32, hi as u32, el.size_bytes, ev, s));
+        }
+        contrib.sort_unstable_by_key(|c| c.0);
+        let first_b = boundaries.first().copied().unwrap_or(0);
+        let mut diff = vec![0i128; k + 1];
+        for run in contrib.chunk_by(|x, y| x.0 == y.0) {
+            let Some(&(g, ..)) = run.first() else {
+                continue;
+            };
+            let y_first: u64 = run
+                .iter()
+                .filter(|c| c.1 == 0)
+                .fold(0u64, |a, c| a.saturating_add(c.3));
+            let at_end: Vec<&(u32, u32, u32, u64, u32, u32)> =
+                run.iter().filter(|c| c.2 as usize == k).collect();
+            let y_last: u64 = at_end.iter().fold(0u64, |a, c| a.saturating_add(c.3));
+            if y_last <= y_first {
+                continue;
+            }
+            diff.iter_mut().for_each(|d| *d = 0);
+            for c in run {
+                if let Some(d) = diff.get_mut(c.1 as usize) {
+                    *d = d.saturating_add(i128::from(c.3));
+                }
+                if let Some(d) = diff.get_mut(c.2 as usize) {
+                    *d = d.saturating_sub(i128::from(c.3));
+                }
+            }
+            let mut y: Vec<i128> = Vec::with_capacity(k);
+            let mut acc = 0i128;
+            for d in diff.iter().take(k) {
+                acc = acc.saturating_add(*d);
+                y.push(acc);
+            }
+            let rises = y.windows(2).filter(|w| w[1] > w[0]).count();
+            let kk = k as i128;
+            let (mut sdy, mut sdd) = (0i128, 0i128);
+            for (j, v) in y.iter().enumerate() {
+                let d = 2 * j as i128 - (kk - 1);
+                sdy = sdy.saturating_add(d.saturating_mul(*v));
+                sdd = sdd.saturating_add(d.saturating_mul(d));
+            }
+            if sdy <= 0 || sdd == 0 || rises * 3 < 2 * (k - 1) {
+                continue;
+            }
+            let slope = 2.0 * sdy as f64 / sdd as f64;
+            let count = at_end.len() as u64;
+            let first_event = at_end
+                .iter()
+                .filter(|c| c.4 != NO_EVENT && c.5 > first_b)
+                .map(|c| c.4)
+                .min()
+                .or_else(|| at_end.iter().map(|c| c.4).filter(|&e| e != NO_EVENT).min())
+                .unwrap_or(NO_EVENT);
+            let site = site_label(
+                snap,
+                reps.get(g as usize).copied().unwrap_or(StackId::EMPTY),
+            );
+            let explanation = format!(
+                "Live memory from {site} rose in {rises} of {} iterations ({} to {}), by {} per iteration on average, to {} in {} at the end of {}.",
+                k - 1,
+                boundary_names.first().copied().unwrap_or(""),
+                boundary_names.last().copied().unwrap_or(""),
+                size_short(slope.round() as u64),
+                size_short(y_last),
+                plural(count, "allocation", "allocations"),
+                boundary_names.last().copied().unwrap_or(""),
+            );
+            growth.push(LeakSuspect {
+                kind: "iteration_growth",
+                stack: groups.keys.get(g as usize).cloned().unwrap_or_default(),
+                bytes: y_last,
+                count,
+                growth_per_iteration: Some(slope),
+                first_event,
+                explanation,
+            });
+        }
+        growth.sort_by(|a, b| {
+            let ga = a.growth_per_iteration.unwrap_or(0.0);
+            let gb = b.growth_per_iteration.unwrap_or(0.0);
+            gb.total_cmp(&ga)
+                .then(b.bytes.cmp(&a.bytes))
+                .then(b.count.cmp(&a.count))
+                .then_with(|| a.stack.cmp(&b.stack))
+        });
+    }
+    suspects.extend(growth);
+
+    // (a) alive at the end, allocated after the settled step.
+    let mut alive: Vec<Option<AliveAcc>> = Vec::new();
+    for (ei, el) in timeline.elements.iter().enumerate() {
+        let Origin::Alloc { event } = el.origin else {
+            continue;
+        };
+        if el.free_event.is_some() {
+            continue;
+        }
+        let Some((s, _)) = layout.span(ei as u32) else {
+            continue;
+        };
+        if s <= settled_step {
+            continue;
+        }
+        let (g, st) = group_of(&mut groups, el);
+        let g = g as usize;
+        if alive.len() <= g {
+            alive.resize(g + 1, None);
+        }
+        let Some(slot) = alive.get_mut(g) else {
+            continue;
+        };
+        let size = el.size_bytes;
+        match slot {
+            Some(a) => {
+                a.bytes = a.bytes.saturating_add(size);
+                a.count = a.count.saturating_add(1);
+                a.first_event = a.first_event.min(event);
+                a.min_size = a.min_size.min(size);
+                a.max_size = a.max_size.max(size);
+            }
+            None => {
+                *slot = Some(AliveAcc {
+                    bytes: size,
+                    count: 1,
+                    first_event: event,
+                    min_size: size,
+                    max_size: size,
+                    stack: st,
+                })
+            }
+        }
+    }
+    let mut late: Vec<LeakSuspect> = alive
+        .iter()
+        .enumerate()
+        .filter_map(|(g, a)| a.map(|a| (g, a)))
+        .map(|(g, a)| {
+            let site = site_label(snap, a.stack);
+            let what = if a.min_size == a.max_size {
+                format!(
+                    "{} of {}",
+                    plural(a.count, "allocation", "allocations"),
+                    size_short(a.max_size)
+                )
+            } else {
+                format!(
+                    "{} of {} to {}",
+                    plural(a.count, "allocation", "allocations"),
+                    size_short(a.min_size),
+                    size_short(a.max_size)
+                )
+            };
+            let verb = if a.count == 1 { "is" } else { "are" };
+            LeakSuspect {
+                kind: "alive_at_end",
+                stack: groups.keys.get(g).cloned().unwrap_or_default(),
+                bytes: a.bytes,
+                count: a.count,
+                growth_per_iteration: None,
+                first_event: a.first_event,
+                explanation: format!(
+                    "{what} from {site} allocated after timestep {settled_step} {verb} still alive at the end ({}).",
+                    size_short(a.bytes)
+                ),
+            }
+        })
+        .collect();
+    late.sort_by(|a, b| {
+        b.bytes
+            .cmp(&a.bytes)
+            .then(b.count.cmp(&a.count))
+            .then_with(|| a.stack.cmp(&b.stack))
+    });
+    suspects.extend(late);
+    LeakReport {
+        settled_step,
+        settled_rule,
+        suspects,
+    }
+}

@@ -1,0 +1,596 @@
+//! Per-source-line attribution (memlab's `LineProfiler`, from the snapshot) and the table of
+//! what is alive at one timestep (its `MemReporter`).
+//!
+//! # Line table
+//! Every element of a timeline (for [`crate::timeline::build`]: allocations, unmatched frees
+//! and ghost blocks) is attributed to one source location of its stack
+//! ([`crate::frames::element_stack`]; an unmatched free's stack is the free site's):
+//! 1. the innermost frame kept by §7's frame filter ([`crate::frames::keep_frame`]) that passes
+//!    [`LineOptions`]: with `skip_cpp` only Python frames (a `.py` file, or a `<…>` pseudo-file
+//!    such as `<ipython-input-3-…>` / `<stdin>`), with `skip_torch` no torch internals
+//!    ([`is_internal_frame`]: files under `torch/`, `<frozen …>`, FX's generated
+//!    `<eval_with_key>`, and C++/CPython frames of `c10::` / `at::` / `torch::` / `Py…`);
+//! 2. else (no frame qualifies: a backward-pass stack without Python frames, say) the innermost
+//!    kept frame that is not the allocator's own plumbing (`…Allocator…`, `at::empty…`, as
+//!    [`crate::frames::innermost_user_frame`] skips them; otherwise every C++-only stack would
+//!    land on `DeviceCachingAllocator::malloc`), else the innermost kept frame;
+//! 3. else (an empty stack, or every frame filtered out) the row `<no frames>` (line 0, no
+//!    name).
+//!
+//! A row is one `(filename, line, name)`: for Python frames that is one `filename:line` (a line
+//! lives in one function), while C++ frames, which have no line numbers (`??:0`), stay apart by
+//! symbol. [`line_elements`] takes `filename:line` only and returns every row of it;
+//! [`row_elements`] one row.
+//!
+//! The attribution is computed once per interned stack, not per element: O(elements + Σ frames
+//! of the distinct stacks).
+//!
+//! Per row: `count` = the timeline elements attributed to it, `total_bytes` = Σ their sizes
+//! (so Σ over rows = every byte the timeline shows: allocations in the trace plus memory
+//! present at the start), `largest_bytes` = the largest of them, `live_at_peak_bytes` = Σ sizes
+//! of those alive at [`Layout::peak_step`] ([`live_elements_at`]; Σ over rows = the peak).
+//!
+//! # Live table
+//! [`live_table`] lists the elements alive at any timestep, largest first, with address, age
+//! (timesteps, and µs when both events have `time_us`), stream, the attributed frame and the
+//! tooltip's address label.
+
+use crate::frames::{element_stack, keep_frame};
+use crate::layout::{Layout, NO_EVENT, SLIDE_STEPS};
+use crate::timeline::{Element, Origin, Timeline};
+use crate::tooltip::{self, Versions, NO_VERSION};
+use memviz_snapshot::{FrameId, Snapshot, StackId, StrId, NO_TIME};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// Which frames may carry an allocation in the line table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineOptions {
+    /// Skip torch's own frames ([`is_internal_frame`]). Default true.
+    pub skip_torch: bool,
+    /// Skip frames that are not Python ([`is_python_file`]). Default true.
+    pub skip_cpp: bool,
+}
+
+impl Default for LineOptions {
+    fn default() -> Self {
+        LineOptions {
+            skip_torch: true,
+            skip_cpp: true,
+        }
+    }
+}
+
+impl LineOptions {
+    /// Every kept frame qualifies (`memviz lines --all-frames`): the innermost frame after §7's
+    /// filter.
+    pub const ALL_FRAMES: LineOptions = LineOptions {
+        skip_torch: false,
+        skip_cpp: false,
+    };
+}
+
+/// The file of the row of elements with no usable frame.
+pub const NO_FRAMES: &str = "<no frames>";
+
+/// One source location of the line table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LineRow {
+    /// Full filename as recorded ([`NO_FRAMES`] for the no-frames row).
+    pub file: String,
+    pub line: i64,
+    /// Function (or C++ symbol) name; empty for the no-frames row.
+    pub name: String,
+    /// Σ sizes of the row's elements alive at the layout's peak timestep.
+    pub live_at_peak_bytes: u64,
+    /// Σ sizes of the row's elements (every element of the timeline counts once).
+    pub total_bytes: u64,
+    /// Number of the row's elements.
+    pub count: u64,
+    /// Size of the row's largest element.
+    pub largest_bytes: u64,
+}
+
+/// Python source: a `.py` file or a `<…>` pseudo-file (`<stdin>`, `<string>`,
+/// `<ipython-input-…>`).
+pub fn is_python_file(file: &str) -> bool {
+    file.ends_with(".py")
+        || file.ends_with(".pyw")
+        || (file.starts_with('<') && file.ends_with('>'))
+}
+
+const TORCH_CPP_NAMESPACES: [&str; 6] = ["c10::", "at::", "torch::", "caffe2::", "aten::", "THP"];
+const CPYTHON_NAMES: [&str; 5] = [
+    "method_vectorcall",
+    "slot_tp_",
+    "cfunction_",
+    "vectorcall",
+    "dynamo_",
+];
+
+/// `ns` occurs in `name` at the start of an identifier (`at::` in `at::empty`, not in
+/// `flat::x`).
+fn has_namespace(name: &str, ns: &str) -> bool {
+    name.match_indices(ns).any(|(i, _)| {
+        name[..i]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
+    })
+}
+
+/// torch's own frames (and the interpreter's), skipped by [`LineOptions::skip_torch`]:
+/// * Python files inside the `torch` package (`…/torch/…`, `…\torch\…`, `torch/…`),
+///   `<frozen …>` and FX's generated `<eval_with_key>.N`;
+/// * other frames (C++) whose symbol is in torch's namespaces (`c10::`, `at::`, `torch::`,
+///   `caffe2::`, `aten::`, `THP…`) or is CPython's / dynamo's C machinery (`Py…`, `_Py…`,
+///   `method_vectorcall…`, `slot_tp_…`, `dynamo_…`).
+pub fn is_internal_frame(file: &str, name: &str) -> bool {
+    if file.contains("/torch/")
+        || file.contains("\\torch\\")
+        || file.starts_with("torch/")
+        || file.starts_with("torch\\")
+        || file.starts_with("<frozen")
+        || file.starts_with("<eval_with_key")
+    {
+        return true;
+    }
+    if is_python_file(file) {
+        return false;
+    }
+    TORCH_CPP_NAMESPACES.iter().any(|p| has_namespace(name, p))
+        || name.starts_with("Py")
+        || name.starts_with("_Py")
+        || CPYTHON_NAMES.iter().any(|p| name.contains(p))
+}
+
+/// C++ frames of the allocation machinery itself (as in `frames.rs`).
+fn is_allocator_plumbing(name: &str) -> bool {
+    [
+        "Allocator",
+        "StorageImpl",
+        "at::detail::empty",
+        "_empty_generic",
+        "at::empty",
+        "empty_strided",
+    ]
+    .iter()
+    .any(|p| name.contains(p))
+}
+
+/// The frame a stack is attributed to (module documentation), or `None` for `<no frames>`.
+pub fn attributed_frame(snap: &Snapshot, stack: StackId, opts: LineOptions) -> Option<FrameId> {
+    let mut fallback_any: Option<FrameId> = None;
+    let mut fallback_plain: Option<FrameId> = None;
+    for &id in snap.stack(stack) {
+        let Some(f) = snap.frame(id) else {
+            continue;
+        };
+        if !keep_frame(snap, f) {
+            continue;
+        }
+        let file = snap.str(f.filename);
+        let name = snap.str(f.name);
+        if (!opts.skip_cpp || is_python_file(file))
+            && (!opts.skip_torch || !is_internal_frame(file, name))
+        {
+            return Some(id);
+        }
+        fallback_any.get_or_insert(id);
+        if fallback_plain.is_none() && !is_allocator_plumbing(name) {
+            fallback_plain = Some(id);
+        }
+    }
+    fallback_plain.or(fallback_any)
+}
+
+/// `filename:line:name` of [`attributed_frame`], or [`NO_FRAMES`].
+pub fn attributed_text(snap: &Snapshot, stack: StackId, opts: LineOptions) -> String {
+    match attributed_frame(snap, stack, opts).and_then(|id| snap.frame(id)) {
+        Some(f) => format!("{}:{}:{}", snap.str(f.filename), f.line, snap.str(f.name)),
+        None => NO_FRAMES.to_string(),
+    }
+}
+
+/// A row's identity: (filename, line, name), or `None` for `<no frames>`.
+type Key = Option<(StrId, i64, StrId)>;
+
+/// Row index per element, computed once per distinct stack.
+struct Attribution {
+    keys: Vec<Key>,
+    /// Per element.
+    row_of: Vec<u32>,
+}
+
+const UNSEEN: u32 = u32::MAX;
+
+fn attribute(snap: &Snapshot, device: i64, timeline: &Timeline, opts: LineOptions) -> Attribution {
+    let mut per_stack: Vec<u32> = vec![UNSEEN; snap.stacks.len()];
+    let mut other_stacks: FxHashMap<StackId, u32> = FxHashMap::default();
+    let mut index: FxHashMap<Key, u32> = FxHashMap::default();
+    let mut keys: Vec<Key> = Vec::new();
+    let mut row_of = Vec::with_capacity(timeline.elements.len());
+    for el in &timeline.elements {
+        let stack = element_stack(snap, device, el);
+        let cached = match per_stack.get(stack.0 as usize) {
+            Some(&r) => r,
+            None => other_stacks.get(&stack).copied().unwrap_or(UNSEEN),
+        };
+        let row = if cached != UNSEEN {
+            cached
+        } else {
+            let key: Key = attributed_frame(snap, stack, opts)
+                .and_then(|id| snap.frame(id))
+                .map(|f| (f.filename, f.line, f.name));
+            let next = keys.len() as u32;
+            let row = *index.entry(key).or_insert_with(|| {
+                keys.push(key);
+                next
+            });
+            match per_stack.get_mut(stack.0 as usize) {
+                Some(slot) => *slot = row,
+                None => {
+                    other_stacks.insert(stack, row);
+                }
+            }
+            row
+        };
+        row_of.push(row);
+    }
+    Attribution { keys, row_of }
+}
+
+fn key_text(snap: &Snapshot, key: &Key) -> (String, i64, String) {
+    match key {
+        Some((file, line, name)) => (
+            snap.str(*file).to_string(),
+            *line,
+            snap.str(*name).to_string(),
+        ),
+        None => (NO_FRAMES.to_string(), 0, String::new()),
+    }
+}
+
+/// The elements drawn (and counted in [`Layout::live_at_step`]) during timestep `step`: those
+/// of [`Layout::elements_at`], plus the freed element of a slide in progress (its bytes still
+/// count until the slide ends). Σ sizes = `layout.live_at_step[step]`. Element order: bottom
+/// first, the sliding element last.
+pub fn live_elements_at(layout: &Layout, step: u32) -> Vec<u32> {
+    let mut out: Vec<u32> = layout
+        .elements_at(step)
+        .into_iter()
+        .map(|(_, e)| e)
+        .collect();
+    let live: u64 = out
+        .iter()
+        .fold(0u64, |a, &e| a.saturating_add(layout.height_bytes(e)));
+    let want = layout.live_at_step.get(step as usize).copied().unwrap_or(0);
+    if live < want {
+        let i = layout.slides.partition_point(|s| s.step <= step);
+        if let Some(s) = i.checked_sub(1).and_then(|i| layout.slides.get(i)) {
+            if step < s.step.saturating_add(SLIDE_STEPS) {
+                if let Some(e) = layout.element_at_order(s.order) {
+                    if !out.contains(&e) {
+                        out.push(e);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The per-source-line table of `timeline` (built for `device`), sorted by live bytes at the
+/// peak, then total bytes, both descending (then count descending, then file, line, name).
+pub fn line_table(
+    snap: &Snapshot,
+    device: i64,
+    timeline: &Timeline,
+    layout: &Layout,
+    opts: LineOptions,
+) -> Vec<LineRow> {
+    let at = attribute(snap, device, timeline, opts);
+    let mut acc: Vec<(u64, u64, u64, u64)> = vec![(0, 0, 0, 0); at.keys.len()];
+    for (el, &row) in timeline.elements.iter().zip(&at.row_of) {
+        if let Some(a) = acc.get_mut(row as usize) {
+            a.1 = a.1.saturating_add(el.size_bytes);
+            a.2 = a.2.saturating_add(1);
+            a.3 = a.3.max(el.size_bytes);
+        }
+    }
+    if layout.step_count() > 0 {
+        for e in live_elements_at(layout, layout.peak_step) {
+            let (Some(el), Some(&row)) =
+                (timeline.elements.get(e as usize), at.row_of.get(e as usize))
+            else {
+                continue;
+            };
+            if let Some(a) = acc.get_mut(row as usize) {
+                a.0 = a.0.saturating_add(el.size_bytes);
+            }
+        }
+    }
+    let mut rows: Vec<LineRow> = at
+        .keys
+        .iter()
+        .zip(acc)
+        .map(|(key, (live, total, count, largest))| {
+            let (file, line, name) = key_text(snap, key);
+            LineRow {
+                file,
+                line,
+                name,
+                live_at_peak_bytes: live,
+                total_bytes: total,
+                count,
+                largest_bytes: largest,
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.live_at_peak_bytes
+            .cmp(&a.live_at_peak_bytes)
+            .then(b.total_bytes.cmp(&a.total_bytes))
+            .then(b.count.cmp(&a.count))
+            .then_with(|| a.file.cmp(&b.file))
+            .then(a.line.cmp(&b.line))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    rows
+}
+
+fn elements_where(
+    snap: &Snapshot,
+    device: i64,
+    timeline: &Timeline,
+    opts: LineOptions,
+    pred: impl Fn(&str, i64, &str) -> bool,
+) -> Vec<u32> {
+    let at = attribute(snap, device, timeline, opts);
+    let hit: Vec<bool> = at
+        .keys
+        .iter()
+        .map(|k| {
+            let (f, l, n) = key_text(snap, k);
+            pred(&f, l, &n)
+        })
+        .collect();
+    at.row_of
+        .iter()
+        .enumerate()
+        .filter(|(_, &r)| hit.get(r as usize).copied().unwrap_or(false))
+        .map(|(i, _)| i as u32)
+        .collect()
+}
+
+/// The elements attributed to `file:line` (every row with that file and line, whatever the
+/// name; `<no frames>` is file [`NO_FRAMES`], line 0), ascending.
+pub fn line_elements(
+    snap: &Snapshot,
+    device: i64,
+    timeline: &Timeline,
+    opts: LineOptions,
+    file: &str,
+    line: i64,
+) -> Vec<u32> {
+    elements_where(snap, device, timeline, opts, |f, l, _| {
+        f == file && l == line
+    })
+}
+
+/// The elements of exactly one row of [`line_table`] (same `opts`), ascending.
+pub fn row_elements(
+    snap: &Snapshot,
+    device: i64,
+    timeline: &Timeline,
+    opts: LineOptions,
+    row: &LineRow,
+) -> Vec<u32> {
+    elements_where(snap, device, timeline, opts, |f, l, n| {
+        f == row.file && l == row.line && n == row.name
+    })
+}
+
+/// One element alive at a timestep.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LiveRow {
+    pub element: u32,
+    /// The address of the event / block / segment behind the element (0 for a pool envelope).
+    pub addr: u64,
+    pub size: u64,
+    /// Timesteps since the element was pushed (0 for an element pushed at this step).
+    pub age_steps: u32,
+    /// `time_us` of this timestep's event minus that of the element's allocation, when both
+    /// exist (never for memory present from the start).
+    pub age_us: Option<i64>,
+    /// Stream ordinal as the tooltip prints it (`stream n`): 0 is the default stream, others
+    /// numbered in order of first appearance (SEMANTICS.md §2).
+    pub stream: u64,
+    /// `filename:line:name` of the frame the line table attributes the element to (default
+    /// [`LineOptions`]), or [`NO_FRAMES`].
+    pub top_frame: String,
+    /// The tooltip's address label (`b<hex>_<v>`; `s<hex>_<v>` for segment elements).
+    pub label: String,
+}
+
+/// Address, raw stream and allocation event of an element (shared with `search`).
+pub(crate) fn element_addr_stream(
+    snap: &Snapshot,
+    device: i64,
+    timeline: &Timeline,
+    el: &Element,
+) -> (u64, u64, Option<u32>) {
+    match el.origin {
+        Origin::Alloc { event }
+        | Origin::UnmatchedFree { event }
+        | Origin::SegmentAlloc { event }
+        | Origin::UnmatchedSegmentFree { event } => {
+            let tr = snap.trace(device);
+            let i = event as usize;
+            let addr = tr.and_then(|t| t.addr.get(i).copied()).unwrap_or(0);
+            let stream = tr.and_then(|t| t.stream.get(i)).unwrap_or(0);
+            let alloc = matches!(
+                el.origin,
+                Origin::Alloc { .. } | Origin::SegmentAlloc { .. }
+            )
+            .then_some(event);
+            (addr, stream, alloc)
+        }
+        Origin::Ghost { block } => {
+            let addr = snap.blocks.get(block as usize).map_or(0, |b| b.address);
+            let stream = snap
+                .segments
+                .iter()
+                .find(|s| s.device == device && (s.blocks.0..s.blocks.1).contains(&block))
+                .map_or(0, |s| s.stream);
+            (addr, stream, None)
+        }
+        Origin::Segment { segment } => snap
+            .segments
+            .get(segment as usize)
+            .map_or((0, 0, None), |s| (s.address, s.stream, None)),
+        Origin::PoolInitial { pool } | Origin::PoolGrowth { pool } => (
+            0,
+            timeline.pools.get(pool as usize).map_or(0, |p| p.stream),
+            None,
+        ),
+    }
+}
+
+/// The tooltip's address label of an element (shared with `search`); `streams` is only
+/// needed for pool envelopes (`a,b,s<n>`).
+pub(crate) fn element_label(
+    versions: &Versions,
+    streams: Option<&tooltip::StreamOrdinals>,
+    timeline: &Timeline,
+    el: &Element,
+    addr: u64,
+) -> String {
+    let mut s = String::new();
+    write_element_label(&mut s, versions, streams, timeline, el, addr);
+    s
+}
+
+/// [`element_label`] appended to `out`.
+pub(crate) fn write_element_label(
+    out: &mut String,
+    versions: &Versions,
+    streams: Option<&tooltip::StreamOrdinals>,
+    timeline: &Timeline,
+    el: &Element,
+    addr: u64,
+) {
+    use std::fmt::Write;
+    let (prefix, version) = match el.origin {
+        Origin::Alloc { event } | Origin::UnmatchedFree { event } => {
+            ('b', versions.events.get(event as usize).copied())
+        }
+        Origin::SegmentAlloc { event } | Origin::UnmatchedSegmentFree { event } => {
+            ('s', versions.events.get(event as usize).copied())
+        }
+        Origin::Ghost { block } => ('b', versions.blocks.get(block as usize).copied()),
+        Origin::Segment { segment } => ('s', versions.segments.get(segment as usize).copied()),
+        Origin::PoolInitial { pool } | Origin::PoolGrowth { pool } => {
+            if let Some(p) = timeline.pools.get(pool as usize) {
+                let s = streams.and_then(|s| s.get(p.stream)).unwrap_or(0);
+                let _ = write!(out, "{},{},s{s}", p.id.0, p.id.1);
+            }
+            return;
+        }
+    };
+    let _ = match version.filter(|&v| v != NO_VERSION) {
+        Some(v) => write!(out, "{prefix}{addr:x}_{v}"),
+        None => write!(out, "{prefix}{addr:x}_undefined"),
+    };
+}
+
+/// The elements alive at timestep `step` ([`live_elements_at`]) of `timeline` (built for
+/// `device`), largest first (ties by element id). Empty for a step outside the layout.
+pub fn live_table(
+    snap: &Snapshot,
+    device: i64,
+    timeline: &Timeline,
+    layout: &Layout,
+    step: u32,
+) -> Vec<LiveRow> {
+    let live = live_elements_at(layout, step);
+    if live.is_empty() {
+        return Vec::new();
+    }
+    let versions = tooltip::versions(snap, device);
+    let streams = tooltip::stream_ordinals(snap);
+    let tr = snap.trace(device);
+    let time_of = |event: u32| -> Option<i64> {
+        tr.and_then(|t| t.time_us.get(event as usize).copied())
+            .filter(|&t| t != NO_TIME)
+    };
+    let now = layout
+        .step_event
+        .get(step as usize)
+        .copied()
+        .filter(|&e| e != NO_EVENT)
+        .and_then(time_of);
+    let opts = LineOptions::default();
+    let mut frame_cache: FxHashMap<StackId, String> = FxHashMap::default();
+    let mut rows: Vec<LiveRow> = live
+        .into_iter()
+        .filter_map(|e| {
+            let el = timeline.elements.get(e as usize)?;
+            let (addr, raw_stream, alloc_event) = element_addr_stream(snap, device, timeline, el);
+            let start = layout.span(e).map_or(0, |s| s.0);
+            let age_us = match (now, alloc_event.and_then(time_of)) {
+                (Some(n), Some(a)) => Some(n.saturating_sub(a)),
+                _ => None,
+            };
+            let stack = element_stack(snap, device, el);
+            let top_frame = frame_cache
+                .entry(stack)
+                .or_insert_with(|| attributed_text(snap, stack, opts))
+                .clone();
+            Some(LiveRow {
+                element: e,
+                addr,
+                size: el.size_bytes,
+                age_steps: step.saturating_sub(start),
+                age_us,
+                stream: u64::from(streams.get(raw_stream).unwrap_or(0)),
+                top_frame,
+                label: element_label(&versions, Some(&streams), timeline, el, addr),
+            })
+        })
+        .collect();
+    rows.sort_by(|a, b| b.size.cmp(&a.size).then(a.element.cmp(&b.element)));
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_classes() {
+        assert!(is_python_file("/a/b.py"));
+        assert!(is_python_file("<ipython-input-3-abc>"));
+        assert!(!is_python_file("??"));
+        assert!(!is_python_file(""));
+        assert!(is_internal_frame(
+            "/env/site-packages/torch/nn/modules/module.py",
+            "_call_impl"
+        ));
+        assert!(is_internal_frame(
+            "C:\\venv\\Lib\\torch\\functional.py",
+            "einsum"
+        ));
+        assert!(is_internal_frame("<frozen runpy>", "_run_code"));
+        assert!(is_internal_frame(
+            "??",
+            "at::native::add(at::Tensor const&)"
+        ));
+        assert!(is_internal_frame("??", "_PyEval_EvalFrameDefault"));
+        assert!(!is_internal_frame("/home/u/model.py", "forward"));
+        assert!(!is_internal_frame("myext.cpp", "my_kernel_launch"));
+        assert!(!is_internal_frame("/home/u/at::odd.py", "x"));
+        assert!(!is_internal_frame("lib.cpp", "myflat::run()"));
+        assert!(is_internal_frame("lib.cpp", "void c10::impl::call()"));
+    }
+}

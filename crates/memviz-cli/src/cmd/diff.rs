@@ -1,0 +1,155 @@
+//! `memviz diff A B [--device D] [--json]`: compare the live allocations (final
+//! `active_allocated` blocks, grouped by stack) and the segments of two snapshots
+//! ([`memviz_analysis::diff`]). All devices unless `--device`.
+
+use crate::{load, option};
+use memviz_analysis::diff::{diff, Diff, DiffGroup, SegmentKey};
+use memviz_analysis::format::{count, size_short};
+
+/// Groups shown by the table.
+const TOP: usize = 30;
+
+/// Runs `memviz diff` with the arguments after the command name.
+pub fn run(args: &[String]) -> Result<(), String> {
+    let mut files = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--device" => {
+                it.next();
+            }
+            "--json" => {}
+            s if s.starts_with("--") => {
+                return Err(format!("unknown option {s} (see memviz help)"))
+            }
+            s => files.push(s),
+        }
+    }
+    let [file_a, file_b] = files.as_slice() else {
+        return Err("diff takes exactly two FILEs: memviz diff A B [--device D] [--json]".into());
+    };
+    let device = match option(args, "--device") {
+        Some(d) => Some(
+            d.parse::<i64>()
+                .map_err(|_| "--device takes a device number".to_string())?,
+        ),
+        None if args.iter().any(|a| a == "--device") => {
+            return Err("--device takes a device number".to_string())
+        }
+        None => None,
+    };
+    let json = args.iter().any(|a| a == "--json");
+    let a = load(file_a)?;
+    let b = load(file_b)?;
+    let d = diff(&a, &b, device);
+    if json {
+        let text = serde_json::to_string(&d).map_err(|e| format!("cannot write JSON: {e}"))?;
+        println!("{text}");
+    } else {
+        print!("{}", table(&d, file_a, file_b, device));
+    }
+    Ok(())
+}
+
+/// A short label for a stack line list: `basename:line:name` of the innermost Python frame
+/// outside torch's own package, else of the innermost Python frame, else the first line.
+fn label(stack: &[String]) -> String {
+    // Frame lines only (FX annotation lines are indented).
+    let frames: Vec<&str> = stack
+        .iter()
+        .map(String::as_str)
+        .filter(|l| !l.starts_with(' '))
+        .collect();
+    let pick = frames
+        .iter()
+        .find(|l| l.contains(".py:") && !l.contains("/torch/") && !l.contains("\\torch\\"))
+        .or_else(|| frames.iter().find(|l| l.contains(".py:")))
+        .or_else(|| frames.first());
+    match pick {
+        None => "<no frames>".to_string(),
+        Some(l) => {
+            // Basename of the filename part: cut at the last separator before `.py:` (or the
+            // `:line:` part for other frames).
+            let end = l.find(".py:").unwrap_or(l.len());
+            let start = l
+                .get(..end)
+                .and_then(|f| f.rfind(['/', '\\']))
+                .map_or(0, |i| i + 1);
+            l.get(start..).unwrap_or(l).to_string()
+        }
+    }
+}
+
+fn signed_size(g: &DiffGroup) -> String {
+    if g.bytes_b >= g.bytes_a {
+        format!("+{}", size_short(g.bytes_b - g.bytes_a))
+    } else {
+        format!("-{}", size_short(g.bytes_a - g.bytes_b))
+    }
+}
+
+fn segment_bytes(list: &[SegmentKey]) -> u64 {
+    list.iter()
+        .fold(0u64, |a, s| a.saturating_add(s.total_size))
+}
+
+fn table(d: &Diff, file_a: &str, file_b: &str, device: Option<i64>) -> String {
+    let mut s = String::new();
+    let scope = device.map_or_else(|| "all devices".to_string(), |d| format!("device {d}"));
+    s.push_str(&format!("A: {file_a}\nB: {file_b}\n"));
+    s.push_str(&format!(
+        "live allocations by stack ({scope}); {} stacks differ\n",
+        count(d.groups.len() as u64)
+    ));
+    if !d.groups.is_empty() {
+        s.push_str(&format!(
+            "{:>11} {:>11} {:>11} {:>17}  stack\n",
+            "change", "A", "B", "count A -> B"
+        ));
+        for g in d.groups.iter().take(TOP) {
+            s.push_str(&format!(
+                "{:>11} {:>11} {:>11} {:>17}  {}\n",
+                signed_size(g),
+                size_short(g.bytes_a),
+                size_short(g.bytes_b),
+                format!("{} -> {}", count(g.count_a), count(g.count_b)),
+                label(&g.stack)
+            ));
+        }
+        if d.groups.len() > TOP {
+            s.push_str(&format!(
+                "… {} more stacks (--json lists all)\n",
+                count((d.groups.len() - TOP) as u64)
+            ));
+        }
+    }
+    s.push_str(&format!(
+        "segments only in A: {} ({})\nsegments only in B: {} ({})\n",
+        count(d.segments_only_a.len() as u64),
+        size_short(segment_bytes(&d.segments_only_a)),
+        count(d.segments_only_b.len() as u64),
+        size_short(segment_bytes(&d.segments_only_b)),
+    ));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::label;
+
+    #[test]
+    fn labels() {
+        let v = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(label(&[]), "<no frames>");
+        assert_eq!(
+            label(&v(&[
+                "??:0:c10::alloc",
+                "/x/torch/nn/f.py:3:linear",
+                "/home/u/model.py:88:forward"
+            ])),
+            "model.py:88:forward"
+        );
+        assert_eq!(label(&v(&["C:\\t\\torch\\f.py:3:g"])), "f.py:3:g");
+        assert_eq!(label(&v(&["??:0:c10::alloc"])), "??:0:c10::alloc");
+    }
+}

@@ -1,0 +1,124 @@
+//! `memviz folded FILE [--device D] [--at peak|EVENT] [--all-frames] [--lifetime] [--json]`:
+//! live bytes by call stack at a moment of the Active Memory Timeline (default: the peak) as
+//! folded stacks (`frame;frame;frame bytes`, root first: the input of flamegraph.pl, inferno,
+//! speedscope), or with `--lifetime` bytes × timesteps over the whole trace. EVENT is an index
+//! into the device's trace as stored in the file (free pairs not merged; `memviz state` counts
+//! merged events). The default device is the one with the longest trace, as the viewer picks.
+//! `--json` prints `{"device","at_step","total_bytes","stacks":[{"frames":[…],"bytes":N}]}`
+//! (`at_step` is null with `--lifetime`; frames unescaped, root first).
+
+use crate::{load, one_file, option};
+use memviz_analysis::flame::{self, At, FlameOptions};
+use memviz_analysis::layout::{Layout, LayoutOptions};
+use memviz_analysis::timeline;
+use std::io::Write;
+
+const FOLDED_USAGE: &str =
+    "usage: memviz folded FILE [--device D] [--at peak|EVENT] [--all-frames] [--lifetime] [--json]";
+
+/// One line: the first line of `msg` and the command's usage.
+fn one_line(msg: &str) -> String {
+    let first = msg.lines().next().unwrap_or("");
+    format!("{first}; {FOLDED_USAGE}")
+}
+
+/// The value of `--name`, an error when it is the last argument.
+fn valued<'a>(args: &'a [String], name: &str) -> Result<Option<&'a str>, String> {
+    match option(args, name) {
+        Some(v) => Ok(Some(v)),
+        None if args.iter().any(|a| a == name) => Err(one_line(&format!("{name} needs a value"))),
+        None => Ok(None),
+    }
+}
+
+/// Runs `memviz folded` with the arguments after the command name.
+pub fn run(args: &[String]) -> Result<(), String> {
+    let file = one_file(
+        "folded",
+        args,
+        &["--device", "--at"],
+        &["--all-frames", "--lifetime", "--json"],
+    )
+    .map_err(|e| one_line(&e))?;
+    let flag = |f: &str| args.iter().any(|a| a == f);
+    let opts = FlameOptions {
+        all_frames: flag("--all-frames"),
+        lifetime: flag("--lifetime"),
+        step_range: None,
+    };
+    let json = flag("--json");
+    let at = match valued(args, "--at")? {
+        None | Some("peak") => At::Peak,
+        Some(s) => At::Event(
+            s.parse::<u32>()
+                .map_err(|_| one_line(&format!("--at takes peak or an event index, not {s:?}")))?,
+        ),
+    };
+    if opts.lifetime && valued(args, "--at")?.is_some() {
+        return Err(one_line("--at and --lifetime exclude each other"));
+    }
+    let device = match valued(args, "--device")? {
+        Some(d) => Some(
+            d.parse::<i64>()
+                .map_err(|_| one_line(&format!("--device takes a device number, not {d:?}")))?,
+        ),
+        None => None,
+    };
+    let snap = load(file)?;
+    let devices = snap.devices();
+    let device = match device {
+        Some(d) if devices.contains(&d) || (devices.is_empty() && d == 0) => d,
+        Some(d) => {
+            return Err(format!(
+                "{file}: no device {d} (devices: {})",
+                devices
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        }
+        None => snap.default_device(),
+    };
+    let tl = timeline::build(&snap, device);
+    let layout = Layout::build(&tl, LayoutOptions::default());
+    let events = snap.trace(device).map_or(0, |t| t.len());
+    let moment = if opts.lifetime {
+        None
+    } else {
+        Some(
+            flame::resolve(&layout, events, at)
+                .map_err(|e| format!("{file}: device {device}: {e}"))?,
+        )
+    };
+    let entries = flame::folded(&snap, device, &tl, &layout, at, &opts);
+    let text = if json {
+        let stacks: Vec<serde_json::Value> = entries
+            .iter()
+            .map(|(frames, bytes)| serde_json::json!({"frames": frames, "bytes": bytes}))
+            .collect();
+        let mut v = serde_json::json!({
+            "device": device,
+            "at_step": moment.map(|m| m.step),
+            "total_bytes": flame::total(&entries),
+            "stacks": stacks,
+        });
+        if let Some(o) = v.as_object_mut() {
+            if let Some(At::Event(k)) = moment.map(|m| m.at) {
+                o.insert("at_event".into(), k.into());
+            }
+            o.insert("lifetime".into(), opts.lifetime.into());
+            o.insert("all_frames".into(), opts.all_frames.into());
+        }
+        format!("{v}\n")
+    } else {
+        flame::folded_text(&entries)
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(format!("cannot write to stdout: {e}"))
+        }
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,96 @@
+//! `memviz leaks FILE [--device D] [--json]`: leak suspects of one device's trace
+//! ([`memviz_analysis::leaks`]). The default device is the viewer's: the longest trace (first on
+//! ties), else the first device with segments, else 0.
+
+use crate::{load, one_file, option};
+use memviz_analysis::layout::{Layout, LayoutOptions, PointMode};
+use memviz_analysis::leaks::{leaks, LeakReport};
+use memviz_analysis::timeline;
+use memviz_snapshot::Snapshot;
+
+/// Suspects shown by the table, and stack lines per suspect.
+const TOP: usize = 30;
+const FRAMES: usize = 5;
+
+/// The report for `device` of `snap`: the timeline, its layout (compact: no polylines are
+/// needed) and the analysis.
+pub fn report(snap: &Snapshot, device: i64) -> LeakReport {
+    let t = timeline::build(snap, device);
+    let layout = Layout::build(
+        &t,
+        LayoutOptions {
+            mode: PointMode::Compact,
+            ..LayoutOptions::default()
+        },
+    );
+    leaks(snap, device, &t, &layout)
+}
+
+/// The first line of a (usage) error: errors are one line.
+fn one_line(e: &str) -> String {
+    format!("{} (see memviz help)", e.lines().next().unwrap_or(""))
+}
+
+/// Runs `memviz leaks` with the arguments after the command name.
+pub fn run(args: &[String]) -> Result<(), String> {
+    let file = one_file("leaks", args, &["--device"], &["--json"]).map_err(|e| one_line(&e))?;
+    let json = args.iter().any(|a| a == "--json");
+    let device = match option(args, "--device") {
+        Some(d) => Some(
+            d.parse::<i64>()
+                .map_err(|_| "--device takes a device number".to_string())?,
+        ),
+        None if args.iter().any(|a| a == "--device") => {
+            return Err("--device takes a device number".to_string())
+        }
+        None => None,
+    };
+    let snap = load(file)?;
+    let device = device.unwrap_or_else(|| snap.default_device());
+    let r = report(&snap, device);
+    if json {
+        let mut v = serde_json::to_value(&r).map_err(|e| format!("cannot write JSON: {e}"))?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("device".into(), device.into());
+        }
+        println!("{v}");
+        return Ok(());
+    }
+    println!(
+        "{file}, device {device}: settled after timestep {} ({})",
+        r.settled_step, r.settled_rule
+    );
+    if r.suspects.is_empty() {
+        println!("no leak suspects");
+    }
+    for s in r.suspects.iter().take(TOP) {
+        println!(
+            "[{}] {} (first alloc: event {})",
+            s.kind, s.explanation, s.first_event
+        );
+        // The Python frames when there are any (C++ allocator frames say little), else the
+        // innermost lines.
+        let py: Vec<&String> = s.stack.iter().filter(|l| l.contains(".py:")).collect();
+        let shown: Vec<&String> = if py.is_empty() {
+            s.stack.iter().collect()
+        } else {
+            py
+        };
+        if shown.is_empty() {
+            println!("    <no frames>");
+        }
+        for line in shown.iter().take(FRAMES) {
+            println!("    {line}");
+        }
+        if shown.len() > FRAMES {
+            println!("    … {} more", shown.len() - FRAMES);
+        }
+    }
+    if r.suspects.len() > TOP {
+        println!(
+            "… {} more suspects (--json lists all)",
+            r.suspects.len() - TOP
+        );
+    }
+    Ok(())
+}
