@@ -930,7 +930,8 @@ async function settledOn(page, k) {
 
 /** Asserts that the selected row of the event list is drawn inside the list's box. */
 async function assertSelectedRowVisible(page, k) {
-  const row = page.locator('#state-rows .row[aria-selected="true"]');
+  const row = page.locator(`#state-rows .row[data-k="${k}"][aria-selected="true"]`);
+  // The list draws on the next animation frame after its rows arrive from the worker.
   await row.waitFor({ state: 'attached' });
   assert.match(await row.textContent(), new RegExp(`^${k}: `));
   const r = await row.boundingBox();
@@ -960,7 +961,7 @@ async function tooltipAt(page, at, label) {
   return page.locator('#tooltip').textContent();
 }
 
-describe('allocator views (WebGL2)', () => {
+describe('allocator views, search and source lines (WebGL2)', () => {
   /** @type {Awaited<ReturnType<typeof launch>>} */
   let b;
   let page;
@@ -1104,6 +1105,7 @@ describe('allocator views (WebGL2)', () => {
     await page.locator('#state-list').focus();
     await page.keyboard.press('Home');
     await settledOn(page, 0);
+    await assertSelectedRowVisible(page, 0);
     assert.match(await page.locator('#state-rows .row').first().textContent(), /^0: /);
     await page.keyboard.press('End');
     await settledOn(page, s0.count - 1);
@@ -1122,6 +1124,60 @@ describe('allocator views (WebGL2)', () => {
     const hit = await poll(async () => { const x = await stateSel(page); return !x.busy && x.selected !== 17 ? x : null; }, 'search hit');
     assert.match(hit.sel.text, /segment_alloc/);
     t.diagnostic(`${s0.count} events: view open ${openMs} ms (page round trip; Rust ${s0.sel.open_ms.toFixed(0)} ms), select ms ${times.map((x) => x.toFixed(1)).join(' ')}, checkpoints ${(s0.sel.checkpoint_bytes / 1e6).toFixed(1)} MB`);
+  });
+
+  test('search highlights matches with count and bytes (landmarks, by hand); "only matches" hides the rest', TEST, async () => {
+    assert.equal(await openWithInput(page, fixture('landmarks.pickle')), 'ready');
+    await page.evaluate(() => window.memviz.setView('active'));
+    const run = async (q) => {
+      await page.fill('#search-input', q);
+      await page.press('#search-input', 'Enter');
+      return poll(async () => {
+        const r = await page.evaluate(() => window.memviz.searchBox.result);
+        return r && r.query === q ? r : null;
+      }, `search ${q}`);
+    };
+    // generate.py landmarks: alpha 4 MiB (alpha.py), beta 8 MiB (beta.py), gamma 2 MiB, delta 6 MiB.
+    let r = await run('beta.py');
+    assert.deepEqual([r.count, r.bytes], [1, 8 * MiB]);
+    assert.equal(await page.locator('#search-status').textContent(), '1 match, 8.0MiB (8388608 bytes)');
+    assert.equal((await viewerState(page)).highlighted, 1);
+    r = await run('/make_(alpha|beta)/');
+    assert.deepEqual([r.count, r.bytes], [2, 12 * MiB]);
+    r = await run(`b${(LANDMARKS + 4 * MiB).toString(16)}_1`);
+    assert.deepEqual([r.count, r.bytes], [1, 6 * MiB], 'delta by its address label');
+    r = await run('/(unclosed/');
+    assert.ok(r.error, 'a bad pattern says so');
+    assert.match(await page.locator('#search-status').textContent(), /bad pattern/);
+    r = await run('delta.py');
+    const dimmed = await plotShot(page, 'webgl2-search-delta.png');
+    await page.check('#search-only');
+    await poll(async () => (await page.evaluate(() => window.memviz.searchBox.result)).count === 1, 'only');
+    const only = await plotShot(page, 'webgl2-search-delta-only.png');
+    assert.ok(differingPixels(dimmed, only) > 1000, 'hiding the non-matches changes the plot');
+    await page.uncheck('#search-only');
+    await run('');
+    assert.equal((await viewerState(page)).highlighted, null);
+  });
+
+  test('the source-lines table equals `memviz lines`; sorting; a row highlights its allocations', TEST, async () => {
+    assert.equal(await openDemo(page), 'ready');
+    await page.click('#lines-panel > summary');
+    const rows = await page.evaluate(() => window.memviz.linesTable.load());
+    const cli = cliJson('lines', DEMO);
+    assert.deepEqual(rows.map((x) => [x.file, x.line, x.name, x.live_at_peak_bytes, x.total_bytes, x.count, x.largest_bytes]),
+      cli.rows.map((x) => [x.file, x.line, x.name, x.live_at_peak_bytes, x.total_bytes, x.count, x.largest_bytes]));
+    assert.ok(rows.length >= 3, `rows: ${rows.length}`);
+    const first = await page.locator('#lines-rows tr').first().locator('td').first().textContent();
+    assert.equal(first, `${cli.rows[0].file}:${cli.rows[0].line} ${cli.rows[0].name}`);
+    await page.click('#lines-table th[data-key="count"]');
+    const counts = (await page.locator('#lines-rows tr td:nth-child(4)').allTextContents()).map((t) => Number(t.replaceAll(',', '')));
+    assert.deepEqual(counts, [...counts].sort((a, b) => b - a), 'sorted by count, descending');
+    await page.locator('#lines-rows tr').first().click();
+    const n = await poll(async () => (await viewerState(page)).highlighted, 'row highlight');
+    const top = [...cli.rows].sort((a, b) => b.count - a.count)[0];
+    assert.equal(n, top.count, 'the row\'s allocations are highlighted');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'webgl2-lines.png'), fullPage: true });
   });
 
   test('no request left dist/, no page errors', () => {

@@ -6,6 +6,7 @@
 import { ViewerClient } from './bridge.js';
 import { wireFileInputs } from './file_drop.js';
 import { StateHistory } from './state_history.js';
+import { SearchBox, LinesTable } from './find.js';
 
 const $ = (id) => /** @type {any} */ (document.getElementById(id));
 const els = {
@@ -269,11 +270,21 @@ function showPanel(panelJson, table, summary) {
   }));
   els.fileName.textContent = panel.files[panel.file] || '';
   showView(panel.view, panelKey(panel));
+  const timelineKey = `${panelKey(panel)}/${panel.view}`;
+  if (timelineKey !== lastTimelineKey) {
+    lastTimelineKey = timelineKey;
+    searchBox.reset();
+    linesTable.invalidate(timelineKey);
+  }
+  $('search-box').hidden = panel.view === 'state';
   showSettings(panel.settings || []);
   if (typeof table === 'string') els.table.textContent = table;
   if (typeof summary === 'string') els.json.textContent = summary;
   showTicks(panel.ticks);
 }
+
+/** The timeline (file/device/view) the search and the lines table were last made for. */
+let lastTimelineKey = '';
 
 /** What the state panel was last loaded for: file, device (reloaded when it changes). */
 let stateKey = '';
@@ -357,6 +368,16 @@ els.viewSelect.addEventListener('change', () => {
   if (client) client.send('set_view', [els.viewSelect.value], { panel: true });
   showTooltip(null);
 });
+
+async function workerCall(method, args, opts) {
+  const c = await startViewer();
+  return c.call(method, args, opts || {});
+}
+
+const searchBox = new SearchBox({ input: $('search-input'), only: $('search-only'), status: $('search-status') }, workerCall);
+const linesTable = new LinesTable({
+  panel: $('lines-panel'), table: $('lines-table'), rows: $('lines-rows'), allFrames: $('lines-all-frames'),
+}, workerCall, (text) => { $('search-status').textContent = text; });
 
 const stateHistory = new StateHistory({
   list: $('state-list'),
@@ -516,6 +537,10 @@ window.memviz = {
   lastOpen: null,
   /** The Allocator State History panel: `select(k)`, `search(forward)`, `focus(addr)`, `selection`, `selected`, `count`. */
   stateHistory,
+  /** The search box: `run()` resolves with `{query, count, bytes, size, error}`; `result`. */
+  searchBox,
+  /** The source-lines table: `load()` resolves with its rows; `highlight(i)`; `rows`. */
+  linesTable,
   /** Shows a view (`active`, `segments`, `pools`, `state`); resolves after its frame is drawn (and, for `state`, once the list is loaded). */
   async setView(name) {
     const r = await view('set_view', name);

@@ -38,7 +38,11 @@ const HOVER_EDGE: u32 = rgba(0, 0, 0, 255);
 struct DeviceData {
     timeline: Timeline,
     layout: Layout,
+    /// Colours drawn: `base_colors` with the highlight applied.
     colors: Vec<u8>,
+    base_colors: Vec<u8>,
+    /// The highlighted elements (sorted) and whether the others are hidden, when set.
+    highlight: Option<(Vec<u32>, bool)>,
     tips: Option<TooltipContext>,
     /// Relative time (µs since the first timed event) per timestep, non-decreasing, when the
     /// trace has times.
@@ -187,7 +191,7 @@ impl App {
         let Some(f) = self.files.get(index) else {
             return false;
         };
-        let device = default_device(&f.snap);
+        let device = f.snap.default_device();
         self.current = index;
         self.set_device(device);
         true
@@ -384,6 +388,147 @@ impl App {
             return "[]".into();
         };
         crate::settings::rows_json(snap)
+    }
+
+    // ----- search, highlight, source lines ------------------------------------------------------
+
+    /// Highlights `elements` of the current timeline (the others faint grey, or hidden when
+    /// `only`); `None` clears. The scene is rebuilt with the new colours.
+    pub fn set_highlight(&mut self, elements: Option<Vec<u32>>, only: bool) {
+        let Some(d) = self
+            .files
+            .get_mut(self.current)
+            .and_then(|f| f.devices.get_mut(&(self.device, self.kind)))
+        else {
+            return;
+        };
+        match elements {
+            None => {
+                d.highlight = None;
+                d.colors.clone_from(&d.base_colors);
+            }
+            Some(mut els) => {
+                els.sort_unstable();
+                els.dedup();
+                let other = if only {
+                    color::HIDDEN_COLOR
+                } else {
+                    color::DIM_COLOR
+                };
+                d.colors = vec![other; d.base_colors.len()];
+                for &e in &els {
+                    if let (Some(c), Some(&b)) =
+                        (d.colors.get_mut(e as usize), d.base_colors.get(e as usize))
+                    {
+                        *c = b;
+                    }
+                }
+                d.highlight = Some((els, only));
+            }
+        }
+        d.scene = initial_scene(&d.layout, &d.colors, d.windowed);
+        self.generation += 1;
+        self.needs_redraw = true;
+        if self.is_windowed() {
+            self.unsettled_since = Some(None);
+        }
+    }
+
+    /// Searches the current timeline (substring, or `/regex/`; see
+    /// `memviz_analysis::search`) and highlights the matches (`only`: hide the rest); an empty
+    /// query clears. JSON `{query, count, bytes, size, error}`.
+    pub fn search(&mut self, query: &str, only: bool) -> String {
+        if query.trim().is_empty() {
+            self.set_highlight(None, false);
+            return json!({"query": "", "count": 0, "bytes": 0, "size": "", "error": null})
+                .to_string();
+        }
+        let q = match memviz_analysis::search::parse_query(query) {
+            Ok(q) => q,
+            Err(e) => {
+                return json!({"query": query, "count": 0, "bytes": 0, "size": "", "error": e})
+                    .to_string()
+            }
+        };
+        let Some((snap, d)) = self.parts() else {
+            return "null".into();
+        };
+        let r = memviz_analysis::search::search(snap, self.device, &d.timeline, &q);
+        let out = json!({
+            "query": query,
+            "count": r.count,
+            "bytes": r.bytes,
+            "size": memviz_analysis::format::size_long(r.bytes),
+            "error": null,
+        });
+        self.set_highlight(Some(r.elements), only);
+        out.to_string()
+    }
+
+    /// The per-source-line table of the current timeline, JSON `[{file, line, name,
+    /// live_at_peak_bytes, total_bytes, count, largest_bytes, live, total, largest}]` (the last
+    /// three formatted); `all_frames`: attribute to the innermost frame of any kind.
+    #[must_use]
+    pub fn lines_json(&self, all_frames: bool) -> String {
+        use memviz_analysis::format::size_short;
+        use memviz_analysis::lines::{line_table, LineOptions};
+        let Some((snap, d)) = self.parts() else {
+            return "[]".into();
+        };
+        let opts = if all_frames {
+            LineOptions::ALL_FRAMES
+        } else {
+            LineOptions::default()
+        };
+        let rows: Vec<serde_json::Value> =
+            line_table(snap, self.device, &d.timeline, &d.layout, opts)
+                .into_iter()
+                .map(|r| {
+                    let mut v = serde_json::to_value(&r).unwrap_or_default();
+                    if let Some(o) = v.as_object_mut() {
+                        o.insert("live".into(), json!(size_short(r.live_at_peak_bytes)));
+                        o.insert("total".into(), json!(size_short(r.total_bytes)));
+                        o.insert("largest".into(), json!(size_short(r.largest_bytes)));
+                    }
+                    v
+                })
+                .collect();
+        json!(rows).to_string()
+    }
+
+    /// Highlights the elements of one row of [`App::lines_json`] (`file`, `line`, `name`);
+    /// returns how many.
+    pub fn highlight_line(&mut self, file: &str, line: i64, name: &str, all_frames: bool) -> usize {
+        use memviz_analysis::lines::{row_elements, LineOptions, LineRow};
+        let opts = if all_frames {
+            LineOptions::ALL_FRAMES
+        } else {
+            LineOptions::default()
+        };
+        let els = {
+            let Some((snap, d)) = self.parts() else {
+                return 0;
+            };
+            let row = LineRow {
+                file: file.to_owned(),
+                line,
+                name: name.to_owned(),
+                live_at_peak_bytes: 0,
+                total_bytes: 0,
+                count: 0,
+                largest_bytes: 0,
+            };
+            row_elements(snap, self.device, &d.timeline, opts, &row)
+        };
+        let n = els.len();
+        self.set_highlight(Some(els), false);
+        n
+    }
+
+    /// The highlighted element count, when a highlight is set.
+    #[must_use]
+    pub fn highlighted(&self) -> Option<usize> {
+        self.data()?.highlight.as_ref().map(|(e, _)| e.len())
     }
 
     fn data(&self) -> Option<&DeviceData> {
@@ -1190,6 +1335,7 @@ impl App {
             "hover": self.hover,
             "pinned": self.pinned,
             "view": self.view().name(),
+            "highlighted": self.highlighted(),
             "state_view": if self.show_state {
                 self.state_view.as_ref().map(|(_, v)| v.state_json())
             } else {
@@ -1198,20 +1344,6 @@ impl App {
             "geometry": self.geom,
         })
         .to_string()
-    }
-}
-
-/// Longest trace, first on ties; without traces the first device with segments, else 0.
-fn default_device(snap: &Snapshot) -> i64 {
-    let mut best: Option<(usize, i64)> = None;
-    for (i, t) in snap.traces.iter().enumerate() {
-        if best.is_none_or(|(len, _)| t.len() > len) {
-            best = Some((t.len(), i as i64));
-        }
-    }
-    match best {
-        Some((len, d)) if len > 0 => d,
-        _ => snap.devices().first().copied().unwrap_or(0),
     }
 }
 
@@ -1231,28 +1363,35 @@ fn build_device(
     let colors = color::element_colors(snap, device, &timeline);
     let step_time_us = step_times(snap, device, &layout);
     let windowed = layout.exact_point_count() > STATIC_MAX_POINTS;
-    let scene = if windowed {
-        let steps = f64::from(layout.step_count().max(1));
-        let peak = layout.peak_bytes as f64 * Y_HEADROOM;
-        scene::build_columns(
-            &layout,
-            &colors,
-            [0.0, steps, 0.0, peak.max(1.0)],
-            1024,
-            peak.max(1.0) / 512.0,
-        )
-    } else {
-        scene::build_static(&layout, &colors)
-    };
+    let scene = initial_scene(&layout, &colors, windowed);
     DeviceData {
         timeline,
         layout,
+        base_colors: colors.clone(),
+        highlight: None,
         colors,
         tips: None,
         step_time_us,
         column_density: 0.0,
         scene,
         windowed,
+    }
+}
+
+/// The first scene of a layout: static, or the column level of detail of the whole trace.
+fn initial_scene(layout: &Layout, colors: &[u8], windowed: bool) -> PlotScene {
+    if windowed {
+        let steps = f64::from(layout.step_count().max(1));
+        let peak = layout.peak_bytes as f64 * Y_HEADROOM;
+        scene::build_columns(
+            layout,
+            colors,
+            [0.0, steps, 0.0, peak.max(1.0)],
+            1024,
+            peak.max(1.0) / 512.0,
+        )
+    } else {
+        scene::build_static(layout, colors)
     }
 }
 

@@ -243,6 +243,36 @@ impl WebViewer {
         serde_json::to_string(&c).unwrap_or_else(|_| "null".to_owned())
     }
 
+    /// Searches the current timeline (substring or `/regex/`) and highlights the matches
+    /// (`only`: hides the rest); empty clears. JSON `{query, count, bytes, size, error}`.
+    pub fn search(&mut self, query: &str, only: bool) -> String {
+        self.core
+            .app()
+            .map_or_else(|| "null".to_owned(), |a| a.search(query, only))
+    }
+
+    /// The per-source-line table of the current timeline, JSON.
+    pub fn lines(&mut self, all_frames: bool) -> String {
+        self.core
+            .app_ref()
+            .map_or_else(|| "[]".to_owned(), |a| a.lines_json(all_frames))
+    }
+
+    /// Highlights one row of the source-line table; returns how many allocations.
+    pub fn highlight_line(&mut self, file: &str, line: f64, name: &str, all_frames: bool) -> u32 {
+        let line = if line.is_finite() { line as i64 } else { 0 };
+        self.core.app().map_or(0, |a| {
+            u32::try_from(a.highlight_line(file, line, name, all_frames)).unwrap_or(u32::MAX)
+        })
+    }
+
+    /// Clears a search or row highlight.
+    pub fn clear_highlight(&mut self) {
+        if let Some(a) = self.core.app() {
+            a.set_highlight(None, false);
+        }
+    }
+
     // ----- geometry and input ---------------------------------------------------------------
 
     /// The canvas's CSS size and device pixel ratio changed: resizes the drawing buffer.

@@ -1,0 +1,155 @@
+// find.js: the search box (matches highlighted on the timeline, count and bytes shown, "only
+// matches" hides the rest) and the sortable per-source-line table (a row highlights its
+// allocations). Rows and numbers are Rust's (crates/memviz-viewer/src/app.rs `search`,
+// `lines_json`), placed with textContent only.
+
+/**
+ * @param {object} els  `{input, only, status}`
+ * @param {(method: string, args: any[], opts?: object) => Promise<{result: any}>} call
+ */
+export class SearchBox {
+  constructor(els, call) {
+    this.els = els;
+    this.call = call;
+    /** The last answer (parsed), or null. */
+    this.result = null;
+    this.timer = 0;
+    els.input.addEventListener('input', () => {
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => this.run(), 250);
+    });
+    els.input.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Enter') {
+        clearTimeout(this.timer);
+        this.run();
+      }
+    });
+    els.only.addEventListener('change', () => this.run());
+  }
+
+  /** Runs the query in the box; resolves with Rust's answer after the frame is drawn. */
+  async run() {
+    const q = this.els.input.value;
+    const { result } = await this.call('search', [q, this.els.only.checked], { waitFrame: true });
+    const r = JSON.parse(result);
+    this.result = r;
+    if (r === null || r.query === '') {
+      this.els.status.textContent = '';
+    } else if (r.error) {
+      this.els.status.textContent = `bad pattern: ${r.error}`;
+    } else {
+      this.els.status.textContent = `${r.count.toLocaleString('en-US')} match${r.count === 1 ? '' : 'es'}, ${r.size}`;
+    }
+    return r;
+  }
+
+  /** A new file, device or view: the highlight is gone, so is the query. */
+  reset() {
+    this.els.input.value = '';
+    this.els.status.textContent = '';
+    this.result = null;
+  }
+}
+
+/**
+ * @param {object} els  `{panel, table, rows, allFrames}`
+ * @param {(method: string, args: any[], opts?: object) => Promise<{result: any}>} call
+ * @param {(text: string) => void} onHighlight  called with a status line after a row click
+ */
+export class LinesTable {
+  constructor(els, call, onHighlight) {
+    this.els = els;
+    this.call = call;
+    this.onHighlight = onHighlight;
+    this.rows = [];
+    this.sortKey = 'live_at_peak_bytes';
+    this.descending = true;
+    this.selected = -1;
+    this.loadedFor = null;
+    this.key = '';
+    els.panel.addEventListener('toggle', () => { if (els.panel.open) this.load(); });
+    els.allFrames.addEventListener('change', () => { this.loadedFor = null; this.load(); });
+    els.table.querySelector('thead').addEventListener('click', (ev) => {
+      const th = ev.target instanceof Element ? ev.target.closest('th') : null;
+      if (th === null) return;
+      const key = th.dataset.key;
+      if (key === this.sortKey) this.descending = !this.descending;
+      else {
+        this.sortKey = key;
+        this.descending = th.dataset.type === 'num';
+      }
+      this.render();
+    });
+    els.rows.addEventListener('click', (ev) => {
+      const tr = ev.target instanceof Element ? ev.target.closest('tr') : null;
+      if (tr !== null) this.highlight(Number(tr.dataset.i));
+    });
+  }
+
+  /** The file / device / view changed: reload when shown. */
+  invalidate(key) {
+    if (key === this.key) return;
+    this.key = key;
+    this.loadedFor = null;
+    this.selected = -1;
+    if (this.els.panel.open) this.load();
+  }
+
+  async load() {
+    const want = `${this.key}|${this.els.allFrames.checked}`;
+    if (this.loadedFor === want) return this.rows;
+    const { result } = await this.call('lines', [this.els.allFrames.checked]);
+    this.rows = JSON.parse(result);
+    this.loadedFor = want;
+    this.selected = -1;
+    this.render();
+    return this.rows;
+  }
+
+  sorted() {
+    const k = this.sortKey;
+    const dir = this.descending ? -1 : 1;
+    return this.rows.map((r, i) => ({ r, i })).sort((a, b) => {
+      const x = k === 'file' ? `${a.r.file}:${a.r.line}` : a.r[k];
+      const y = k === 'file' ? `${b.r.file}:${b.r.line}` : b.r[k];
+      return x < y ? -dir : x > y ? dir : a.i - b.i;
+    });
+  }
+
+  render() {
+    for (const th of this.els.table.querySelectorAll('th')) {
+      th.setAttribute('aria-sort', th.dataset.key === this.sortKey ? (this.descending ? 'descending' : 'ascending') : 'none');
+    }
+    const shown = this.sorted().slice(0, 500);
+    this.els.rows.replaceChildren(...shown.map(({ r, i }) => {
+      const tr = document.createElement('tr');
+      tr.dataset.i = String(i);
+      tr.setAttribute('aria-selected', String(i === this.selected));
+      const cells = [`${r.file}:${r.line} ${r.name}`, r.live, r.total, r.count.toLocaleString('en-US'), r.largest];
+      for (const text of cells) {
+        const td = document.createElement('td');
+        td.textContent = text;
+        tr.append(td);
+      }
+      return tr;
+    }));
+  }
+
+  /** Highlights row i's allocations on the timeline (a second click clears). */
+  async highlight(i) {
+    const r = this.rows[i];
+    if (!r) return 0;
+    if (i === this.selected) {
+      this.selected = -1;
+      await this.call('clear_highlight', [], { waitFrame: true });
+      this.onHighlight('');
+      this.render();
+      return 0;
+    }
+    this.selected = i;
+    this.render();
+    const { result } = await this.call('highlight_line', [r.file, r.line, r.name, this.els.allFrames.checked], { waitFrame: true });
+    this.onHighlight(`${Number(result).toLocaleString('en-US')} allocations from ${r.file}:${r.line} highlighted`);
+    return Number(result);
+  }
+}
