@@ -1180,6 +1180,47 @@ describe('allocator views, search and source lines (WebGL2)', () => {
     await page.screenshot({ path: path.join(SCREENSHOTS, 'webgl2-lines.png'), fullPage: true });
   });
 
+  test('alive at a moment: the peak sums to the CLI\'s peak; a click on the timeline lists what lives there', TEST, async () => {
+    const file = fixture('landmarks.pickle');
+    assert.equal(await openWithInput(page, file), 'ready');
+    await page.click('#live-panel > summary');
+    const peak = await page.evaluate(() => window.memviz.liveTable.show(-2));
+    const cli = cliSummary(file).devices.find((d) => d.trace_entries > 0);
+    assert.equal(peak.rows.reduce((a, r) => a + r.size, 0), cli.peak_live_bytes);
+    // Click delta (landmarks, by hand: alive at t 7.5, 6 MiB, label b…+4MiB_1).
+    const p = LANDMARK_POINTS.delta;
+    const at = await pagePoint(page, p.x, p.y);
+    await page.mouse.click(at.x, at.y);
+    await poll(async () => (await viewerState(page)).last_click_step === Math.floor(p.x), 'click step');
+    const live = await page.evaluate(() => window.memviz.liveTable.show(-1));
+    assert.equal(live.step, Math.floor(p.x));
+    const delta = live.rows.find((r) => r.label === p.label);
+    assert.ok(delta, `${p.label} is alive at ${live.step}: ${live.rows.map((r) => r.label)}`);
+    assert.equal(delta.size, 6 * MiB);
+    assert.equal(await page.locator('#live-rows tr').count(), live.rows.length);
+    await page.mouse.click(at.x, at.y); // unpin
+  });
+
+  test('leak suspects equal `memviz leaks`; annotation phases are drawn and named on the timeline', TEST, async () => {
+    assert.equal(await openDemo(page), 'ready');
+    await page.click('#leaks-panel > summary');
+    const report = await page.evaluate(() => window.memviz.leaksPanel.load());
+    const cli = cliJson('leaks', DEMO);
+    assert.equal(report.settled_step, cli.settled_step);
+    assert.deepEqual(report.suspects.map((x) => x.explanation), cli.suspects.map((x) => x.explanation));
+    assert.equal(await page.locator('#leaks-list li').count(), Math.min(50, cli.suspects.length));
+    const file = fixture('small/expandable.pickle');
+    assert.equal(await openWithInput(page, file), 'ready');
+    const st = await viewerState(page);
+    assert.ok(st.phases > 0, 'expandable.pickle has external_annotations');
+    const names = await poll(async () => {
+      const n = await page.locator('#phase-labels span').allTextContents();
+      return n.length > 0 ? n : null;
+    }, 'phase labels');
+    assert.ok(names.every((n) => n.length > 0), names.join(','));
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'webgl2-phases.png'), fullPage: true });
+  });
+
   test('no request left dist/, no page errors', () => {
     assert.deepEqual(b.badRequests, []);
     assert.deepEqual(b.pageErrors, []);

@@ -153,3 +153,97 @@ export class LinesTable {
     return Number(result);
   }
 }
+
+/** Formats µs as the tooltip does: µs, ms or s with one decimal. */
+function ageText(us) {
+  if (us === null || us === undefined) return '';
+  if (us < 1000) return `${us} µs`;
+  if (us < 1e6) return `${(us / 1000).toFixed(1)} ms`;
+  return `${(us / 1e6).toFixed(1)} s`;
+}
+
+/**
+ * "Alive at a moment": every allocation live at the peak or at the last clicked timestep.
+ * @param {object} els  `{panel, refresh, peak, status, rows}`
+ */
+export class LiveTable {
+  constructor(els, call) {
+    this.els = els;
+    this.call = call;
+    this.result = null;
+    els.panel.addEventListener('toggle', () => { if (els.panel.open) this.show(-1); });
+    els.refresh.addEventListener('click', () => this.show(-1));
+    els.peak.addEventListener('click', () => this.show(-2));
+  }
+
+  /** `step` ≥ 0: that timestep; -1: the last click (else the peak); -2: the peak. */
+  async show(step) {
+    const { result } = await this.call('live', [step === -2 ? -1e9 : step]);
+    const r = JSON.parse(result);
+    this.result = r;
+    if (r === null) return r;
+    this.els.status.textContent = `${r.count.toLocaleString('en-US')} allocations alive at timestep ${r.step.toLocaleString('en-US')}, ${r.total}${r.count > r.rows.length ? ` (the ${r.rows.length} largest listed)` : ''}`;
+    this.els.rows.replaceChildren(...r.rows.map((x) => {
+      const tr = document.createElement('tr');
+      for (const text of [x.label, x.size_text, x.age_steps.toLocaleString('en-US'), ageText(x.age_us), `stream ${x.stream}`, x.top_frame]) {
+        const td = document.createElement('td');
+        td.textContent = text;
+        tr.append(td);
+      }
+      return tr;
+    }));
+    return r;
+  }
+
+  reset() {
+    this.result = null;
+    this.els.rows.replaceChildren();
+    this.els.status.textContent = '';
+    if (this.els.panel.open) this.show(-1);
+  }
+}
+
+/** The leak suspects, each explained in a sentence with its top frames. */
+export class LeaksPanel {
+  constructor(els, call) {
+    this.els = els;
+    this.call = call;
+    this.report = null;
+    this.loadedFor = null;
+    this.key = '';
+    els.panel.addEventListener('toggle', () => { if (els.panel.open) this.load(); });
+  }
+
+  invalidate(key) {
+    if (key === this.key) return;
+    this.key = key;
+    this.loadedFor = null;
+    if (this.els.panel.open) this.load();
+  }
+
+  async load() {
+    if (this.loadedFor === this.key && this.report !== null) return this.report;
+    const key = this.key;
+    const { result } = await this.call('leaks', []);
+    const r = JSON.parse(result);
+    this.report = r;
+    this.loadedFor = key;
+    if (r === null) return r;
+    this.els.rule.textContent = r.suspects.length === 0
+      ? `No suspects. Memory settled at timestep ${r.settled_step.toLocaleString('en-US')} (${r.settled_rule}).`
+      : `Settled at timestep ${r.settled_step.toLocaleString('en-US')}: ${r.settled_rule}`;
+    this.els.list.replaceChildren(...r.suspects.slice(0, 50).map((x) => {
+      const li = document.createElement('li');
+      li.className = x.kind;
+      const p = document.createElement('div');
+      p.textContent = x.explanation;
+      const pre = document.createElement('pre');
+      // Python frames first (the C++ allocator frames are the same for every suspect).
+      const py = x.stack.filter((line) => /\.py:\d+:/.test(line));
+      pre.textContent = (py.length > 0 ? py : x.stack).slice(0, 6).join('\n');
+      li.append(p, pre);
+      return li;
+    }));
+    return r;
+  }
+}

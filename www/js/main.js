@@ -6,7 +6,7 @@
 import { ViewerClient } from './bridge.js';
 import { wireFileInputs } from './file_drop.js';
 import { StateHistory } from './state_history.js';
-import { SearchBox, LinesTable } from './find.js';
+import { SearchBox, LinesTable, LiveTable, LeaksPanel } from './find.js';
 
 const $ = (id) => /** @type {any} */ (document.getElementById(id));
 const els = {
@@ -275,6 +275,8 @@ function showPanel(panelJson, table, summary) {
     lastTimelineKey = timelineKey;
     searchBox.reset();
     linesTable.invalidate(timelineKey);
+    liveTable.reset();
+    leaksPanel.invalidate(panelKey(panel));
   }
   $('search-box').hidden = panel.view === 'state';
   showSettings(panel.settings || []);
@@ -343,6 +345,15 @@ function showTicks(ticks) {
     s.style.left = `${t.pos_css_px}px`;
     return s;
   }));
+  $('phase-labels').replaceChildren(...(ticks.phases || []).map((ph) => {
+    const s = document.createElement('span');
+    s.textContent = ph.name;
+    s.title = ph.name;
+    s.style.left = `${ph.left}px`;
+    s.style.top = `${ph.top}px`;
+    s.style.width = `${Math.max(0, ph.right - ph.left)}px`;
+    return s;
+  }));
   els.yLabels.style.width = `${p.left - 6}px`;
   els.yLabels.replaceChildren(...ticks.y.map((t) => {
     const s = document.createElement('span');
@@ -378,6 +389,11 @@ const searchBox = new SearchBox({ input: $('search-input'), only: $('search-only
 const linesTable = new LinesTable({
   panel: $('lines-panel'), table: $('lines-table'), rows: $('lines-rows'), allFrames: $('lines-all-frames'),
 }, workerCall, (text) => { $('search-status').textContent = text; });
+
+const liveTable = new LiveTable({
+  panel: $('live-panel'), refresh: $('live-refresh'), peak: $('live-peak'), status: $('live-status'), rows: $('live-rows'),
+}, workerCall);
+const leaksPanel = new LeaksPanel({ panel: $('leaks-panel'), rule: $('leaks-rule'), list: $('leaks-list') }, workerCall);
 
 const stateHistory = new StateHistory({
   list: $('state-list'),
@@ -541,6 +557,10 @@ window.memviz = {
   searchBox,
   /** The source-lines table: `load()` resolves with its rows; `highlight(i)`; `rows`. */
   linesTable,
+  /** "Alive at a moment": `show(step)` (-1: last click, -2: peak) resolves with `{step, count, total, rows}`. */
+  liveTable,
+  /** Leak suspects: `load()` resolves with the report. */
+  leaksPanel,
   /** Shows a view (`active`, `segments`, `pools`, `state`); resolves after its frame is drawn (and, for `state`, once the list is loaded). */
   async setView(name) {
     const r = await view('set_view', name);

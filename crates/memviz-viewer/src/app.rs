@@ -43,6 +43,8 @@ struct DeviceData {
     base_colors: Vec<u8>,
     /// The highlighted elements (sorted) and whether the others are hidden, when set.
     highlight: Option<(Vec<u32>, bool)>,
+    /// `external_annotations` phases with their band row (nesting level, < PHASE_ROWS).
+    phases: Vec<(memviz_analysis::annotations::Phase, u32)>,
     tips: Option<TooltipContext>,
     /// Relative time (µs since the first timed event) per timestep, non-decreasing, when the
     /// trace has times.
@@ -108,6 +110,17 @@ pub struct AxisTicks {
     pub y: Vec<Tick>,
     /// `"time"` or `"timesteps"`.
     pub x_unit: &'static str,
+    /// Labels of the annotation phases wide enough to name (CSS px, clipped to the plot).
+    pub phases: Vec<PhaseLabel>,
+}
+
+/// A phase band's label position.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct PhaseLabel {
+    pub left: f64,
+    pub right: f64,
+    pub top: f64,
+    pub name: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -147,6 +160,8 @@ pub struct App {
     show_state: bool,
     /// The state history of (file, device), built on first use.
     state_view: Option<((usize, i64), StateView)>,
+    /// Timestep of the last click in the plot.
+    last_click_step: Option<u32>,
 }
 
 impl App {
@@ -171,6 +186,7 @@ impl App {
             kind: ViewKind::Active,
             show_state: false,
             state_view: None,
+            last_click_step: None,
         };
         app.add_file(name, snap);
         app
@@ -523,6 +539,84 @@ impl App {
         let n = els.len();
         self.set_highlight(Some(els), false);
         n
+    }
+
+    /// Leak suspects of the current device's Active Memory Timeline, JSON
+    /// (`memviz_analysis::leaks::LeakReport` plus `size` per suspect).
+    #[must_use]
+    pub fn leaks_json(&self) -> String {
+        let Some(f) = self.files.get(self.current) else {
+            return "null".into();
+        };
+        let own;
+        let (timeline, layout) = match f.devices.get(&(self.device, ViewKind::Active)) {
+            Some(d) => (&d.timeline, &d.layout),
+            None => {
+                let t = timeline::build(&f.snap, self.device);
+                let l = layout::Layout::build(&t, LayoutOptions::default());
+                own = (t, l);
+                (&own.0, &own.1)
+            }
+        };
+        let report = memviz_analysis::leaks::leaks(&f.snap, self.device, timeline, layout);
+        let mut v = serde_json::to_value(&report).unwrap_or_default();
+        if let Some(list) = v.get_mut("suspects").and_then(|x| x.as_array_mut()) {
+            for (sv, s) in list.iter_mut().zip(&report.suspects) {
+                if let Some(o) = sv.as_object_mut() {
+                    o.insert(
+                        "size".into(),
+                        json!(memviz_analysis::format::size_short(s.bytes)),
+                    );
+                }
+            }
+        }
+        v.to_string()
+    }
+
+    /// Every allocation alive at timestep `step` (the peak when negative) of the current
+    /// timeline, largest first, JSON `{step, total, rows: [LiveRow + size]}` (at most 2000 rows).
+    #[must_use]
+    pub fn live_json(&self, step: i64) -> String {
+        let Some((snap, d)) = self.parts() else {
+            return "null".into();
+        };
+        let step = if step < 0 {
+            d.layout.peak_step
+        } else {
+            u32::try_from(step)
+                .unwrap_or(u32::MAX)
+                .min(d.layout.step_count().saturating_sub(1))
+        };
+        let rows =
+            memviz_analysis::lines::live_table(snap, self.device, &d.timeline, &d.layout, step);
+        let total: u64 = rows.iter().fold(0u64, |a, r| a.saturating_add(r.size));
+        let list: Vec<serde_json::Value> = rows
+            .iter()
+            .take(2000)
+            .map(|r| {
+                let mut v = serde_json::to_value(r).unwrap_or_default();
+                if let Some(o) = v.as_object_mut() {
+                    o.insert(
+                        "size_text".into(),
+                        json!(memviz_analysis::format::size_short(r.size)),
+                    );
+                }
+                v
+            })
+            .collect();
+        json!({
+            "step": step,
+            "count": rows.len(),
+            "total": memviz_analysis::format::size_long(total),
+            "rows": list,
+        })
+        .to_string()
+    }
+
+    /// The timestep of the last click on the plot (pinned or not), when there was one.
+    #[must_use]
+    pub fn last_click_step(&self) -> Option<u32> {
+        self.last_click_step
     }
 
     /// The highlighted element count, when a highlight is set.
@@ -1023,6 +1117,42 @@ impl App {
                 }
             }
         }
+        // Annotation phases: bands at the top of the plot, a faint line where each starts.
+        if let Some(d) = self.data() {
+            let mut drawn = 0;
+            for (i, (ph, row)) in d.phases.iter().enumerate() {
+                let x0 = cam.css_px_from_data(&geom, [f64::from(ph.start_step), 0.0])[0];
+                let x1 = cam.css_px_from_data(&geom, [f64::from(ph.end_step), 0.0])[0];
+                if x1 < p.left || x0 > p.right || drawn > 4000 {
+                    continue;
+                }
+                drawn += 1;
+                let top = p.top + f64::from(*row) * PHASE_ROW_CSS;
+                let (l, r) = (x0.max(p.left), x1.min(p.right));
+                rect(
+                    &mut out,
+                    RectCss {
+                        left: l,
+                        right: r.max(l),
+                        top,
+                        bottom: top + PHASE_ROW_CSS - 1.0,
+                    },
+                    PHASE_COLORS[i % 2],
+                );
+                if x1 - x0 >= 8.0 && x0 >= p.left {
+                    rect(
+                        &mut out,
+                        RectCss {
+                            left: x0,
+                            right: x0,
+                            top,
+                            bottom: p.bottom,
+                        },
+                        PHASE_EDGE,
+                    );
+                }
+            }
+        }
         // Masks over the gutters (the plot's instances extend past the window).
         let (w, hgt) = (geom.css_w, geom.css_h);
         for r in [
@@ -1175,6 +1305,7 @@ impl App {
                 x: Vec::new(),
                 y: Vec::new(),
                 x_unit: "none",
+                phases: Vec::new(),
             };
         }
         let cam = &self.camera;
@@ -1199,10 +1330,26 @@ impl App {
         };
         let inside_x = |t: &Tick| t.pos_css_px >= p.left - 0.5 && t.pos_css_px <= p.right + 0.5;
         let inside_y = |t: &Tick| t.pos_css_px >= p.top - 0.5 && t.pos_css_px <= p.bottom + 0.5;
+        let mut phases = Vec::new();
+        if let Some(d) = self.data() {
+            for (ph, row) in &d.phases {
+                let x0 = xpos(f64::from(ph.start_step)).max(p.left);
+                let x1 = xpos(f64::from(ph.end_step)).min(p.right);
+                if x1 - x0 >= 40.0 && phases.len() < 200 {
+                    phases.push(PhaseLabel {
+                        left: x0,
+                        right: x1,
+                        top: p.top + f64::from(*row) * PHASE_ROW_CSS,
+                        name: ph.name.clone(),
+                    });
+                }
+            }
+        }
         AxisTicks {
             x: x.into_iter().filter(inside_x).collect(),
             y: y.into_iter().filter(inside_y).collect(),
             x_unit,
+            phases,
         }
     }
 
@@ -1260,6 +1407,13 @@ impl App {
             return v.click(snap, css_x, css_y);
         }
         self.needs_redraw = true;
+        if self.geom.plot.contains([css_x, css_y]) {
+            let x = self.camera.data_from_css_px(&self.geom, [css_x, css_y])[0];
+            let steps = self.data().map_or(0, |d| d.layout.step_count());
+            if x.is_finite() && steps > 0 {
+                self.last_click_step = Some((x.max(0.0) as u32).min(steps - 1));
+            }
+        }
         if self.pinned.take().is_some() {
             return self.hover(css_x, css_y);
         }
@@ -1336,6 +1490,8 @@ impl App {
             "pinned": self.pinned,
             "view": self.view().name(),
             "highlighted": self.highlighted(),
+            "last_click_step": self.last_click_step,
+            "phases": self.data().map_or(0, |d| d.phases.len()),
             "state_view": if self.show_state {
                 self.state_view.as_ref().map(|(_, v)| v.state_json())
             } else {
@@ -1364,11 +1520,13 @@ fn build_device(
     let step_time_us = step_times(snap, device, &layout);
     let windowed = layout.exact_point_count() > STATIC_MAX_POINTS;
     let scene = initial_scene(&layout, &colors, windowed);
+    let phases = phase_rows(memviz_analysis::annotations::phases(snap, device, &layout));
     DeviceData {
         timeline,
         layout,
         base_colors: colors.clone(),
         highlight: None,
+        phases,
         colors,
         tips: None,
         step_time_us,
@@ -1376,6 +1534,32 @@ fn build_device(
         scene,
         windowed,
     }
+}
+
+/// Rows of phase bands drawn at the top of the plot.
+pub const PHASE_ROWS: u32 = 3;
+/// Height of one phase band, CSS px.
+pub const PHASE_ROW_CSS: f64 = 7.0;
+const PHASE_COLORS: [u32; 2] = [rgba(120, 90, 200, 150), rgba(60, 150, 170, 150)];
+const PHASE_EDGE: u32 = rgba(120, 90, 200, 90);
+
+/// Phases with a band row each: the first row whose previous phase ended by this one's start
+/// (nesting goes one row down); phases needing more than [`PHASE_ROWS`] rows are left out.
+fn phase_rows(
+    phases: Vec<memviz_analysis::annotations::Phase>,
+) -> Vec<(memviz_analysis::annotations::Phase, u32)> {
+    let mut ends = [0u32; PHASE_ROWS as usize];
+    let mut used = [false; PHASE_ROWS as usize];
+    let mut out = Vec::new();
+    for p in phases {
+        let row = (0..PHASE_ROWS as usize).find(|&r| !used[r] || ends[r] <= p.start_step);
+        if let Some(r) = row {
+            used[r] = true;
+            ends[r] = p.end_step;
+            out.push((p, r as u32));
+        }
+    }
+    out
 }
 
 /// The first scene of a layout: static, or the column level of detail of the whole trace.

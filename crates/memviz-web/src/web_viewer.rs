@@ -266,6 +266,29 @@ impl WebViewer {
         })
     }
 
+    /// Leak suspects of the current device, JSON (`LeakReport` with a `size` per suspect).
+    pub fn leaks(&self) -> String {
+        self.core
+            .app_ref()
+            .map_or_else(|| "null".to_owned(), memviz_viewer::App::leaks_json)
+    }
+
+    /// Every allocation alive at timestep `step` (`-1`: the last clicked one, or the peak
+    /// before any click; below -1: the peak), JSON `{step, count, total, rows}`.
+    pub fn live(&self, step: f64) -> String {
+        let Some(app) = self.core.app_ref() else {
+            return "null".to_owned();
+        };
+        let step = if step.is_finite() && step >= 0.0 {
+            step as i64
+        } else if step == -1.0 {
+            app.last_click_step().map_or(-1, i64::from)
+        } else {
+            -1
+        };
+        app.live_json(step)
+    }
+
     /// Clears a search or row highlight.
     pub fn clear_highlight(&mut self) {
         if let Some(a) = self.core.app() {
