@@ -1221,6 +1221,36 @@ describe('allocator views, search and source lines (WebGL2)', () => {
     await page.screenshot({ path: path.join(SCREENSHOTS, 'webgl2-phases.png'), fullPage: true });
   });
 
+  test('files side by side (per-file peak, final) and compare two snapshots equal `memviz summary` / `memviz diff`', TEST, async () => {
+    const a = fixture('landmarks.pickle');
+    assert.equal(await openWithInput(page, a), 'ready');
+    assert.equal(await openDemo(page), 'ready');
+    await page.click('#files-panel > summary');
+    const files = await page.evaluate(() => window.memviz.filesAndCompare.loadFiles());
+    const ia = files.findLast((f) => f.name.startsWith('landmarks'));
+    const ib = files[files.length - 1];
+    for (const [f, path_] of [[ia, a], [ib, DEMO]]) {
+      const cli = cliSummary(path_).devices.find((d) => d.device === f.device);
+      assert.deepEqual([f.peak_live_bytes, f.final_live_bytes], [cli.peak_live_bytes, cli.final_live_bytes], f.name);
+    }
+    assert.equal(await page.locator('#files-rows tr').count(), files.length);
+    // Jump into another file from the table.
+    await page.locator('#files-rows tr').nth(ia.file).locator('button').click();
+    await poll(async () => (await viewerState(page)).file === ia.file, 'jumped to landmarks');
+    await page.click('#compare-panel > summary');
+    const same = await page.evaluate(([x]) => window.memviz.filesAndCompare.compare(x, x), [ib.file]);
+    assert.deepEqual([same.group_count, same.segments_only_a, same.segments_only_b], [0, 0, 0], 'a file against itself');
+    const r = await page.evaluate(([x, y]) => window.memviz.filesAndCompare.compare(x, y), [ia.file, ib.file]);
+    const cli = cliJson('diff', a, DEMO);
+    assert.equal(r.group_count, cli.groups.length);
+    assert.deepEqual(r.groups.map((g) => [g.stack, g.bytes_a, g.bytes_b, g.count_a, g.count_b]),
+      cli.groups.slice(0, 500).map((g) => [g.stack, g.bytes_a, g.bytes_b, g.count_a, g.count_b]));
+    assert.equal(r.segments_only_a, cli.segments_only_a.length);
+    assert.equal(r.segments_only_b, cli.segments_only_b.length);
+    assert.equal(await page.locator('#compare-rows tr').count(), r.groups.length);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'webgl2-compare.png'), fullPage: true });
+  });
+
   test('no request left dist/, no page errors', () => {
     assert.deepEqual(b.badRequests, []);
     assert.deepEqual(b.pageErrors, []);

@@ -6,7 +6,9 @@
 import { ViewerClient } from './bridge.js';
 import { wireFileInputs } from './file_drop.js';
 import { StateHistory } from './state_history.js';
-import { SearchBox, LinesTable, LiveTable, LeaksPanel } from './find.js';
+import {
+  SearchBox, LinesTable, LiveTable, LeaksPanel, FilesAndCompare,
+} from './find.js';
 
 const $ = (id) => /** @type {any} */ (document.getElementById(id));
 const els = {
@@ -270,6 +272,7 @@ function showPanel(panelJson, table, summary) {
   }));
   els.fileName.textContent = panel.files[panel.file] || '';
   showView(panel.view, panelKey(panel));
+  filesAndCompare.refresh();
   const timelineKey = `${panelKey(panel)}/${panel.view}`;
   if (timelineKey !== lastTimelineKey) {
     lastTimelineKey = timelineKey;
@@ -394,6 +397,20 @@ const liveTable = new LiveTable({
   panel: $('live-panel'), refresh: $('live-refresh'), peak: $('live-peak'), status: $('live-status'), rows: $('live-rows'),
 }, workerCall);
 const leaksPanel = new LeaksPanel({ panel: $('leaks-panel'), rule: $('leaks-rule'), list: $('leaks-list') }, workerCall);
+
+const filesAndCompare = new FilesAndCompare({
+  filesPanel: $('files-panel'),
+  filesRows: $('files-rows'),
+  comparePanel: $('compare-panel'),
+  a: $('compare-a'),
+  b: $('compare-b'),
+  button: $('compare-button'),
+  status: $('compare-status'),
+  rows: $('compare-rows'),
+}, workerCall, (i) => {
+  if (client) client.send('select_file', [i], { panel: true });
+  showTooltip(null);
+});
 
 const stateHistory = new StateHistory({
   list: $('state-list'),
@@ -561,6 +578,8 @@ window.memviz = {
   liveTable,
   /** Leak suspects: `load()` resolves with the report. */
   leaksPanel,
+  /** Opened files side by side and the compare panel: `loadFiles()`, `compare(a, b)` resolve with Rust's JSON. */
+  filesAndCompare,
   /** Shows a view (`active`, `segments`, `pools`, `state`); resolves after its frame is drawn (and, for `state`, once the list is loaded). */
   async setView(name) {
     const r = await view('set_view', name);

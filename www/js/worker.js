@@ -68,7 +68,7 @@ const CALLS = new Set([
   'pointer_leave', 'double_click', 'set_x_window', 'select_file', 'set_device', 'set_time_axis',
   'resize', 'panel', 'ticks', 'state', 'summary_table', 'summary_json', 'set_view',
   'state_select', 'state_rows', 'state_ooms', 'state_search', 'state_focus', 'state_item_center',
-  'search', 'lines', 'highlight_line', 'clear_highlight', 'leaks', 'live',
+  'search', 'lines', 'highlight_line', 'clear_highlight', 'leaks', 'live', 'diff', 'files',
 ]);
 
 async function init(msg) {

@@ -613,6 +613,56 @@ impl App {
         .to_string()
     }
 
+    /// Compares the live allocations of files `a` and `b` (all devices), JSON: the
+    /// `memviz_analysis::diff::Diff` (groups sorted by growth; at most 500 groups) plus
+    /// formatted sizes, the group and segment counts, and the file names.
+    #[must_use]
+    pub fn diff_json(&self, a: usize, b: usize) -> String {
+        use memviz_analysis::format::size_short;
+        let (Some(fa), Some(fb)) = (self.files.get(a), self.files.get(b)) else {
+            return "null".into();
+        };
+        let d = memviz_analysis::diff::diff(&fa.snap, &fb.snap, None);
+        let signed = |x: u64, y: u64| {
+            if y >= x {
+                format!("+{}", size_short(y - x))
+            } else {
+                format!("-{}", size_short(x - y))
+            }
+        };
+        let groups: Vec<serde_json::Value> = d
+            .groups
+            .iter()
+            .take(500)
+            .map(|g| {
+                json!({
+                    "stack": g.stack,
+                    "bytes_a": g.bytes_a,
+                    "bytes_b": g.bytes_b,
+                    "count_a": g.count_a,
+                    "count_b": g.count_b,
+                    "a": size_short(g.bytes_a),
+                    "b": size_short(g.bytes_b),
+                    "delta": signed(g.bytes_a, g.bytes_b),
+                })
+            })
+            .collect();
+        let seg_bytes = |v: &[memviz_analysis::diff::SegmentKey]| {
+            size_short(v.iter().fold(0u64, |s, k| s.saturating_add(k.total_size)))
+        };
+        json!({
+            "a": fa.name,
+            "b": fb.name,
+            "group_count": d.groups.len(),
+            "groups": groups,
+            "segments_only_a": d.segments_only_a.len(),
+            "segments_only_b": d.segments_only_b.len(),
+            "segments_only_a_bytes": seg_bytes(&d.segments_only_a),
+            "segments_only_b_bytes": seg_bytes(&d.segments_only_b),
+        })
+        .to_string()
+    }
+
     /// The timestep of the last click on the plot (pinned or not), when there was one.
     #[must_use]
     pub fn last_click_step(&self) -> Option<u32> {

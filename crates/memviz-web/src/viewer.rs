@@ -126,7 +126,11 @@ impl ViewerCore {
 
     /// The summary of the current file as (JSON, text table), made once.
     fn summary(&mut self) -> Option<&(String, String)> {
-        let i = self.current();
+        self.summary_of(self.current())
+    }
+
+    /// The summary of file `i` as (JSON, text table), made once.
+    fn summary_of(&mut self, i: usize) -> Option<&(String, String)> {
         let snap = self.app.as_ref()?.file_snapshot(i)?;
         let slot = self.summaries.get_mut(i)?;
         if slot.is_none() {
@@ -134,6 +138,54 @@ impl ViewerCore {
             *slot = Some((summary.to_json(), summary.to_table()));
         }
         slot.as_ref()
+    }
+
+    /// Every opened file side by side (e.g. the ranks of one job), JSON `[{file, name, device,
+    /// peak_live_bytes, final_live_bytes, reserved_bytes, peak, final, reserved, current}]`
+    /// for each file's default device (the longest trace).
+    pub fn files_json(&mut self) -> String {
+        use memviz_analysis::format::size_short;
+        let n = self.app.as_ref().map_or(0, |a| a.file_names().len());
+        let current = self.current();
+        let mut out = Vec::new();
+        for i in 0..n {
+            let Some((name, device)) = self.app.as_ref().and_then(|a| {
+                let snap = a.file_snapshot(i)?;
+                Some((a.file_names().get(i)?.to_string(), snap.default_device()))
+            }) else {
+                continue;
+            };
+            let summary: serde_json::Value = self
+                .summary_of(i)
+                .and_then(|(j, _)| serde_json::from_str(j).ok())
+                .unwrap_or(serde_json::Value::Null);
+            let dev = summary
+                .get("devices")
+                .and_then(|d| d.as_array())
+                .and_then(|d| {
+                    d.iter().find(|x| {
+                        x.get("device").and_then(serde_json::Value::as_i64) == Some(device)
+                    })
+                });
+            let num = |k: &str| {
+                dev.and_then(|d| d.get(k))
+                    .and_then(serde_json::Value::as_u64)
+                    .unwrap_or(0)
+            };
+            out.push(serde_json::json!({
+                "file": i,
+                "name": name,
+                "device": device,
+                "peak_live_bytes": num("peak_live_bytes"),
+                "final_live_bytes": num("final_live_bytes"),
+                "reserved_bytes": num("reserved_bytes"),
+                "peak": size_short(num("peak_live_bytes")),
+                "final": size_short(num("final_live_bytes")),
+                "reserved": size_short(num("reserved_bytes")),
+                "current": i == current,
+            }));
+        }
+        serde_json::Value::from(out).to_string()
     }
 
     /// The summary table of the current file (empty before the first file).

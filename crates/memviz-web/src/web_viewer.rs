@@ -289,6 +289,19 @@ impl WebViewer {
         app.live_json(step)
     }
 
+    /// Compares the live allocations of opened files `a` and `b`, JSON (`App::diff_json`).
+    pub fn diff(&self, a: u32, b: u32) -> String {
+        self.core.app_ref().map_or_else(
+            || "null".to_owned(),
+            |app| app.diff_json(a as usize, b as usize),
+        )
+    }
+
+    /// Every opened file's peak, final and reserved bytes (its default device), JSON.
+    pub fn files(&mut self) -> String {
+        self.core.files_json()
+    }
+
     /// Clears a search or row highlight.
     pub fn clear_highlight(&mut self) {
         if let Some(a) = self.core.app() {
