@@ -1251,6 +1251,44 @@ describe('allocator views, search and source lines (WebGL2)', () => {
     await page.screenshot({ path: path.join(SCREENSHOTS, 'webgl2-compare.png'), fullPage: true });
   });
 
+  test('memory flamegraph: total at the peak equals `memviz folded`; hover names a frame; click zooms, the breadcrumb zooms out; lifetime mode', TEST, async () => {
+    const vector = fixture('small/vector.pickle');
+    assert.equal(await openWithInput(page, vector), 'ready');
+    await page.evaluate(() => window.memviz.setView('flame'));
+    let st = (await viewerState(page)).flame_view;
+    assert.equal(st.total_bytes, 55, 'SEMANTICS §3.6: 55 bytes live at the peak');
+    assert.equal(st.total_bytes, cliJson('folded', vector).total_bytes);
+    await page.selectOption('#flame-at', 'lifetime');
+    st = await poll(async () => { const x = (await viewerState(page)).flame_view; return x.lifetime ? x : null; }, 'lifetime');
+    assert.equal(st.total_bytes, 396, 'Σ live bytes over the 9 timesteps of §3.6');
+    await page.selectOption('#flame-at', 'peak');
+    assert.equal(await openDemo(page), 'ready');
+    await page.evaluate(() => window.memviz.setView('flame'));
+    const info = await page.evaluate(() => window.memviz.flameControls.refresh());
+    const folded = cliJson('folded', DEMO);
+    assert.equal(info.state.total_bytes, folded.total_bytes);
+    assert.ok(info.labels.length > 0, 'wide frames are named');
+    assert.ok(await page.locator('#flame-labels span').count() > 0);
+    const box = await page.locator('#plot').boundingBox();
+    const c = JSON.parse((await page.evaluate(() => window.memviz.view('flame_node_center', 1))).result);
+    await page.mouse.move(box.x + c[0], box.y + c[1]);
+    await page.waitForFunction(() => !document.getElementById('tooltip').hidden);
+    const tip = await page.evaluate(() => window.memviz.tooltip());
+    assert.equal(tip.node, 1);
+    const box2 = await page.locator('#plot').boundingBox();
+    assert.equal(box2.y, box.y, 'the canvas does not move while the flamegraph updates');
+    await page.mouse.click(box.x + c[0], box.y + c[1]);
+    await poll(async () => (await viewerState(page)).flame_view.zoom_path.length === 2, 'zoomed in');
+    await page.evaluate(() => window.memviz.flameControls.refresh());
+    assert.equal(await page.locator('#flame-breadcrumb button').count(), 2);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'webgl2-flame-zoomed.png'), fullPage: true });
+    await page.locator('#flame-breadcrumb button').first().click();
+    await poll(async () => (await viewerState(page)).flame_view.zoom_path.length === 1, 'zoomed out');
+    await page.mouse.move(1, 1);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'webgl2-flame.png'), fullPage: true });
+    await page.evaluate(() => window.memviz.setView('active'));
+  });
+
   test('no request left dist/, no page errors', () => {
     assert.deepEqual(b.badRequests, []);
     assert.deepEqual(b.pageErrors, []);

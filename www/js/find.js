@@ -337,3 +337,81 @@ export class FilesAndCompare {
     return r;
   }
 }
+
+/**
+ * The flamegraph's controls: the moment (peak, last click, whole trace), all frames, the
+ * breadcrumb (click to zoom out to that frame) and the frame names over wide rects.
+ * @param {object} els  `{controls, at, allFrames, breadcrumb, status, labels}`
+ */
+export class FlameControls {
+  constructor(els, call) {
+    this.els = els;
+    this.call = call;
+    this.info = null;
+    this.shown = false;
+    this.pending = false;
+    els.at.addEventListener('change', () => this.apply());
+    els.allFrames.addEventListener('change', () => this.apply());
+  }
+
+  show(on) {
+    this.shown = on;
+    this.els.controls.hidden = !on;
+    if (!on) this.els.labels.replaceChildren();
+  }
+
+  /** Rebuilds at the chosen moment; resolves with the state JSON after the frame is drawn. */
+  async apply() {
+    const at = this.els.at.value;
+    const lifetime = at === 'lifetime';
+    const { result } = await this.call('flame_set', [lifetime ? 'peak' : at, lifetime, this.els.allFrames.checked], { waitFrame: true });
+    await this.refresh();
+    return JSON.parse(result);
+  }
+
+  /** Fetches the breadcrumb, labels and state (after each drawn frame while shown). */
+  async refresh() {
+    if (!this.shown) return null;
+    const { result } = await this.call('flame_info', []);
+    const info = JSON.parse(result);
+    this.info = info;
+    if (info === null) return null;
+    const s = info.state;
+    this.els.status.textContent = `${s.total_text} in ${s.nodes.toLocaleString('en-US')} frames`;
+    this.els.breadcrumb.replaceChildren(...info.breadcrumb.map((c, i) => {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'secondary';
+      b.textContent = i === 0 ? `all (${c.size})` : c.name;
+      b.title = `${c.name} (${c.size})`;
+      b.disabled = i === info.breadcrumb.length - 1;
+      b.addEventListener('click', async () => {
+        await this.call('flame_zoom_to', [c.node], { waitFrame: true });
+        this.refresh();
+      });
+      return b;
+    }));
+    this.els.labels.replaceChildren(...info.labels.map((l) => {
+      const span = document.createElement('span');
+      span.textContent = l.short || l.text;
+      span.title = l.text;
+      span.style.left = `${l.x_css}px`;
+      span.style.top = `${l.y_css}px`;
+      span.style.width = `${l.w_css}px`;
+      span.style.height = `${l.h_css}px`;
+      span.style.lineHeight = `${l.h_css}px`;
+      return span;
+    }));
+    return info;
+  }
+
+  /** After a drawn frame: refresh at most once per animation frame. */
+  onFrame() {
+    if (!this.shown || this.pending) return;
+    this.pending = true;
+    requestAnimationFrame(() => {
+      this.pending = false;
+      this.refresh();
+    });
+  }
+}

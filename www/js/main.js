@@ -7,7 +7,7 @@ import { ViewerClient } from './bridge.js';
 import { wireFileInputs } from './file_drop.js';
 import { StateHistory } from './state_history.js';
 import {
-  SearchBox, LinesTable, LiveTable, LeaksPanel, FilesAndCompare,
+  SearchBox, LinesTable, LiveTable, LeaksPanel, FilesAndCompare, FlameControls,
 } from './find.js';
 
 const $ = (id) => /** @type {any} */ (document.getElementById(id));
@@ -113,7 +113,10 @@ function startViewer() {
       if (msg.total) els.bar.value = Math.min(100, (msg.bytes * 100) / msg.total);
       else els.bar.removeAttribute('value');
     },
-    frame(msg) { showTicks(JSON.parse(msg.ticks)); },
+    frame(msg) {
+      showTicks(JSON.parse(msg.ticks));
+      flameControls.onFrame();
+    },
     tooltip(json) { showTooltip(json); },
     panel(panel, table, summary) { showPanel(panel, table, summary); },
     fatal(msg) {
@@ -281,13 +284,23 @@ function showPanel(panelJson, table, summary) {
     liveTable.reset();
     leaksPanel.invalidate(panelKey(panel));
   }
-  $('search-box').hidden = panel.view === 'state';
+  $('search-box').hidden = panel.view === 'state' || panel.view === 'flame';
+  const flameKey = panel.view === 'flame' ? panelKey(panel) : '';
+  if (flameKey !== lastFlameKey) {
+    lastFlameKey = flameKey;
+    flameControls.show(flameKey !== '');
+    if (flameKey !== '') flameReady = flameControls.apply();
+  }
   showSettings(panel.settings || []);
   if (typeof table === 'string') els.table.textContent = table;
   if (typeof summary === 'string') els.json.textContent = summary;
   showTicks(panel.ticks);
 }
 
+/** The file/device the flamegraph was last made for ('' when not shown). */
+let lastFlameKey = '';
+/** Resolves when the flamegraph finished its first build. */
+let flameReady = Promise.resolve();
 /** The timeline (file/device/view) the search and the lines table were last made for. */
 let lastTimelineKey = '';
 
@@ -412,6 +425,15 @@ const filesAndCompare = new FilesAndCompare({
   showTooltip(null);
 });
 
+const flameControls = new FlameControls({
+  controls: $('flame-controls'),
+  at: $('flame-at'),
+  allFrames: $('flame-all-frames'),
+  breadcrumb: $('flame-breadcrumb'),
+  status: $('flame-status'),
+  labels: $('flame-labels'),
+}, workerCall);
+
 const stateHistory = new StateHistory({
   list: $('state-list'),
   spacer: $('state-list-spacer'),
@@ -510,7 +532,7 @@ els.canvas.addEventListener('wheel', (ev) => {
 
 els.canvas.addEventListener('pointerdown', (ev) => {
   if (!client || ev.button !== 0) return;
-  els.canvas.focus();
+  els.canvas.focus({ preventScroll: true });
   els.canvas.setPointerCapture(ev.pointerId);
   pointer = canvasPos(ev);
   client.send('pointer_down', pointer);
@@ -580,10 +602,13 @@ window.memviz = {
   leaksPanel,
   /** Opened files side by side and the compare panel: `loadFiles()`, `compare(a, b)` resolve with Rust's JSON. */
   filesAndCompare,
+  /** The flamegraph's controls: `apply()`, `refresh()` (resolves with `{breadcrumb, labels, state}`), `info`. */
+  flameControls,
   /** Shows a view (`active`, `segments`, `pools`, `state`); resolves after its frame is drawn (and, for `state`, once the list is loaded). */
   async setView(name) {
     const r = await view('set_view', name);
     if (name === 'state') await stateReady;
+    if (name === 'flame') await flameReady;
     return r;
   },
 };

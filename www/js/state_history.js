@@ -36,7 +36,7 @@ export class StateHistory {
     els.rows.addEventListener('click', (ev) => {
       const row = ev.target instanceof Element ? ev.target.closest('.row') : null;
       if (row !== null) {
-        els.list.focus();
+        els.list.focus({ preventScroll: true });
         this.select(Number(row.dataset.k));
       }
     });

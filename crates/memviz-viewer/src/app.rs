@@ -12,6 +12,7 @@ use memviz_snapshot::{Snapshot, NO_TIME};
 use serde_json::json;
 
 use crate::camera::{Camera, PlotGeometry, RectCss, Y_HEADROOM};
+use crate::flame_view::FlameView;
 use crate::scene::{self, Batch, PlotScene, STATIC_MAX_POINTS};
 use crate::state_view::StateView;
 use crate::ticks::{self, Tick};
@@ -75,6 +76,8 @@ pub enum ViewKind {
     Pools,
     /// Allocator State History (§6): the event list and the segment map.
     State,
+    /// Memory flamegraph: live bytes by stack at a moment (or × lifetime), an icicle chart.
+    Flame,
 }
 
 impl ViewKind {
@@ -86,6 +89,7 @@ impl ViewKind {
             "segments" => Self::Segments,
             "pools" => Self::Pools,
             "state" => Self::State,
+            "flame" => Self::Flame,
             _ => return None,
         })
     }
@@ -97,6 +101,7 @@ impl ViewKind {
             Self::Segments => "segments",
             Self::Pools => "pools",
             Self::State => "state",
+            Self::Flame => "flame",
         }
     }
 }
@@ -162,6 +167,10 @@ pub struct App {
     state_view: Option<((usize, i64), StateView)>,
     /// Timestep of the last click in the plot.
     last_click_step: Option<u32>,
+    /// True while the flamegraph is shown instead of the timeline.
+    show_flame: bool,
+    /// The flamegraph of (file, device), built on first use.
+    flame_view: Option<((usize, i64), FlameView)>,
 }
 
 impl App {
@@ -187,6 +196,8 @@ impl App {
             show_state: false,
             state_view: None,
             last_click_step: None,
+            show_flame: false,
+            flame_view: None,
         };
         app.add_file(name, snap);
         app
@@ -273,6 +284,9 @@ impl App {
         if self.show_state {
             self.ensure_state_view();
         }
+        if self.show_flame {
+            self.ensure_flame_view();
+        }
     }
 
     // ----- views ------------------------------------------------------------------------------
@@ -280,7 +294,12 @@ impl App {
     /// Shows `kind`: a timeline kind (its timeline and layout built for the current device on
     /// first use, camera fitted) or the Allocator State History.
     pub fn set_view(&mut self, kind: ViewKind) {
-        if kind == ViewKind::State {
+        self.show_flame = kind == ViewKind::Flame;
+        if kind == ViewKind::Flame {
+            self.show_state = false;
+            self.hover = None;
+            self.ensure_flame_view();
+        } else if kind == ViewKind::State {
             self.show_state = true;
             self.hover = None;
             self.ensure_state_view();
@@ -298,11 +317,107 @@ impl App {
     /// What the canvas shows.
     #[must_use]
     pub fn view(&self) -> ViewKind {
-        if self.show_state {
+        if self.show_flame {
+            ViewKind::Flame
+        } else if self.show_state {
             ViewKind::State
         } else {
             self.kind
         }
+    }
+
+    fn ensure_flame_view(&mut self) {
+        let key = (self.current, self.device);
+        if self.flame_view.as_ref().is_some_and(|(k, _)| *k == key) {
+            return;
+        }
+        let geom = self.geom;
+        let (cols, _) = geom.plot_px();
+        let device = self.device;
+        let Some(f) = self.files.get_mut(self.current) else {
+            self.flame_view = None;
+            return;
+        };
+        let data = f
+            .devices
+            .entry((device, ViewKind::Active))
+            .or_insert_with(|| build_device(&f.snap, device, ViewKind::Active, &geom, cols));
+        self.flame_view = Some((
+            key,
+            FlameView::new(&f.snap, device, &data.timeline, &data.layout, &geom),
+        ));
+    }
+
+    /// The flamegraph shown, when the flamegraph view is on.
+    fn fv(&mut self) -> Option<(&Snapshot, &mut FlameView)> {
+        if !self.show_flame {
+            return None;
+        }
+        let (key, fv) = self.flame_view.as_mut()?;
+        if *key != (self.current, self.device) {
+            return None;
+        }
+        let snap = &self.files.get(key.0)?.snap;
+        Some((snap, fv))
+    }
+
+    /// Rebuilds the flamegraph at a moment: `at` = `peak`, `click` (the last clicked timestep,
+    /// else the peak) or a timestep number; `lifetime`: bytes × lifetime over the trace.
+    /// Returns the flamegraph state JSON.
+    pub fn flame_set(&mut self, at: &str, lifetime: bool, all_frames: bool) -> String {
+        use memviz_analysis::flame::At;
+        self.ensure_flame_view();
+        let moment = match at {
+            "click" => self.last_click_step.map_or(At::Peak, At::Step),
+            "peak" | "" => At::Peak,
+            n => n.parse::<u32>().map_or(At::Peak, At::Step),
+        };
+        let device = self.device;
+        let Some(f) = self.files.get(self.current) else {
+            return "null".into();
+        };
+        let (Some(d), Some((_, fv))) = (
+            f.devices.get(&(device, ViewKind::Active)),
+            self.flame_view.as_mut(),
+        ) else {
+            return "null".into();
+        };
+        self.needs_redraw = true;
+        fv.set_moment(
+            &f.snap,
+            device,
+            &d.timeline,
+            &d.layout,
+            moment,
+            lifetime,
+            all_frames,
+        )
+    }
+
+    /// The flamegraph's breadcrumb, labels and state, JSON `{breadcrumb, labels, state}`.
+    pub fn flame_info(&mut self) -> String {
+        self.ensure_flame_view();
+        match self.flame_view.as_ref() {
+            Some((_, fv)) => format!(
+                "{{\"breadcrumb\":{},\"labels\":{},\"state\":{}}}",
+                fv.breadcrumb_json(),
+                fv.labels_json(),
+                fv.state_json()
+            ),
+            None => "null".into(),
+        }
+    }
+
+    /// Zooms the flamegraph to a node of the full tree (from the breadcrumb).
+    pub fn flame_zoom_to(&mut self, node: u32) -> bool {
+        self.needs_redraw = true;
+        self.fv().is_some_and(|(_, fv)| fv.zoom_to(node))
+    }
+
+    /// Canvas CSS px of a flamegraph node's centre (in the current zoom).
+    pub fn flame_node_center(&mut self, node: u32) -> Option<[f64; 2]> {
+        let (_, fv) = self.fv()?;
+        fv.node_center_css(node)
     }
 
     fn ensure_state_view(&mut self) {
@@ -726,6 +841,9 @@ impl App {
         if let Some((_, v)) = self.state_view.as_mut() {
             v.resize(css_w, css_h, device_pixel_ratio);
         }
+        if let Some((_, v)) = self.flame_view.as_mut() {
+            v.resize(css_w, css_h, device_pixel_ratio);
+        }
         self.update_zoom_cap();
         self.camera_moved();
     }
@@ -749,6 +867,10 @@ impl App {
 
     /// Whole trace, `y ∈ [0, peak × 1.05]`.
     pub fn fit(&mut self) {
+        if let Some((_, f)) = self.fv() {
+            f.fit();
+            return;
+        }
         if let Some((_, v)) = self.sv() {
             v.fit();
             return;
@@ -759,6 +881,10 @@ impl App {
 
     /// Wheel/pinch zoom by `factor` (> 1 zooms in) anchored at the cursor.
     pub fn zoom_at(&mut self, css_x: f64, css_y: f64, factor: f64) {
+        if let Some((_, f)) = self.fv() {
+            f.zoom_at(css_x, css_y, factor);
+            return;
+        }
         if let Some((_, v)) = self.sv() {
             v.zoom_at(css_x, css_y, factor);
             return;
@@ -780,6 +906,10 @@ impl App {
 
     /// Drag-pan by CSS px.
     pub fn pan_by(&mut self, dx_css: f64, dy_css: f64) {
+        if let Some((_, f)) = self.fv() {
+            f.pan_by(dx_css, dy_css);
+            return;
+        }
         if let Some((_, v)) = self.sv() {
             v.pan_by(dx_css, dy_css);
             return;
@@ -797,6 +927,9 @@ impl App {
     /// `w`/`s` zoom x in/out around the centre, `+`/`=`/`-` zoom both axes, `0` fits.
     /// Returns true when the key was used.
     pub fn key(&mut self, key: &str) -> bool {
+        if let Some((_, f)) = self.fv() {
+            return f.key(key);
+        }
         if let Some((_, v)) = self.sv() {
             return v.key(key);
         }
@@ -823,7 +956,7 @@ impl App {
     /// The overview brush: shows timesteps `[x0, x1)` and fits y to
     /// `max(live_at_step over the window) × 1.05`.
     pub fn set_x_window(&mut self, x0: f64, x1: f64) {
-        if self.show_state || !x0.is_finite() || !x1.is_finite() {
+        if self.show_state || self.show_flame || !x0.is_finite() || !x1.is_finite() {
             return;
         }
         let (lo, hi) = if x0 <= x1 { (x0, x1) } else { (x1, x0) };
@@ -857,6 +990,10 @@ impl App {
 
     /// Pointer pressed: a drag in the plot pans, in the overview brushes.
     pub fn pointer_down(&mut self, css_x: f64, css_y: f64) {
+        if let Some((_, f)) = self.fv() {
+            f.pointer_down(css_x, css_y);
+            return;
+        }
         if let Some((_, v)) = self.sv() {
             v.pointer_down(css_x, css_y);
             return;
@@ -875,6 +1012,9 @@ impl App {
 
     /// Pointer moved: continues a drag, else hovers. Returns the tooltip JSON to show, if any.
     pub fn pointer_move(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+        if let Some((snap, f)) = self.fv() {
+            return f.pointer_move(snap, css_x, css_y);
+        }
         if let Some((snap, v)) = self.sv() {
             return v.pointer_move(snap, css_x, css_y);
         }
@@ -905,12 +1045,21 @@ impl App {
     /// Pointer released: a press-release without travel is a click (pins / unpins), a click in
     /// the overview centres the window there. Returns the tooltip JSON to show.
     pub fn pointer_up(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+        if let Some((snap, f)) = self.fv() {
+            return f.pointer_up(snap, css_x, css_y);
+        }
         if let Some((snap, v)) = self.sv() {
             return v.pointer_up(snap, css_x, css_y);
         }
         let drag = std::mem::replace(&mut self.drag, Drag::None);
         match drag {
-            Drag::Pan { moved: false, .. } => self.click(css_x, css_y),
+            Drag::Pan {
+                moved: false,
+                start,
+                ..
+            } if (css_x - start[0]).hypot(css_y - start[1]) <= CLICK_SLOP_CSS => {
+                self.click(css_x, css_y)
+            }
             Drag::Brush { start_x } if (css_x - start_x).abs() <= 2.0 => {
                 let c = self.overview_step_at(css_x);
                 let half = (self.camera.x_range.1 - self.camera.x_range.0) * 0.5;
@@ -926,7 +1075,7 @@ impl App {
     /// Call once per animation frame with a monotonic time: rebuilds a windowed scene once the
     /// camera has been still for [`SETTLE_MS`]. Returns true when a redraw is needed.
     pub fn tick(&mut self, now_ms: f64) -> bool {
-        if self.show_state {
+        if self.show_state || self.show_flame {
             return self.needs_redraw();
         }
         if let Some(since) = self.unsettled_since {
@@ -995,13 +1144,18 @@ impl App {
     /// True while a windowed scene waits for the camera to settle (keep calling [`App::tick`]).
     #[must_use]
     pub fn is_settling(&self) -> bool {
-        !self.show_state && self.unsettled_since.is_some()
+        !self.show_state && !self.show_flame && self.unsettled_since.is_some()
     }
 
     /// True when the next frame would differ from the last one drawn.
     #[must_use]
     pub fn needs_redraw(&self) -> bool {
         self.needs_redraw
+            || (self.show_flame
+                && self
+                    .flame_view
+                    .as_ref()
+                    .is_some_and(|(_, v)| v.needs_redraw()))
             || (self.show_state
                 && self
                     .state_view
@@ -1011,16 +1165,30 @@ impl App {
 
     /// Returns and clears the redraw flag.
     pub fn take_needs_redraw(&mut self) -> bool {
-        let sv = self
-            .state_view
+        let fv = self
+            .flame_view
             .as_mut()
             .is_some_and(|(_, v)| v.take_needs_redraw());
+        let sv = fv
+            | self
+                .state_view
+                .as_mut()
+                .is_some_and(|(_, v)| v.take_needs_redraw());
         std::mem::replace(&mut self.needs_redraw, false) || sv
     }
 
     /// The plot batches (data space) and their generation (changes when they must be uploaded).
     #[must_use]
     pub fn plot_batches(&self) -> (u64, &[Batch]) {
+        if self.show_flame {
+            if let Some((_, v)) = self.flame_view.as_ref() {
+                let (g, b) = v.batches();
+                return (
+                    g.wrapping_mul(4).wrapping_add(2) ^ (self.generation << 32),
+                    b,
+                );
+            }
+        }
         if self.show_state {
             if let Some((_, v)) = self.state_view.as_ref() {
                 let (g, b) = v.batches();
@@ -1048,6 +1216,11 @@ impl App {
     /// The view of the whole canvas for this frame (see [`Camera::canvas_view`]).
     #[must_use]
     pub fn canvas_view(&self) -> View {
+        if self.show_flame {
+            if let Some((_, v)) = self.flame_view.as_ref() {
+                return v.canvas_view();
+            }
+        }
         if self.show_state {
             if let Some((_, v)) = self.state_view.as_ref() {
                 return v.canvas_view();
@@ -1072,6 +1245,9 @@ impl App {
     /// The per-frame overlay in the canvas view's data space: peak marker, grid, gutter masks,
     /// axes and tick marks, overview strip and brush, hover outline. Drawn after the plot.
     pub fn overlay(&mut self) -> Batch {
+        if let Some((_, f)) = self.fv() {
+            return f.overlay();
+        }
         if let Some((_, v)) = self.sv() {
             return v.overlay();
         }
@@ -1350,7 +1526,7 @@ impl App {
     /// Ticks of both axes for the current camera, inside the plot, increasing.
     #[must_use]
     pub fn axis_ticks(&self) -> AxisTicks {
-        if self.show_state {
+        if self.show_state || self.show_flame {
             return AxisTicks {
                 x: Vec::new(),
                 y: Vec::new(),
@@ -1434,6 +1610,12 @@ impl App {
     /// Hover at a canvas point: the pinned tooltip if one is pinned, else the tooltip
     /// (`TooltipInfo` JSON plus `text` and `pinned`) of the element under the point.
     pub fn hover(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+        if let Some((_, f)) = self.fv() {
+            if css_x < -1.0e8 {
+                f.pointer_leave();
+            }
+            return f.hover(css_x, css_y);
+        }
         if let Some((snap, v)) = self.sv() {
             if css_x < -1.0e8 {
                 v.pointer_leave();
@@ -1453,6 +1635,9 @@ impl App {
 
     /// Click: pins the element under the point (or unpins when one is pinned).
     pub fn click(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+        if let Some((_, f)) = self.fv() {
+            return f.click(css_x, css_y);
+        }
         if let Some((snap, v)) = self.sv() {
             return v.click(snap, css_x, css_y);
         }
@@ -1542,6 +1727,11 @@ impl App {
             "highlighted": self.highlighted(),
             "last_click_step": self.last_click_step,
             "phases": self.data().map_or(0, |d| d.phases.len()),
+            "flame_view": if self.show_flame {
+                self.flame_view.as_ref().map(|(_, v)| v.state_json())
+            } else {
+                None
+            },
             "state_view": if self.show_state {
                 self.state_view.as_ref().map(|(_, v)| v.state_json())
             } else {
@@ -1563,7 +1753,7 @@ fn build_device(
     let timeline = match kind {
         ViewKind::Segments => timeline::build_segments(snap, device),
         ViewKind::Pools => timeline::build_pools(snap, device),
-        ViewKind::Active | ViewKind::State => timeline::build(snap, device),
+        ViewKind::Active | ViewKind::State | ViewKind::Flame => timeline::build(snap, device),
     };
     let layout = layout::Layout::build(&timeline, LayoutOptions::default());
     let colors = color::element_colors(snap, device, &timeline);

@@ -55,6 +55,7 @@
 
 pub mod app;
 pub mod camera;
+pub mod flame_view;
 pub mod gpu;
 pub mod scene;
 pub mod settings;

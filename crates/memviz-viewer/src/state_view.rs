@@ -630,7 +630,11 @@ impl StateView {
 
     pub fn pointer_up(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
         match self.drag.take() {
-            Some((_, _, false)) => self.click(snap, css_x, css_y),
+            Some((_, start, false))
+                if (css_x - start[0]).hypot(css_y - start[1]) <= crate::app::CLICK_SLOP_CSS =>
+            {
+                self.click(snap, css_x, css_y)
+            }
             _ => self.hover(snap, css_x, css_y),
         }
     }

@@ -302,6 +302,33 @@ impl WebViewer {
         self.core.files_json()
     }
 
+    /// Rebuilds the flamegraph: `at` = `peak`, `click` (the last clicked timestep) or a
+    /// timestep; `lifetime`: bytes × lifetime. Returns its state JSON.
+    pub fn flame_set(&mut self, at: &str, lifetime: bool, all_frames: bool) -> String {
+        self.core.app().map_or_else(
+            || "null".to_owned(),
+            |a| a.flame_set(at, lifetime, all_frames),
+        )
+    }
+
+    /// The flamegraph's breadcrumb, labels (CSS px) and state, JSON.
+    pub fn flame_info(&mut self) -> String {
+        self.core
+            .app()
+            .map_or_else(|| "null".to_owned(), memviz_viewer::App::flame_info)
+    }
+
+    /// Zooms the flamegraph to a node (from the breadcrumb).
+    pub fn flame_zoom_to(&mut self, node: u32) -> bool {
+        self.core.app().is_some_and(|a| a.flame_zoom_to(node))
+    }
+
+    /// Canvas CSS px `[x, y]` of a flamegraph node's centre, JSON, or `null`.
+    pub fn flame_node_center(&mut self, node: u32) -> String {
+        let c = self.core.app().and_then(|a| a.flame_node_center(node));
+        serde_json::to_string(&c).unwrap_or_else(|_| "null".to_owned())
+    }
+
     /// Clears a search or row highlight.
     pub fn clear_highlight(&mut self) {
         if let Some(a) = self.core.app() {

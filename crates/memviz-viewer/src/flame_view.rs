@@ -1,0 +1,775 @@
+//! [`FlameView`]: the memory flamegraph of one (file, device), drawn as an icicle chart (the
+//! root at the top, callees below) through the same renderer and camera as the timeline.
+//!
+//! # How it works
+//! [`flame::folded`] gives live bytes by stack at a moment of the Active Memory Timeline (the
+//! peak by default, any timestep or trace event, or bytes × lifetime over the trace) and
+//! [`FlameTree::build`] turns them into a tree, kept whole: zooming only changes the *zoom
+//! root*, a node of that tree whose subtree [`FlameTree::rects`] lays out to the full width
+//! (node ids everywhere, tooltips, breadcrumb and [`FlameView::zoom_to`] are ids of the full
+//! tree).
+//!
+//! *Data space.* x ∈ [0, 1] is the zoom root's width; the row of depth `d` (0 = the zoom root)
+//! is y ∈ [−d − 1, −d] (a small gap at its bottom), so y = 0 is the top. Every rect of the
+//! subtree at least 1e-6 of the width wide is one [`Trapezoid`] (the shader widens thinner ones
+//! to a device pixel), coloured by a warm palette from [`flame::color_hash`] of its name, in
+//! batches with bounding boxes, uploaded once per tree or zoom (the generation changes); the
+//! camera only moves the view. The overlay (rebuilt per frame) draws 1 px separators at the left
+//! edge of visible rects wide enough to carry one, the hover outline and the margin masks.
+//!
+//! *Camera.* Fitted, the whole subtree shows (rows are never taller than [`MAX_ROW_CSS`]: a
+//! shallow tree leaves space below). The wheel zooms at the cursor in x, and in y only until
+//! rows reach [`MAX_ROW_CSS`]; a drag pans; a click without travel zooms into the node clicked
+//! (clicking the zoom root zooms out one level).
+//!
+//! *Text.* The GPU draws none: [`FlameView::labels_json`] gives the rects wide enough for a
+//! name, in CSS px, for the shell to overlay; tooltips and the breadcrumb are JSON.
+
+use memviz_analysis::flame::{
+    self, At, FlameOptions, FlameRect, FlameTree, NodeId, ValueUnit, ROOT_NAME,
+};
+use memviz_analysis::format::{count, size_long};
+use memviz_analysis::layout::Layout;
+use memviz_analysis::timeline::Timeline;
+use memviz_render::{rgba, Trapezoid, View};
+use memviz_snapshot::Snapshot;
+use serde_json::json;
+
+use crate::camera::{Camera, PlotGeometry, RectCss};
+use crate::scene::Batch;
+
+/// Margin around the chart, CSS px.
+const MARGIN_CSS: f64 = 8.0;
+/// A row is never drawn taller than this many CSS px (fitted or zoomed).
+pub const MAX_ROW_CSS: f64 = 20.0;
+/// The empty band at the bottom of each row, in rows.
+const ROW_GAP: f64 = 0.08;
+/// Rects narrower than this fraction of the zoom root are not drawn.
+const MIN_RECT_W: f64 = 1e-6;
+/// A label is given for rects at least this many CSS px wide (visible part).
+pub const LABEL_MIN_CSS: f64 = 40.0;
+/// … and rows at least this many CSS px tall.
+const LABEL_MIN_ROW_CSS: f64 = 10.0;
+/// At most this many labels per call.
+const MAX_LABELS: usize = 4000;
+/// Visible rects at least this many CSS px wide get a separator at their left edge.
+const SEPARATOR_MIN_CSS: f64 = 3.0;
+/// Rects per uploaded batch.
+const BATCH_RECTS: usize = 1 << 15;
+
+const HOVER_EDGE: u32 = rgba(30, 100, 220, 255);
+const BG: u32 = rgba(255, 255, 255, 255);
+
+/// The colour of a frame name: flamegraph.pl's "hot" palette (reds, oranges, yellows) driven by
+/// the bytes of `hash` (deterministic).
+#[must_use]
+pub fn warm_color(hash: u32) -> u32 {
+    let [a, b, c, _] = hash.to_le_bytes();
+    let v = |x: u8| f64::from(x) / 255.0;
+    let r = 205.0 + 50.0 * v(a);
+    let g = 230.0 * v(b);
+    let bl = 55.0 * v(c);
+    rgba(r as u8, g as u8, bl as u8, 255)
+}
+
+/// The geometry of the chart: the whole canvas minus a margin, no gutters.
+fn flame_geometry(css_w: f64, css_h: f64, dpr: f64) -> PlotGeometry {
+    let mut g = PlotGeometry::new(css_w, css_h, dpr);
+    g.plot = RectCss {
+        left: MARGIN_CSS,
+        top: MARGIN_CSS,
+        right: (g.css_w - MARGIN_CSS).max(MARGIN_CSS + 1.0),
+        bottom: (g.css_h - MARGIN_CSS).max(MARGIN_CSS + 1.0),
+    };
+    g.overview = RectCss {
+        left: 0.0,
+        top: g.css_h,
+        right: 0.0,
+        bottom: g.css_h,
+    };
+    g
+}
+
+fn value_text(unit: ValueUnit, v: u64) -> String {
+    match unit {
+        ValueUnit::Bytes => size_long(v),
+        ValueUnit::ByteSteps => format!("{} byte·steps", count(v)),
+    }
+}
+
+/// The function name of a frame printed `filename:line:name` (what follows the first
+/// `:<digits>:`), or the whole text when it has no such part (`all`, `<no frames>`).
+#[must_use]
+pub fn short_name(frame: &str) -> &str {
+    let b = frame.as_bytes();
+    let mut i = 0;
+    while let Some(off) = frame.get(i..).and_then(|s| s.find(':')) {
+        let start = i + off + 1;
+        let digits = b
+            .get(start..)
+            .map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count());
+        let end = start + digits;
+        if digits > 0 && b.get(end) == Some(&b':') {
+            if let Some(name) = frame.get(end + 1..).filter(|n| !n.is_empty()) {
+                return name;
+            }
+        }
+        i = start;
+    }
+    frame
+}
+
+/// A rect's place in data space: `(x0, x1, bottom, top)`.
+fn rect_data(x0: f64, x1: f64, depth: u32) -> (f64, f64, f64, f64) {
+    let top = -f64::from(depth);
+    (x0, x1, top - 1.0 + ROW_GAP, top)
+}
+
+/// The flamegraph of one device at one moment, its zoom and its camera.
+pub struct FlameView {
+    tree: FlameTree,
+    opts: FlameOptions,
+    at: At,
+    /// The timestep the moment resolves to (`None`: it does not resolve).
+    at_step: Option<u32>,
+    /// The zoom root, a node of `tree`.
+    zoom_root: NodeId,
+    /// The drawn rects of the zoom root's subtree ([`FlameTree::rects`] minus the thin ones).
+    rects: Vec<FlameRect>,
+    /// Rows of the zoom root's subtree (≥ 1).
+    rows: u32,
+    geom: PlotGeometry,
+    camera: Camera,
+    hover: Option<NodeId>,
+    generation: u64,
+    batches: Vec<Batch>,
+    needs_redraw: bool,
+    drag: Option<([f64; 2], [f64; 2], bool)>,
+    /// Time of the last tree build (folded stacks + tree), ms.
+    pub build_ms: f64,
+}
+
+impl FlameView {
+    /// The flamegraph of `device` at the peak (frames filtered, live bytes).
+    #[must_use]
+    pub fn new(
+        snap: &Snapshot,
+        device: i64,
+        timeline: &Timeline,
+        layout: &Layout,
+        geom: &PlotGeometry,
+    ) -> Self {
+        let mut v = FlameView {
+            tree: FlameTree::build(&[], ValueUnit::Bytes),
+            opts: FlameOptions::default(),
+            at: At::Peak,
+            at_step: None,
+            zoom_root: 0,
+            rects: Vec::new(),
+            rows: 1,
+            geom: flame_geometry(geom.css_w, geom.css_h, geom.device_pixel_ratio),
+            camera: Camera::new(1, 1),
+            hover: None,
+            generation: 0,
+            batches: Vec::new(),
+            needs_redraw: true,
+            drag: None,
+            build_ms: 0.0,
+        };
+        v.set_options(
+            snap,
+            device,
+            timeline,
+            layout,
+            At::Peak,
+            FlameOptions::default(),
+        );
+        v
+    }
+
+    /// Rebuilds the tree at `at` (a timestep, an event or the peak), or over the whole trace in
+    /// bytes × lifetime when `lifetime`, with every frame when `all_frames`; the zoom goes back
+    /// to the root and the camera fits. Returns [`FlameView::state_json`] as text.
+    // The shell's call, flat: the view's data plus the three controls.
+    #[allow(clippy::too_many_arguments)]
+    pub fn set_moment(
+        &mut self,
+        snap: &Snapshot,
+        device: i64,
+        timeline: &Timeline,
+        layout: &Layout,
+        at: At,
+        lifetime: bool,
+        all_frames: bool,
+    ) -> String {
+        let opts = FlameOptions {
+            all_frames,
+            lifetime,
+            step_range: None,
+        };
+        self.set_options(snap, device, timeline, layout, at, opts)
+    }
+
+    /// [`FlameView::set_moment`] with every option, e.g. a lifetime step range.
+    pub fn set_options(
+        &mut self,
+        snap: &Snapshot,
+        device: i64,
+        timeline: &Timeline,
+        layout: &Layout,
+        at: At,
+        opts: FlameOptions,
+    ) -> String {
+        let t0 = crate::scene::now_ms();
+        let entries = flame::folded(snap, device, timeline, layout, at, &opts);
+        let unit = if opts.lifetime {
+            ValueUnit::ByteSteps
+        } else {
+            ValueUnit::Bytes
+        };
+        self.tree = FlameTree::build(&entries, unit);
+        let events = snap.trace(device).map_or(0, |t| t.len());
+        self.at_step = flame::resolve(layout, events, at).ok().map(|m| m.step);
+        self.at = at;
+        self.opts = opts;
+        self.zoom_root = 0;
+        self.hover = None;
+        self.drag = None;
+        self.rebuild_scene(true);
+        self.build_ms = crate::scene::now_ms() - t0;
+        self.state_json().to_string()
+    }
+
+    /// The whole tree (node ids of every method are ids of it).
+    #[must_use]
+    pub fn tree(&self) -> &FlameTree {
+        &self.tree
+    }
+
+    /// The current zoom root.
+    #[must_use]
+    pub fn zoom_root(&self) -> NodeId {
+        self.zoom_root
+    }
+
+    /// The rects drawn: `tree().rects(zoom_root())` minus those under 1e-6 of the width.
+    #[must_use]
+    pub fn rects(&self) -> &[FlameRect] {
+        &self.rects
+    }
+
+    /// The options of the tree shown.
+    #[must_use]
+    pub fn options(&self) -> FlameOptions {
+        self.opts
+    }
+
+    // ----- scene -----------------------------------------------------------------------------
+
+    fn fitted_rows(&self) -> f64 {
+        f64::from(self.rows.max(1)).max(self.geom.plot.height() / MAX_ROW_CSS)
+    }
+
+    /// Relays out the zoom root's subtree, uploads it (a new generation) and sets the camera's
+    /// limits; `refit` shows it whole.
+    fn rebuild_scene(&mut self, refit: bool) {
+        let root = self.zoom_root;
+        self.rects = self
+            .tree
+            .rects(root)
+            .into_iter()
+            .filter(|r| r.node == root || r.x1 - r.x0 >= MIN_RECT_W)
+            .collect();
+        self.rows = self
+            .rects
+            .iter()
+            .map(|r| r.depth.saturating_add(1))
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        let mut batches = Vec::new();
+        for chunk in self.rects.chunks(BATCH_RECTS) {
+            let mut bbox = [
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+            ];
+            let instances: Vec<Trapezoid> = chunk
+                .iter()
+                .map(|r| {
+                    let (x0, x1, b, t) = rect_data(r.x0, r.x1, r.depth);
+                    bbox = [
+                        bbox[0].min(x0),
+                        bbox[1].max(x1),
+                        bbox[2].min(b),
+                        bbox[3].max(t),
+                    ];
+                    let color = warm_color(r.color_hash);
+                    Trapezoid::rect(x0 as f32, x1 as f32, b as f32, t as f32, color)
+                })
+                .collect();
+            batches.push(Batch {
+                origin: [0.0, 0.0],
+                instances,
+                bbox,
+            });
+        }
+        self.batches = batches;
+        self.generation += 1;
+        self.needs_redraw = true;
+        self.set_camera_limits(refit);
+    }
+
+    fn set_camera_limits(&mut self, refit: bool) {
+        let rows = self.fitted_rows();
+        self.camera.full_x = (0.0, 1.0);
+        self.camera.full_y = (-rows, 0.0);
+        let (px_w, _) = self.geom.plot_px();
+        let min_x = memviz_render::min_span(1.0, px_w).clamp(1e-9, 1.0);
+        let min_y = (self.geom.plot.height() / MAX_ROW_CSS).clamp(1e-3, rows);
+        self.camera.min_span = (min_x, min_y);
+        if refit {
+            self.camera.fit();
+        }
+        self.camera.clamp();
+    }
+
+    /// The chart batches and their generation.
+    #[must_use]
+    pub fn batches(&self) -> (u64, &[Batch]) {
+        (self.generation, &self.batches)
+    }
+
+    /// The render view of the whole canvas.
+    #[must_use]
+    pub fn canvas_view(&self) -> View {
+        self.camera.canvas_view(&self.geom)
+    }
+
+    /// The camera (data window of the chart).
+    #[must_use]
+    pub fn camera(&self) -> &Camera {
+        &self.camera
+    }
+
+    /// The chart's geometry (CSS px).
+    #[must_use]
+    pub fn geometry(&self) -> &PlotGeometry {
+        &self.geom
+    }
+
+    /// CSS px per data unit, (x, y).
+    fn css_per_unit(&self) -> (f64, f64) {
+        let cam = &self.camera;
+        (
+            self.geom.plot.width() / (cam.x_range.1 - cam.x_range.0).max(1e-12),
+            self.geom.plot.height() / (cam.y_range.1 - cam.y_range.0).max(1e-12),
+        )
+    }
+
+    /// Separators, the hover outline and the margin masks.
+    #[must_use]
+    pub fn overlay(&self) -> Batch {
+        let cam = self.camera;
+        let geom = self.geom;
+        let origin = cam.data_from_css_px(&geom, [0.0, geom.css_h]);
+        let mut out = Vec::new();
+        let rel = |x: f64, y: f64| ((x - origin[0]) as f32, (y - origin[1]) as f32);
+        let (sx, _) = self.css_per_unit();
+        let (xl, xh) = cam.x_range;
+        let (yl, yh) = cam.y_range;
+        for r in &self.rects {
+            if (r.x1 - r.x0) * sx < SEPARATOR_MIN_CSS || r.x0 <= 0.0 {
+                continue;
+            }
+            let (x0, x1, b, t) = rect_data(r.x0, r.x1, r.depth);
+            if x1 < xl || x0 > xh || t < yl || b > yh {
+                continue;
+            }
+            let (x, b) = rel(x0, b);
+            let (_, t) = rel(x0, t);
+            out.push(Trapezoid::rect(x, x, b, t, BG));
+        }
+        if let Some((x0, x1, b, t)) = self.hover.and_then(|n| self.node_rect(n)) {
+            let (x0, b) = rel(x0, b);
+            let (x1, t) = rel(x1, t);
+            out.push(Trapezoid::rect(x0, x1, b, b, HOVER_EDGE));
+            out.push(Trapezoid::rect(x0, x1, t, t, HOVER_EDGE));
+            out.push(Trapezoid::rect(x0, x0, b, t, HOVER_EDGE));
+            out.push(Trapezoid::rect(x1, x1, b, t, HOVER_EDGE));
+        }
+        let p = geom.plot;
+        let (w, h) = (geom.css_w, geom.css_h);
+        for r in [
+            [0.0, p.left, 0.0, h],
+            [p.right, w, 0.0, h],
+            [0.0, w, 0.0, p.top],
+            [0.0, w, p.bottom, h],
+        ] {
+            let a = cam.data_from_css_px(&geom, [r[0], r[3]]);
+            let b = cam.data_from_css_px(&geom, [r[1], r[2]]);
+            let (x0, y0) = rel(a[0], a[1]);
+            let (x1, y1) = rel(b[0], b[1]);
+            out.push(Trapezoid::rect(x0, x1, y0, y1, BG));
+        }
+        Batch::unbounded(origin, out)
+    }
+
+    /// Returns and clears the redraw flag.
+    pub fn take_needs_redraw(&mut self) -> bool {
+        std::mem::replace(&mut self.needs_redraw, false)
+    }
+
+    /// True when the next frame would differ from the last one drawn.
+    #[must_use]
+    pub fn needs_redraw(&self) -> bool {
+        self.needs_redraw
+    }
+
+    // ----- text ------------------------------------------------------------------------------
+
+    /// Names for the shell to overlay: JSON `[{x_css, y_css, w_css, h_css, text, short, node}]`
+    /// (`text` the frame, `short` its function name, see [`short_name`]), one
+    /// per drawn rect whose visible part is at least [`LABEL_MIN_CSS`] wide (in a row at least
+    /// 10 CSS px tall), clipped to the plot (`x_css`, `w_css` are the visible part; `y_css` is
+    /// the rect's top, `h_css` its height without the row gap). At most 4000, in tree order
+    /// (depth first, parents first).
+    #[must_use]
+    pub fn labels_json(&self) -> String {
+        let p = self.geom.plot;
+        let (_, sy) = self.css_per_unit();
+        let mut out = Vec::new();
+        if sy * (1.0 - ROW_GAP) >= LABEL_MIN_ROW_CSS {
+            for r in &self.rects {
+                let (x0, x1, b, t) = rect_data(r.x0, r.x1, r.depth);
+                let tl = self.camera.css_px_from_data(&self.geom, [x0, t]);
+                let br = self.camera.css_px_from_data(&self.geom, [x1, b]);
+                let left = tl[0].max(p.left);
+                let right = br[0].min(p.right);
+                if right - left < LABEL_MIN_CSS || br[1] < p.top || tl[1] > p.bottom {
+                    continue;
+                }
+                let Some(n) = self.tree.node(r.node) else {
+                    continue;
+                };
+                out.push(json!({
+                    "x_css": left,
+                    "y_css": tl[1],
+                    "w_css": right - left,
+                    "h_css": br[1] - tl[1],
+                    "text": n.name,
+                    "short": short_name(&n.name),
+                    "node": r.node,
+                }));
+                if out.len() >= MAX_LABELS {
+                    break;
+                }
+            }
+        }
+        json!(out).to_string()
+    }
+
+    /// The path from the full tree's root to the zoom root, JSON `[{node, name, total, size}]`
+    /// (`size`: the total as text; bytes or byte·steps).
+    #[must_use]
+    pub fn breadcrumb_json(&self) -> String {
+        let path: Vec<serde_json::Value> = self
+            .tree
+            .breadcrumb(self.zoom_root)
+            .into_iter()
+            .filter_map(|id| {
+                let n = self.tree.node(id)?;
+                Some(json!({
+                    "node": id,
+                    "name": n.name,
+                    "total": n.total,
+                    "size": value_text(self.tree.unit, n.total),
+                }))
+            })
+            .collect();
+        json!(path).to_string()
+    }
+
+    /// The frames from the root to `node` (the root's own name left out).
+    fn stack_of(&self, node: NodeId) -> Vec<String> {
+        self.tree
+            .breadcrumb(node)
+            .into_iter()
+            .filter(|&id| id != 0)
+            .filter_map(|id| self.tree.node(id).map(|n| n.name.clone()))
+            .collect()
+    }
+
+    /// The tooltip of `node` in the timeline tooltip's shape: `title` (name, value, share of
+    /// the total), `details` (empty), `frames` (the stack root → node, one frame each),
+    /// `forward_frames` (empty), `text` (all of it as lines), `pinned` (false: a click zooms),
+    /// `node` (the id), `info` ([`FlameTree::node_json`]).
+    #[must_use]
+    pub fn node_tooltip_json(&self, node: NodeId) -> Option<String> {
+        let n = self.tree.node(node)?;
+        let value = value_text(self.tree.unit, n.total);
+        let share = self.tree.share(node) * 100.0;
+        let title = format!("{} — {value} ({share:.2}% of total)", n.name);
+        let frames = self.stack_of(node);
+        let mut text = self.tree.tooltip(node).unwrap_or_default();
+        if !frames.is_empty() {
+            text.push('\n');
+            for f in &frames {
+                text.push('\n');
+                text.push_str(f);
+            }
+        }
+        Some(
+            json!({
+                "title": title,
+                "details": [],
+                "frames": frames,
+                "forward_frames": [],
+                "text": text,
+                "pinned": false,
+                "node": node,
+                "info": self.tree.node_json(node),
+            })
+            .to_string(),
+        )
+    }
+
+    // ----- zoom ------------------------------------------------------------------------------
+
+    /// True when `node` is the zoom root or below it.
+    fn in_zoom(&self, node: NodeId) -> bool {
+        let mut cur = Some(node);
+        let mut steps = 0usize;
+        while let Some(id) = cur {
+            if id == self.zoom_root {
+                return true;
+            }
+            steps += 1;
+            if steps > self.tree.nodes.len() {
+                return false;
+            }
+            cur = self.tree.node(id).and_then(|n| n.parent);
+        }
+        false
+    }
+
+    /// A node's rect in data space under the current zoom, `(x0, x1, bottom, top)`.
+    fn node_rect(&self, node: NodeId) -> Option<(f64, f64, f64, f64)> {
+        if !self.in_zoom(node) {
+            return None;
+        }
+        let r = self.tree.node(self.zoom_root)?;
+        let n = self.tree.node(node)?;
+        let (x0, x1) = if r.total > 0 {
+            let w = r.total as f64;
+            let x0 = n.x0.saturating_sub(r.x0) as f64 / w;
+            (x0, x0 + n.total as f64 / w)
+        } else {
+            (0.0, 1.0)
+        };
+        Some(rect_data(x0, x1, n.depth.saturating_sub(r.depth)))
+    }
+
+    /// Zooms into `node` (an id of the full tree): its subtree fills the width. False for an
+    /// unknown node or the current zoom root.
+    pub fn zoom_to(&mut self, node: NodeId) -> bool {
+        if self.tree.node(node).is_none() || node == self.zoom_root {
+            return false;
+        }
+        self.zoom_root = node;
+        self.hover = None;
+        self.rebuild_scene(true);
+        true
+    }
+
+    /// Zooms out one level (to the zoom root's parent). False at the full tree's root.
+    pub fn zoom_out(&mut self) -> bool {
+        match self.tree.node(self.zoom_root).and_then(|n| n.parent) {
+            Some(p) => self.zoom_to(p),
+            None => false,
+        }
+    }
+
+    // ----- camera and input ------------------------------------------------------------------
+
+    /// Sets the canvas size.
+    pub fn resize(&mut self, css_w: f64, css_h: f64, dpr: f64) {
+        self.geom = flame_geometry(css_w, css_h, dpr);
+        let fitted =
+            self.camera.x_range == self.camera.full_x && self.camera.y_range == self.camera.full_y;
+        self.set_camera_limits(fitted);
+        self.needs_redraw = true;
+    }
+
+    pub fn fit(&mut self) {
+        self.camera.fit();
+        self.needs_redraw = true;
+    }
+
+    /// Zooms by `factor` (> 1 zooms in) at a canvas point: x, and y until rows are
+    /// [`MAX_ROW_CSS`] tall.
+    pub fn zoom_at(&mut self, css_x: f64, css_y: f64, factor: f64) {
+        if !css_x.is_finite() || !css_y.is_finite() {
+            return;
+        }
+        self.camera.zoom_at(&self.geom, [css_x, css_y], factor);
+        self.needs_redraw = true;
+    }
+
+    pub fn pan_by(&mut self, dx: f64, dy: f64) {
+        self.camera.pan_by(&self.geom, dx, dy);
+        self.needs_redraw = true;
+    }
+
+    /// Keys: `+`/`-` zoom, `0` fits, WASD / arrows pan, Backspace zooms out one level, Home
+    /// back to the whole tree.
+    pub fn key(&mut self, key: &str) -> bool {
+        let p = self.geom.plot;
+        let c = [(p.left + p.right) * 0.5, (p.top + p.bottom) * 0.5];
+        let (sx, sy) = (p.width() * 0.15, p.height() * 0.15);
+        match key {
+            "a" | "A" | "ArrowLeft" => self.pan_by(sx, 0.0),
+            "d" | "D" | "ArrowRight" => self.pan_by(-sx, 0.0),
+            "w" | "W" | "ArrowUp" => self.pan_by(0.0, sy),
+            "s" | "S" | "ArrowDown" => self.pan_by(0.0, -sy),
+            "+" | "=" => self.zoom_at(c[0], c[1], 1.5),
+            "-" | "_" => self.zoom_at(c[0], c[1], 1.0 / 1.5),
+            "0" => self.fit(),
+            "Backspace" => {
+                self.zoom_out();
+            }
+            "Home" => {
+                self.zoom_to(0);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// The node under a canvas point.
+    #[must_use]
+    pub fn node_at(&self, css_x: f64, css_y: f64) -> Option<NodeId> {
+        if !self.geom.plot.contains([css_x, css_y]) {
+            return None;
+        }
+        let [x, y] = self.camera.data_from_css_px(&self.geom, [css_x, css_y]);
+        if !x.is_finite() || !y.is_finite() || y > 0.0 {
+            return None;
+        }
+        let d = (-y).floor();
+        if d >= f64::from(self.rows) {
+            return None;
+        }
+        self.tree.hit_in(self.zoom_root, x, d as u32)
+    }
+
+    /// Canvas CSS px of a node's rect centre, when it is in the zoomed subtree.
+    #[must_use]
+    pub fn node_center_css(&self, node: NodeId) -> Option<[f64; 2]> {
+        let (x0, x1, b, t) = self.node_rect(node)?;
+        Some(
+            self.camera
+                .css_px_from_data(&self.geom, [(x0 + x1) * 0.5, (b + t) * 0.5]),
+        )
+    }
+
+    /// Hover: the tooltip JSON of the node under the point ([`FlameView::node_tooltip_json`]).
+    pub fn hover(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+        let hit = self.node_at(css_x, css_y);
+        if hit != self.hover {
+            self.hover = hit;
+            self.needs_redraw = true;
+        }
+        self.node_tooltip_json(hit?)
+    }
+
+    /// A click: zooms into the node under the point, or out one level on the zoom root; then
+    /// the tooltip under the point.
+    pub fn click(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+        if let Some(n) = self.node_at(css_x, css_y) {
+            if n == self.zoom_root {
+                self.zoom_out();
+            } else {
+                self.zoom_to(n);
+            }
+        }
+        self.hover(css_x, css_y)
+    }
+
+    pub fn pointer_down(&mut self, css_x: f64, css_y: f64) {
+        self.drag = Some(([css_x, css_y], [css_x, css_y], false));
+    }
+
+    pub fn pointer_move(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+        match self.drag {
+            Some((last, start, moved)) => {
+                let moved = moved
+                    || (css_x - start[0]).hypot(css_y - start[1]) > crate::app::CLICK_SLOP_CSS;
+                if moved {
+                    self.pan_by(css_x - last[0], css_y - last[1]);
+                }
+                self.drag = Some((if moved { [css_x, css_y] } else { last }, start, moved));
+                None
+            }
+            None => self.hover(css_x, css_y),
+        }
+    }
+
+    pub fn pointer_up(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+        match self.drag.take() {
+            // A press and release at (about) the same place is a click, even without moves in
+            // between (the page may have shifted the canvas under a still pointer).
+            Some((_, start, false))
+                if (css_x - start[0]).hypot(css_y - start[1]) <= crate::app::CLICK_SLOP_CSS =>
+            {
+                self.click(css_x, css_y)
+            }
+            _ => self.hover(css_x, css_y),
+        }
+    }
+
+    pub fn pointer_leave(&mut self) {
+        self.drag = None;
+        if self.hover.take().is_some() {
+            self.needs_redraw = true;
+        }
+    }
+
+    /// State JSON (tests, the shell's status line): the moment, options, totals, zoom, camera.
+    #[must_use]
+    pub fn state_json(&self) -> serde_json::Value {
+        let (at_kind, at_value) = match self.at {
+            At::Peak => ("peak", None),
+            At::Step(s) => ("step", Some(s)),
+            At::Event(k) => ("event", Some(k)),
+        };
+        let root = self.tree.node(self.zoom_root);
+        json!({
+            "at": at_kind,
+            "at_value": at_value,
+            "at_step": self.at_step,
+            "lifetime": self.opts.lifetime,
+            "all_frames": self.opts.all_frames,
+            "step_range": self.opts.step_range.map(|(a, b)| [a, b]),
+            "unit": match self.tree.unit {
+                ValueUnit::Bytes => "bytes",
+                ValueUnit::ByteSteps => "byte_steps",
+            },
+            "total_bytes": self.tree.grand_total,
+            "total_text": value_text(self.tree.unit, self.tree.grand_total),
+            "root": self.zoom_root,
+            "root_name": root.map_or(ROOT_NAME, |n| n.name.as_str()),
+            "root_total": root.map_or(0, |n| n.total),
+            "zoom_path": self.tree.breadcrumb(self.zoom_root),
+            "nodes": self.tree.nodes.len(),
+            "rects": self.rects.len(),
+            "rows": self.rows,
+            "x_range": [self.camera.x_range.0, self.camera.x_range.1],
+            "y_range": [self.camera.y_range.0, self.camera.y_range.1],
+            "hover": self.hover,
+            "generation": self.generation,
+            "build_ms": self.build_ms,
+        })
+    }
+}

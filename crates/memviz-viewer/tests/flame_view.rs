@@ -1,0 +1,474 @@
+//! The memory flamegraph view ([`FlameView`]): the SEMANTICS §3.6 vector at the peak and in
+//! lifetime mode, hover, click-to-zoom and back, the breadcrumb and labels on a framed fixture,
+//! the real corpus's peak, hostile input, and an offscreen screenshot of the icicle chart.
+#![cfg(not(target_arch = "wasm32"))]
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::*;
+use memviz_analysis::flame::{At, FlameOptions, NO_FRAMES, ROOT_NAME};
+use memviz_analysis::layout::{Layout, LayoutOptions};
+use memviz_analysis::timeline::{self, Timeline};
+use memviz_render::{Image, InstanceBatch, Offscreen};
+use memviz_snapshot::Snapshot;
+use memviz_viewer::flame_view::{short_name, FlameView, MAX_ROW_CSS};
+use memviz_viewer::PlotGeometry;
+
+fn json(s: &str) -> serde_json::Value {
+    serde_json::from_str(s).unwrap()
+}
+
+struct Dev {
+    snap: Snapshot,
+    device: i64,
+    tl: Timeline,
+    layout: Layout,
+}
+
+fn dev(path: &std::path::Path) -> Dev {
+    let bytes = std::fs::read(path).unwrap();
+    let snap = memviz_snapshot::load_slice(&bytes).unwrap();
+    let device = snap.default_device();
+    let tl = timeline::build(&snap, device);
+    let layout = Layout::build(&tl, LayoutOptions::default());
+    Dev {
+        snap,
+        device,
+        tl,
+        layout,
+    }
+}
+
+fn view(d: &Dev, w: f64, h: f64) -> FlameView {
+    FlameView::new(
+        &d.snap,
+        d.device,
+        &d.tl,
+        &d.layout,
+        &PlotGeometry::new(w, h, 1.0),
+    )
+}
+
+fn click(v: &mut FlameView, snap: &Snapshot, p: [f64; 2]) -> Option<String> {
+    v.pointer_down(p[0], p[1]);
+    assert!(v.pointer_move(snap, p[0], p[1]).is_none(), "dragging");
+    v.pointer_up(snap, p[0], p[1])
+}
+
+/// The drawn rects are `FlameTree::rects` of the zoom root minus those under 1e-6 wide.
+fn assert_rects_match(v: &FlameView) {
+    let root = v.zoom_root();
+    let want: Vec<_> = v
+        .tree()
+        .rects(root)
+        .into_iter()
+        .filter(|r| r.node == root || r.x1 - r.x0 >= 1e-6)
+        .collect();
+    assert_eq!(v.rects(), &want[..]);
+}
+
+fn render(v: &FlameView, off: &mut Offscreen) -> Image {
+    let (_, batches) = v.batches();
+    let up: Vec<InstanceBatch> = batches
+        .iter()
+        .map(|b| off.upload(b.origin, &b.instances))
+        .collect();
+    let ov = v.overlay();
+    let ovb = off.upload(ov.origin, &ov.instances);
+    let mut refs: Vec<&InstanceBatch> = up.iter().collect();
+    refs.push(&ovb);
+    off.render(&v.canvas_view(), memviz_viewer::app::CLEAR, &refs)
+        .unwrap()
+}
+
+#[test]
+fn vector_peak_hover_zoom_lifetime() {
+    // Through the App, as the lead wires it.
+    let app = load_app(&fixture("vector.pickle"));
+    let snap = app.snapshot().unwrap();
+    let device = app.device();
+    let tl = timeline::build(snap, device);
+    let layout = Layout::build(&tl, LayoutOptions::default());
+    let mut v = FlameView::new(
+        snap,
+        device,
+        &tl,
+        &layout,
+        &PlotGeometry::new(900.0, 500.0, 1.0),
+    );
+    let st = v.state_json();
+    assert_eq!(st["total_bytes"], 55, "{st}");
+    assert_eq!(st["at"], "peak");
+    assert_eq!(st["at_step"], 2);
+    assert_eq!(st["lifetime"], false);
+    assert_eq!(st["all_frames"], false);
+    assert_eq!(st["root"], 0);
+    assert_eq!(st["nodes"], 2);
+    assert_eq!(v.tree().root().total, 55);
+    assert_rects_match(&v);
+    assert_eq!(v.rects().len(), 2);
+    assert_eq!(
+        v.batches()
+            .1
+            .iter()
+            .map(|b| b.instances.len())
+            .sum::<usize>(),
+        2
+    );
+    // A shallow tree: rows are MAX_ROW_CSS tall, the root's row at the top of the plot.
+    let p0 = v.node_center_css(0).unwrap();
+    let p1 = v.node_center_css(1).unwrap();
+    assert!((p1[1] - p0[1] - MAX_ROW_CSS).abs() < 0.01, "{p0:?} {p1:?}");
+    assert!(p0[1] < 8.0 + MAX_ROW_CSS, "root at the top: {p0:?}");
+    assert!((p0[0] - 450.0).abs() < 1.0 && (p1[0] - 450.0).abs() < 1.0);
+
+    // Hover gives the node's name, its stack and the share.
+    let tip = json(&v.pointer_move(snap, p1[0], p1[1]).expect("tooltip"));
+    assert_eq!(tip["node"], 1);
+    assert_eq!(tip["info"]["name"], NO_FRAMES);
+    assert!(
+        tip["title"].as_str().unwrap().starts_with(NO_FRAMES)
+            && tip["title"].as_str().unwrap().contains("55.0B (55 bytes)")
+            && tip["title"].as_str().unwrap().contains("100.00% of total"),
+        "{tip}"
+    );
+    assert_eq!(tip["frames"], serde_json::json!([NO_FRAMES]));
+    assert_eq!(tip["details"], serde_json::json!([]));
+    assert_eq!(tip["forward_frames"], serde_json::json!([]));
+    assert_eq!(tip["pinned"], false);
+    assert_eq!(v.state_json()["hover"], 1);
+    assert!(v.take_needs_redraw());
+    let tip = json(&v.pointer_move(snap, p0[0], p0[1]).expect("root tooltip"));
+    assert_eq!(tip["info"]["name"], ROOT_NAME);
+    assert_eq!(tip["frames"], serde_json::json!([]));
+    // Below the tree, nothing.
+    assert!(v.pointer_move(snap, 450.0, 400.0).is_none());
+    v.pointer_leave();
+    assert!(v.state_json()["hover"].is_null());
+
+    // Breadcrumb at the root.
+    let bc = json(&v.breadcrumb_json());
+    assert_eq!(bc.as_array().unwrap().len(), 1);
+    assert_eq!(bc[0]["name"], ROOT_NAME);
+    assert_eq!(bc[0]["total"], 55);
+    assert_eq!(bc[0]["size"], "55.0B (55 bytes)");
+
+    // A click zooms into the node; clicking the new root zooms out.
+    let gen0 = v.batches().0;
+    // (The pointer is then over the second row, empty now: no tooltip.)
+    assert!(click(&mut v, snap, p1).is_none());
+    assert_eq!(v.zoom_root(), 1);
+    assert!(v.batches().0 > gen0, "re-uploaded");
+    let bc = json(&v.breadcrumb_json());
+    assert_eq!(bc.as_array().unwrap().len(), 2);
+    assert_eq!(bc[1]["node"], 1);
+    assert_eq!(bc[1]["name"], NO_FRAMES);
+    let st = v.state_json();
+    assert_eq!(st["root"], 1);
+    assert_eq!(st["zoom_path"], serde_json::json!([0, 1]));
+    assert_eq!(st["total_bytes"], 55);
+    assert_rects_match(&v);
+    assert_eq!(v.rects().len(), 1);
+    assert!(v.node_center_css(0).is_none(), "the old root is not drawn");
+    let r = v.node_center_css(1).unwrap();
+    assert!(r[1] < p1[1], "the zoomed node is now the top row");
+    click(&mut v, snap, r);
+    assert_eq!(v.zoom_root(), 0);
+    assert_eq!(json(&v.breadcrumb_json()).as_array().unwrap().len(), 1);
+    assert_rects_match(&v);
+    // zoom_to / zoom_out by id, unknown ids refused.
+    assert!(v.zoom_to(1));
+    assert!(!v.zoom_to(1));
+    assert!(!v.zoom_to(99));
+    assert!(v.zoom_out());
+    assert!(!v.zoom_out());
+    assert!(v.key("Home") && v.zoom_root() == 0);
+
+    // A drag pans (no zoom); the wheel zooms at the cursor.
+    v.zoom_at(450.0, 20.0, 4.0);
+    let xr = v.state_json()["x_range"].clone();
+    let span = xr[1].as_f64().unwrap() - xr[0].as_f64().unwrap();
+    assert!((span - 0.25).abs() < 1e-9, "{xr}");
+    v.pointer_down(450.0, 20.0);
+    v.pointer_move(snap, 500.0, 20.0);
+    v.pointer_up(snap, 500.0, 20.0);
+    assert_eq!(v.zoom_root(), 0, "a drag does not zoom");
+    let xr2 = v.state_json()["x_range"].clone();
+    assert!(
+        xr2[0].as_f64().unwrap() < xr[0].as_f64().unwrap(),
+        "panned left"
+    );
+    assert!(v.key("0"));
+    assert_eq!(v.state_json()["x_range"], serde_json::json!([0.0, 1.0]));
+
+    // Lifetime: Σ live_at_step = 396, in byte·steps.
+    let st = json(&v.set_moment(snap, device, &tl, &layout, At::Peak, true, false));
+    assert_eq!(st["total_bytes"], 396);
+    assert_eq!(st["lifetime"], true);
+    assert_eq!(st["unit"], "byte_steps");
+    assert_eq!(st["root"], 0);
+    let bc = json(&v.breadcrumb_json());
+    assert_eq!(bc[0]["size"], "396 byte·steps");
+    assert_rects_match(&v);
+    // A lifetime step range [2, 7): 5 · 55.
+    let opts = FlameOptions {
+        lifetime: true,
+        step_range: Some((2, 7)),
+        ..FlameOptions::default()
+    };
+    let st = json(&v.set_options(snap, device, &tl, &layout, At::Peak, opts));
+    assert_eq!(st["total_bytes"], 275);
+    assert_eq!(st["step_range"], serde_json::json!([2, 7]));
+    // Other moments: a timestep, an event, all frames.
+    let st = json(&v.set_moment(snap, device, &tl, &layout, At::Step(0), false, false));
+    assert_eq!(
+        (st["total_bytes"].as_u64(), st["at_step"].as_u64()),
+        (Some(15), Some(0))
+    );
+    let st = json(&v.set_moment(snap, device, &tl, &layout, At::Event(4), false, true));
+    assert_eq!(st["total_bytes"], 35);
+    assert_eq!(st["all_frames"], true);
+    assert_eq!(st["at"], "event");
+    // Out of range: an empty tree, nothing hovers, nothing panics.
+    let st = json(&v.set_moment(snap, device, &tl, &layout, At::Step(9), false, false));
+    assert_eq!(st["total_bytes"], 0);
+    assert!(st["at_step"].is_null());
+    let c = v.node_center_css(0).unwrap();
+    assert!(v.pointer_move(snap, c[0], c[1]).is_none());
+    assert!(click(&mut v, snap, c).is_none());
+    assert_eq!(v.zoom_root(), 0);
+    assert_rects_match(&v);
+}
+
+#[test]
+fn framed_tree_zoom_breadcrumb_labels() {
+    let d = dev(&fixture("proto2_cxx.pickle"));
+    let mut v = view(&d, 1200.0, 700.0);
+    let st = v.state_json();
+    assert_eq!(st["total_bytes"].as_u64(), Some(d.layout.peak_bytes));
+    assert!(st["rows"].as_u64().unwrap() >= 4, "{st}");
+    assert_rects_match(&v);
+    // Every drawn node's centre hovers to that node (the rects wide enough to aim at).
+    let mut checked = 0;
+    for r in v.rects().to_vec() {
+        let Some(c) = v.node_center_css(r.node) else {
+            panic!("node {} has no centre", r.node)
+        };
+        let sx = (r.x1 - r.x0) * 1184.0;
+        if sx < 3.0 {
+            continue;
+        }
+        let tip = json(&v.pointer_move(&d.snap, c[0], c[1]).expect("tooltip"));
+        assert_eq!(tip["node"], r.node, "{tip}");
+        let name = &v.tree().node(r.node).unwrap().name;
+        assert_eq!(tip["info"]["name"].as_str().unwrap(), name);
+        assert!(tip["title"].as_str().unwrap().starts_with(name.as_str()));
+        if r.node != 0 {
+            assert_eq!(tip["frames"].as_array().unwrap().last().unwrap(), name);
+            assert_eq!(
+                tip["frames"].as_array().unwrap().len(),
+                r.depth as usize,
+                "root→node"
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 4, "{checked}");
+    // Labels: the wide rects, with their names, inside the plot.
+    let labels = json(&v.labels_json());
+    let labels = labels.as_array().unwrap();
+    assert!(!labels.is_empty());
+    assert_eq!(labels[0]["text"], ROOT_NAME);
+    for l in labels {
+        let node = l["node"].as_u64().unwrap() as u32;
+        assert_eq!(
+            l["text"].as_str().unwrap(),
+            v.tree().node(node).unwrap().name
+        );
+        let w = l["w_css"].as_f64().unwrap();
+        let x = l["x_css"].as_f64().unwrap();
+        assert!(w >= 40.0 && x >= 8.0 && x + w <= 1192.0 + 1e-9, "{l}");
+        assert!((l["h_css"].as_f64().unwrap() - MAX_ROW_CSS * 0.92).abs() < 1e-6);
+    }
+    let wide = v
+        .rects()
+        .iter()
+        .filter(|r| (r.x1 - r.x0) * 1184.0 >= 40.0)
+        .count();
+    assert_eq!(labels.len(), wide);
+
+    // Zoom into the deepest wide node: breadcrumb = the tree's path, re-laid out to full width.
+    let deep = *v
+        .rects()
+        .iter()
+        .filter(|r| (r.x1 - r.x0) * 1184.0 >= 10.0 && r.depth >= 3)
+        .max_by_key(|r| r.depth)
+        .expect("a deep wide node");
+    let c = v.node_center_css(deep.node).unwrap();
+    click(&mut v, &d.snap, c);
+    assert_eq!(v.zoom_root(), deep.node);
+    let path: Vec<u64> = json(&v.breadcrumb_json())
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["node"].as_u64().unwrap())
+        .collect();
+    let want: Vec<u64> = v
+        .tree()
+        .breadcrumb(deep.node)
+        .iter()
+        .map(|&n| u64::from(n))
+        .collect();
+    assert_eq!(path, want);
+    assert_eq!(path.len(), deep.depth as usize + 1);
+    assert_rects_match(&v);
+    assert_eq!(v.rects()[0].node, deep.node);
+    assert_eq!((v.rects()[0].x0, v.rects()[0].x1), (0.0, 1.0));
+    let labels = json(&v.labels_json());
+    assert_eq!(
+        labels[0]["text"].as_str().unwrap(),
+        v.tree().node(deep.node).unwrap().name
+    );
+    // Zoom out one level at a time back to the root (click on the zoom root, Backspace).
+    let c = v.node_center_css(deep.node).unwrap();
+    click(&mut v, &d.snap, c);
+    assert_eq!(
+        Some(v.zoom_root()),
+        v.tree().node(deep.node).unwrap().parent
+    );
+    while v.zoom_root() != 0 {
+        assert!(v.key("Backspace"));
+    }
+    assert_rects_match(&v);
+    // Resize keeps the fit; a big zoom in is capped and never panics.
+    v.resize(600.0, 300.0, 2.0);
+    assert_eq!(v.state_json()["x_range"], serde_json::json!([0.0, 1.0]));
+    for _ in 0..200 {
+        v.zoom_at(300.0, 100.0, 10.0);
+    }
+    let xr = v.state_json()["x_range"].clone();
+    assert!(xr[1].as_f64().unwrap() > xr[0].as_f64().unwrap());
+    let _ = v.labels_json();
+    let _ = v.overlay();
+    // Hostile input.
+    for (x, y) in [
+        (f64::NAN, 1.0),
+        (f64::INFINITY, f64::NEG_INFINITY),
+        (-1e300, 1e300),
+    ] {
+        let _ = v.pointer_move(&d.snap, x, y);
+        v.zoom_at(x, y, 2.0);
+        v.zoom_at(10.0, 10.0, x);
+        v.pan_by(x, y);
+        v.pointer_down(x, y);
+        let _ = v.pointer_up(&d.snap, x, y);
+    }
+    v.resize(f64::NAN, -5.0, 0.0);
+    let st = v.state_json();
+    let xr = &st["x_range"];
+    assert!(xr[0].as_f64().unwrap().is_finite() && xr[1].as_f64().unwrap().is_finite());
+    assert!(!v.key("q"));
+    // Empty snapshot: an empty tree.
+    let e = dev(&fixture("empty.pickle"));
+    let mut ev = view(&e, 400.0, 300.0);
+    assert_eq!(ev.state_json()["total_bytes"], 0);
+    assert!(ev.pointer_move(&e.snap, 200.0, 20.0).is_none());
+    assert_eq!(json(&ev.breadcrumb_json()).as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn short_names() {
+    assert_eq!(short_name("/a/train.py:12:forward"), "forward");
+    assert_eq!(
+        short_name("C:\\x\\u.py:3:torch::autograd::f(int)"),
+        "torch::autograd::f(int)"
+    );
+    assert_eq!(short_name("??:0:clone"), "clone");
+    assert_eq!(short_name(ROOT_NAME), ROOT_NAME);
+    assert_eq!(short_name("a:b:c"), "a:b:c");
+    assert_eq!(short_name("x:12:"), "x:12:");
+}
+
+#[test]
+fn corpus_peak_equals_layout() {
+    let Some(path) = corpus_file(NOT_HANMIN) else {
+        return;
+    };
+    let d = dev(&path);
+    let mut v = view(&d, 1280.0, 720.0);
+    let st = v.state_json();
+    assert_eq!(
+        st["total_bytes"].as_u64(),
+        Some(d.layout.peak_bytes),
+        "{st}"
+    );
+    assert!(d.layout.peak_bytes > 0);
+    assert_rects_match(&v);
+    eprintln!(
+        "corpus flame: {} nodes, {} rects, {} rows, built in {:.1} ms",
+        st["nodes"], st["rects"], st["rows"], v.build_ms
+    );
+    // All frames and lifetime keep their totals.
+    let st = json(&v.set_moment(&d.snap, d.device, &d.tl, &d.layout, At::Peak, false, true));
+    assert_eq!(st["total_bytes"].as_u64(), Some(d.layout.peak_bytes));
+    let st = json(&v.set_moment(&d.snap, d.device, &d.tl, &d.layout, At::Peak, true, false));
+    let area = d
+        .layout
+        .live_at_step
+        .iter()
+        .fold(0u64, |a, &b| a.saturating_add(b));
+    assert_eq!(st["total_bytes"].as_u64(), Some(area));
+}
+
+#[test]
+fn screenshot_flame() {
+    let Some(mut off) = offscreen("screenshot_flame") else {
+        return;
+    };
+    let path = corpus_file(NOT_HANMIN).unwrap_or_else(|| fixture("proto2_cxx.pickle"));
+    let d = dev(&path);
+    let mut v = view(&d, 1000.0, 600.0);
+    let img = render(&v, &mut off);
+    write_png(&img, "viewer_flame.png");
+    let mut colors = std::collections::HashSet::new();
+    for px in img.rgba.chunks_exact(4) {
+        colors.insert([px[0], px[1], px[2]]);
+    }
+    assert!(colors.len() >= 4, "only {} colours", colors.len());
+    // The root row: a warm colour across the plot's width, at the top.
+    let root = v.node_center_css(0).unwrap();
+    let px = img.pixel(500, root[1] as u32).unwrap();
+    assert!(px[0] >= 200 && px[2] <= 60, "root is warm: {px:?}");
+    // The margin is masked white.
+    assert_eq!(img.pixel(2, 2).unwrap()[..3], [255, 255, 255]);
+    // Below the deepest row: background.
+    let rows = v.state_json()["rows"].as_f64().unwrap();
+    let below = 8.0 + rows * MAX_ROW_CSS + 10.0;
+    if below < 590.0 {
+        assert_eq!(img.pixel(500, below as u32).unwrap()[..3], [255, 255, 255]);
+    }
+    // Hover outline and a zoomed-in chart: the root's biggest child with children.
+    let node = v
+        .tree()
+        .root()
+        .children
+        .iter()
+        .copied()
+        .find(|&c| !v.tree().node(c).unwrap().children.is_empty())
+        .expect("a child with children");
+    let c = v.node_center_css(node).unwrap();
+    v.pointer_move(&d.snap, c[0], c[1]);
+    let hovered = render(&v, &mut off);
+    write_png(&hovered, "viewer_flame_hover.png");
+    let near = |p: &[u8], c: [u8; 3]| (0..3).all(|i| p[i].abs_diff(c[i]) <= 2);
+    assert!(hovered
+        .rgba
+        .chunks_exact(4)
+        .any(|p| near(p, [30, 100, 220])));
+    v.pointer_down(c[0], c[1]);
+    v.pointer_up(&d.snap, c[0], c[1]);
+    assert_eq!(v.zoom_root(), node);
+    let zoomed = render(&v, &mut off);
+    write_png(&zoomed, "viewer_flame_zoomed.png");
+}
