@@ -303,6 +303,7 @@ async function xLabels(page) {
 
 /** The canvas point (page CSS px) of data point (x timesteps, y bytes) in the current camera. */
 async function pagePoint(page, x, y) {
+  await page.locator('#plot').scrollIntoViewIfNeeded();
   const st = await viewerState(page);
   const box = await page.locator('#plot').boundingBox();
   const p = st.geometry.plot;
@@ -942,6 +943,7 @@ async function assertSelectedRowVisible(page, k) {
 
 /** Page CSS px of a map item's centre. */
 async function mapPoint(page, kind, addr) {
+  await page.locator('#plot').scrollIntoViewIfNeeded();
   const { result } = await page.evaluate(([k, a]) => window.memviz.view('state_item_center', k, a), [kind, String(addr)]);
   const c = JSON.parse(result);
   assert.ok(Array.isArray(c), `${kind} ${addr} is in the map`);
@@ -1187,7 +1189,9 @@ describe('allocator views, search and source lines (WebGL2)', () => {
     const peak = await page.evaluate(() => window.memviz.liveTable.show(-2));
     const cli = cliSummary(file).devices.find((d) => d.trace_entries > 0);
     assert.equal(peak.rows.reduce((a, r) => a + r.size, 0), cli.peak_live_bytes);
-    // Click delta (landmarks, by hand: alive at t 7.5, 6 MiB, label b…+4MiB_1).
+    // Click delta (landmarks, by hand: alive at t 7.5, 6 MiB, label b…+4MiB_1). Opening the
+    // panel scrolled the page: bring the plot back first.
+    await page.locator('#plot').scrollIntoViewIfNeeded();
     const p = LANDMARK_POINTS.delta;
     const at = await pagePoint(page, p.x, p.y);
     await page.mouse.click(at.x, at.y);
@@ -1269,6 +1273,7 @@ describe('allocator views, search and source lines (WebGL2)', () => {
     assert.equal(info.state.total_bytes, folded.total_bytes);
     assert.ok(info.labels.length > 0, 'wide frames are named');
     assert.ok(await page.locator('#flame-labels span').count() > 0);
+    await page.locator('#plot').scrollIntoViewIfNeeded();
     const box = await page.locator('#plot').boundingBox();
     const c = JSON.parse((await page.evaluate(() => window.memviz.view('flame_node_center', 1))).result);
     await page.mouse.move(box.x + c[0], box.y + c[1]);

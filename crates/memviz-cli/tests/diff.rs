@@ -5,7 +5,6 @@ mod common;
 use common::*;
 use memviz_analysis::diff::{diff, Diff, DiffGroup, SegmentKey};
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::OnceLock;
 
 /// Writes `diff_a.pickle` and `diff_b.pickle` (dict snapshots, the shape of generate.py's
@@ -62,28 +61,7 @@ for name, obj in (("diff_a.pickle", a), ("diff_b.pickle", b)):
 
 fn planted_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = repo_root()
-            .join("target/test-fixtures")
-            .join(format!("diff-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("mkdir");
-        let st = Command::new("python3")
-            .arg("-c")
-            .arg(SCRIPT)
-            .arg(&dir)
-            .status()
-            .expect("python3 runs");
-        assert!(st.success(), "planted fixture script failed");
-        let st = Command::new("python3")
-            .arg(repo_root().join("tests/fixtures/generate.py"))
-            .arg("hostile")
-            .arg(dir.join("hostile.pickle"))
-            .status()
-            .expect("python3 runs");
-        assert!(st.success(), "generate.py hostile failed");
-        dir
-    })
-    .clone()
+    DIR.get_or_init(|| planted_fixtures("diff", SCRIPT)).clone()
 }
 
 fn planted(name: &str) -> PathBuf {
@@ -174,22 +152,6 @@ fn planted_diff_all_devices() {
     assert_eq!(d1.groups, [group(&[GROW], 0, 512, 0, 1)]);
     assert!(d1.segments_only_a.is_empty());
     assert_eq!(d1.segments_only_b, [key(1, 0x4000_0000, 512, 0)]);
-}
-
-fn memviz(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_memviz"))
-        .args(args)
-        .output()
-        .expect("memviz runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn path_str(p: &std::path::Path) -> String {
-    p.to_str().expect("utf-8 path").to_string()
 }
 
 /// The JSON is exactly `{"groups": [{"stack", "bytes_a", "bytes_b", "count_a", "count_b"}],

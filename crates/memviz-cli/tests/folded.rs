@@ -10,24 +10,14 @@ use memviz_analysis::flame::{
 };
 use memviz_analysis::layout::{Layout, LayoutOptions};
 use memviz_analysis::summary::summarize;
-use memviz_analysis::timeline::{self, Timeline};
+use memviz_analysis::timeline;
 use memviz_snapshot::Snapshot;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::OnceLock;
 use std::time::Instant;
 
-struct Dev {
-    snap: Snapshot,
-    tl: Timeline,
-    layout: Layout,
-}
-
-fn dev(snap: Snapshot, device: i64) -> Dev {
-    let tl = timeline::build(&snap, device);
-    let layout = Layout::build(&tl, LayoutOptions::default());
-    Dev { snap, tl, layout }
-}
+use common::{loaded_snapshot as dev, Loaded as Dev};
 
 fn fold(d: &Dev, device: i64, at: At, opts: &FlameOptions) -> Vec<FoldedEntry> {
     flame::folded(&d.snap, device, &d.tl, &d.layout, at, opts)
@@ -54,12 +44,7 @@ fn entry(frames: &[&str], v: u64) -> FoldedEntry {
     (frames.iter().map(|s| s.to_string()).collect(), v)
 }
 
-fn memviz(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_memviz"))
-        .args(args)
-        .output()
-        .expect("memviz runs")
-}
+use common::memviz_output as memviz;
 
 // ---------------------------------------------------------------------------------------------
 // §3.6 vector, as generated (no frames)
@@ -176,13 +161,7 @@ with open(sys.argv[1], "wb") as f:
 
 fn python_fixture(name: &str, script: &str) -> PathBuf {
     let out = fixtures_dir().join(name);
-    let st = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .arg(&out)
-        .status()
-        .expect("python3 runs");
-    assert!(st.success(), "{name} script failed");
+    python_c(script, &out, &format!("{name} script failed"));
     out
 }
 
@@ -706,18 +685,6 @@ fn hostile_names_keep_the_format() {
         .filter_map(|f| f.as_str().map(str::to_string))
         .collect();
     assert!(frames.iter().any(|f| f == "a;b.py:1:f;g\nh"), "{frames:?}");
-}
-
-fn hostile_fixture() -> PathBuf {
-    let out = fixtures_dir().join("hostile.pickle");
-    let st = Command::new("python3")
-        .arg(repo_root().join("tests/fixtures/generate.py"))
-        .arg("hostile")
-        .arg(&out)
-        .status()
-        .expect("python3 runs");
-    assert!(st.success(), "generate.py hostile failed");
-    out
 }
 
 /// Every moment kind and option on a file: no panic, the invariants of the module docs.

@@ -9,8 +9,7 @@ use memviz_analysis::layout::{Layout, LayoutOptions};
 use memviz_analysis::leaks::{leaks, LeakReport, LeakSuspect};
 use memviz_analysis::timeline;
 use memviz_snapshot::Snapshot;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 const T0: i64 = 1_700_000_000_000_000;
@@ -102,28 +101,8 @@ write("phases.pickle", {"segments": [seg], "device_traces": [ev2], "external_ann
 
 fn planted_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = repo_root()
-            .join("target/test-fixtures")
-            .join(format!("leaks-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("mkdir");
-        let st = Command::new("python3")
-            .arg("-c")
-            .arg(SCRIPT)
-            .arg(&dir)
-            .status()
-            .expect("python3 runs");
-        assert!(st.success(), "planted fixture script failed");
-        let st = Command::new("python3")
-            .arg(repo_root().join("tests/fixtures/generate.py"))
-            .arg("hostile")
-            .arg(dir.join("hostile.pickle"))
-            .status()
-            .expect("python3 runs");
-        assert!(st.success(), "generate.py hostile failed");
-        dir
-    })
-    .clone()
+    DIR.get_or_init(|| planted_fixtures("leaks", SCRIPT))
+        .clone()
 }
 
 fn planted(name: &str) -> PathBuf {
@@ -364,22 +343,6 @@ fn every_file_every_device() {
             let _ = annotate_events(&snap, d);
         }
     }
-}
-
-fn memviz(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_memviz"))
-        .args(args)
-        .output()
-        .expect("memviz runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn path_str(p: &Path) -> String {
-    p.to_str().expect("utf-8 path").to_string()
 }
 
 #[test]

@@ -12,9 +12,8 @@ use memviz_analysis::lines::{
 };
 use memviz_analysis::search::{parse_query, search, Query};
 use memviz_analysis::timeline::{self, Origin, Timeline};
-use memviz_snapshot::{Snapshot, NO_TIME};
+use memviz_snapshot::NO_TIME;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 /// Base address of the fixture's segment.
@@ -105,39 +104,12 @@ fn lines_fixture() -> PathBuf {
     let dir = fixtures_dir();
     let path = dir.join("lines.pickle");
     let script = dir.join("lines_fixture.py");
-    std::fs::write(&script, FIXTURE).expect("write script");
-    let st = Command::new("python3")
-        .arg(&script)
-        .arg(&path)
-        .status()
-        .expect("python3 runs");
-    assert!(st.success(), "lines fixture script failed");
+    python_file(&script, FIXTURE, &path, "lines fixture script failed");
     path
 }
 
 fn hostile_fixture() -> PathBuf {
-    let path = fixtures_dir().join("hostile_lines.pickle");
-    let st = Command::new("python3")
-        .arg(repo_root().join("tests/fixtures/generate.py"))
-        .arg("hostile")
-        .arg(&path)
-        .status()
-        .expect("python3 runs");
-    assert!(st.success(), "generate.py hostile failed");
-    path
-}
-
-struct Loaded {
-    snap: Snapshot,
-    tl: Timeline,
-    layout: Layout,
-}
-
-fn loaded(path: &Path, device: i64) -> Loaded {
-    let snap = load_path(path);
-    let tl = timeline::build(&snap, device);
-    let layout = Layout::build(&tl, LayoutOptions::default());
-    Loaded { snap, tl, layout }
+    generate_hostile(fixtures_dir().join("hostile_lines.pickle"))
 }
 
 fn row(
@@ -569,18 +541,6 @@ fn invariants_on_fixtures_and_corpus() {
         }
     }
     assert!(checked > 10, "only {checked} file/device pairs checked");
-}
-
-fn memviz(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_memviz"))
-        .args(args)
-        .output()
-        .expect("memviz runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]

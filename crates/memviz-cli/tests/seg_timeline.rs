@@ -15,7 +15,6 @@ use memviz_snapshot::{
     Action, Column, DeviceTrace, Segment, Snapshot, StackId, StackTable, NO_STR,
 };
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 /// Segment events of every kind: a cudaMalloc'd segment freed and re-allocated, an expandable
@@ -104,25 +103,7 @@ fn python_fixture(name: &str, script: &str) -> PathBuf {
     let dir = fixtures_dir();
     let out = dir.join(format!("{name}.pickle"));
     let py = dir.join(format!("{name}.py"));
-    std::fs::write(&py, script).expect("write script");
-    let st = Command::new("python3")
-        .arg(&py)
-        .arg(&out)
-        .status()
-        .expect("python3 runs");
-    assert!(st.success(), "{name} fixture script failed");
-    out
-}
-
-fn hostile_fixture() -> PathBuf {
-    let out = fixtures_dir().join("hostile.pickle");
-    let st = Command::new("python3")
-        .arg(repo_root().join("tests/fixtures/generate.py"))
-        .arg("hostile")
-        .arg(&out)
-        .status()
-        .expect("python3 runs");
-    assert!(st.success(), "generate.py hostile failed");
+    python_file(&py, script, &out, &format!("{name} fixture script failed"));
     out
 }
 

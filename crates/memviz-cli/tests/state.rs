@@ -3,7 +3,6 @@
 mod common;
 use common::*;
 use memviz_analysis::state::{History, Kind};
-use std::process::Command;
 
 const A: u64 = 0x1000_0000;
 
@@ -84,18 +83,6 @@ fn checkpoints_agree_with_a_full_undo() {
             }
         }
     }
-}
-
-fn memviz(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_memviz"))
-        .args(args)
-        .output()
-        .expect("memviz runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]

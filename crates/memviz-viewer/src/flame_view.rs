@@ -35,7 +35,8 @@ use memviz_render::{rgba, Trapezoid, View};
 use memviz_snapshot::Snapshot;
 use serde_json::json;
 
-use crate::camera::{Camera, PlotGeometry, RectCss};
+use crate::camera::{Camera, PlotGeometry};
+use crate::pane::{push_outline, Pane};
 use crate::scene::Batch;
 
 /// Margin around the chart, CSS px.
@@ -70,24 +71,6 @@ pub fn warm_color(hash: u32) -> u32 {
     let g = 230.0 * v(b);
     let bl = 55.0 * v(c);
     rgba(r as u8, g as u8, bl as u8, 255)
-}
-
-/// The geometry of the chart: the whole canvas minus a margin, no gutters.
-fn flame_geometry(css_w: f64, css_h: f64, dpr: f64) -> PlotGeometry {
-    let mut g = PlotGeometry::new(css_w, css_h, dpr);
-    g.plot = RectCss {
-        left: MARGIN_CSS,
-        top: MARGIN_CSS,
-        right: (g.css_w - MARGIN_CSS).max(MARGIN_CSS + 1.0),
-        bottom: (g.css_h - MARGIN_CSS).max(MARGIN_CSS + 1.0),
-    };
-    g.overview = RectCss {
-        left: 0.0,
-        top: g.css_h,
-        right: 0.0,
-        bottom: g.css_h,
-    };
-    g
 }
 
 fn value_text(unit: ValueUnit, v: u64) -> String {
@@ -138,13 +121,11 @@ pub struct FlameView {
     rects: Vec<FlameRect>,
     /// Rows of the zoom root's subtree (≥ 1).
     rows: u32,
-    geom: PlotGeometry,
-    camera: Camera,
+    /// Geometry, camera, redraw flag and drag state.
+    pane: Pane,
     hover: Option<NodeId>,
     generation: u64,
     batches: Vec<Batch>,
-    needs_redraw: bool,
-    drag: Option<([f64; 2], [f64; 2], bool)>,
     /// Time of the last tree build (folded stacks + tree), ms.
     pub build_ms: f64,
 }
@@ -167,13 +148,10 @@ impl FlameView {
             zoom_root: 0,
             rects: Vec::new(),
             rows: 1,
-            geom: flame_geometry(geom.css_w, geom.css_h, geom.device_pixel_ratio),
-            camera: Camera::new(1, 1),
+            pane: Pane::new(geom.css_w, geom.css_h, geom.device_pixel_ratio, MARGIN_CSS),
             hover: None,
             generation: 0,
             batches: Vec::new(),
-            needs_redraw: true,
-            drag: None,
             build_ms: 0.0,
         };
         v.set_options(
@@ -234,7 +212,7 @@ impl FlameView {
         self.opts = opts;
         self.zoom_root = 0;
         self.hover = None;
-        self.drag = None;
+        self.pane.cancel_drag();
         self.rebuild_scene(true);
         self.build_ms = crate::scene::now_ms() - t0;
         self.state_json().to_string()
@@ -267,7 +245,7 @@ impl FlameView {
     // ----- scene -----------------------------------------------------------------------------
 
     fn fitted_rows(&self) -> f64 {
-        f64::from(self.rows.max(1)).max(self.geom.plot.height() / MAX_ROW_CSS)
+        f64::from(self.rows.max(1)).max(self.pane.geom.plot.height() / MAX_ROW_CSS)
     }
 
     /// Relays out the zoom root's subtree, uploads it (a new generation) and sets the camera's
@@ -317,22 +295,22 @@ impl FlameView {
         }
         self.batches = batches;
         self.generation += 1;
-        self.needs_redraw = true;
+        self.pane.needs_redraw = true;
         self.set_camera_limits(refit);
     }
 
     fn set_camera_limits(&mut self, refit: bool) {
         let rows = self.fitted_rows();
-        self.camera.full_x = (0.0, 1.0);
-        self.camera.full_y = (-rows, 0.0);
-        let (px_w, _) = self.geom.plot_px();
+        self.pane.camera.full_x = (0.0, 1.0);
+        self.pane.camera.full_y = (-rows, 0.0);
+        let (px_w, _) = self.pane.geom.plot_px();
         let min_x = memviz_render::min_span(1.0, px_w).clamp(1e-9, 1.0);
-        let min_y = (self.geom.plot.height() / MAX_ROW_CSS).clamp(1e-3, rows);
-        self.camera.min_span = (min_x, min_y);
+        let min_y = (self.pane.geom.plot.height() / MAX_ROW_CSS).clamp(1e-3, rows);
+        self.pane.camera.min_span = (min_x, min_y);
         if refit {
-            self.camera.fit();
+            self.pane.camera.fit();
         }
-        self.camera.clamp();
+        self.pane.camera.clamp();
     }
 
     /// The chart batches and their generation.
@@ -344,36 +322,35 @@ impl FlameView {
     /// The render view of the whole canvas.
     #[must_use]
     pub fn canvas_view(&self) -> View {
-        self.camera.canvas_view(&self.geom)
+        self.pane.canvas_view()
     }
 
     /// The camera (data window of the chart).
     #[must_use]
     pub fn camera(&self) -> &Camera {
-        &self.camera
+        &self.pane.camera
     }
 
     /// The chart's geometry (CSS px).
     #[must_use]
     pub fn geometry(&self) -> &PlotGeometry {
-        &self.geom
+        &self.pane.geom
     }
 
     /// CSS px per data unit, (x, y).
     fn css_per_unit(&self) -> (f64, f64) {
-        let cam = &self.camera;
+        let cam = &self.pane.camera;
         (
-            self.geom.plot.width() / (cam.x_range.1 - cam.x_range.0).max(1e-12),
-            self.geom.plot.height() / (cam.y_range.1 - cam.y_range.0).max(1e-12),
+            self.pane.geom.plot.width() / (cam.x_range.1 - cam.x_range.0).max(1e-12),
+            self.pane.geom.plot.height() / (cam.y_range.1 - cam.y_range.0).max(1e-12),
         )
     }
 
     /// Separators, the hover outline and the margin masks.
     #[must_use]
     pub fn overlay(&self) -> Batch {
-        let cam = self.camera;
-        let geom = self.geom;
-        let origin = cam.data_from_css_px(&geom, [0.0, geom.css_h]);
+        let cam = self.pane.camera;
+        let origin = self.pane.overlay_origin();
         let mut out = Vec::new();
         let rel = |x: f64, y: f64| ((x - origin[0]) as f32, (y - origin[1]) as f32);
         let (sx, _) = self.css_per_unit();
@@ -394,37 +371,21 @@ impl FlameView {
         if let Some((x0, x1, b, t)) = self.hover.and_then(|n| self.node_rect(n)) {
             let (x0, b) = rel(x0, b);
             let (x1, t) = rel(x1, t);
-            out.push(Trapezoid::rect(x0, x1, b, b, HOVER_EDGE));
-            out.push(Trapezoid::rect(x0, x1, t, t, HOVER_EDGE));
-            out.push(Trapezoid::rect(x0, x0, b, t, HOVER_EDGE));
-            out.push(Trapezoid::rect(x1, x1, b, t, HOVER_EDGE));
+            push_outline(&mut out, [x0, x1, b, t], HOVER_EDGE);
         }
-        let p = geom.plot;
-        let (w, h) = (geom.css_w, geom.css_h);
-        for r in [
-            [0.0, p.left, 0.0, h],
-            [p.right, w, 0.0, h],
-            [0.0, w, 0.0, p.top],
-            [0.0, w, p.bottom, h],
-        ] {
-            let a = cam.data_from_css_px(&geom, [r[0], r[3]]);
-            let b = cam.data_from_css_px(&geom, [r[1], r[2]]);
-            let (x0, y0) = rel(a[0], a[1]);
-            let (x1, y1) = rel(b[0], b[1]);
-            out.push(Trapezoid::rect(x0, x1, y0, y1, BG));
-        }
+        self.pane.margin_masks(&mut out, origin);
         Batch::unbounded(origin, out)
     }
 
     /// Returns and clears the redraw flag.
     pub fn take_needs_redraw(&mut self) -> bool {
-        std::mem::replace(&mut self.needs_redraw, false)
+        self.pane.take_needs_redraw()
     }
 
     /// True when the next frame would differ from the last one drawn.
     #[must_use]
     pub fn needs_redraw(&self) -> bool {
-        self.needs_redraw
+        self.pane.needs_redraw
     }
 
     // ----- text ------------------------------------------------------------------------------
@@ -437,14 +398,14 @@ impl FlameView {
     /// (depth first, parents first).
     #[must_use]
     pub fn labels_json(&self) -> String {
-        let p = self.geom.plot;
+        let p = self.pane.geom.plot;
         let (_, sy) = self.css_per_unit();
         let mut out = Vec::new();
         if sy * (1.0 - ROW_GAP) >= LABEL_MIN_ROW_CSS {
             for r in &self.rects {
                 let (x0, x1, b, t) = rect_data(r.x0, r.x1, r.depth);
-                let tl = self.camera.css_px_from_data(&self.geom, [x0, t]);
-                let br = self.camera.css_px_from_data(&self.geom, [x1, b]);
+                let tl = self.pane.camera.css_px_from_data(&self.pane.geom, [x0, t]);
+                let br = self.pane.camera.css_px_from_data(&self.pane.geom, [x1, b]);
                 let left = tl[0].max(p.left);
                 let right = br[0].min(p.right);
                 if right - left < LABEL_MIN_CSS || br[1] < p.top || tl[1] > p.bottom {
@@ -595,16 +556,13 @@ impl FlameView {
 
     /// Sets the canvas size.
     pub fn resize(&mut self, css_w: f64, css_h: f64, dpr: f64) {
-        self.geom = flame_geometry(css_w, css_h, dpr);
-        let fitted =
-            self.camera.x_range == self.camera.full_x && self.camera.y_range == self.camera.full_y;
+        self.pane.resize(css_w, css_h, dpr);
+        let fitted = self.pane.is_fitted();
         self.set_camera_limits(fitted);
-        self.needs_redraw = true;
     }
 
     pub fn fit(&mut self) {
-        self.camera.fit();
-        self.needs_redraw = true;
+        self.pane.fit();
     }
 
     /// Zooms by `factor` (> 1 zooms in) at a canvas point: x, and y until rows are
@@ -613,36 +571,24 @@ impl FlameView {
         if !css_x.is_finite() || !css_y.is_finite() {
             return;
         }
-        self.camera.zoom_at(&self.geom, [css_x, css_y], factor);
-        self.needs_redraw = true;
+        self.pane.zoom_at(css_x, css_y, factor);
     }
 
     pub fn pan_by(&mut self, dx: f64, dy: f64) {
-        self.camera.pan_by(&self.geom, dx, dy);
-        self.needs_redraw = true;
+        self.pane.pan_by(dx, dy);
     }
 
     /// Keys: `+`/`-` zoom, `0` fits, WASD / arrows pan, Backspace zooms out one level, Home
     /// back to the whole tree.
     pub fn key(&mut self, key: &str) -> bool {
-        let p = self.geom.plot;
-        let c = [(p.left + p.right) * 0.5, (p.top + p.bottom) * 0.5];
-        let (sx, sy) = (p.width() * 0.15, p.height() * 0.15);
         match key {
-            "a" | "A" | "ArrowLeft" => self.pan_by(sx, 0.0),
-            "d" | "D" | "ArrowRight" => self.pan_by(-sx, 0.0),
-            "w" | "W" | "ArrowUp" => self.pan_by(0.0, sy),
-            "s" | "S" | "ArrowDown" => self.pan_by(0.0, -sy),
-            "+" | "=" => self.zoom_at(c[0], c[1], 1.5),
-            "-" | "_" => self.zoom_at(c[0], c[1], 1.0 / 1.5),
-            "0" => self.fit(),
             "Backspace" => {
                 self.zoom_out();
             }
             "Home" => {
                 self.zoom_to(0);
             }
-            _ => return false,
+            _ => return self.pane.key(key),
         }
         true
     }
@@ -650,10 +596,7 @@ impl FlameView {
     /// The node under a canvas point.
     #[must_use]
     pub fn node_at(&self, css_x: f64, css_y: f64) -> Option<NodeId> {
-        if !self.geom.plot.contains([css_x, css_y]) {
-            return None;
-        }
-        let [x, y] = self.camera.data_from_css_px(&self.geom, [css_x, css_y]);
+        let [x, y] = self.pane.data_in_plot(css_x, css_y)?;
         if !x.is_finite() || !y.is_finite() || y > 0.0 {
             return None;
         }
@@ -669,8 +612,9 @@ impl FlameView {
     pub fn node_center_css(&self, node: NodeId) -> Option<[f64; 2]> {
         let (x0, x1, b, t) = self.node_rect(node)?;
         Some(
-            self.camera
-                .css_px_from_data(&self.geom, [(x0 + x1) * 0.5, (b + t) * 0.5]),
+            self.pane
+                .camera
+                .css_px_from_data(&self.pane.geom, [(x0 + x1) * 0.5, (b + t) * 0.5]),
         )
     }
 
@@ -679,7 +623,7 @@ impl FlameView {
         let hit = self.node_at(css_x, css_y);
         if hit != self.hover {
             self.hover = hit;
-            self.needs_redraw = true;
+            self.pane.needs_redraw = true;
         }
         self.node_tooltip_json(hit?)
     }
@@ -698,41 +642,30 @@ impl FlameView {
     }
 
     pub fn pointer_down(&mut self, css_x: f64, css_y: f64) {
-        self.drag = Some(([css_x, css_y], [css_x, css_y], false));
+        self.pane.pointer_down(css_x, css_y);
     }
 
     pub fn pointer_move(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
-        match self.drag {
-            Some((last, start, moved)) => {
-                let moved = moved
-                    || (css_x - start[0]).hypot(css_y - start[1]) > crate::app::CLICK_SLOP_CSS;
-                if moved {
-                    self.pan_by(css_x - last[0], css_y - last[1]);
-                }
-                self.drag = Some((if moved { [css_x, css_y] } else { last }, start, moved));
-                None
-            }
-            None => self.hover(css_x, css_y),
+        if self.pane.drag_move(css_x, css_y) {
+            None
+        } else {
+            self.hover(css_x, css_y)
         }
     }
 
     pub fn pointer_up(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
-        match self.drag.take() {
-            // A press and release at (about) the same place is a click, even without moves in
-            // between (the page may have shifted the canvas under a still pointer).
-            Some((_, start, false))
-                if (css_x - start[0]).hypot(css_y - start[1]) <= crate::app::CLICK_SLOP_CSS =>
-            {
-                self.click(css_x, css_y)
-            }
-            _ => self.hover(css_x, css_y),
+        // A press and release at (about) the same place is a click (see [`Pane::release`]).
+        if self.pane.release(css_x, css_y) {
+            self.click(css_x, css_y)
+        } else {
+            self.hover(css_x, css_y)
         }
     }
 
     pub fn pointer_leave(&mut self) {
-        self.drag = None;
+        self.pane.cancel_drag();
         if self.hover.take().is_some() {
-            self.needs_redraw = true;
+            self.pane.needs_redraw = true;
         }
     }
 
@@ -765,8 +698,8 @@ impl FlameView {
             "nodes": self.tree.nodes.len(),
             "rects": self.rects.len(),
             "rows": self.rows,
-            "x_range": [self.camera.x_range.0, self.camera.x_range.1],
-            "y_range": [self.camera.y_range.0, self.camera.y_range.1],
+            "x_range": [self.pane.camera.x_range.0, self.pane.camera.x_range.1],
+            "y_range": [self.pane.camera.y_range.0, self.pane.camera.y_range.1],
             "hover": self.hover,
             "generation": self.generation,
             "build_ms": self.build_ms,

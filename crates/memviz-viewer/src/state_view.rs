@@ -18,7 +18,8 @@ use memviz_render::{rgba, Trapezoid, View};
 use memviz_snapshot::{Action, Snapshot};
 use serde_json::json;
 
-use crate::camera::{Camera, PlotGeometry, RectCss};
+use crate::camera::{Camera, PlotGeometry};
+use crate::pane::{push_outline, Pane};
 use crate::scene::Batch;
 
 /// Margin around the map, CSS px.
@@ -35,28 +36,9 @@ const SEGMENT_FILL: u32 = rgba(238, 238, 238, 255);
 /// Segment borders are drawn once a row is at least this many CSS px tall.
 const BORDER_MIN_ROW_CSS: f64 = 5.0;
 const HOVER_EDGE: u32 = rgba(30, 100, 220, 255);
-const BG: u32 = rgba(255, 255, 255, 255);
 
 fn color_of(c: [u8; 4]) -> u32 {
     rgba(c[0], c[1], c[2], c[3])
-}
-
-/// The geometry of the map: the whole canvas minus a margin, no gutters.
-fn map_geometry(css_w: f64, css_h: f64, dpr: f64) -> PlotGeometry {
-    let mut g = PlotGeometry::new(css_w, css_h, dpr);
-    g.plot = RectCss {
-        left: MARGIN_CSS,
-        top: MARGIN_CSS,
-        right: (g.css_w - MARGIN_CSS).max(MARGIN_CSS + 1.0),
-        bottom: (g.css_h - MARGIN_CSS).max(MARGIN_CSS + 1.0),
-    };
-    g.overview = RectCss {
-        left: 0.0,
-        top: g.css_h,
-        right: 0.0,
-        bottom: g.css_h,
-    };
-    g
 }
 
 /// One device's state history, its selection and its map.
@@ -66,14 +48,12 @@ pub struct StateView {
     selected: Option<usize>,
     state: State,
     map: SegMap,
-    geom: PlotGeometry,
-    camera: Camera,
+    /// Geometry, camera, redraw flag and drag state.
+    pane: Pane,
     hover: Option<Item>,
     pinned: Option<Item>,
     generation: u64,
     batches: Vec<Batch>,
-    needs_redraw: bool,
-    drag: Option<([f64; 2], [f64; 2], bool)>,
     /// Build time of the history (events + checkpoints), ms.
     pub open_ms: f64,
     /// Time of the last selection (replay + map), ms.
@@ -97,14 +77,11 @@ impl StateView {
             ctx,
             state,
             map,
-            geom: map_geometry(geom.css_w, geom.css_h, geom.device_pixel_ratio),
-            camera: Camera::new(1, 1),
+            pane: Pane::new(geom.css_w, geom.css_h, geom.device_pixel_ratio, MARGIN_CSS),
             hover: None,
             pinned: None,
             generation: 0,
             batches: Vec::new(),
-            needs_redraw: true,
-            drag: None,
             open_ms: 0.0,
             select_ms: 0.0,
         };
@@ -328,7 +305,7 @@ impl StateView {
 
     fn fitted_rows(&self) -> f64 {
         let rows = f64::from(self.map.rows.max(1));
-        let by_height = self.geom.plot.height() / MAX_ROW_CSS;
+        let by_height = self.pane.geom.plot.height() / MAX_ROW_CSS;
         rows.max(by_height)
     }
 
@@ -362,18 +339,18 @@ impl StateView {
         }
         self.batches = batches;
         self.generation += 1;
-        self.needs_redraw = true;
+        self.pane.needs_redraw = true;
         let rows = self.fitted_rows();
         let full_x = (-1.0, MAP_W + 1.0);
         let full_y = (-rows - 0.1, 0.1);
-        if refit || self.camera.full_x != full_x || self.camera.full_y != full_y {
-            self.camera.full_x = full_x;
-            self.camera.full_y = full_y;
-            self.camera.set_zoom_cap(MAP_W / 1e6, 1e-3);
+        if refit || self.pane.camera.full_x != full_x || self.pane.camera.full_y != full_y {
+            self.pane.camera.full_x = full_x;
+            self.pane.camera.full_y = full_y;
+            self.pane.camera.set_zoom_cap(MAP_W / 1e6, 1e-3);
             if refit {
-                self.camera.fit();
+                self.pane.camera.fit();
             }
-            self.camera.clamp();
+            self.pane.camera.clamp();
         }
     }
 
@@ -386,21 +363,21 @@ impl StateView {
     /// The render view of the whole canvas.
     #[must_use]
     pub fn canvas_view(&self) -> View {
-        self.camera.canvas_view(&self.geom)
+        self.pane.canvas_view()
     }
 
     /// The camera (data window of the map).
     #[must_use]
     pub fn camera(&self) -> &Camera {
-        &self.camera
+        &self.pane.camera
     }
 
     /// Hover/pinned outline and the margin masks.
     #[must_use]
     pub fn overlay(&self) -> Batch {
-        let cam = self.camera;
-        let geom = self.geom;
-        let origin = cam.data_from_css_px(&geom, [0.0, geom.css_h]);
+        let cam = self.pane.camera;
+        let geom = self.pane.geom;
+        let origin = self.pane.overlay_origin();
         let mut out = Vec::new();
         let rel = |x: f64, y: f64| ((x - origin[0]) as f32, (y - origin[1]) as f32);
         // Segment borders (black, 1 px) of the visible segments, when rows are tall enough.
@@ -419,101 +396,59 @@ impl StateView {
                 }
                 let (x0, b) = rel(r.x0, -r.y1);
                 let (x1, t) = rel(r.x1, -r.y0);
-                out.push(Trapezoid::rect(x0, x1, b, b, BORDER));
-                out.push(Trapezoid::rect(x0, x1, t, t, BORDER));
-                out.push(Trapezoid::rect(x0, x0, b, t, BORDER));
-                out.push(Trapezoid::rect(x1, x1, b, t, BORDER));
+                push_outline(&mut out, [x0, x1, b, t], BORDER);
             }
         }
         if let Some(r) = self.pinned.or(self.hover).and_then(|i| self.map.rect_of(i)) {
             let (x0, b) = rel(r.x0, -r.y1);
             let (x1, t) = rel(r.x1, -r.y0);
-            for tr in [
-                Trapezoid::rect(x0, x1, b, b, HOVER_EDGE),
-                Trapezoid::rect(x0, x1, t, t, HOVER_EDGE),
-                Trapezoid::rect(x0, x0, b, t, HOVER_EDGE),
-                Trapezoid::rect(x1, x1, b, t, HOVER_EDGE),
-            ] {
-                out.push(tr);
-            }
+            push_outline(&mut out, [x0, x1, b, t], HOVER_EDGE);
         }
-        let p = geom.plot;
-        let (w, h) = (geom.css_w, geom.css_h);
-        for r in [
-            [0.0, p.left, 0.0, h],
-            [p.right, w, 0.0, h],
-            [0.0, w, 0.0, p.top],
-            [0.0, w, p.bottom, h],
-        ] {
-            let a = cam.data_from_css_px(&geom, [r[0], r[3]]);
-            let b = cam.data_from_css_px(&geom, [r[1], r[2]]);
-            let (x0, y0) = rel(a[0], a[1]);
-            let (x1, y1) = rel(b[0], b[1]);
-            out.push(Trapezoid::rect(x0, x1, y0, y1, BG));
-        }
+        self.pane.margin_masks(&mut out, origin);
         Batch::unbounded(origin, out)
     }
 
     /// Returns and clears the redraw flag.
     pub fn take_needs_redraw(&mut self) -> bool {
-        std::mem::replace(&mut self.needs_redraw, false)
+        self.pane.take_needs_redraw()
     }
 
     /// True when the next frame would differ from the last one drawn.
     #[must_use]
     pub fn needs_redraw(&self) -> bool {
-        self.needs_redraw
+        self.pane.needs_redraw
     }
 
     // ----- camera and input ------------------------------------------------------------------
 
     /// Sets the canvas size.
     pub fn resize(&mut self, css_w: f64, css_h: f64, dpr: f64) {
-        self.geom = map_geometry(css_w, css_h, dpr);
+        self.pane.resize(css_w, css_h, dpr);
         self.rebuild_scene(false);
-        self.camera.clamp();
+        self.pane.camera.clamp();
     }
 
     pub fn fit(&mut self) {
-        self.camera.fit();
-        self.needs_redraw = true;
+        self.pane.fit();
     }
 
     pub fn zoom_at(&mut self, css_x: f64, css_y: f64, factor: f64) {
-        self.camera.zoom_at(&self.geom, [css_x, css_y], factor);
-        self.needs_redraw = true;
+        self.pane.zoom_at(css_x, css_y, factor);
     }
 
     pub fn pan_by(&mut self, dx: f64, dy: f64) {
-        self.camera.pan_by(&self.geom, dx, dy);
-        self.needs_redraw = true;
+        self.pane.pan_by(dx, dy);
     }
 
     /// Keys: `+`/`-` zoom, `0` fits, WASD / arrows pan.
     pub fn key(&mut self, key: &str) -> bool {
-        let p = self.geom.plot;
-        let c = [(p.left + p.right) * 0.5, (p.top + p.bottom) * 0.5];
-        let (sx, sy) = (p.width() * 0.15, p.height() * 0.15);
-        match key {
-            "a" | "A" | "ArrowLeft" => self.pan_by(sx, 0.0),
-            "d" | "D" | "ArrowRight" => self.pan_by(-sx, 0.0),
-            "w" | "W" | "ArrowUp" => self.pan_by(0.0, sy),
-            "s" | "S" | "ArrowDown" => self.pan_by(0.0, -sy),
-            "+" | "=" => self.zoom_at(c[0], c[1], 1.5),
-            "-" | "_" => self.zoom_at(c[0], c[1], 1.0 / 1.5),
-            "0" => self.fit(),
-            _ => return false,
-        }
-        true
+        self.pane.key(key)
     }
 
     /// The item under a canvas point.
     #[must_use]
     pub fn item_at(&self, css_x: f64, css_y: f64) -> Option<Item> {
-        if !self.geom.plot.contains([css_x, css_y]) {
-            return None;
-        }
-        let [x, y] = self.camera.data_from_css_px(&self.geom, [css_x, css_y]);
+        let [x, y] = self.pane.data_in_plot(css_x, css_y)?;
         self.map.hit(x, -y)
     }
 
@@ -522,8 +457,9 @@ impl StateView {
     pub fn item_center_css(&self, item: Item) -> Option<[f64; 2]> {
         let r = self.map.rect_of(item)?;
         Some(
-            self.camera
-                .css_px_from_data(&self.geom, [(r.x0 + r.x1) * 0.5, -(r.y0 + r.y1) * 0.5]),
+            self.pane
+                .camera
+                .css_px_from_data(&self.pane.geom, [(r.x0 + r.x1) * 0.5, -(r.y0 + r.y1) * 0.5]),
         )
     }
 
@@ -565,7 +501,7 @@ impl StateView {
         let hit = self.item_at(css_x, css_y);
         if hit != self.hover {
             self.hover = hit;
-            self.needs_redraw = true;
+            self.pane.needs_redraw = true;
         }
         match self.pinned {
             Some(p) => self.item_json(snap, p, true),
@@ -574,7 +510,7 @@ impl StateView {
     }
 
     pub fn click(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
-        self.needs_redraw = true;
+        self.pane.needs_redraw = true;
         if self.pinned.take().is_some() {
             return self.hover(snap, css_x, css_y);
         }
@@ -597,52 +533,42 @@ impl StateView {
         let cx = (r.x0 + r.x1) * 0.5;
         let cy = -(r.y0 + r.y1) * 0.5;
         let w = ((r.x1 - r.x0) * 5.0)
-            .max(self.camera.min_span.0)
-            .min(self.camera.x_range.1 - self.camera.x_range.0);
-        let h = (self.camera.y_range.1 - self.camera.y_range.0).min(w.max(8.0));
-        self.camera.x_range = (cx - w * 0.5, cx + w * 0.5);
-        self.camera.y_range = (cy - h * 0.5, cy + h * 0.5);
-        self.camera.clamp();
+            .max(self.pane.camera.min_span.0)
+            .min(self.pane.camera.x_range.1 - self.pane.camera.x_range.0);
+        let h = (self.pane.camera.y_range.1 - self.pane.camera.y_range.0).min(w.max(8.0));
+        self.pane.camera.x_range = (cx - w * 0.5, cx + w * 0.5);
+        self.pane.camera.y_range = (cy - h * 0.5, cy + h * 0.5);
+        self.pane.camera.clamp();
         self.pinned = Some(item);
         self.hover = Some(item);
-        self.needs_redraw = true;
+        self.pane.needs_redraw = true;
         self.item_json(snap, item, true)
     }
 
     pub fn pointer_down(&mut self, css_x: f64, css_y: f64) {
-        self.drag = Some(([css_x, css_y], [css_x, css_y], false));
+        self.pane.pointer_down(css_x, css_y);
     }
 
     pub fn pointer_move(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
-        match self.drag {
-            Some((last, start, moved)) => {
-                let moved = moved
-                    || (css_x - start[0]).hypot(css_y - start[1]) > crate::app::CLICK_SLOP_CSS;
-                if moved {
-                    self.pan_by(css_x - last[0], css_y - last[1]);
-                }
-                self.drag = Some((if moved { [css_x, css_y] } else { last }, start, moved));
-                None
-            }
-            None => self.hover(snap, css_x, css_y),
+        if self.pane.drag_move(css_x, css_y) {
+            None
+        } else {
+            self.hover(snap, css_x, css_y)
         }
     }
 
     pub fn pointer_up(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
-        match self.drag.take() {
-            Some((_, start, false))
-                if (css_x - start[0]).hypot(css_y - start[1]) <= crate::app::CLICK_SLOP_CSS =>
-            {
-                self.click(snap, css_x, css_y)
-            }
-            _ => self.hover(snap, css_x, css_y),
+        if self.pane.release(css_x, css_y) {
+            self.click(snap, css_x, css_y)
+        } else {
+            self.hover(snap, css_x, css_y)
         }
     }
 
     pub fn pointer_leave(&mut self) {
-        self.drag = None;
+        self.pane.cancel_drag();
         if self.hover.take().is_some() {
-            self.needs_redraw = true;
+            self.pane.needs_redraw = true;
         }
     }
 
@@ -652,8 +578,8 @@ impl StateView {
         json!({
             "event": self.selected,
             "count": self.history.events.len(),
-            "x_range": [self.camera.x_range.0, self.camera.x_range.1],
-            "y_range": [self.camera.y_range.0, self.camera.y_range.1],
+            "x_range": [self.pane.camera.x_range.0, self.pane.camera.x_range.1],
+            "y_range": [self.pane.camera.y_range.0, self.pane.camera.y_range.1],
             "rows": self.map.rows,
             "rects": self.map.rects.len(),
             "segments": self.state.segments.len(),

@@ -1,0 +1,106 @@
+//! "Find the memory" benchmark (issue 5): after a snapshot is loaded, the time to build the
+//! flamegraph at the peak (folded stacks + tree), search every frame (a substring found nowhere,
+//! so every stack is scanned, and a path regex), build the per-source-line table, the leak
+//! report, and diff two snapshots; the parse of the file (and the timeline + layout every view
+//! starts from) in the same run is the baseline each time is divided by. Medians of 3 runs.
+//! `cargo run -p memviz-analysis --release --example find_bench -- FILE [OTHER_FILE_FOR_DIFF]`
+//! prints one JSON line.
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::expect_used)]
+
+use std::time::Instant;
+
+use memviz_analysis::layout::{Layout, LayoutOptions};
+use memviz_analysis::{diff, flame, leaks, lines, search, timeline};
+
+fn median_ms(mut f: impl FnMut()) -> f64 {
+    let mut v: Vec<f64> = (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v[1]
+}
+
+fn main() {
+    let path = std::env::args()
+        .nth(1)
+        .expect("usage: find_bench FILE [OTHER]");
+    let other = std::env::args().nth(2);
+    let bytes = std::fs::read(&path).expect("read");
+    let t = Instant::now();
+    let snap = memviz_snapshot::load_slice(&bytes).expect("parse");
+    let parse_ms = t.elapsed().as_secs_f64() * 1e3;
+    let device = snap.default_device();
+    let t = Instant::now();
+    let tl = timeline::build(&snap, device);
+    let layout = Layout::build(&tl, LayoutOptions::default());
+    let timeline_ms = t.elapsed().as_secs_f64() * 1e3;
+
+    let opts = flame::FlameOptions::default();
+    let mut stacks = 0;
+    let flame_ms = median_ms(|| {
+        let f = flame::folded(&snap, device, &tl, &layout, flame::At::Peak, &opts);
+        stacks = f.len();
+        let tree = flame::FlameTree::build(&f, flame::ValueUnit::Bytes);
+        assert_eq!(tree.grand_total, layout.peak_bytes);
+    });
+    let nowhere = search::parse_query("no-such-frame-anywhere").unwrap();
+    let search_ms = median_ms(|| {
+        let r = search::search(&snap, device, &tl, &nowhere);
+        assert_eq!(r.count, 0);
+    });
+    let regex = search::parse_query("/model\\.py:1[0-9]+:/").unwrap();
+    let mut regex_hits = 0;
+    let regex_ms = median_ms(|| regex_hits = search::search(&snap, device, &tl, &regex).count);
+    let mut rows = 0;
+    let lines_ms = median_ms(|| {
+        rows = lines::line_table(&snap, device, &tl, &layout, lines::LineOptions::default()).len();
+    });
+    let mut suspects = 0;
+    let leaks_ms =
+        median_ms(|| suspects = leaks::leaks(&snap, device, &tl, &layout).suspects.len());
+    let (diff_ms, groups) = match other {
+        Some(o) => {
+            let b = memviz_snapshot::load_slice(&std::fs::read(&o).expect("read other"))
+                .expect("parse other");
+            let mut g = 0;
+            let ms = median_ms(|| g = diff::diff(&snap, &b, None).groups.len());
+            (Some(ms), Some(g))
+        }
+        None => (None, None),
+    };
+    let ratio = |x: f64| (x / parse_ms * 1000.0).round() / 1000.0;
+    println!(
+        "{}",
+        serde_json::json!({
+            "file": path,
+            "file_mb": bytes.len() as f64 / 1e6,
+            "events": snap.trace(device).map_or(0, |t| t.len()),
+            "elements": tl.elements.len(),
+            "baseline_parse_ms": parse_ms,
+            "timeline_layout_ms": timeline_ms,
+            "flame_at_peak_ms": flame_ms,
+            "flame_stacks": stacks,
+            "search_all_frames_ms": search_ms,
+            "search_regex_ms": regex_ms,
+            "search_regex_hits": regex_hits,
+            "lines_table_ms": lines_ms,
+            "lines_rows": rows,
+            "leaks_ms": leaks_ms,
+            "leak_suspects": suspects,
+            "diff_ms": diff_ms,
+            "diff_groups": groups,
+            "per_parse": {
+                "flame": ratio(flame_ms),
+                "search": ratio(search_ms),
+                "regex": ratio(regex_ms),
+                "lines": ratio(lines_ms),
+                "leaks": ratio(leaks_ms),
+                "diff": diff_ms.map(ratio),
+            },
+        })
+    );
+}
