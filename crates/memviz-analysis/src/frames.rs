@@ -173,7 +173,7 @@ fn is_torch_internal(file: &str) -> bool {
 }
 
 /// C++ frames of the allocation machinery itself, skipped when a stack has no Python frame.
-fn is_allocator_plumbing(name: &str) -> bool {
+pub(crate) fn is_allocator_plumbing(name: &str) -> bool {
     [
         "Allocator",
         "StorageImpl",

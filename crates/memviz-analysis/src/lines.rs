@@ -144,19 +144,7 @@ pub fn is_internal_frame(file: &str, name: &str) -> bool {
         || CPYTHON_NAMES.iter().any(|p| name.contains(p))
 }
 
-/// C++ frames of the allocation machinery itself (as in `frames.rs`).
-fn is_allocator_plumbing(name: &str) -> bool {
-    [
-        "Allocator",
-        "StorageImpl",
-        "at::detail::empty",
-        "_empty_generic",
-        "at::empty",
-        "empty_strided",
-    ]
-    .iter()
-    .any(|p| name.contains(p))
-}
+use crate::frames::is_allocator_plumbing;
 
 /// The frame a stack is attributed to (module documentation), or `None` for `<no frames>`.
 pub fn attributed_frame(snap: &Snapshot, stack: StackId, opts: LineOptions) -> Option<FrameId> {

@@ -116,6 +116,20 @@ pub(crate) fn option<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
         .map(String::as_str)
 }
 
+/// `--device D` when given: `Ok(None)` without it, an error when D is missing or not a number.
+pub(crate) fn device_option(args: &[String]) -> Result<Option<i64>, String> {
+    match option(args, "--device") {
+        Some(d) => d
+            .parse::<i64>()
+            .map(Some)
+            .map_err(|_| "--device takes a device number".to_string()),
+        None if args.iter().any(|a| a == "--device") => {
+            Err("--device takes a device number".to_string())
+        }
+        None => Ok(None),
+    }
+}
+
 /// The one FILE of `command`'s `args`; `valued` options take the next argument, `flags` none;
 /// any other `--option` is an error.
 pub(crate) fn one_file<'a>(

@@ -2,7 +2,7 @@
 //! `active_allocated` blocks, grouped by stack) and the segments of two snapshots
 //! ([`memviz_analysis::diff`]). All devices unless `--device`.
 
-use crate::{load, option};
+use crate::load;
 use memviz_analysis::diff::{diff, Diff, DiffGroup, SegmentKey};
 use memviz_analysis::format::{count, size_short};
 
@@ -28,16 +28,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let [file_a, file_b] = files.as_slice() else {
         return Err("diff takes exactly two FILEs: memviz diff A B [--device D] [--json]".into());
     };
-    let device = match option(args, "--device") {
-        Some(d) => Some(
-            d.parse::<i64>()
-                .map_err(|_| "--device takes a device number".to_string())?,
-        ),
-        None if args.iter().any(|a| a == "--device") => {
-            return Err("--device takes a device number".to_string())
-        }
-        None => None,
-    };
+    let device = crate::device_option(args)?;
     let json = args.iter().any(|a| a == "--json");
     let a = load(file_a)?;
     let b = load(file_b)?;

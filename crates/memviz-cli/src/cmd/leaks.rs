@@ -2,7 +2,7 @@
 //! ([`memviz_analysis::leaks`]). The default device is the viewer's: the longest trace (first on
 //! ties), else the first device with segments, else 0.
 
-use crate::{load, one_file, option};
+use crate::{load, one_file};
 use memviz_analysis::layout::{Layout, LayoutOptions, PointMode};
 use memviz_analysis::leaks::{leaks, LeakReport};
 use memviz_analysis::timeline;
@@ -35,16 +35,7 @@ fn one_line(e: &str) -> String {
 pub fn run(args: &[String]) -> Result<(), String> {
     let file = one_file("leaks", args, &["--device"], &["--json"]).map_err(|e| one_line(&e))?;
     let json = args.iter().any(|a| a == "--json");
-    let device = match option(args, "--device") {
-        Some(d) => Some(
-            d.parse::<i64>()
-                .map_err(|_| "--device takes a device number".to_string())?,
-        ),
-        None if args.iter().any(|a| a == "--device") => {
-            return Err("--device takes a device number".to_string())
-        }
-        None => None,
-    };
+    let device = crate::device_option(args)?;
     let snap = load(file)?;
     let device = device.unwrap_or_else(|| snap.default_device());
     let r = report(&snap, device);
