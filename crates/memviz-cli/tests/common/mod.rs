@@ -128,10 +128,26 @@ pub fn python_c(script: &str, out: &Path, failure: &str) {
     );
 }
 
-/// Write SCRIPT to `script_path`, then `python3 SCRIPT_PATH OUT`.
+/// `path` with a suffix unique to this process and call: tests run in parallel and may make
+/// the same fixture at once, so each writes its own file and renames it into place (a rename
+/// is atomic: a reader sees the old file or the whole new one, never half of it).
+pub fn unique(path: &Path) -> PathBuf {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut s = path.as_os_str().to_owned();
+    s.push(format!(".tmp-{}-{n}", std::process::id()));
+    PathBuf::from(s)
+}
+
+/// Write SCRIPT to `script_path`, then `python3 SCRIPT_PATH OUT` (both through private
+/// temporary files, renamed into place).
 pub fn python_file(script_path: &Path, script: &str, out: &Path, failure: &str) {
-    std::fs::write(script_path, script).expect("write script");
-    run_python3([script_path.as_os_str(), out.as_os_str()], failure);
+    let script_tmp = unique(script_path);
+    let out_tmp = unique(out);
+    std::fs::write(&script_tmp, script).expect("write script");
+    run_python3([script_tmp.as_os_str(), out_tmp.as_os_str()], failure);
+    std::fs::rename(&out_tmp, out).expect("rename fixture into place");
+    let _ = std::fs::rename(&script_tmp, script_path);
 }
 
 /// `tests/fixtures/generate.py hostile OUT`; returns OUT.
@@ -143,12 +159,21 @@ pub fn generate_hostile(out: PathBuf) -> PathBuf {
 /// `tests/fixtures/generate.py KIND OUT`, asserting it succeeded.
 pub fn generate(kind: &str, out: &Path) {
     let script = repo_root().join("tests/fixtures/generate.py");
+    // `small` writes a directory (made once per test binary); every other kind one file.
+    let tmp = if kind == "small" {
+        out.to_path_buf()
+    } else {
+        unique(out)
+    };
     let args = [
         script.as_os_str(),
         std::ffi::OsStr::new(kind),
-        out.as_os_str(),
+        tmp.as_os_str(),
     ];
     run_python3(args, &format!("generate.py {kind} failed"));
+    if tmp != out {
+        std::fs::rename(&tmp, out).expect("rename fixture into place");
+    }
 }
 
 /// The hostile fixture, as `hostile.pickle` in the fixtures directory.
