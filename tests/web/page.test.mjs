@@ -341,6 +341,14 @@ async function plotShot(page, file) {
   return decodePng(png);
 }
 
+/** Screenshot of the canvas in the flamegraph view (saved as target/screenshots/<file>), decoded. */
+async function flameShot(page, file) {
+  await page.mouse.move(1, 1);
+  await page.evaluate(() => window.memviz.view('state'));
+  const png = await page.locator('#plot').screenshot({ path: path.join(SCREENSHOTS, file) });
+  return decodePng(png);
+}
+
 /**
  * Screenshots the plot and asserts that the timeline is drawn: at least 8 colours of ≥ 50 px that
  * are neither white nor grey, covering ≥ 25 % of the plot rectangle.
@@ -908,9 +916,14 @@ describe('no GPU at all', () => {
 
 /** `memviz <args…> --json` of the native CLI, parsed. */
 function cliJson(...args) {
-  const r = spawnSync(CLI, [...args, '--json'], { encoding: 'utf8' });
+  return JSON.parse(cliText(...args, '--json'));
+}
+
+/** `memviz ARGS…`'s stdout (exit 0 asserted). */
+function cliText(...args) {
+  const r = spawnSync(CLI, args, { encoding: 'utf8', maxBuffer: 1 << 28 });
   assert.equal(r.status, 0, `memviz ${args.join(' ')}: ${r.stderr}`);
-  return JSON.parse(r.stdout);
+  return r.stdout;
 }
 
 /** The State History panel's state, from the page. */
@@ -1291,6 +1304,85 @@ describe('allocator views, search and source lines (WebGL2)', () => {
     await poll(async () => (await viewerState(page)).flame_view.zoom_path.length === 1, 'zoomed out');
     await page.mouse.move(1, 1);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'webgl2-flame.png'), fullPage: true });
+    await page.evaluate(() => window.memviz.setView('active'));
+  });
+
+  test('flamegraph: a search marks the matching frames (bytes from `memviz folded`); phases are time ranges (`memviz folded --phase`); the diff flamegraph equals `memviz diff --folded`', TEST, async () => {
+    assert.equal(await openDemo(page), 'ready');
+    await page.evaluate(() => window.memviz.setView('flame'));
+    assert.equal(await page.locator('#search-box').isVisible(), true, 'search works in the flamegraph');
+    const folded = cliJson('folded', DEMO);
+    const total = folded.total_bytes;
+    // A user frame on some of the peak's stacks: the expected matched bytes are the stacks through it.
+    const through = (f) => folded.stacks.filter((x) => x.frames.includes(f)).reduce((a, x) => a + x.bytes, 0);
+    const frame = folded.stacks.flatMap((x) => x.frames)
+      .find((f) => f.includes('/proj/model.py:') && through(f) > 0 && through(f) < total / 2);
+    assert.ok(frame, 'a selective model.py frame');
+    await page.locator('#plot').scrollIntoViewIfNeeded();
+    const before = await flameShot(page, 'webgl2-flame-before-search.png');
+    await page.fill('#search-input', frame);
+    await page.press('#search-input', 'Enter');
+    const st = await poll(async () => {
+      const x = (await viewerState(page)).flame_view;
+      return x.matched !== null ? x : null;
+    }, 'matches marked');
+    assert.equal(st.matched, through(frame));
+    assert.equal(st.total_bytes, total, 'the tree is unchanged');
+    await page.evaluate(() => window.memviz.flameControls.refresh());
+    assert.match(await page.locator('#flame-status').textContent(), /search matches/);
+    const after = await flameShot(page, 'webgl2-flame-search.png');
+    const grey = (img) => { let n = 0; for (let o = 0; o < img.pixels.length; o += 4) if (img.pixels[o] === 226 && img.pixels[o + 1] === 226 && img.pixels[o + 2] === 226) n += 1; return n; };
+    assert.ok(grey(after) > grey(before) + 1000, `unmatched frames turn faint: ${grey(before)} → ${grey(after)} grey px`);
+    // Only matches: the flamegraph of the matches alone.
+    await page.check('#search-only');
+    const only = await poll(async () => {
+      const x = (await viewerState(page)).flame_view;
+      return x.only_matches === true && x.total_bytes === through(frame) ? x : null;
+    }, 'only matches');
+    assert.equal(only.matched, through(frame));
+    await page.uncheck('#search-only');
+    await page.fill('#search-input', '');
+    await page.press('#search-input', 'Enter');
+    await poll(async () => (await viewerState(page)).flame_view.matched === null, 'cleared');
+    // Phases as time ranges: expandable.pickle's first phase, against the CLI.
+    const exp = fixture('small/expandable.pickle');
+    assert.equal(await openWithInput(page, exp), 'ready');
+    await page.evaluate(() => window.memviz.setView('flame'));
+    const options = await page.locator('#flame-at option').evaluateAll((os) => os.map((o) => [o.value, o.textContent]));
+    const phaseOpt = options.find(([v]) => v.startsWith('phase:'));
+    assert.ok(phaseOpt, `a phase choice: ${JSON.stringify(options)}`);
+    await page.selectOption('#flame-at', phaseOpt[0]);
+    const ph = await poll(async () => { const x = (await viewerState(page)).flame_view; return x.step_range ? x : null; }, 'phase range');
+    const name = phaseOpt[1].replace(/^phase /, '').replace(/ \(bytes × lifetime within it\)$/, '');
+    const cliPhase = cliJson('folded', exp, '--phase', name);
+    assert.deepEqual(ph.step_range, cliPhase.step_range);
+    assert.equal(ph.total_bytes, cliPhase.total_bytes);
+    await page.selectOption('#flame-at', 'peak');
+    // The diff flamegraph of two opened files, from the compare panel.
+    const a = fixture('landmarks.pickle');
+    assert.equal(await openWithInput(page, a), 'ready');
+    assert.equal(await openDemo(page), 'ready');
+    await page.click('#compare-panel > summary');
+    const files = await page.evaluate(() => window.memviz.filesAndCompare.loadFiles());
+    const ia = files.findLast((f) => f.name.startsWith('landmarks'));
+    const ib = files[files.length - 1];
+    await page.selectOption('#compare-a', String(ia.file));
+    await page.selectOption('#compare-b', String(ib.file));
+    await page.click('#compare-flame');
+    const d = await poll(async () => { const x = (await viewerState(page)).flame_view; return x && x.diff ? x : null; }, 'diff flamegraph');
+    const lines = cliText('diff', a, DEMO, '--folded').trim().split('\n');
+    const sums = lines.reduce(([x, y], l) => { const p = l.split(' '); return [x + Number(p[p.length - 2]), y + Number(p[p.length - 1])]; }, [0, 0]);
+    assert.deepEqual([d.diff.a_total, d.diff.b_total], sums);
+    assert.equal(d.total_bytes, lines.reduce((t, l) => { const p = l.split(' '); return t + Math.max(Number(p[p.length - 2]), Number(p[p.length - 1])); }, 0));
+    assert.equal(await page.locator('#flame-at').inputValue(), 'diff');
+    await page.evaluate(() => window.memviz.flameControls.refresh());
+    assert.match(await page.locator('#flame-status').textContent(), /^A .* → B /);
+    const img = await flameShot(page, 'webgl2-flame-diff.png');
+    const stats = colourStats(img);
+    const reds = [...stats.colours.keys()].filter((k) => { const [r, g, bl] = k.split(',').map(Number); return r > 180 && bl < 150 && r - bl > 60; });
+    assert.ok(reds.length > 0, 'red (growth) is drawn');
+    await page.selectOption('#flame-at', 'peak');
+    await poll(async () => (await viewerState(page)).flame_view.diff === null, 'back to a moment');
     await page.evaluate(() => window.memviz.setView('active'));
   });
 

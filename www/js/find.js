@@ -255,11 +255,12 @@ function pythonFirst(stack, n) {
 /**
  * Opened files side by side (per-rank peak, final, reserved bytes; a button shows the file),
  * and the compare panel (two files' live allocations by stack, by growth).
- * @param {object} els  `{filesPanel, filesRows, comparePanel, a, b, button, status, rows}`
+ * @param {object} els  `{filesPanel, filesRows, comparePanel, a, b, button, flameButton, status, rows}`
  * @param {(i: number) => void} selectFile
+ * @param {(a: number, b: number) => Promise<any>} diffFlame  shows the diff flamegraph of A and B
  */
 export class FilesAndCompare {
-  constructor(els, call, selectFile) {
+  constructor(els, call, selectFile, diffFlame) {
     this.els = els;
     this.call = call;
     this.selectFile = selectFile;
@@ -268,6 +269,7 @@ export class FilesAndCompare {
     els.filesPanel.addEventListener('toggle', () => { if (els.filesPanel.open) this.loadFiles(); });
     els.comparePanel.addEventListener('toggle', () => { if (els.comparePanel.open) this.loadFiles(); });
     els.button.addEventListener('click', () => this.compare(Number(els.a.value), Number(els.b.value)));
+    els.flameButton.addEventListener('click', () => diffFlame(Number(els.a.value), Number(els.b.value)));
   }
 
   /** The file list changed (a file opened, the current one switched). */
@@ -311,6 +313,7 @@ export class FilesAndCompare {
     fill(this.els.a, (n) => Math.max(0, n - 2));
     fill(this.els.b, (n) => n - 1);
     this.els.button.disabled = this.files.length < 1;
+    this.els.flameButton.disabled = this.files.length < 1;
     return this.files;
   }
 
@@ -339,8 +342,9 @@ export class FilesAndCompare {
 }
 
 /**
- * The flamegraph's controls: the moment (peak, last click, whole trace), all frames, the
- * breadcrumb (click to zoom out to that frame) and the frame names over wide rects.
+ * The flamegraph's controls: the moment (peak, last click, whole trace, an annotation phase as a
+ * time range, or the diff of two files), all frames, the breadcrumb (click to zoom out to that
+ * frame) and the frame names over wide rects.
  * @param {object} els  `{controls, at, allFrames, breadcrumb, status, labels}`
  */
 export class FlameControls {
@@ -350,6 +354,9 @@ export class FlameControls {
     this.info = null;
     this.shown = false;
     this.pending = false;
+    /** `[a, b]` while the diff flamegraph is chosen. */
+    this.diff = null;
+    this.fixed = [...els.at.options].map((o) => o.cloneNode(true));
     els.at.addEventListener('change', () => this.apply());
     els.allFrames.addEventListener('change', () => this.apply());
   }
@@ -360,13 +367,58 @@ export class FlameControls {
     if (!on) this.els.labels.replaceChildren();
   }
 
+  /** A new file or device in the flamegraph view: lists its phases, then builds at the choice. */
+  async enter() {
+    const { result } = await this.call('flame_phases', []);
+    const phases = JSON.parse(result);
+    const keep = this.els.at.value;
+    this.diff = null;
+    const options = this.fixed.map((o) => o.cloneNode(true));
+    for (const p of phases) {
+      const o = document.createElement('option');
+      o.value = `phase:${p.index}`;
+      o.textContent = `phase ${p.name} (bytes × lifetime within it)`;
+      options.push(o);
+    }
+    this.els.at.replaceChildren(...options);
+    this.els.at.value = options.some((o) => o.value === keep) ? keep : 'peak';
+    return this.apply();
+  }
+
   /** Rebuilds at the chosen moment; resolves with the state JSON after the frame is drawn. */
   async apply() {
     const at = this.els.at.value;
+    if (at === 'diff' && this.diff) return this.showDiff(this.diff[0], this.diff[1]);
+    this.setDiffOption(null);
     const lifetime = at === 'lifetime';
     const { result } = await this.call('flame_set', [lifetime ? 'peak' : at, lifetime, this.els.allFrames.checked], { waitFrame: true });
     await this.refresh();
     return JSON.parse(result);
+  }
+
+  /** Shows the diff flamegraph of opened files `a` and `b`; resolves with its state JSON. */
+  async showDiff(a, b) {
+    this.diff = [a, b];
+    const { result } = await this.call('flame_diff', [a, b, this.els.allFrames.checked], { waitFrame: true });
+    const st = JSON.parse(result);
+    this.setDiffOption(st && st.diff ? `compare ${st.diff.a} → ${st.diff.b} (red: grew, blue: shrank)` : null);
+    await this.refresh();
+    return st;
+  }
+
+  /** Adds (text) or removes (null) the `diff` choice of the moment select. */
+  setDiffOption(text) {
+    const old = [...this.els.at.options].find((o) => o.value === 'diff');
+    if (text === null) {
+      if (old) old.remove();
+      this.diff = null;
+      return;
+    }
+    const o = old || document.createElement('option');
+    o.value = 'diff';
+    o.textContent = text;
+    if (!old) this.els.at.append(o);
+    this.els.at.value = 'diff';
   }
 
   /** Fetches the breadcrumb, labels and state (after each drawn frame while shown). */
@@ -377,7 +429,10 @@ export class FlameControls {
     this.info = info;
     if (info === null) return null;
     const s = info.state;
-    this.els.status.textContent = `${s.total_text} in ${s.nodes.toLocaleString('en-US')} frames`;
+    let status = `${s.total_text} in ${s.nodes.toLocaleString('en-US')} frames`;
+    if (s.diff) status = `A ${s.diff.a_text} → B ${s.diff.b_text} (${s.diff.delta_text}) in ${s.nodes.toLocaleString('en-US')} frames`;
+    if (s.matched_text !== null && s.matched_text !== undefined) status += `; search matches ${s.matched_text}`;
+    this.els.status.textContent = status;
     this.els.breadcrumb.replaceChildren(...info.breadcrumb.map((c, i) => {
       const b = document.createElement('button');
       b.type = 'button';

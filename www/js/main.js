@@ -280,16 +280,17 @@ function showPanel(panelJson, table, summary) {
   if (timelineKey !== lastTimelineKey) {
     lastTimelineKey = timelineKey;
     searchBox.reset();
+    workerCall('clear_highlight', []);
     linesTable.invalidate(timelineKey);
     liveTable.reset();
     leaksPanel.invalidate(panelKey(panel));
   }
-  $('search-box').hidden = panel.view === 'state' || panel.view === 'flame';
+  $('search-box').hidden = panel.view === 'state';
   const flameKey = panel.view === 'flame' ? panelKey(panel) : '';
   if (flameKey !== lastFlameKey) {
     lastFlameKey = flameKey;
     flameControls.show(flameKey !== '');
-    if (flameKey !== '') flameReady = flameControls.apply();
+    if (flameKey !== '') flameReady = flameControls.enter();
   }
   showSettings(panel.settings || []);
   if (typeof table === 'string') els.table.textContent = table;
@@ -418,11 +419,15 @@ const filesAndCompare = new FilesAndCompare({
   a: $('compare-a'),
   b: $('compare-b'),
   button: $('compare-button'),
+  flameButton: $('compare-flame'),
   status: $('compare-status'),
   rows: $('compare-rows'),
 }, workerCall, (i) => {
   if (client) client.send('select_file', [i], { panel: true });
   showTooltip(null);
+}, async (a, b) => {
+  await window.memviz.setView('flame');
+  return flameControls.showDiff(a, b);
 });
 
 const flameControls = new FlameControls({
@@ -602,7 +607,7 @@ window.memviz = {
   leaksPanel,
   /** Opened files side by side and the compare panel: `loadFiles()`, `compare(a, b)` resolve with Rust's JSON. */
   filesAndCompare,
-  /** The flamegraph's controls: `apply()`, `refresh()` (resolves with `{breadcrumb, labels, state}`), `info`. */
+  /** The flamegraph's controls: `apply()`, `showDiff(a, b)`, `refresh()` (resolves with `{breadcrumb, labels, state}`), `info`. */
   flameControls,
   /** Shows a view (`active`, `segments`, `pools`, `state`); resolves after its frame is drawn (and, for `state`, once the list is loaded). */
   async setView(name) {

@@ -69,7 +69,7 @@ const CALLS = new Set([
   'resize', 'panel', 'ticks', 'state', 'summary_table', 'summary_json', 'set_view',
   'state_select', 'state_rows', 'state_ooms', 'state_search', 'state_focus', 'state_item_center',
   'search', 'lines', 'highlight_line', 'clear_highlight', 'leaks', 'live', 'diff', 'files',
-  'flame_set', 'flame_info', 'flame_zoom_to', 'flame_node_center',
+  'flame_set', 'flame_info', 'flame_zoom_to', 'flame_node_center', 'flame_phases', 'flame_diff',
 ]);
 
 async function init(msg) {

@@ -1,7 +1,8 @@
 //! "Find the memory" benchmark (issue 5): after a snapshot is loaded, the time to build the
 //! flamegraph at the peak (folded stacks + tree), search every frame (a substring found nowhere,
 //! so every stack is scanned, and a path regex), build the per-source-line table, the leak
-//! report, and diff two snapshots; the parse of the file (and the timeline + layout every view
+//! report, the flamegraph with search matches marked, and diff two snapshots (groups and the diff
+//! flamegraph); the parse of the file (and the timeline + layout every view
 //! starts from) in the same run is the baseline each time is divided by. Medians of 3 runs.
 //! `cargo run -p memviz-analysis --release --example find_bench -- FILE [OTHER_FILE_FOR_DIFF]`
 //! prints one JSON line.
@@ -62,15 +63,39 @@ fn main() {
     let mut suspects = 0;
     let leaks_ms =
         median_ms(|| suspects = leaks::leaks(&snap, device, &tl, &layout).suspects.len());
-    let (diff_ms, groups) = match other {
+    // The flamegraph with search matches marked (a regex matching part of the stacks).
+    let marked_ms = median_ms(|| {
+        let hits = search::search(&snap, device, &tl, &regex);
+        let all = flame::folded(&snap, device, &tl, &layout, flame::At::Peak, &opts);
+        let m = flame::folded_of(
+            &snap,
+            device,
+            &tl,
+            &layout,
+            flame::At::Peak,
+            &opts,
+            Some(&hits.elements),
+        );
+        let tree = flame::FlameTree::build_marked(&all, &m, flame::ValueUnit::Bytes);
+        assert!(tree.root().matched <= tree.grand_total);
+    });
+    let (diff_ms, groups, diff_flame_ms) = match other {
         Some(o) => {
             let b = memviz_snapshot::load_slice(&std::fs::read(&o).expect("read other"))
                 .expect("parse other");
             let mut g = 0;
             let ms = median_ms(|| g = diff::diff(&snap, &b, None).groups.len());
-            (Some(ms), Some(g))
+            let fms = median_ms(|| {
+                let t = flame::FlameTree::build_diff(
+                    &diff::live_folded(&snap, None, false),
+                    &diff::live_folded(&b, None, false),
+                    flame::ValueUnit::Bytes,
+                );
+                assert!(t.diff);
+            });
+            (Some(ms), Some(g), Some(fms))
         }
-        None => (None, None),
+        None => (None, None, None),
     };
     let ratio = |x: f64| (x / parse_ms * 1000.0).round() / 1000.0;
     println!(
@@ -91,8 +116,10 @@ fn main() {
             "lines_rows": rows,
             "leaks_ms": leaks_ms,
             "leak_suspects": suspects,
+            "flame_search_marked_ms": marked_ms,
             "diff_ms": diff_ms,
             "diff_groups": groups,
+            "diff_flame_ms": diff_flame_ms,
             "per_parse": {
                 "flame": ratio(flame_ms),
                 "search": ratio(search_ms),
@@ -100,6 +127,8 @@ fn main() {
                 "lines": ratio(lines_ms),
                 "leaks": ratio(leaks_ms),
                 "diff": diff_ms.map(ratio),
+                "diff_flame": diff_flame_ms.map(ratio),
+                "flame_search_marked": ratio(marked_ms),
             },
         })
     );

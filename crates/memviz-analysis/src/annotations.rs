@@ -21,7 +21,8 @@
 //!   annotation that opened them (the outer of two nested phases starting together comes first).
 
 use crate::layout::{Layout, NO_EVENT};
-use memviz_snapshot::{Action, Snapshot, NO_STR, NO_TIME};
+use crate::timeline::{Element, Origin};
+use memviz_snapshot::{Action, Snapshot, StrId, NO_STR, NO_TIME};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -159,6 +160,75 @@ pub fn annotate_events(snap: &Snapshot, device: i64) -> Vec<(u32, u64, String)> 
             (i as u32, tr.addr.get(i).copied().unwrap_or(0), text)
         })
         .collect()
+}
+
+/// The `annotate` events of one device, found by the allocation they label: an event at
+/// address `a` and trace position `k` belongs to the block element at `a` that is live at `k`
+/// (an `alloc` before `k` whose free, if any, is at or after `k`; an unmatched free at or after
+/// `k`; a ghost block, live throughout).
+#[derive(Clone, Debug, Default)]
+pub struct AnnotationIndex {
+    /// (address, event index, `user_metadata`), sorted.
+    by_addr: Vec<(u64, u32, StrId)>,
+}
+
+impl AnnotationIndex {
+    pub fn new(snap: &Snapshot, device: i64) -> Self {
+        let mut by_addr: Vec<(u64, u32, StrId)> = match snap.trace(device) {
+            Some(tr) => tr
+                .action
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| **a == Action::Annotate)
+                .map(|(i, _)| {
+                    (
+                        tr.addr.get(i).copied().unwrap_or(0),
+                        i as u32,
+                        tr.user_metadata.get(i).unwrap_or(NO_STR),
+                    )
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        by_addr.sort_unstable();
+        AnnotationIndex { by_addr }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_addr.is_empty()
+    }
+
+    /// The annotations of a timeline element, `(event index, user_metadata)` in trace order;
+    /// empty for segment and pool elements.
+    pub fn of_element(&self, snap: &Snapshot, device: i64, el: &Element) -> Vec<(u32, StrId)> {
+        if self.by_addr.is_empty() {
+            return Vec::new();
+        }
+        let addr_of = |e: u32| {
+            snap.trace(device)
+                .and_then(|t| t.addr.get(e as usize).copied())
+        };
+        let (addr, lo, hi) = match el.origin {
+            Origin::Alloc { event } => (addr_of(event), Some(event), el.free_event),
+            Origin::UnmatchedFree { event } => (addr_of(event), None, Some(event)),
+            Origin::Ghost { block } => (
+                snap.blocks.get(block as usize).map(|b| b.address),
+                None,
+                None,
+            ),
+            _ => (None, None, None),
+        };
+        let Some(addr) = addr else {
+            return Vec::new();
+        };
+        let start = self.by_addr.partition_point(|x| x.0 < addr);
+        self.by_addr[start..]
+            .iter()
+            .take_while(|x| x.0 == addr)
+            .filter(|x| lo.is_none_or(|l| l < x.1) && hi.is_none_or(|h| x.1 <= h))
+            .map(|x| (x.1, x.2))
+            .collect()
+    }
 }
 
 /// `name` without its trailing decimal number (`ProfilerStep#12` → `ProfilerStep#`), or `None`

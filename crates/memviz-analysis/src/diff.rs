@@ -200,3 +200,67 @@ pub fn diff(a: &Snapshot, b: &Snapshot, device: Option<i64>) -> Diff {
         segments_only_b: only_in(&kb, &ka),
     }
 }
+
+/// Live bytes by stack in the final state, as folded stacks for a (diff) flamegraph: the
+/// `active_allocated` blocks of one device (or all, `None`) counted as in [`diff`]
+/// (`requested_size`), their stacks printed by [`crate::flame::stack_frames`] (root first,
+/// filtered unless `all_frames`). Sorted by stack, zero values left out.
+pub fn live_folded(
+    snap: &Snapshot,
+    device: Option<i64>,
+    all_frames: bool,
+) -> Vec<crate::flame::FoldedEntry> {
+    let mut by_stack: FxHashMap<StackId, u64> = FxHashMap::default();
+    for seg in snap
+        .segments
+        .iter()
+        .filter(|s| device.is_none_or(|d| s.device == d))
+    {
+        for blk in snap.segment_blocks(seg) {
+            if blk.state == BlockState::ActiveAllocated {
+                let slot = by_stack.entry(blk.stack).or_insert(0);
+                *slot = slot.saturating_add(blk.requested_size);
+            }
+        }
+    }
+    let mut merged: std::collections::BTreeMap<Vec<String>, u64> = Default::default();
+    for (stack, v) in by_stack {
+        if v > 0 {
+            let slot = merged
+                .entry(crate::flame::stack_frames(snap, stack, all_frames))
+                .or_insert(0);
+            *slot = slot.saturating_add(v);
+        }
+    }
+    merged.into_iter().collect()
+}
+
+/// The differential folded text of two profiles (the `difffolded.pl` format that
+/// `flamegraph.pl` draws as a diff): one line per stack of either side,
+/// `frame;frame;… a b`, frames escaped as in [`crate::flame::folded_text`], sorted.
+pub fn diff_folded_text(
+    a: &[crate::flame::FoldedEntry],
+    b: &[crate::flame::FoldedEntry],
+) -> String {
+    use crate::flame::{escape_frame, NO_FRAMES};
+    let mut lines: std::collections::BTreeMap<String, [u64; 2]> = Default::default();
+    for (i, side) in [a, b].into_iter().enumerate() {
+        for (frames, v) in side {
+            let mut key = frames
+                .iter()
+                .map(|f| escape_frame(f))
+                .collect::<Vec<_>>()
+                .join(";");
+            if key.is_empty() {
+                key = NO_FRAMES.to_string();
+            }
+            let slot = lines.entry(key).or_insert([0, 0]);
+            slot[i] = slot[i].saturating_add(*v);
+        }
+    }
+    let mut out = String::new();
+    for (k, [x, y]) in lines {
+        out.push_str(&format!("{k} {x} {y}\n"));
+    }
+    out
+}

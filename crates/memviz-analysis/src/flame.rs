@@ -177,9 +177,13 @@ fn values_by_stack(
     layout: &Layout,
     at: At,
     opts: &FlameOptions,
+    keep: Option<&[u32]>,
 ) -> FxHashMap<StackId, u64> {
     let mut by_stack: FxHashMap<StackId, u64> = FxHashMap::default();
     let mut add = |e: u32, v: u64| {
+        if keep.is_some_and(|k| k.binary_search(&e).is_err()) {
+            return;
+        }
         if let Some(el) = timeline.elements.get(e as usize) {
             let st = element_stack(snap, device, el);
             let slot = by_stack.entry(st).or_insert(0);
@@ -257,7 +261,21 @@ pub fn folded(
     at: At,
     opts: &FlameOptions,
 ) -> Vec<FoldedEntry> {
-    let by_stack = values_by_stack(snap, device, timeline, layout, at, opts);
+    folded_of(snap, device, timeline, layout, at, opts, None)
+}
+
+/// [`folded`] counting only the elements in `keep` (sorted ascending), e.g. search matches;
+/// `None`: every element.
+pub fn folded_of(
+    snap: &Snapshot,
+    device: i64,
+    timeline: &Timeline,
+    layout: &Layout,
+    at: At,
+    opts: &FlameOptions,
+    keep: Option<&[u32]>,
+) -> Vec<FoldedEntry> {
+    let by_stack = values_by_stack(snap, device, timeline, layout, at, opts, keep);
     let mut merged: BTreeMap<Vec<String>, u64> = BTreeMap::new();
     for (stack, v) in by_stack {
         if v == 0 {
@@ -346,6 +364,12 @@ pub struct FlameNode {
     pub parent: Option<NodeId>,
     /// This node's id in the unzoomed tree (itself there).
     pub origin: NodeId,
+    /// The part of `total` from marked stacks ([`FlameTree::build_marked`], e.g. search
+    /// matches); 0 in other trees.
+    pub matched: u64,
+    /// A diff tree's values ([`FlameTree::build_diff`]): Σ of the stacks through this node in
+    /// A and in B; `[0, 0]` in other trees.
+    pub pair: [u64; 2],
 }
 
 /// A flame/icicle tree: node 0 is the root; `depth` grows away from it.
@@ -355,7 +379,14 @@ pub struct FlameTree {
     pub unit: ValueUnit,
     /// The unzoomed root's total ("share of total" is relative to it).
     pub grand_total: u64,
+    /// Built by [`FlameTree::build_marked`]: [`FlameNode::matched`] is meaningful.
+    pub marked: bool,
+    /// Built by [`FlameTree::build_diff`]: [`FlameNode::pair`] is meaningful.
+    pub diff: bool,
 }
+
+/// A stack with its width, marked part and diff pair, for [`FlameTree::build_rows`].
+type Row = (Vec<String>, u64, u64, [u64; 2]);
 
 /// One rectangle for a renderer: `[x0, x1)` in units of the root's width (root = `[0, 1)`),
 /// `depth` rows below the root.
@@ -382,22 +413,82 @@ pub fn color_hash(name: &str) -> u32 {
 impl FlameTree {
     /// The tree of `entries` (stacks root first; duplicates are summed, any order).
     pub fn build(entries: &[FoldedEntry], unit: ValueUnit) -> FlameTree {
-        let mut nodes = vec![FlameNode {
-            name: ROOT_NAME.to_string(),
+        let rows: Vec<Row> = entries
+            .iter()
+            .map(|(f, v)| (f.clone(), *v, 0, [0, 0]))
+            .collect();
+        Self::build_rows(rows, unit)
+    }
+
+    /// The tree of `entries` where each node also knows the part of its total that comes from
+    /// `matched` ([`FlameNode::matched`]): stacks of `matched` are summed into the stacks of
+    /// `entries` they equal; a matched value is capped at its stack's value, and a stack only
+    /// in `matched` is ignored (it is meant to be a subset, e.g. [`folded_of`] the matches).
+    pub fn build_marked(
+        entries: &[FoldedEntry],
+        matched: &[FoldedEntry],
+        unit: ValueUnit,
+    ) -> FlameTree {
+        let mut by: BTreeMap<&[String], (u64, u64)> = BTreeMap::new();
+        for (f, v) in entries {
+            let slot = by.entry(f.as_slice()).or_insert((0, 0));
+            slot.0 = slot.0.saturating_add(*v);
+        }
+        for (f, v) in matched {
+            if let Some(slot) = by.get_mut(f.as_slice()) {
+                slot.1 = slot.1.saturating_add(*v);
+            }
+        }
+        let rows: Vec<Row> = by
+            .into_iter()
+            .map(|(f, (v, m))| (f.to_vec(), v, m.min(v), [0, 0]))
+            .collect();
+        let mut t = Self::build_rows(rows, unit);
+        t.marked = true;
+        t
+    }
+
+    /// A differential tree of two folded profiles: a stack's width is the larger of its values
+    /// in `a` and `b` (so stacks that shrank or vanished stay visible), and every node carries
+    /// both sums in [`FlameNode::pair`].
+    pub fn build_diff(a: &[FoldedEntry], b: &[FoldedEntry], unit: ValueUnit) -> FlameTree {
+        let mut by: BTreeMap<&[String], [u64; 2]> = BTreeMap::new();
+        for (i, side) in [a, b].into_iter().enumerate() {
+            for (f, v) in side {
+                let slot = by.entry(f.as_slice()).or_insert([0, 0]);
+                slot[i] = slot[i].saturating_add(*v);
+            }
+        }
+        let rows: Vec<Row> = by
+            .into_iter()
+            .map(|(f, p)| (f.to_vec(), p[0].max(p[1]), 0, p))
+            .collect();
+        let mut t = Self::build_rows(rows, unit);
+        t.diff = true;
+        t
+    }
+
+    fn build_rows(mut rows: Vec<Row>, unit: ValueUnit) -> FlameTree {
+        let node = |name: String, depth: u32, parent: Option<NodeId>, id: NodeId| FlameNode {
+            name,
             total: 0,
             self_value: 0,
-            depth: 0,
+            depth,
             x0: 0,
             children: Vec::new(),
-            parent: None,
-            origin: 0,
-        }];
-        // Sorted, entries sharing a prefix are adjacent: walk with the current path.
-        let mut order: Vec<&FoldedEntry> = entries.iter().collect();
-        order.sort_by(|a, b| a.0.cmp(&b.0));
+            parent,
+            origin: id,
+            matched: 0,
+            pair: [0, 0],
+        };
+        let mut nodes = vec![node(ROOT_NAME.to_string(), 0, None, 0)];
+        // Leaf values: (self value, matched, pair) per node.
+        let mut leaf: Vec<(u64, u64, [u64; 2])> = vec![(0, 0, [0, 0])];
+        // Sorted, rows sharing a prefix are adjacent: walk with the current path.
+        rows.sort_by(|a, b| a.0.cmp(&b.0));
         let mut path: Vec<NodeId> = vec![0];
         let mut prev: &[String] = &[];
-        for (frames, v) in order {
+        for (frames, v, m, p) in &rows {
             let common = prev
                 .iter()
                 .zip(frames.iter())
@@ -407,34 +498,42 @@ impl FlameTree {
             for (d, f) in frames.iter().enumerate().skip(common) {
                 let parent = path[d];
                 let id = nodes.len() as NodeId;
-                nodes.push(FlameNode {
-                    name: f.clone(),
-                    total: 0,
-                    self_value: 0,
-                    depth: d as u32 + 1,
-                    x0: 0,
-                    children: Vec::new(),
-                    parent: Some(parent),
-                    origin: id,
-                });
+                nodes.push(node(f.clone(), d as u32 + 1, Some(parent), id));
+                leaf.push((0, 0, [0, 0]));
                 nodes[parent as usize].children.push(id);
                 path.push(id);
             }
-            let leaf = path[frames.len()] as usize;
-            nodes[leaf].self_value = nodes[leaf].self_value.saturating_add(*v);
+            let l = &mut leaf[path[frames.len()] as usize];
+            l.0 = l.0.saturating_add(*v);
+            l.1 = l.1.saturating_add(*m);
+            l.2 = [l.2[0].saturating_add(p[0]), l.2[1].saturating_add(p[1])];
             prev = frames;
         }
-        // Totals bottom-up: children always have larger ids than their parent.
+        // Sums bottom-up: children always have larger ids than their parent.
         for i in (0..nodes.len()).rev() {
-            let t = nodes[i].children.iter().fold(nodes[i].self_value, |a, &c| {
-                a.saturating_add(nodes[c as usize].total)
-            });
-            nodes[i].total = t;
+            let (sv, mut m, mut p) = leaf[i];
+            let mut t = sv;
+            for &c in &nodes[i].children {
+                let c = &nodes[c as usize];
+                t = t.saturating_add(c.total);
+                m = m.saturating_add(c.matched);
+                p = [
+                    p[0].saturating_add(c.pair[0]),
+                    p[1].saturating_add(c.pair[1]),
+                ];
+            }
+            let n = &mut nodes[i];
+            n.self_value = sv;
+            n.total = t;
+            n.matched = m;
+            n.pair = p;
         }
         let mut tree = FlameTree {
             grand_total: nodes[0].total,
             nodes,
             unit,
+            marked: false,
+            diff: false,
         };
         tree.layout_children();
         tree
@@ -490,6 +589,8 @@ impl FlameTree {
                 children: Vec::with_capacity(n.children.len()),
                 parent,
                 origin: n.origin,
+                matched: n.matched,
+                pair: n.pair,
             });
             for &c in n.children.iter().rev() {
                 todo.push((c, Some(id)));
@@ -499,6 +600,8 @@ impl FlameTree {
             nodes,
             unit: self.unit,
             grand_total: self.grand_total,
+            marked: self.marked,
+            diff: self.diff,
         })
     }
 
@@ -595,13 +698,26 @@ impl FlameTree {
         }
     }
 
+    /// A signed difference as text: `+<value>`, `-<value>` or `±0`.
+    pub fn delta_text(&self, a: u64, b: u64) -> String {
+        if b > a {
+            format!("+{}", self.value_text(b - a))
+        } else if a > b {
+            format!("-{}", self.value_text(a - b))
+        } else {
+            "±0".to_string()
+        }
+    }
+
     /// The tooltip as JSON: `name`, `value` (exact), `value_text` (memory_viz's formatSize, or
     /// `N byte·steps`), `share` (of the unzoomed total, 0..1), `share_text`, `self_value`,
-    /// `self_text`, `depth`, `children`, `unit` (`bytes` | `byte_steps`).
+    /// `self_text`, `depth`, `children`, `unit` (`bytes` | `byte_steps`); in a marked tree also
+    /// `matched` and `matched_text`; in a diff tree also `a`, `b`, `a_text`, `b_text`,
+    /// `delta_text`.
     pub fn node_json(&self, node: NodeId) -> Option<serde_json::Value> {
         let n = self.node(node)?;
         let share = self.share(node);
-        Some(serde_json::json!({
+        let mut v = serde_json::json!({
             "node": node,
             "name": n.name,
             "value": n.total,
@@ -616,19 +732,49 @@ impl FlameTree {
                 ValueUnit::Bytes => "bytes",
                 ValueUnit::ByteSteps => "byte_steps",
             },
-        }))
+        });
+        if let Some(o) = v.as_object_mut() {
+            if self.marked {
+                o.insert("matched".into(), n.matched.into());
+                o.insert("matched_text".into(), self.value_text(n.matched).into());
+            }
+            if self.diff {
+                let [a, b] = n.pair;
+                o.insert("a".into(), a.into());
+                o.insert("b".into(), b.into());
+                o.insert("a_text".into(), self.value_text(a).into());
+                o.insert("b_text".into(), self.value_text(b).into());
+                o.insert("delta_text".into(), self.delta_text(a, b).into());
+            }
+        }
+        Some(v)
     }
 
-    /// The tooltip as text: the name, then `<value> (<share> of total)`, then `self: <value>`.
+    /// The tooltip as text: the name, then `<value> (<share> of total)`, then `self: <value>`;
+    /// a marked tree adds `matched: <value>`, a diff tree `A: <a>, B: <b> (<delta>)` (the value
+    /// line of a diff tree is the larger of the two).
     pub fn tooltip(&self, node: NodeId) -> Option<String> {
         let n = self.node(node)?;
-        Some(format!(
+        let mut t = format!(
             "{}\n{} ({:.2}% of total)\nself: {}",
             n.name,
             self.value_text(n.total),
             self.share(node) * 100.0,
             self.value_text(n.self_value)
-        ))
+        );
+        if self.marked {
+            t.push_str(&format!("\nmatched: {}", self.value_text(n.matched)));
+        }
+        if self.diff {
+            let [a, b] = n.pair;
+            t.push_str(&format!(
+                "\nA: {}, B: {} ({})",
+                self.value_text(a),
+                self.value_text(b),
+                self.delta_text(a, b)
+            ));
+        }
+        Some(t)
     }
 }
 
@@ -663,5 +809,56 @@ mod tests {
             .collect();
         assert_eq!(kids, vec![("c", 0), ("b", 5)]);
         assert_eq!(escape_frame("a;b\nc"), "a\u{FF1B}b c");
+    }
+
+    #[test]
+    fn marked_tree() {
+        let all = [e(&["a", "b"], 3), e(&["a", "c"], 5), e(&["d"], 1)];
+        let hits = [e(&["a", "c"], 2), e(&["d"], 9), e(&["zz"], 4)];
+        let t = FlameTree::build_marked(&all, &hits, ValueUnit::Bytes);
+        assert!(t.marked && !t.diff);
+        let by_name = |n: &str| t.nodes.iter().find(|x| x.name == n).expect("test value");
+        assert_eq!(t.root().total, 9);
+        // Capped at the stack's value; a stack only in the matches is ignored.
+        assert_eq!(t.root().matched, 3);
+        assert_eq!(by_name("a").matched, 2);
+        assert_eq!(by_name("b").matched, 0);
+        assert_eq!(by_name("c").matched, 2);
+        assert_eq!(by_name("d").matched, 1);
+        let z = t.zoom(t.root().children[0]).expect("test value");
+        assert_eq!(z.root().matched, 2);
+        assert!(t
+            .tooltip(0)
+            .expect("test value")
+            .ends_with(&format!("matched: {}", size_long(3))));
+    }
+
+    #[test]
+    fn diff_tree() {
+        let a = [e(&["a", "b"], 10), e(&["a", "c"], 4), e(&["gone"], 7)];
+        let b = [e(&["a", "b"], 16), e(&["a", "c"], 4), e(&["new"], 1)];
+        let t = FlameTree::build_diff(&a, &b, ValueUnit::Bytes);
+        assert!(t.diff);
+        let by_name = |n: &str| t.nodes.iter().find(|x| x.name == n).expect("test value");
+        // Widths are max(a, b) per stack: 16 + 4 + 7 + 1.
+        assert_eq!(t.root().total, 28);
+        assert_eq!(t.root().pair, [21, 21]);
+        assert_eq!(by_name("a").pair, [14, 20]);
+        assert_eq!(by_name("gone").pair, [7, 0]);
+        assert_eq!(by_name("new").pair, [0, 1]);
+        let id = t
+            .nodes
+            .iter()
+            .position(|x| x.name == "a")
+            .expect("test value") as NodeId;
+        let j = t.node_json(id).expect("test value");
+        assert_eq!(j["delta_text"], format!("+{}", size_long(6)));
+        assert_eq!(j["a"], 14);
+        let (a, b, d) = (size_long(14), size_long(20), size_long(6));
+        assert!(t
+            .tooltip(id)
+            .expect("test value")
+            .ends_with(&format!("A: {a}, B: {b} (+{d})")));
+        assert_eq!(t.delta_text(5, 5), "±0");
     }
 }

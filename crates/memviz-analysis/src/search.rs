@@ -5,8 +5,9 @@
 //! * address label: `b<hex>_<v>` as in the tooltip (`s…` for segment elements, `a,b,s<n>` for a
 //!   pool envelope);
 //! * size: the decimal byte count (`12582912`) and the short text (`12.0MiB`), separately;
-//! * user metadata and compile context (the trace event's), and the forward-pass frames
-//!   (`forward_frames`), line by line.
+//! * user metadata and compile context (the trace event's), the forward-pass frames
+//!   (`forward_frames`), line by line, and the text of `annotate` events on the allocation
+//!   ([`crate::annotations::AnnotationIndex`]).
 //!
 //! A query never spans two of these texts. Matching is cached: once per frame, per stack
 //! ([`StackId`]), per distinct size and per distinct string, so a search costs
@@ -219,6 +220,7 @@ pub fn search(snap: &Snapshot, device: i64, timeline: &Timeline, q: &Query) -> S
     let versions = labels.then(|| tooltip::versions(snap, device));
     let streams = (labels && !timeline.pools.is_empty()).then(|| tooltip::stream_ordinals(snap));
     let tr = snap.trace(device);
+    let notes = crate::annotations::AnnotationIndex::new(snap, device);
     let mut label = String::new();
     let mut out = SearchResult::default();
     for (i, el) in timeline.elements.iter().enumerate() {
@@ -244,7 +246,12 @@ pub fn search(snap: &Snapshot, device: i64, timeline: &Timeline, q: &Query) -> S
                     let cc = tr.and_then(|t| t.compile_context.get(e)).unwrap_or(NO_STR);
                     m.string(um) || m.string(cc)
                 });
-                strings || forward.is_some_and(|lines| lines.iter().any(|&s| m.string(s)))
+                strings
+                    || forward.is_some_and(|lines| lines.iter().any(|&s| m.string(s)))
+                    || notes
+                        .of_element(snap, device, el)
+                        .iter()
+                        .any(|&(_, s)| m.string(s))
             }
             || versions.as_ref().is_some_and(|v| {
                 let (addr, _, _) = element_addr_stream(snap, device, timeline, el);

@@ -168,6 +168,8 @@ pub struct TooltipContext {
     pub streams: StreamOrdinals,
     /// The device's segments sorted by address.
     segments: crate::timeline::SegmentIndex,
+    /// The device's `annotate` events by address.
+    pub annotations: crate::annotations::AnnotationIndex,
 }
 
 impl TooltipContext {
@@ -177,6 +179,7 @@ impl TooltipContext {
             versions: versions(snap, device),
             streams: stream_ordinals(snap),
             segments: crate::timeline::SegmentIndex::new(snap, device),
+            annotations: crate::annotations::AnnotationIndex::new(snap, device),
         }
     }
 
@@ -237,6 +240,8 @@ pub const UNMATCHED_FREE_NOTE: &str = "alloc not recorded, stack trace for free:
 pub const SEGMENT_NOTE: &str = "[Pre-existing segment] This segment exists in the segment snapshot but has no segment_alloc or segment_map trace event for these bytes. It was reserved before _record_memory_history() was called, or its event was evicted from the trace ring buffer. It is still reserved at snapshot time.";
 /// The note of a piece of a mapped range that stayed mapped when the rest was unmapped.
 pub const PARTIAL_RANGE_NOTE: &str = "[Partial range] The part of this mapping that stayed mapped after a later segment_unmap released the rest of it.";
+/// The head of an `annotate` event's lines in the tooltip of the allocation it labels.
+pub const ANNOTATED: &str = "Annotated";
 /// The ghost-block note.
 pub const GHOST_NOTE: &str = "[Ghost block] This block exists in the segment snapshot but has no alloc trace events. It was allocated before _record_memory_history() was called, or its alloc event was evicted from the trace ring buffer. The block is still active (not freed) at snapshot time.";
 
@@ -420,6 +425,10 @@ pub fn tooltip(
     if !metadata.is_empty() {
         details.push("User Metadata:".to_string());
         details.extend(metadata.split('\n').map(|l| format!("  {l}")));
+    }
+    for (event, text) in ctx.annotations.of_element(snap, device, el) {
+        details.push(format!("{ANNOTATED} (event {event}):"));
+        details.extend(snap.str(text).split('\n').map(|l| format!("  {l}")));
     }
     Some(TooltipInfo {
         element,

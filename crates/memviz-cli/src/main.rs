@@ -18,13 +18,18 @@ pub(crate) const USAGE: &str = "usage:
   memviz oom FILE [--device D] [--json]
                                  every oom event explained: requested, device free, free in
                                  reserved segments, largest free block, a one-line verdict
-  memviz folded FILE [--device D] [--at peak|EVENT] [--all-frames] [--lifetime] [--json]
+  memviz folded FILE [--device D] [--at peak|EVENT] [--all-frames]
+                [--lifetime | --range FROM:TO | --phase NAME] [--json]
                                  live bytes by stack at the peak (or after trace event
-                                 EVENT; --lifetime: bytes x timesteps over the trace) as
-                                 folded stacks (frame;frame;frame bytes, root first)
-  memviz diff A B [--device D] [--json]
+                                 EVENT; --lifetime: bytes x timesteps over the trace,
+                                 --range / --phase: within timesteps FROM..TO or an
+                                 annotation phase) as folded stacks (frame;frame;frame
+                                 bytes, root first)
+  memviz diff A B [--device D] [--json | --folded [--all-frames]]
                                  live allocations of two snapshots grouped by stack (bytes
-                                 and counts in A and B, by growth), segments only in A / B
+                                 and counts in A and B, by growth), segments only in A / B;
+                                 --folded: frame;frame;frame bytes_a bytes_b per stack (the
+                                 diff-flamegraph input of flamegraph.pl)
   memviz leaks FILE [--device D] [--json]
                                  leak suspects: allocations alive at the end made after
                                  memory settled, and stacks growing across iterations

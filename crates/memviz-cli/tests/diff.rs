@@ -301,6 +301,97 @@ fn pairs_of_files_are_consistent() {
     }
 }
 
+/// The diff flamegraph's data on the planted pair (device 0): live bytes by root-first stack on
+/// each side (the filtered `grow` is `grow`; `[]` prints `<no frames>`), the differential
+/// folded text, and the tree: each stack's width is max(A, B), the root's pair is the two
+/// live totals.
+#[test]
+fn planted_diff_flamegraph() {
+    use memviz_analysis::diff::{diff_folded_text, live_folded};
+    use memviz_analysis::flame::{FlameTree, ValueUnit, NO_FRAMES};
+    let a = load_path(&planted("diff_a.pickle"));
+    let b = load_path(&planted("diff_b.pickle"));
+    let (fa, fb) = (
+        live_folded(&a, Some(0), false),
+        live_folded(&b, Some(0), false),
+    );
+    let e = |f: &str, v: u64| (vec![f.to_string()], v);
+    assert_eq!(
+        fa,
+        vec![
+            e(GROW, 512),
+            e(SHRINK, 2048),
+            e(GONE, 512),
+            e("/m/model.py:50:same", 512),
+            e(NO_FRAMES, 1024)
+        ]
+    );
+    assert_eq!(
+        fb,
+        vec![
+            e(GROW, 1536),
+            e(SHRINK, 1024),
+            e(NEW, 2512),
+            e("/m/model.py:50:same", 512)
+        ]
+    );
+    assert_eq!(
+        diff_folded_text(&fa, &fb),
+        format!(
+            "{GROW} 512 1536\n{SHRINK} 2048 1024\n{NEW} 0 2512\n{GONE} 512 0\n/m/model.py:50:same 512 512\n{NO_FRAMES} 1024 0\n"
+        )
+    );
+    let t = FlameTree::build_diff(&fa, &fb, ValueUnit::Bytes);
+    // Live totals: A 4608, B 5584; widths 1536 + 2048 + 2512 + 512 + 512 + 1024.
+    assert_eq!(t.root().pair, [4608, 5584]);
+    assert_eq!(t.root().total, 8144);
+    let node = |name: &str| t.nodes.iter().find(|n| n.name == name).expect("node");
+    assert_eq!(node(GONE).pair, [512, 0]);
+    assert_eq!(node(GONE).total, 512);
+    assert_eq!(node(NEW).pair, [0, 2512]);
+    // Σ (b − a) over the diff's groups = the root's b − a.
+    let d = diff(&a, &b, Some(0));
+    let sum: i128 = d
+        .groups
+        .iter()
+        .map(|g| i128::from(g.bytes_b) - i128::from(g.bytes_a))
+        .sum();
+    assert_eq!(sum, 5584 - 4608);
+    // The CLI prints the same text.
+    let (pa, pb) = (
+        path_str(&planted("diff_a.pickle")),
+        path_str(&planted("diff_b.pickle")),
+    );
+    let (code, out, err) = memviz(&["diff", &pa, &pb, "--device", "0", "--folded"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, diff_folded_text(&fa, &fb));
+}
+
+/// A corpus file's diff flamegraph against itself: every node has equal sides, and the root's
+/// sides are the file's live bytes.
+#[test]
+fn corpus_diff_flamegraph_against_itself() {
+    use memviz_analysis::diff::live_folded;
+    use memviz_analysis::flame::{FlameTree, ValueUnit};
+    for path in corpus_files() {
+        let s = load_path(&path);
+        let f = live_folded(&s, None, false);
+        let t = FlameTree::build_diff(&f, &f, ValueUnit::Bytes);
+        let live: u64 = s
+            .segments
+            .iter()
+            .flat_map(|seg| s.segment_blocks(seg))
+            .filter(|b| b.state == memviz_snapshot::BlockState::ActiveAllocated)
+            .map(|b| b.requested_size)
+            .sum();
+        assert_eq!(t.root().pair, [live, live], "{}", path.display());
+        assert!(t
+            .nodes
+            .iter()
+            .all(|n| n.pair[0] == n.pair[1] && n.total == n.pair[0]));
+    }
+}
+
 /// Timing on two 150 MB synthetic snapshots (release): `cargo test --release -p memviz-cli
 /// --test diff -- --ignored --nocapture`. Needs target/bench/snap_150mb.pickle and
 /// snap_151mb.pickle (`python3 tests/fixtures/generate.py large --mb 151 …`: another seed).

@@ -283,6 +283,52 @@ fn phase_pairing() {
     assert!(annotate_events(&snap, 7).is_empty());
 }
 
+/// An `annotate` event is shown on the allocation it labels: event 35 annotates L1 (alloc at
+/// event 4, never freed), so L1's tooltip ends with the annotation and a search for its text
+/// finds L1 alone; the other allocations (among them L2, allocated after L1 at another
+/// address) carry no annotation.
+#[test]
+fn annotate_event_on_its_allocation() {
+    use memviz_analysis::search::{parse_query, search};
+    use memviz_analysis::timeline::Origin;
+    use memviz_analysis::tooltip::{tooltip, TooltipContext, ANNOTATED};
+    let snap = load_path(&planted("phases.pickle"));
+    let tl = timeline::build(&snap, 0);
+    let layout = Layout::build(&tl, LayoutOptions::default());
+    let ctx = TooltipContext::new(&snap, 0);
+    let l1 = tl
+        .elements
+        .iter()
+        .position(|e| e.origin == Origin::Alloc { event: 4 })
+        .expect("L1") as u32;
+    for e in 0..tl.elements.len() as u32 {
+        let tip = tooltip(&snap, &ctx, &tl, &layout, e).expect("test value");
+        let has = tip.details.iter().any(|d| d.starts_with(ANNOTATED));
+        assert_eq!(has, e == l1, "element {e}: {:?}", tip.details);
+        if e == l1 {
+            let at = tip
+                .details
+                .iter()
+                .position(|d| d.starts_with(ANNOTATED))
+                .expect("test value");
+            assert_eq!(
+                tip.details[at..],
+                [format!("{ANNOTATED} (event 35):"), "  tag".to_string()]
+            );
+            assert!(tip.text().contains("Annotated (event 35):\n  tag"));
+        }
+    }
+    let r = search(&snap, 0, &tl, &parse_query("tag").expect("test value"));
+    assert_eq!(r.elements, [l1]);
+    // Without the annotate event nothing is annotated and nothing matches.
+    let plain = load_path(&planted("leak.pickle"));
+    let tl2 = timeline::build(&plain, 0);
+    assert_eq!(
+        search(&plain, 0, &tl2, &parse_query("tag").expect("test value")).count,
+        0
+    );
+}
+
 fn all_files() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = SMALL_FIXTURES.iter().map(|f| fixture(f)).collect();
     files.extend(

@@ -299,6 +299,7 @@ impl App {
             self.show_state = false;
             self.hover = None;
             self.ensure_flame_view();
+            self.sync_flame_matches();
         } else if kind == ViewKind::State {
             self.show_state = true;
             self.hover = None;
@@ -342,10 +343,61 @@ impl App {
             .devices
             .entry((device, ViewKind::Active))
             .or_insert_with(|| build_device(&f.snap, device, ViewKind::Active, &geom, cols));
-        self.flame_view = Some((
-            key,
-            FlameView::new(&f.snap, device, &data.timeline, &data.layout, &geom),
-        ));
+        let mut fv = FlameView::new(&f.snap, device, &data.timeline, &data.layout, &geom);
+        if data.highlight.is_some() {
+            fv.set_matches(
+                &f.snap,
+                device,
+                &data.timeline,
+                &data.layout,
+                data.highlight.clone(),
+            );
+        }
+        self.flame_view = Some((key, fv));
+    }
+
+    /// Gives the flamegraph the Active Memory Timeline's highlight (search matches, a source
+    /// line's allocations) of the current (file, device).
+    fn sync_flame_matches(&mut self) {
+        let device = self.device;
+        let Some(((cur, dev), fv)) = self.flame_view.as_mut() else {
+            return;
+        };
+        if (*cur, *dev) != (self.current, device) {
+            return;
+        }
+        let Some(f) = self.files.get(*cur) else {
+            return;
+        };
+        if let Some(d) = f.devices.get(&(device, ViewKind::Active)) {
+            fv.set_matches(&f.snap, device, &d.timeline, &d.layout, d.highlight.clone());
+            self.needs_redraw = true;
+        }
+    }
+
+    /// Shows the diff flamegraph of files `a` and `b` (live allocations of the final state, all
+    /// devices; `all_frames`: every frame) in the flamegraph view. Returns its state JSON
+    /// (`null` for an unknown file).
+    pub fn flame_diff(&mut self, a: usize, b: usize, all_frames: bool) -> String {
+        use memviz_analysis::diff::live_folded;
+        use memviz_analysis::flame::{FlameTree, ValueUnit};
+        let tree = {
+            let (Some(fa), Some(fb)) = (self.files.get(a), self.files.get(b)) else {
+                return "null".into();
+            };
+            let tree = FlameTree::build_diff(
+                &live_folded(&fa.snap, None, all_frames),
+                &live_folded(&fb.snap, None, all_frames),
+                ValueUnit::Bytes,
+            );
+            (tree, fa.name.clone(), fb.name.clone())
+        };
+        self.set_view(ViewKind::Flame);
+        self.needs_redraw = true;
+        match self.flame_view.as_mut() {
+            Some((_, fv)) => fv.show_diff(tree.0, &tree.1, &tree.2),
+            None => "null".into(),
+        }
     }
 
     /// The flamegraph shown, when the flamegraph view is on.
@@ -362,16 +414,13 @@ impl App {
     }
 
     /// Rebuilds the flamegraph at a moment: `at` = `peak`, `click` (the last clicked timestep,
-    /// else the peak) or a timestep number; `lifetime`: bytes × lifetime over the trace.
-    /// Returns the flamegraph state JSON.
+    /// else the peak) or a timestep number; `lifetime`: bytes × lifetime over the trace. A time
+    /// range gives bytes × lifetime within it: `at` = `range:<from>:<to>` (timesteps, half-open)
+    /// or `phase:<i>` (the range of phase `i` of [`App::flame_phases`]). Returns the flamegraph
+    /// state JSON.
     pub fn flame_set(&mut self, at: &str, lifetime: bool, all_frames: bool) -> String {
-        use memviz_analysis::flame::At;
+        use memviz_analysis::flame::{At, FlameOptions};
         self.ensure_flame_view();
-        let moment = match at {
-            "click" => self.last_click_step.map_or(At::Peak, At::Step),
-            "peak" | "" => At::Peak,
-            n => n.parse::<u32>().map_or(At::Peak, At::Step),
-        };
         let device = self.device;
         let Some(f) = self.files.get(self.current) else {
             return "null".into();
@@ -382,16 +431,55 @@ impl App {
         ) else {
             return "null".into();
         };
+        let range = if let Some(i) = at.strip_prefix("phase:") {
+            i.parse::<usize>()
+                .ok()
+                .and_then(|i| d.phases.get(i))
+                .map(|(p, _)| (p.start_step, p.end_step))
+        } else if let Some(r) = at.strip_prefix("range:") {
+            let mut it = r.split(':').map(|x| x.parse::<u32>().ok());
+            match (it.next().flatten(), it.next().flatten()) {
+                (Some(a), Some(b)) if a <= b => Some((a, b)),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        let moment = match at {
+            "click" => self.last_click_step.map_or(At::Peak, At::Step),
+            n => n.parse::<u32>().map_or(At::Peak, At::Step),
+        };
         self.needs_redraw = true;
-        fv.set_moment(
-            &f.snap,
-            device,
-            &d.timeline,
-            &d.layout,
-            moment,
-            lifetime,
+        let opts = FlameOptions {
             all_frames,
-        )
+            lifetime: lifetime || range.is_some(),
+            step_range: range,
+        };
+        fv.set_options(&f.snap, device, &d.timeline, &d.layout, moment, opts)
+    }
+
+    /// The `external_annotations` phases of the current device's Active Memory Timeline (time
+    /// ranges for [`App::flame_set`]), JSON `[{index, name, start_step, end_step}]`, at most
+    /// 1000, in start order.
+    #[must_use]
+    pub fn flame_phases(&self) -> String {
+        let Some(d) = self
+            .files
+            .get(self.current)
+            .and_then(|f| f.devices.get(&(self.device, ViewKind::Active)))
+        else {
+            return "[]".into();
+        };
+        let list: Vec<serde_json::Value> = d
+            .phases
+            .iter()
+            .enumerate()
+            .take(1000)
+            .map(|(i, (p, _))| {
+                json!({"index": i, "name": p.name, "start_step": p.start_step, "end_step": p.end_step})
+            })
+            .collect();
+        json!(list).to_string()
     }
 
     /// The flamegraph's breadcrumb, labels and state, JSON `{breadcrumb, labels, state}`.
@@ -526,14 +614,16 @@ impl App {
     /// Highlights `elements` of the current timeline (the others faint grey, or hidden when
     /// `only`); `None` clears. The scene is rebuilt with the new colours.
     pub fn set_highlight(&mut self, elements: Option<Vec<u32>>, only: bool) {
+        let key = (self.device, self.timeline_kind());
         let Some(d) = self
             .files
             .get_mut(self.current)
-            .and_then(|f| f.devices.get_mut(&(self.device, self.kind)))
+            .and_then(|f| f.devices.get_mut(&key))
         else {
             return;
         };
         match elements {
+            None if d.highlight.is_none() => return,
             None => {
                 d.highlight = None;
                 d.colors.clone_from(&d.base_colors);
@@ -562,6 +652,19 @@ impl App {
         self.needs_redraw = true;
         if self.is_windowed() {
             self.unsettled_since = Some(None);
+        }
+        if self.show_flame {
+            self.sync_flame_matches();
+        }
+    }
+
+    /// The timeline that search, the line table and highlights work on: the Active Memory
+    /// Timeline while the flamegraph (built from it) is shown, else the timeline kind shown.
+    fn timeline_kind(&self) -> ViewKind {
+        if self.show_flame {
+            ViewKind::Active
+        } else {
+            self.kind
         }
     }
 
@@ -787,7 +890,7 @@ impl App {
     /// The highlighted element count, when a highlight is set.
     #[must_use]
     pub fn highlighted(&self) -> Option<usize> {
-        self.data()?.highlight.as_ref().map(|(e, _)| e.len())
+        self.parts()?.1.highlight.as_ref().map(|(e, _)| e.len())
     }
 
     fn data(&self) -> Option<&DeviceData> {
@@ -797,9 +900,13 @@ impl App {
             .get(&(self.device, self.kind))
     }
 
+    /// The snapshot and the data of [`App::timeline_kind`] (what search and the tables use).
     fn parts(&self) -> Option<(&Snapshot, &DeviceData)> {
         let f = self.files.get(self.current)?;
-        Some((&f.snap, f.devices.get(&(self.device, self.kind))?))
+        Some((
+            &f.snap,
+            f.devices.get(&(self.device, self.timeline_kind()))?,
+        ))
     }
 
     /// The layout of the current device.

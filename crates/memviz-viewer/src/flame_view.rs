@@ -60,6 +60,28 @@ const BATCH_RECTS: usize = 1 << 15;
 
 const HOVER_EDGE: u32 = rgba(30, 100, 220, 255);
 const BG: u32 = rgba(255, 255, 255, 255);
+/// Nodes without search matches.
+const DIM: u32 = rgba(226, 226, 226, 255);
+/// A diff node whose sides are equal.
+const SAME: u32 = rgba(214, 214, 214, 255);
+
+/// The colour of a diff node with `a` bytes in A and `b` in B: [`SAME`] when equal, else
+/// mixed from it toward red (growth) or blue (shrink) by `0.3 + 0.7 · |b − a| / max(a, b)`.
+#[must_use]
+pub fn diff_color(a: u64, b: u64) -> u32 {
+    if a == b {
+        return SAME;
+    }
+    let rel = a.abs_diff(b) as f64 / a.max(b) as f64;
+    let t = 0.3 + 0.7 * rel.clamp(0.0, 1.0);
+    let to: [f64; 3] = if b > a {
+        [214.0, 39.0, 40.0]
+    } else {
+        [31.0, 119.0, 180.0]
+    };
+    let mix = |i: usize| (214.0 + (to[i] - 214.0) * t).round() as u8;
+    rgba(mix(0), mix(1), mix(2), 255)
+}
 
 /// The colour of a frame name: flamegraph.pl's "hot" palette (reds, oranges, yellows) driven by
 /// the bytes of `hash` (deterministic).
@@ -128,6 +150,10 @@ pub struct FlameView {
     batches: Vec<Batch>,
     /// Time of the last tree build (folded stacks + tree), ms.
     pub build_ms: f64,
+    /// Search matches (sorted element ids of the Active Memory Timeline) and "only matches".
+    matches: Option<(Vec<u32>, bool)>,
+    /// Names of files A and B while a diff tree is shown.
+    diff: Option<(String, String)>,
 }
 
 impl FlameView {
@@ -153,6 +179,8 @@ impl FlameView {
             generation: 0,
             batches: Vec::new(),
             build_ms: 0.0,
+            matches: None,
+            diff: None,
         };
         v.set_options(
             snap,
@@ -198,24 +226,126 @@ impl FlameView {
         at: At,
         opts: FlameOptions,
     ) -> String {
+        self.at = at;
+        self.opts = opts;
+        self.diff = None;
+        self.rebuild_tree(snap, device, timeline, layout, false);
+        self.state_json().to_string()
+    }
+
+    /// Marks search matches (element ids of the Active Memory Timeline this view was built
+    /// from): nodes with matched bytes keep their colour, the others turn faint grey; `only`
+    /// draws the flamegraph of the matches alone. `None` clears. The moment, options and (when
+    /// the frame path still exists) the zoom are kept; the same matches again change nothing.
+    pub fn set_matches(
+        &mut self,
+        snap: &Snapshot,
+        device: i64,
+        timeline: &Timeline,
+        layout: &Layout,
+        matches: Option<(Vec<u32>, bool)>,
+    ) {
+        let matches = matches.map(|(mut els, only)| {
+            els.sort_unstable();
+            els.dedup();
+            (els, only)
+        });
+        if matches == self.matches {
+            return;
+        }
+        self.matches = matches;
+        if self.diff.is_none() {
+            self.rebuild_tree(snap, device, timeline, layout, true);
+        }
+    }
+
+    /// Shows a diff tree ([`FlameTree::build_diff`]) of files `a` and `b`: red where B grew,
+    /// blue where it shrank, grey where equal; widths are the larger side. Set a moment
+    /// ([`FlameView::set_options`]) to leave it.
+    pub fn show_diff(&mut self, tree: FlameTree, a: &str, b: &str) -> String {
+        self.tree = tree;
+        self.diff = Some((a.to_owned(), b.to_owned()));
+        self.at_step = None;
+        self.zoom_root = 0;
+        self.hover = None;
+        self.pane.cancel_drag();
+        self.rebuild_scene(true);
+        self.state_json().to_string()
+    }
+
+    /// Rebuilds the tree at `self.at` with `self.opts` and the matches; `keep_zoom`: zoom to
+    /// the same frame path again when it exists, else the root.
+    fn rebuild_tree(
+        &mut self,
+        snap: &Snapshot,
+        device: i64,
+        timeline: &Timeline,
+        layout: &Layout,
+        keep_zoom: bool,
+    ) {
         let t0 = crate::scene::now_ms();
-        let entries = flame::folded(snap, device, timeline, layout, at, &opts);
+        let path: Vec<String> = if keep_zoom {
+            self.stack_of(self.zoom_root)
+        } else {
+            Vec::new()
+        };
+        let (at, opts) = (self.at, self.opts);
         let unit = if opts.lifetime {
             ValueUnit::ByteSteps
         } else {
             ValueUnit::Bytes
         };
-        self.tree = FlameTree::build(&entries, unit);
+        self.tree = match &self.matches {
+            None => FlameTree::build(
+                &flame::folded(snap, device, timeline, layout, at, &opts),
+                unit,
+            ),
+            Some((els, only)) => {
+                let hits = flame::folded_of(snap, device, timeline, layout, at, &opts, Some(els));
+                if *only {
+                    FlameTree::build_marked(&hits, &hits, unit)
+                } else {
+                    let all = flame::folded(snap, device, timeline, layout, at, &opts);
+                    FlameTree::build_marked(&all, &hits, unit)
+                }
+            }
+        };
         let events = snap.trace(device).map_or(0, |t| t.len());
         self.at_step = flame::resolve(layout, events, at).ok().map(|m| m.step);
-        self.at = at;
-        self.opts = opts;
-        self.zoom_root = 0;
+        self.zoom_root = self.find_path(&path).unwrap_or(0);
         self.hover = None;
         self.pane.cancel_drag();
-        self.rebuild_scene(true);
+        self.rebuild_scene(!keep_zoom);
         self.build_ms = crate::scene::now_ms() - t0;
-        self.state_json().to_string()
+    }
+
+    /// The node reached from the root through children named `path`, if any.
+    fn find_path(&self, path: &[String]) -> Option<NodeId> {
+        let mut cur: NodeId = 0;
+        for name in path {
+            let n = self.tree.node(cur)?;
+            cur = *n
+                .children
+                .iter()
+                .find(|&&c| self.tree.node(c).is_some_and(|c| &c.name == name))?;
+        }
+        Some(cur)
+    }
+
+    /// The colour of a node: the warm palette; in a marked tree faint grey when nothing under it
+    /// matched; in a diff tree red (B grew) or blue (B shrank), stronger with the relative
+    /// change, grey when equal.
+    fn node_color(&self, r: &FlameRect) -> u32 {
+        let Some(n) = self.tree.node(r.node) else {
+            return warm_color(r.color_hash);
+        };
+        if self.tree.diff {
+            return diff_color(n.pair[0], n.pair[1]);
+        }
+        if self.tree.marked && n.matched == 0 {
+            return DIM;
+        }
+        warm_color(r.color_hash)
     }
 
     /// The whole tree (node ids of every method are ids of it).
@@ -283,7 +413,7 @@ impl FlameView {
                         bbox[2].min(b),
                         bbox[3].max(t),
                     ];
-                    let color = warm_color(r.color_hash);
+                    let color = self.node_color(r);
                     Trapezoid::rect(x0 as f32, x1 as f32, b as f32, t as f32, color)
                 })
                 .collect();
@@ -703,6 +833,18 @@ impl FlameView {
             "hover": self.hover,
             "generation": self.generation,
             "build_ms": self.build_ms,
+            "matched": self.tree.marked.then(|| self.tree.root().matched),
+            "matched_text": self.tree.marked.then(|| value_text(self.tree.unit, self.tree.root().matched)),
+            "only_matches": self.matches.as_ref().map(|m| m.1),
+            "diff": self.diff.as_ref().map(|(a, b)| json!({
+                "a": a,
+                "b": b,
+                "a_total": self.tree.root().pair[0],
+                "b_total": self.tree.root().pair[1],
+                "a_text": value_text(self.tree.unit, self.tree.root().pair[0]),
+                "b_text": value_text(self.tree.unit, self.tree.root().pair[1]),
+                "delta_text": self.tree.delta_text(self.tree.root().pair[0], self.tree.root().pair[1]),
+            })),
         })
     }
 }

@@ -472,3 +472,238 @@ fn screenshot_flame() {
     let zoomed = render(&v, &mut off);
     write_png(&zoomed, "viewer_flame_zoomed.png");
 }
+
+/// Search matches on the flamegraph: with the timeline's matches set, the tree is the same and
+/// each node's matched bytes are the live bytes at the peak of the matched elements under it
+/// (derived here from the live set and the stacks); unmatched nodes are drawn faint grey, the
+/// zoom survives, "only matches" draws the matches alone, and clearing restores the colours.
+#[test]
+fn search_matches_on_the_flamegraph() {
+    use memviz_analysis::flame::{self, stack_frames};
+    use memviz_analysis::frames::element_stack;
+    use memviz_analysis::search::{parse_query, search};
+    let d = dev(&fixture("proto2_cxx.pickle"));
+    let mut v = view(&d, 1200.0, 700.0);
+    let plain = v.tree().clone();
+    let colors = |v: &FlameView| -> Vec<u32> {
+        v.batches()
+            .1
+            .iter()
+            .flat_map(|b| b.instances.iter().map(|t| t.color))
+            .collect()
+    };
+    let plain_colors = colors(&v);
+    // The function name of a big frame whose search matches some but not all elements.
+    let mut leaves: Vec<_> = plain.nodes.iter().filter(|n| n.depth >= 2).collect();
+    leaves.sort_by_key(|n| std::cmp::Reverse(n.total));
+    let r = leaves
+        .iter()
+        .find_map(|n| {
+            let q = parse_query(short_name(&n.name)).ok()?;
+            let r = search(&d.snap, d.device, &d.tl, &q);
+            (r.count > 0 && r.count < d.tl.elements.len() / 2).then_some(r)
+        })
+        .expect("a selective leaf name");
+    // Zoom into the root's first child, then mark.
+    let first = plain.root().children[0];
+    assert!(v.zoom_to(first));
+    v.set_matches(
+        &d.snap,
+        d.device,
+        &d.tl,
+        &d.layout,
+        Some((r.elements.clone(), false)),
+    );
+    assert_eq!(v.zoom_root(), first, "the zoom path survives");
+    let t = v.tree().clone();
+    assert!(t.marked);
+    assert_eq!(t.nodes.len(), plain.nodes.len());
+    // Expected matched bytes per root-first frame path.
+    let moment =
+        flame::resolve(&d.layout, d.snap.trace(d.device).unwrap().len(), At::Peak).unwrap();
+    let mut want: std::collections::HashMap<Vec<String>, u64> = Default::default();
+    for e in flame::live_elements(&d.tl, &d.layout, &moment) {
+        if r.elements.binary_search(&e).is_err() {
+            continue;
+        }
+        let el = &d.tl.elements[e as usize];
+        let frames = stack_frames(&d.snap, element_stack(&d.snap, d.device, el), false);
+        for k in 0..=frames.len() {
+            *want.entry(frames[..k].to_vec()).or_insert(0) += d.layout.height_bytes(e);
+        }
+    }
+    let path_of = |id: u32| -> Vec<String> {
+        t.breadcrumb(id)
+            .into_iter()
+            .skip(1)
+            .map(|n| t.node(n).unwrap().name.clone())
+            .collect()
+    };
+    let mut marked = 0;
+    for (id, n) in t.nodes.iter().enumerate() {
+        let w = want.get(&path_of(id as u32)).copied().unwrap_or(0);
+        assert_eq!(n.matched, w, "node {id} {}", n.name);
+        marked += usize::from(w > 0);
+    }
+    assert!(marked >= 2 && marked < t.nodes.len(), "{marked}");
+    let st = v.state_json();
+    assert_eq!(st["matched"].as_u64(), Some(want[&Vec::new()]));
+    assert_eq!(st["only_matches"], false);
+    // Colours: unmatched rects are the faint grey, matched ones keep the plain colour.
+    v.zoom_to(0);
+    let now = colors(&v);
+    let faint = memviz_render::rgba(226, 226, 226, 255);
+    for (i, r) in v.rects().iter().enumerate() {
+        if t.node(r.node).unwrap().matched == 0 {
+            assert_eq!(now[i], faint);
+        } else {
+            assert_eq!(now[i], plain_colors[i]);
+        }
+    }
+    // Only matches: the tree of the matches alone.
+    v.set_matches(
+        &d.snap,
+        d.device,
+        &d.tl,
+        &d.layout,
+        Some((r.elements.clone(), true)),
+    );
+    assert_eq!(v.tree().grand_total, want[&Vec::new()]);
+    assert!(v.tree().nodes.iter().all(|n| n.matched == n.total));
+    // The hover text says what matched.
+    let c = v.node_center_css(0).unwrap();
+    let tip = json(&v.pointer_move(&d.snap, c[0], c[1]).unwrap());
+    assert!(tip["info"]["matched_text"].is_string(), "{tip}");
+    // Cleared.
+    v.set_matches(&d.snap, d.device, &d.tl, &d.layout, None);
+    assert_eq!(v.tree(), &plain);
+    assert_eq!(colors(&v), plain_colors);
+    assert!(v.state_json()["matched"].is_null());
+}
+
+/// The diff flamegraph: red where B grew, blue where it shrank, grey where equal, on screen;
+/// setting a moment leaves it.
+#[test]
+fn diff_flamegraph_colours() {
+    use memviz_analysis::flame::{FlameTree, ValueUnit};
+    use memviz_viewer::flame_view::diff_color;
+    let e = |f: &[&str], v: u64| (f.iter().map(|s| s.to_string()).collect::<Vec<_>>(), v);
+    let a = [
+        e(&["m", "grow"], 100),
+        e(&["m", "same"], 100),
+        e(&["gone"], 100),
+    ];
+    let b = [e(&["m", "grow"], 300), e(&["m", "same"], 100)];
+    let tree = FlameTree::build_diff(&a, &b, ValueUnit::Bytes);
+    let d = dev(&fixture("proto2_cxx.pickle"));
+    let mut v = view(&d, 900.0, 400.0);
+    let st = json(&v.show_diff(tree, "a.pickle", "b.pickle"));
+    assert_eq!(st["diff"]["a"], "a.pickle");
+    assert_eq!(st["diff"]["a_total"], 300);
+    assert_eq!(st["diff"]["b_total"], 400);
+    assert_eq!(st["total_bytes"], 500);
+    assert_eq!(diff_color(5, 5), memviz_render::rgba(214, 214, 214, 255));
+    let red = diff_color(100, 300);
+    let px = |c: u32| c.to_le_bytes();
+    assert!(px(red)[0] > px(red)[2] + 80, "{:?}", px(red));
+    let blue = diff_color(100, 0);
+    assert_eq!(px(blue)[..3], [31, 119, 180], "all gone: the full blue");
+    let node = |name: &str| v.tree().nodes.iter().position(|n| n.name == name).unwrap() as u32;
+    let tip = json(&v.node_tooltip_json(node("grow")).unwrap());
+    assert_eq!(tip["info"]["a"], 100);
+    assert_eq!(tip["info"]["b"], 300);
+    assert!(tip["info"]["delta_text"].as_str().unwrap().starts_with('+'));
+    if let Some(mut off) = offscreen("diff_flamegraph") {
+        let img = render(&v, &mut off);
+        write_png(&img, "viewer_flame_diff.png");
+        for (name, want) in [("grow", red), ("gone", blue), ("same", diff_color(1, 1))] {
+            let c = v.node_center_css(node(name)).unwrap();
+            let p = img.pixel(c[0] as u32, c[1] as u32).unwrap();
+            let w = px(want);
+            assert!(
+                (0..3).all(|i| p[i].abs_diff(w[i]) <= 3),
+                "{name}: {p:?} vs {w:?}"
+            );
+        }
+    }
+    // A moment leaves the diff.
+    let st = json(&v.set_moment(&d.snap, d.device, &d.tl, &d.layout, At::Peak, false, false));
+    assert!(st["diff"].is_null());
+    assert_eq!(st["total_bytes"].as_u64(), Some(d.layout.peak_bytes));
+}
+
+/// Through [`memviz_viewer::App`]: a search while the flamegraph is shown marks it (and works on
+/// the Active Memory Timeline, whatever timeline was shown before), switching views keeps it
+/// until cleared; a phase is a time range (its bytes × lifetime equal the area under the
+/// outline over the phase's timesteps); the diff flamegraph of two opened files.
+#[test]
+fn app_search_phase_range_and_diff() {
+    use memviz_viewer::ViewKind;
+    let path = fixture("proto5.pickle");
+    let mut app = load_app(&path);
+    app.resize(1000.0, 600.0, 1.0);
+    app.set_view(ViewKind::Segments);
+    app.set_view(ViewKind::Flame);
+    let st = json(&app.flame_info())["state"].clone();
+    assert!(st["matched"].is_null());
+    let peak = st["total_bytes"].as_u64().unwrap();
+    // Search for something every allocation has: all of the peak is matched.
+    let r = json(&app.search("/./", false));
+    assert!(r["count"].as_u64().unwrap() > 0);
+    let st = json(&app.flame_info())["state"].clone();
+    assert_eq!(st["matched"].as_u64(), Some(peak), "{st}");
+    // A search that matches nothing: nothing matched; only matches → an empty tree.
+    json(&app.search("no such frame anywhere", true));
+    let st = json(&app.flame_info())["state"].clone();
+    assert_eq!(st["matched"].as_u64(), Some(0));
+    assert_eq!(st["total_bytes"].as_u64(), Some(0));
+    assert_eq!(st["only_matches"], true);
+    // The Active timeline carries the highlight; clearing clears the flamegraph too.
+    app.set_view(ViewKind::Active);
+    assert_eq!(app.highlighted(), Some(0));
+    app.set_view(ViewKind::Flame);
+    app.set_highlight(None, false);
+    let st = json(&app.flame_info())["state"].clone();
+    assert!(st["matched"].is_null());
+    assert_eq!(st["total_bytes"].as_u64(), Some(peak));
+    // Phases as time ranges.
+    let phases = json(&app.flame_phases());
+    let phases = phases.as_array().unwrap();
+    assert!(!phases.is_empty());
+    let layout = app.layout().unwrap().clone();
+    for p in phases {
+        let (a, b) = (
+            p["start_step"].as_u64().unwrap() as usize,
+            p["end_step"].as_u64().unwrap() as usize,
+        );
+        let st = json(&app.flame_set(&format!("phase:{}", p["index"]), false, false));
+        let area: u64 = layout.live_at_step[a..b].iter().sum();
+        assert_eq!(st["total_bytes"].as_u64(), Some(area), "{p}");
+        assert_eq!(st["unit"], "byte_steps");
+        assert_eq!(st["step_range"], serde_json::json!([a, b]));
+        let st = json(&app.flame_set(&format!("range:{a}:{b}"), false, false));
+        assert_eq!(st["total_bytes"].as_u64(), Some(area));
+    }
+    // A bad range is the peak again.
+    let st = json(&app.flame_set("range:9:1", false, false));
+    assert_eq!(st["total_bytes"].as_u64(), Some(peak));
+    // The diff flamegraph of the file against a second, different file.
+    let bytes = std::fs::read(fixture("proto2_cxx.pickle")).unwrap();
+    app.add_file("b.pickle", memviz_snapshot::load_slice(&bytes).unwrap());
+    let st = json(&app.flame_diff(0, 1, false));
+    assert_eq!(app.view(), ViewKind::Flame);
+    assert_eq!(st["diff"]["a"], "proto5.pickle");
+    assert_eq!(st["diff"]["b"], "b.pickle");
+    let live = |i: usize| -> u64 {
+        let s = app.file_snapshot(i).unwrap();
+        s.segments
+            .iter()
+            .flat_map(|seg| s.segment_blocks(seg))
+            .filter(|b| b.state == memviz_snapshot::BlockState::ActiveAllocated)
+            .map(|b| b.requested_size)
+            .sum()
+    };
+    assert_eq!(st["diff"]["a_total"].as_u64(), Some(live(0)));
+    assert_eq!(st["diff"]["b_total"].as_u64(), Some(live(1)));
+    assert_eq!(app.flame_diff(0, 7, false), "null");
+}

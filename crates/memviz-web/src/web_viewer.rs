@@ -302,12 +302,29 @@ impl WebViewer {
         self.core.files_json()
     }
 
-    /// Rebuilds the flamegraph: `at` = `peak`, `click` (the last clicked timestep) or a
-    /// timestep; `lifetime`: bytes × lifetime. Returns its state JSON.
+    /// Rebuilds the flamegraph: `at` = `peak`, `click` (the last clicked timestep), a
+    /// timestep, `range:<from>:<to>` or `phase:<i>` (bytes × lifetime within a time range);
+    /// `lifetime`: bytes × lifetime over the trace. Returns its state JSON.
     pub fn flame_set(&mut self, at: &str, lifetime: bool, all_frames: bool) -> String {
         self.core.app().map_or_else(
             || "null".to_owned(),
             |a| a.flame_set(at, lifetime, all_frames),
+        )
+    }
+
+    /// The annotation phases usable as flamegraph time ranges, JSON.
+    pub fn flame_phases(&mut self) -> String {
+        self.core
+            .app()
+            .map_or_else(|| "[]".to_owned(), |a| a.flame_phases())
+    }
+
+    /// Shows the diff flamegraph of opened files `a` and `b` (live allocations at the end).
+    /// Returns its state JSON.
+    pub fn flame_diff(&mut self, a: u32, b: u32, all_frames: bool) -> String {
+        self.core.app().map_or_else(
+            || "null".to_owned(),
+            |app| app.flame_diff(a as usize, b as usize, all_frames),
         )
     }
 

@@ -42,6 +42,10 @@ commands:
                           the page in headless Chromium (default sizes 10 150 500): drop -> first
                           frame, zoom/pan step times, wasm/JS memory and process RSS, for WebGL2
                           and WebGPU (SwiftShader), against the native CLI; a markdown table
+  bench-analysis [SIZES_MB...]
+                          the analyses after load (default sizes 150 500): state history
+                          selection vs a full undo (state_bench), flamegraph, search, lines,
+                          leaks, diff of two 150 MB snapshots (find_bench), as JSON lines
   fuzz [--secs 60]        run the `unpickle` cargo-fuzz target in tests/fuzz (needs nightly)
 ";
 
@@ -63,6 +67,9 @@ fn main() -> ExitCode {
         "test" => no_options(rest).and_then(|()| test()),
         "bench" => parse_sizes(rest).and_then(|sizes| bench(&sizes)),
         "bench-page" => parse_positional_sizes(rest).and_then(|sizes| bench_page(&sizes)),
+        "bench-analysis" => {
+            parse_positional_sizes_or(rest, &[150, 500]).and_then(|sizes| bench_analysis(&sizes))
+        }
         "fuzz" => parse_u64_option(rest, "--secs", 60).and_then(fuzz),
         "help" | "-h" | "--help" => {
             print!("{USAGE}");
@@ -155,8 +162,13 @@ fn parse_sizes(rest: &[String]) -> Result<Vec<u64>> {
 
 /// Positional sizes in MB (`bench-page 10 150`); none: 10 150 500.
 fn parse_positional_sizes(rest: &[String]) -> Result<Vec<u64>> {
+    parse_positional_sizes_or(rest, &[10, 150, 500])
+}
+
+/// Positional sizes in MB, `default` when none.
+fn parse_positional_sizes_or(rest: &[String], default: &[u64]) -> Result<Vec<u64>> {
     if rest.is_empty() {
-        return Ok(vec![10, 150, 500]);
+        return Ok(default.to_vec());
     }
     rest.iter()
         .map(|s| {
@@ -737,6 +749,51 @@ which also builds the summary). CPython: best of 3 `pickle.loads` of the bytes a
 }
 
 // ---------------------------------------------------------------------------------------------
+// bench-analysis
+
+/// `state_bench` and `find_bench` (memviz-analysis examples, release) on each size; the first
+/// size also diffs against a second snapshot one MB larger (another seed).
+fn bench_analysis(sizes_mb: &[u64]) -> Result<()> {
+    let mut steps = Steps::new("bench-analysis", 3);
+    steps.step("examples (release)", || {
+        run(cmd(
+            "cargo",
+            [
+                "build",
+                "--release",
+                "-p",
+                "memviz-analysis",
+                "--example",
+                "state_bench",
+                "--example",
+                "find_bench",
+            ],
+        ))
+    })?;
+    let mut files = Vec::new();
+    let mut other = None;
+    steps.step("benchmark snapshots in target/bench/", || {
+        files = bench_snapshots(sizes_mb)?;
+        if let Some(&first) = sizes_mb.first() {
+            other = bench_snapshots(&[first + 1])?.pop();
+        }
+        Ok(())
+    })?;
+    steps.step("measure", || {
+        for (i, file) in files.iter().enumerate() {
+            eprintln!("\n==> {file}");
+            run(cmd("target/release/examples/state_bench", [file.as_str()]))?;
+            let mut args = vec![file.clone()];
+            if i == 0 {
+                args.extend(other.clone());
+            }
+            run(cmd("target/release/examples/find_bench", args))?;
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
 // bench-page
 
 /// Where `bench-page` builds the page: its own copy of dist/, so that a concurrent `trunk build`

@@ -1,9 +1,11 @@
 //! `memviz diff A B [--device D] [--json]`: compare the live allocations (final
 //! `active_allocated` blocks, grouped by stack) and the segments of two snapshots
-//! ([`memviz_analysis::diff`]). All devices unless `--device`.
+//! ([`memviz_analysis::diff`]). All devices unless `--device`. `--folded` prints the live
+//! bytes of both files by stack instead, `frame;frame;… a b` per line (the differential folded
+//! format `flamegraph.pl` draws as a diff flamegraph; `--all-frames` keeps every frame).
 
 use crate::load;
-use memviz_analysis::diff::{diff, Diff, DiffGroup, SegmentKey};
+use memviz_analysis::diff::{diff, diff_folded_text, live_folded, Diff, DiffGroup, SegmentKey};
 use memviz_analysis::format::{count, size_short};
 
 /// Groups shown by the table.
@@ -18,7 +20,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "--device" => {
                 it.next();
             }
-            "--json" => {}
+            "--json" | "--folded" | "--all-frames" => {}
             s if s.starts_with("--") => {
                 return Err(format!("unknown option {s} (see memviz help)"))
             }
@@ -26,12 +28,22 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
     }
     let [file_a, file_b] = files.as_slice() else {
-        return Err("diff takes exactly two FILEs: memviz diff A B [--device D] [--json]".into());
+        return Err(
+            "diff takes exactly two FILEs: memviz diff A B [--device D] [--json | --folded]".into(),
+        );
     };
     let device = crate::device_option(args)?;
     let json = args.iter().any(|a| a == "--json");
     let a = load(file_a)?;
     let b = load(file_b)?;
+    if args.iter().any(|a| a == "--folded") {
+        let all = args.iter().any(|a| a == "--all-frames");
+        print!(
+            "{}",
+            diff_folded_text(&live_folded(&a, device, all), &live_folded(&b, device, all))
+        );
+        return Ok(());
+    }
     let d = diff(&a, &b, device);
     if json {
         let text = serde_json::to_string(&d).map_err(|e| format!("cannot write JSON: {e}"))?;

@@ -4,7 +4,9 @@
 //! speedscope), or with `--lifetime` bytes × timesteps over the whole trace. EVENT is an index
 //! into the device's trace as stored in the file (free pairs not merged; `memviz state` counts
 //! merged events). The default device is the one with the longest trace, as the viewer picks.
-//! `--json` prints `{"device","at_step","total_bytes","stacks":[{"frames":[…],"bytes":N}]}`
+//! `--range FROM:TO` (timesteps, half-open) or `--phase NAME` (the first `external_annotations`
+//! phase of that name, e.g. `ProfilerStep#3`) give bytes × timesteps within that time range
+//! (they imply `--lifetime`). `--json` prints `{"device","at_step","total_bytes","stacks":[{"frames":[…],"bytes":N}]}`
 //! (`at_step` is null with `--lifetime`; frames unescaped, root first).
 
 use crate::{load, one_file, option};
@@ -14,7 +16,7 @@ use memviz_analysis::timeline;
 use std::io::Write;
 
 const FOLDED_USAGE: &str =
-    "usage: memviz folded FILE [--device D] [--at peak|EVENT] [--all-frames] [--lifetime] [--json]";
+    "usage: memviz folded FILE [--device D] [--at peak|EVENT] [--all-frames] [--lifetime | --range FROM:TO | --phase NAME] [--json]";
 
 /// One line: the first line of `msg` and the command's usage.
 fn one_line(msg: &str) -> String {
@@ -36,15 +38,33 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let file = one_file(
         "folded",
         args,
-        &["--device", "--at"],
+        &["--device", "--at", "--range", "--phase"],
         &["--all-frames", "--lifetime", "--json"],
     )
     .map_err(|e| one_line(&e))?;
     let flag = |f: &str| args.iter().any(|a| a == f);
-    let opts = FlameOptions {
+    let range = match valued(args, "--range")? {
+        None => None,
+        Some(r) => {
+            let parsed = r
+                .split_once(':')
+                .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+                .filter(|(a, b)| a <= b);
+            Some(parsed.ok_or_else(|| {
+                one_line(&format!(
+                    "--range takes FROM:TO timesteps with FROM <= TO, not {r:?}"
+                ))
+            })?)
+        }
+    };
+    let phase = valued(args, "--phase")?;
+    if range.is_some() && phase.is_some() {
+        return Err(one_line("--range and --phase exclude each other"));
+    }
+    let mut opts = FlameOptions {
         all_frames: flag("--all-frames"),
-        lifetime: flag("--lifetime"),
-        step_range: None,
+        lifetime: flag("--lifetime") || range.is_some() || phase.is_some(),
+        step_range: range,
     };
     let json = flag("--json");
     let at = match valued(args, "--at")? {
@@ -55,7 +75,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         ),
     };
     if opts.lifetime && valued(args, "--at")?.is_some() {
-        return Err(one_line("--at and --lifetime exclude each other"));
+        return Err(one_line(
+            "--at excludes --lifetime, --range and --phase (a moment or a time range)",
+        ));
     }
     let device = match valued(args, "--device")? {
         Some(d) => Some(
@@ -82,6 +104,16 @@ pub fn run(args: &[String]) -> Result<(), String> {
     };
     let tl = timeline::build(&snap, device);
     let layout = Layout::build(&tl, LayoutOptions::default());
+    if let Some(name) = phase {
+        let phases = memviz_analysis::annotations::phases(&snap, device, &layout);
+        let p = phases.iter().find(|p| p.name == name).ok_or_else(|| {
+            format!(
+                "{file}: device {device}: no phase named {name:?} ({} phases in external_annotations)",
+                phases.len()
+            )
+        })?;
+        opts.step_range = Some((p.start_step, p.end_step));
+    }
     let events = snap.trace(device).map_or(0, |t| t.len());
     let moment = if opts.lifetime {
         None
@@ -108,6 +140,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 o.insert("at_event".into(), k.into());
             }
             o.insert("lifetime".into(), opts.lifetime.into());
+            if let Some((a, b)) = opts.step_range {
+                o.insert("step_range".into(), serde_json::json!([a, b]));
+            }
             o.insert("all_frames".into(), opts.all_frames.into());
         }
         format!("{v}\n")
