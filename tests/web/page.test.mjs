@@ -139,7 +139,7 @@ after(async () => {
  * `{page, pageErrors, badRequests, close()}`; `pageErrors` collects uncaught errors and console
  * errors, `badRequests` the requests outside dist/ or the sub-path.
  */
-async function launch(args, query) {
+async function launch(args, query, waitViewer = true) {
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memviz-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: '/usr/bin/chromium',
@@ -157,8 +157,10 @@ async function launch(args, query) {
     worker.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`worker console: ${msg.text()}`); });
   });
   await page.goto(`${baseUrl}${query}`);
-  await page.waitForFunction(() => window.memviz !== undefined && document.body.dataset.memvizBackend !== undefined,
-    null, { timeout: TIMEOUT_MS });
+  if (waitViewer) {
+    await page.waitForFunction(() => window.memviz !== undefined && document.body.dataset.memvizBackend !== undefined,
+      null, { timeout: TIMEOUT_MS });
+  }
   return {
     page,
     pageErrors,
@@ -1389,5 +1391,189 @@ describe('allocator views, search and source lines (WebGL2)', () => {
   test('no request left dist/, no page errors', () => {
     assert.deepEqual(b.badRequests, []);
     assert.deepEqual(b.pageErrors, []);
+  });
+});
+
+describe('share and embed: ?url=, deep links, the embedding protocol, CSP (WebGL2)', () => {
+  /** A second server on another origin: `/cors/NAME` sends Access-Control-Allow-Origin: *, `/plain/NAME` does not. */
+  let other;
+  let otherUrl;
+  before(async () => {
+    const http = await import('node:http');
+    other = http.createServer((req, res) => {
+      const url = new URL(req.url, 'http://localhost');
+      const [, kind, name] = url.pathname.split('/');
+      const file = path.join(FIXTURES, path.basename(name || ''));
+      if (!['cors', 'plain'].includes(kind) || !fs.existsSync(file)) {
+        res.writeHead(404).end();
+        return;
+      }
+      const headers = { 'content-type': 'application/octet-stream' };
+      if (kind === 'cors') headers['access-control-allow-origin'] = '*';
+      res.writeHead(200, headers);
+      fs.createReadStream(file).pipe(res);
+    });
+    await new Promise((resolve) => other.listen(0, '127.0.0.1', resolve));
+    otherUrl = `http://127.0.0.1:${other.address().port}`;
+  });
+  after(async () => {
+    if (other) await new Promise((resolve) => other.close(resolve));
+  });
+
+  /** Opens the page at `query` in a fresh browser; every request URL is recorded. */
+  async function start(query) {
+    const b = await launch([], query);
+    return b;
+  }
+
+  test('?url= opens a same-origin file with progress; 404, CORS and not-a-snapshot errors say what happened; no request leaves the origin', TEST, async () => {
+    const b = await start('?backend=webgl2&url=assets/demo.pickle');
+    const requests = [];
+    try {
+      b.page.on('request', (r) => requests.push(r.url()));
+      const state = await poll(async () => {
+        const s = await bodyState(b.page);
+        return s === 'ready' || s === 'error' ? s : null;
+      }, '?url= load');
+      assert.equal(state, 'ready');
+      const summary = JSON.parse(await b.page.locator('#summary-json').textContent());
+      assert.deepEqual(summary, cliSummary(DEMO));
+      // The same page, other URLs through the API (as ?url= does).
+      const open = (u) => b.page.evaluate((x) => window.memviz.open(x), u);
+      let r = await open('assets/no-such-file.pickle');
+      assert.equal(r.state, 'error');
+      assert.match(r.message, /404/);
+      assert.match(r.message, /no file at that address/);
+      assert.equal(await b.page.locator('#error[role="alert"]').isVisible(), true);
+      r = await open(`${otherUrl}/plain/landmarks.pickle`);
+      assert.equal(r.state, 'error');
+      assert.match(r.message, /Access-Control-Allow-Origin/);
+      r = await open('js/main.js');
+      assert.equal(r.state, 'error');
+      assert.match(r.message, /not a pickle|not a snapshot|text/i);
+      // A CORS-enabled server on another origin works (the worker fetches it).
+      r = await open(`${otherUrl}/cors/landmarks.pickle`);
+      assert.equal(r.state, 'ready', r.message);
+      // Only the two servers were asked for anything; after load, nothing left the page's origin.
+      const origin = new URL(baseUrl).origin;
+      const foreign = requests.filter((u) => !u.startsWith(origin) && !u.startsWith(otherUrl) && !/^(blob|data):/.test(u));
+      assert.deepEqual(foreign, []);
+      const csp = await b.page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
+      assert.match(csp, /connect-src 'self' blob: data:/);
+      assert.doesNotMatch(await b.page.content(), /<script type="module">\s*import init/, 'no inline loader script');
+      assert.deepEqual(b.pageErrors.filter((e) => !/404|Failed to fetch|Access-Control|ERR_FAILED/.test(e)), []);
+    } finally {
+      await b.close();
+    }
+  });
+
+  test('deep links: the hash holds view, window, selection and search; reloading with the same file restores them; back/forward; copy link', TEST, async () => {
+    const b = await start('?backend=webgl2');
+    try {
+      const { page } = b;
+      const file = fixture('landmarks.pickle');
+      assert.equal(await openWithInput(page, file), 'ready');
+      await page.evaluate(() => window.memviz.view('set_x_window', 1, 8));
+      // Pin delta (landmarks, by hand), then search.
+      await page.locator('#plot').scrollIntoViewIfNeeded();
+      const p = LANDMARK_POINTS.delta;
+      const at = await pagePoint(page, p.x, p.y);
+      await page.mouse.click(at.x, at.y);
+      await poll(async () => (await viewerState(page)).pinned === p.element, 'pinned');
+      await page.fill('#search-input', 'delta');
+      await page.press('#search-input', 'Enter');
+      await poll(async () => (await viewerState(page)).highlighted !== null, 'search');
+      const hash = await page.evaluate(() => window.memviz.links.write());
+      const before = await viewerState(page);
+      assert.match(hash, /view=active/);
+      assert.match(hash, /pin=3/);
+      assert.match(hash, /q=delta/);
+      assert.equal(await page.evaluate(() => location.hash), hash);
+      // Copy link.
+      await page.click('#copy-link');
+      await poll(async () => (await page.evaluate(() => window.memviz.lastCopied)) === await page.evaluate(() => location.href), 'copied');
+      // Reload: the same URL; open the same file; the view comes back.
+      await page.reload();
+      await page.waitForFunction(() => window.memviz !== undefined && document.body.dataset.memvizBackend !== undefined);
+      assert.equal(await openWithInput(page, file), 'ready');
+      const after = await poll(async () => {
+        const s = await viewerState(page);
+        return s.pinned === p.element && s.highlighted !== null ? s : null;
+      }, 'restored');
+      for (const k of ['x_range', 'y_range']) {
+        for (let i = 0; i < 2; i += 1) assert.ok(Math.abs(after[k][i] - before[k][i]) <= 1e-6 * Math.max(1, Math.abs(before[k][i])), `${k}: ${after[k]} vs ${before[k]}`);
+      }
+      assert.equal(await page.inputValue('#search-input'), 'delta');
+      assert.equal(after.highlighted, before.highlighted);
+      assert.equal(await page.evaluate(() => window.memviz.tooltip() && window.memviz.tooltip().pinned), true);
+      // Back/forward: a new view is a new history entry.
+      await page.evaluate(() => window.memviz.setView('segments'));
+      await poll(async () => /view=segments/.test(await page.evaluate(() => location.hash)), 'hash follows the view');
+      await page.goBack();
+      await poll(async () => (await viewerState(page)).view === 'active', 'back to the active view');
+      await poll(async () => (await viewerState(page)).pinned === p.element, 'the pin is back');
+      await page.goForward();
+      await poll(async () => (await viewerState(page)).view === 'segments', `forward to segments (${await page.evaluate(() => location.hash)})`);
+      // A hash for the state view selects its event.
+      await page.evaluate(() => window.memviz.setView('state'));
+      await page.evaluate(() => window.memviz.stateHistory.select(2));
+      const h2 = await page.evaluate(() => window.memviz.links.write());
+      assert.match(h2, /view=state/);
+      assert.match(h2, /event=2/);
+      // Malformed hashes are ignored, never an error.
+      await page.evaluate(() => window.memviz.links.restore('#view=<script>&x=1,&pin=abc&q=' + 'z'.repeat(10)));
+      assert.deepEqual(b.pageErrors, []);
+    } finally {
+      await b.close();
+    }
+  });
+
+  test('embedding: www/examples/embed.html pings, sends a buffer and gets `loaded`; bad messages are refused; the embedded page hides its chrome', TEST, async () => {
+    const b = await launch([], 'examples/embed.html?snapshot=../assets/demo.pickle', false);
+    try {
+      const { page } = b;
+      const got = await poll(async () => {
+        const r = await page.evaluate(() => window.received);
+        return r.find((m) => m.type === 'loaded' || m.type === 'error') ? r : null;
+      }, 'loaded');
+      assert.ok(got.some((m) => m.type === 'ready'), 'answered the ping');
+      const loaded = got.find((m) => m.type === 'loaded');
+      assert.ok(loaded, JSON.stringify(got));
+      assert.equal(loaded.title, 'demo.pickle');
+      assert.equal(loaded.view, 'active');
+      assert.deepEqual(loaded.summary, cliSummary(DEMO));
+      const frame = page.frameLocator('#viewer');
+      assert.equal(await frame.locator('body').getAttribute('data-mode'), 'embedded');
+      assert.equal(await frame.locator('header').isVisible(), false);
+      assert.equal(await frame.locator('#open-controls').isVisible(), false);
+      assert.equal(await frame.locator('#plot').isVisible(), true);
+      // Bad messages: unknown keys, a wrong type, a bad view; each gets an error reply, nothing breaks.
+      const replies = await page.evaluate(async () => {
+        const w = document.getElementById('viewer').contentWindow;
+        const before = window.received.length;
+        w.postMessage({ memviz: { buffer: 'not a buffer' } }, '*');
+        w.postMessage({ memviz: { view: 'nope' } }, '*');
+        w.postMessage({ memviz: { url: 'x', evil: 'alert(1)' } }, '*');
+        w.postMessage({ memviz: { view: 'flame', device: 0 } }, '*');
+        await new Promise((r) => setTimeout(r, 1500));
+        return window.received.slice(before);
+      });
+      const errors = replies.filter((m) => m.type === 'error').map((m) => m.message);
+      assert.equal(errors.length, 3, JSON.stringify(replies));
+      assert.match(errors[0], /buffer must be/);
+      assert.match(errors[1], /view must be one of/);
+      assert.match(errors[2], /unknown keys: evil/);
+      assert.ok(replies.some((m) => m.type === 'applied' && m.view === 'flame'), JSON.stringify(replies));
+      // A pinned tooltip is reported as a selection.
+      await page.evaluate(() => document.getElementById('viewer').contentWindow.postMessage({ memviz: { view: 'active' } }, '*'));
+      const inner = page.frames().find((f) => f.url().includes('mode=embedded'));
+      await poll(async () => (await inner.evaluate(() => window.memviz.state())).view === 'active', 'active again');
+      await inner.evaluate(() => window.memviz.pin(0));
+      await poll(async () => (await page.evaluate(() => window.received)).some((m) => m.type === 'selection' && m.selection), 'selection reported');
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'webgl2-embed.png'), fullPage: true });
+      assert.deepEqual(b.pageErrors, []);
+    } finally {
+      await b.close();
+    }
   });
 });

@@ -2,8 +2,14 @@
 // `WebViewer`). It starts the worker with the canvas, forwards files and input, and hands
 // back Rust's strings untouched: no snapshot data is interpreted here. See www/README.md.
 
-/** URLs of trunk's wasm-bindgen glue and module (hashed names; found from its preload links). */
+/**
+ * URLs of trunk's wasm-bindgen glue and module (hashed names; found from its preload links), or
+ * `globalThis.MEMVIZ_ASSETS` = `{glue, wasm, worker}` when a page sets it first (the single-file
+ * report of `memviz html`, which has no files beside it).
+ */
 function wasmUrls() {
+  const given = globalThis.MEMVIZ_ASSETS;
+  if (given && typeof given.glue === 'string' && typeof given.wasm === 'string') return given;
   const glue = document.querySelector('link[rel="modulepreload"][href*="memviz-web"]');
   const wasm = document.querySelector('link[rel="preload"][href$=".wasm"]');
   if (glue === null || wasm === null) {
@@ -54,7 +60,7 @@ export class ViewerClient {
         reject(new Error('this browser cannot draw from a worker (no OffscreenCanvas); use a current Chrome, Edge, Firefox or Safari'));
         return;
       }
-      const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'memviz' });
+      const worker = new Worker(urls.worker || new URL('./worker.js', import.meta.url), { type: 'module', name: 'memviz' });
       const client = new ViewerClient(worker, handlers);
       client.starting = { resolve, reject };
       const offscreen = canvas.transferControlToOffscreen();

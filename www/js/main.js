@@ -9,6 +9,7 @@ import { StateHistory } from './state_history.js';
 import {
   SearchBox, LinesTable, LiveTable, LeaksPanel, FilesAndCompare, FlameControls,
 } from './find.js';
+import { DeepLinks, EmbedHost, urlParam } from './share.js';
 
 const $ = (id) => /** @type {any} */ (document.getElementById(id));
 const els = {
@@ -69,6 +70,13 @@ function setState(state) {
   document.body.dataset.memvizState = state;
 }
 
+const query = new URLSearchParams(location.search);
+/** `?mode=embedded`: an iframe in another page; the chrome it does not need is hidden. */
+const embedded = query.get('mode') === 'embedded';
+if (embedded) document.body.dataset.mode = 'embedded';
+/** A deep link to restore once the first file is open (the hash the page was loaded with). */
+let pendingHash = location.hash.length > 1 ? location.hash : '';
+
 /** Why nothing can be drawn (no WebGPU, no WebGL2): stays in the alert while the page lives. */
 let cannotDraw = '';
 
@@ -116,6 +124,7 @@ function startViewer() {
     frame(msg) {
       showTicks(JSON.parse(msg.ticks));
       flameControls.onFrame();
+      if (filesOpen > 0) links.schedule();
     },
     tooltip(json) { showTooltip(json); },
     panel(panel, table, summary) { showPanel(panel, table, summary); },
@@ -198,7 +207,9 @@ async function open(src) {
       const message = msg.panicked
         ? `memviz hit an internal error (a bug) while reading "${name}": ${sentence(msg.message)} Reload the page and `
           + 'try again; if it happens again, please report it with the file.'
-        : `Could not open "${name}": ${sentence(msg.message)} ${WHAT_TO_DO}`;
+        : /^(could not download|the server answered)/.test(msg.message)
+          ? `Could not open "${name}": ${sentence(msg.message)}`
+          : `Could not open "${name}": ${sentence(msg.message)} ${WHAT_TO_DO}`;
       if (current === null) showError(message);
       return { state: 'error', message };
     }
@@ -213,7 +224,13 @@ async function open(src) {
       ...msg.timings, firstFrameMs: (msg.drawnAt || now) - t0, readyMs: now - t0, bytes: msg.bytes,
     };
     window.memviz.lastOpen = { name, ...timings };
+    if (pendingHash !== '') {
+      const hash = pendingHash;
+      pendingHash = '';
+      await links.restore(hash);
+    }
     if (current === null) setState('ready');
+    links.schedule();
     return { state: 'ready', json: msg.summary, timings };
   } catch (err) {
     const message = `Could not open "${name}": ${err instanceof Error ? err.message : String(err)}`;
@@ -439,6 +456,55 @@ const flameControls = new FlameControls({
   labels: $('flame-labels'),
 }, workerCall);
 
+const links = new DeepLinks({
+  async state() {
+    if (filesOpen === 0) return null;
+    const { result } = await workerCall('state', []);
+    return JSON.parse(result);
+  },
+  call: workerCall,
+  setView: (name) => window.memviz.setView(name),
+  search: () => ({ q: $('search-input').value, only: $('search-only').checked }),
+  async setSearch(q, only) {
+    if (q === $('search-input').value && only === $('search-only').checked && (q === '' || searchBox.result)) return;
+    $('search-input').value = q;
+    $('search-only').checked = only;
+    await searchBox.run();
+  },
+  flameAt: () => $('flame-at').value,
+  async setFlameAt(value) {
+    await flameReady;
+    const select = $('flame-at');
+    if (![...select.options].some((o) => o.value === value) || value === 'diff') return;
+    select.value = value;
+    await flameControls.apply();
+  },
+  stateSelect: async (k) => { await stateReady; return stateHistory.select(k); },
+  pin: (element) => pinElement(element),
+});
+
+/** Pins a timeline element's tooltip (negative: unpins); resolves with the tooltip shown. */
+async function pinElement(element) {
+  const { result } = await view('pin', element);
+  showTooltip(result === 'null' ? null : result);
+  return tip;
+}
+$('copy-link').addEventListener('click', () => links.copy($('link-status')));
+
+/** Applies a parent's `view`, `device` and `range` (embedding protocol). */
+async function applyEmbed(m) {
+  if (m.view) await window.memviz.setView(m.view);
+  if (Number.isInteger(m.device)) await view('set_device', m.device);
+  if (m.range) await view('set_x_window', m.range[0], m.range[1]);
+  const st = await window.memviz.state();
+  return { view: st ? st.view : null, device: st ? st.device : null };
+}
+
+const embed = new EmbedHost({
+  open: (src, title) => open(typeof src === 'string' ? src : new File([src], title)),
+  apply: applyEmbed,
+}, query.get('origin'));
+
 const stateHistory = new StateHistory({
   list: $('state-list'),
   spacer: $('state-list-spacer'),
@@ -471,6 +537,8 @@ function showTooltip(json) {
   }
   tipJson = json || null;
   tip = json ? JSON.parse(json) : null;
+  embed.selection(tip);
+  if (filesOpen > 0) links.schedule();
   if (tip === null) {
     els.tooltip.hidden = true;
     return;
@@ -609,6 +677,10 @@ window.memviz = {
   filesAndCompare,
   /** The flamegraph's controls: `apply()`, `showDiff(a, b)`, `refresh()` (resolves with `{breadcrumb, labels, state}`), `info`. */
   flameControls,
+  /** Deep links: `write()` (resolves with the hash written), `restore(hash)`, `copy()`. */
+  links,
+  /** Pins the tooltip of timeline element `e` (negative: unpins); resolves with it (parsed) or null. */
+  pin: pinElement,
   /** Shows a view (`active`, `segments`, `pools`, `state`); resolves after its frame is drawn (and, for `state`, once the list is loaded). */
   async setView(name) {
     const r = await view('set_view', name);
@@ -622,3 +694,5 @@ wireFileInputs(els.input, els.overlay, (file) => { open(file); });
 els.demo.addEventListener('click', () => { open('assets/demo.pickle'); });
 setState('empty');
 startViewer().catch((err) => showError(sentence(err.message)));
+const startUrl = urlParam();
+if (startUrl !== null) open(startUrl);

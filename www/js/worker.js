@@ -69,7 +69,7 @@ const CALLS = new Set([
   'resize', 'panel', 'ticks', 'state', 'summary_table', 'summary_json', 'set_view',
   'state_select', 'state_rows', 'state_ooms', 'state_search', 'state_focus', 'state_item_center',
   'search', 'lines', 'highlight_line', 'clear_highlight', 'leaks', 'live', 'diff', 'files',
-  'flame_set', 'flame_info', 'flame_zoom_to', 'flame_node_center', 'flame_phases', 'flame_diff',
+  'flame_set', 'flame_info', 'flame_zoom_to', 'flame_node_center', 'flame_phases', 'flame_diff', 'pin', 'set_window',
 ]);
 
 async function init(msg) {
@@ -122,9 +122,26 @@ async function openSource(src, name) {
     };
   }
   if (src && typeof src.url === 'string') {
-    const response = await fetch(src.url);
+    let response;
+    const where = new URL(src.url);
+    const cross = where.origin !== self.location.origin;
+    try {
+      response = await fetch(src.url);
+    } catch (err) {
+      // fetch() says no more than "Failed to fetch" for a refused CORS read, a blocked request
+      // and an unreachable server alike: name the likely causes and their fixes.
+      throw new Error(cross
+        ? `could not download ${src.url}: the server is unreachable, or it does not allow this page to read the file. `
+          + `A server on another origin must send the header "Access-Control-Allow-Origin: ${self.location.origin}" (or "*"), `
+          + 'and a Content-Security-Policy on this site must list it in connect-src (see docs/deploy.md). '
+          + 'Or download the file and open it here.'
+        : `could not download ${src.url}: the server is unreachable (${errorText(err)}).`);
+    }
     if (!response.ok || response.body === null) {
-      throw new Error(`the server answered ${response.status} ${response.statusText}`.trim());
+      const hint = response.status === 404 ? ' (no file at that address: check the url= parameter)'
+        : response.status === 401 || response.status === 403 ? ' (the server refused: the file may need a login, which this page cannot send)'
+          : '';
+      throw new Error(`the server answered ${response.status} ${response.statusText}`.trim() + hint);
     }
     const length = response.headers.get('content-length');
     const encoded = response.headers.get('content-encoding');

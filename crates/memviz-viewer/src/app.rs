@@ -1771,6 +1771,36 @@ impl App {
         self.pinned
     }
 
+    /// Pins the tooltip of `element` of the timeline shown (a deep link's selection); a
+    /// negative or unknown element unpins. Returns the pinned tooltip JSON, if any.
+    pub fn pin(&mut self, element: i64) -> Option<String> {
+        self.needs_redraw = true;
+        let n = self.data().map_or(0, |d| d.layout.element_count());
+        match u32::try_from(element).ok().filter(|&e| (e as usize) < n) {
+            Some(e) if !self.show_state && !self.show_flame => {
+                self.pinned = Some(e);
+                self.hover = Some(e);
+                self.tooltip_json(e, true)
+            }
+            _ => {
+                self.pinned = None;
+                None
+            }
+        }
+    }
+
+    /// Sets the visible window of the timeline (timesteps `x0..x1`, bytes `y0..y1`), clamped
+    /// to what the camera allows; a deep link's view. Non-finite values are ignored.
+    pub fn set_window(&mut self, x0: f64, x1: f64, y0: f64, y1: f64) {
+        if self.show_state || self.show_flame || ![x0, x1, y0, y1].iter().all(|v| v.is_finite()) {
+            return;
+        }
+        self.camera.x_range = (x0.min(x1), x0.max(x1));
+        self.camera.y_range = (y0.min(y1), y0.max(y1));
+        self.camera.clamp();
+        self.camera_moved();
+    }
+
     /// The `n` largest allocation sites at the peak, JSON (`LegendEntry` list).
     #[must_use]
     pub fn legend(&self, n: usize) -> String {

@@ -212,3 +212,43 @@ fn screenshot_state_map() {
     write_png(&img2, "viewer_state_map_mid.png");
     assert_eq!(gpu.uploads, 2);
 }
+
+/// A deep link's window and selection: `set_window` sets (and clamps) the visible window, `pin`
+/// pins an element's tooltip and unpins on a negative or unknown element, and neither acts in
+/// the State History or the flamegraph.
+#[test]
+fn deep_link_window_and_pin() {
+    let mut app = load_app(&fixture("vector.pickle"));
+    app.resize(900.0, 500.0, 1.0);
+    app.set_window(1.0, 4.0, 0.0, 40.0);
+    let st = json(&app.state_json());
+    assert_eq!(st["x_range"], serde_json::json!([1.0, 4.0]));
+    assert_eq!(st["y_range"], serde_json::json!([0.0, 40.0]));
+    // Out of range: clamped to the trace; NaN: ignored.
+    app.set_window(-100.0, 1e9, 0.0, 1e12);
+    let st = json(&app.state_json());
+    let (x, full) = (st["x_range"].clone(), st["full_x"].clone());
+    let f = |v: &serde_json::Value, i: usize| v[i].as_f64().unwrap();
+    assert!(
+        f(&x, 0) <= f(&full, 0) && f(&x, 1) >= f(&full, 1),
+        "{x} covers {full}"
+    );
+    assert!(
+        f(&x, 1) - f(&x, 0) < 2.0 * (f(&full, 1) - f(&full, 0)),
+        "{x} is clamped"
+    );
+    app.set_window(f64::NAN, 2.0, 0.0, 1.0);
+    assert_eq!(json(&app.state_json())["x_range"], x);
+    let tip = json(&app.pin(1).expect("element 1 exists"));
+    assert_eq!(tip["pinned"], true);
+    assert!(tip["title"].as_str().unwrap().starts_with("1 "), "{tip}");
+    assert_eq!(app.pinned(), Some(1));
+    assert!(app.pin(-1).is_none());
+    assert_eq!(app.pinned(), None);
+    assert!(app.pin(1_000_000).is_none());
+    app.set_view(ViewKind::State);
+    assert!(app.pin(1).is_none());
+    app.set_window(0.0, 1.0, 0.0, 1.0);
+    app.set_view(ViewKind::Active);
+    assert_eq!(app.pinned(), None);
+}

@@ -312,6 +312,26 @@ impl WebViewer {
         )
     }
 
+    /// Pins the tooltip of a timeline element (negative: unpin); the tooltip JSON or `null`.
+    pub fn pin(&mut self, element: f64) -> String {
+        let e = if element.is_finite() {
+            element as i64
+        } else {
+            -1
+        };
+        self.core
+            .app()
+            .and_then(|a| a.pin(e))
+            .unwrap_or_else(|| "null".to_owned())
+    }
+
+    /// Sets the timeline's visible window (timesteps x0..x1, bytes y0..y1).
+    pub fn set_window(&mut self, x0: f64, x1: f64, y0: f64, y1: f64) {
+        if let Some(a) = self.core.app() {
+            a.set_window(x0, x1, y0, y1);
+        }
+    }
+
     /// The annotation phases usable as flamegraph time ranges, JSON.
     pub fn flame_phases(&mut self) -> String {
         self.core

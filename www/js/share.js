@@ -1,0 +1,336 @@
+// share.js: what makes a view shareable. Deep links (the URL hash holds the view, file, device,
+// visible window, selection and search; back/forward step through them), the embedding protocol
+// (a parent page sends a snapshot by postMessage; see docs/embedding.md) and `?url=`. Nothing
+// here reads snapshot data: states come from Rust's JSON and go back as method calls.
+
+/** The views a link or a parent may name (the `#view-select` values). */
+export const VIEWS = ['active', 'segments', 'pools', 'state', 'flame'];
+/** The largest snapshot a parent may send as a buffer (bytes). */
+export const MAX_EMBED_BYTES = 2 * 1024 ** 3;
+const MAX_TEXT = 4096;
+
+/** A finite number from text, or null. */
+function num(text) {
+  if (typeof text !== 'string' || text === '' || text.length > 40) return null;
+  const v = Number(text);
+  return Number.isFinite(v) ? v : null;
+}
+
+/** `a,b` → [a, b] (finite), or null. */
+function pair(text) {
+  if (typeof text !== 'string') return null;
+  const parts = text.split(',');
+  if (parts.length !== 2) return null;
+  const a = num(parts[0]);
+  const b = num(parts[1]);
+  return a === null || b === null ? null : [a, b];
+}
+
+/** A number short enough for a link, exact enough to restore the same view. */
+function short(v) {
+  return String(Number(v.toPrecision(12)));
+}
+
+/**
+ * A link state → the hash (`#view=…&file=…&device=…&x=a,b&y=a,b&pin=…&event=…&at=…&node=…&q=…&only=1`).
+ * Fields that are null or undefined are left out.
+ */
+export function encodeHash(s) {
+  const p = new URLSearchParams();
+  if (s.view) p.set('view', s.view);
+  for (const k of ['file', 'device', 'pin', 'event', 'node']) {
+    if (Number.isInteger(s[k])) p.set(k, String(s[k]));
+  }
+  if (s.x) p.set('x', s.x.map(short).join(','));
+  if (s.y) p.set('y', s.y.map(short).join(','));
+  if (s.at) p.set('at', s.at);
+  if (s.q) p.set('q', s.q);
+  if (s.only) p.set('only', '1');
+  const text = p.toString();
+  return text === '' ? '' : `#${text}`;
+}
+
+/** The hash → a link state; anything malformed is left out (never an error). */
+export function decodeHash(hash) {
+  const out = {};
+  if (typeof hash !== 'string' || hash.length > 4 * MAX_TEXT) return out;
+  const p = new URLSearchParams(hash.replace(/^#/, ''));
+  const view = p.get('view');
+  if (VIEWS.includes(view)) out.view = view;
+  for (const k of ['file', 'device', 'pin', 'event', 'node']) {
+    const v = num(p.get(k));
+    if (v !== null && Number.isInteger(v) && Math.abs(v) < 2 ** 31) out[k] = v;
+  }
+  const x = pair(p.get('x'));
+  const y = pair(p.get('y'));
+  if (x) out.x = x;
+  if (y) out.y = y;
+  const at = p.get('at');
+  if (at !== null && /^(peak|click|lifetime|diff|phase:\d{1,6}|range:\d{1,10}:\d{1,10}|\d{1,10})$/.test(at)) out.at = at;
+  const q = p.get('q');
+  if (q !== null && q.length <= MAX_TEXT) out.q = q;
+  if (p.get('only') === '1') out.only = true;
+  return out;
+}
+
+/** The parts of a link state whose change is a new history entry (not the camera). */
+function major(s) {
+  return JSON.stringify([s.view, s.file, s.device, s.pin, s.event, s.at, s.node, s.q, s.only]);
+}
+
+/**
+ * Keeps the URL hash in step with the view and restores a hash.
+ * @param {object} hooks
+ *   `state()` → Rust's viewer state (parsed), `call(method, args, opts)` → worker call,
+ *   `setView(name)`, `search()` → `{q, only}` of the search box, `setSearch(q, only)` (runs it),
+ *   `flameAt()` / `setFlameAt(value)` (the flamegraph's moment select), `stateSelect(k)`,
+ *   `pin(element)` (pins and shows a timeline element's tooltip; negative: unpins).
+ */
+export class DeepLinks {
+  constructor(hooks) {
+    this.hooks = hooks;
+    this.timer = 0;
+    this.restoring = false;
+    /** After a restore the next write replaces the entry (never drops the forward history). */
+    this.replaceNext = false;
+    /** The restores in progress, in order. */
+    this.queue = Promise.resolve();
+    /** The hash this page wrote or restored last. */
+    this.last = location.hash;
+    window.addEventListener('popstate', () => {
+      if (location.hash !== this.last) this.restore(location.hash);
+    });
+  }
+
+  /** The link state of what is shown now. */
+  async current() {
+    const st = await this.hooks.state();
+    if (st === null) return null;
+    const s = { view: st.view, file: st.file, device: st.device };
+    const { q, only } = this.hooks.search();
+    if (st.view === 'state') {
+      if (st.state_view && Number.isInteger(st.state_view.event)) s.event = st.state_view.event;
+    } else if (st.view === 'flame') {
+      const f = st.flame_view;
+      s.at = this.hooks.flameAt();
+      if (f && Number.isInteger(f.root) && f.root > 0) s.node = f.root;
+      if (q) Object.assign(s, { q, only });
+    } else {
+      s.x = st.x_range;
+      s.y = st.y_range;
+      if (Number.isInteger(st.pinned)) s.pin = st.pinned;
+      if (q) Object.assign(s, { q, only });
+    }
+    return s;
+  }
+
+  /** Writes the hash a little after the view stops changing. */
+  schedule() {
+    if (this.restoring) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => { this.write(); }, 300);
+  }
+
+  /** Writes the hash now: a new history entry when more than the camera changed. */
+  async write() {
+    if (this.restoring) return null;
+    const s = await this.current();
+    if (s === null) return null;
+    const hash = encodeHash(s);
+    if (hash === this.last) {
+      this.replaceNext = false;
+      return hash;
+    }
+    const before = decodeHash(this.last);
+    const url = `${location.pathname}${location.search}${hash}`;
+    if (this.last === '' || this.replaceNext || major(before) === major(decodeHash(hash))) {
+      history.replaceState(null, '', url);
+    } else {
+      history.pushState(null, '', url);
+    }
+    this.last = hash;
+    this.replaceNext = false;
+    return hash;
+  }
+
+  /**
+   * Restores a hash (after its file is open); resolves when every part is applied. Restores run
+   * one after the other (back, back, forward quickly: each waits for the one before).
+   */
+  restore(hash) {
+    const run = this.queue.then(() => this.restoreNow(hash));
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  async restoreNow(hash) {
+    const s = decodeHash(hash);
+    this.restoring = true;
+    clearTimeout(this.timer);
+    try {
+      const h = this.hooks;
+      const st = await h.state();
+      if (st === null) return;
+      if (Number.isInteger(s.file) && s.file !== st.file && s.file >= 0 && s.file < st.files.length) {
+        await h.call('select_file', [s.file], { waitFrame: true, panel: true });
+      }
+      if (s.view) await h.setView(s.view);
+      if (Number.isInteger(s.device) && s.device !== (await h.state()).device) {
+        await h.call('set_device', [s.device], { waitFrame: true, panel: true });
+      }
+      const view = s.view || st.view;
+      if (view === 'state') {
+        if (Number.isInteger(s.event)) await h.stateSelect(s.event);
+      } else if (view === 'flame') {
+        if (s.at) await h.setFlameAt(s.at);
+        await h.setSearch(s.q || '', Boolean(s.only));
+        if (Number.isInteger(s.node)) await h.call('flame_zoom_to', [s.node], { waitFrame: true });
+      } else {
+        await h.setSearch(s.q || '', Boolean(s.only));
+        if (s.x && s.y) await h.call('set_window', [s.x[0], s.x[1], s.y[0], s.y[1]], { waitFrame: true });
+        await h.pin(Number.isInteger(s.pin) ? s.pin : -1);
+      }
+    } finally {
+      this.restoring = false;
+      this.last = location.hash;
+    }
+    // What was restored replaces its entry (it may differ slightly: a clamped window, a pin
+    // that no longer exists), so the forward history stays.
+    this.replaceNext = true;
+    await this.write();
+  }
+
+  /** Copies the link of what is shown; resolves with it. */
+  async copy(status) {
+    await this.write();
+    const link = location.href;
+    try {
+      await navigator.clipboard.writeText(link);
+      if (status) status.textContent = 'link copied';
+    } catch (_) {
+      if (status) status.textContent = 'copy this link from the address bar';
+    }
+    window.memviz.lastCopied = link;
+    return link;
+  }
+}
+
+// ----- embedding ------------------------------------------------------------------------------
+
+/** Why a parent's message is refused, or null when `m` (the `memviz` object) is well formed. */
+export function checkEmbedMessage(m) {
+  if (m === null || typeof m !== 'object' || Array.isArray(m)) return 'the memviz message must be an object';
+  const known = ['type', 'buffer', 'url', 'title', 'view', 'device', 'range'];
+  const extra = Object.keys(m).filter((k) => !known.includes(k));
+  if (extra.length > 0) return `unknown keys: ${extra.slice(0, 5).join(', ').slice(0, 200)}`;
+  if (m.type !== undefined && m.type !== 'ping') return 'the only message type a parent sends is "ping"';
+  if (m.buffer !== undefined && m.url !== undefined) return 'send either buffer or url, not both';
+  if (m.buffer !== undefined) {
+    const ok = m.buffer instanceof ArrayBuffer || ArrayBuffer.isView(m.buffer) || m.buffer instanceof Blob;
+    if (!ok) return 'buffer must be an ArrayBuffer, a typed array or a Blob';
+    const size = m.buffer instanceof Blob ? m.buffer.size : m.buffer.byteLength;
+    if (size > MAX_EMBED_BYTES) return `the snapshot is ${size} bytes; the limit for a buffer is ${MAX_EMBED_BYTES} bytes (use the memviz CLI for larger files)`;
+  }
+  if (m.url !== undefined && (typeof m.url !== 'string' || m.url.length === 0 || m.url.length > MAX_TEXT)) {
+    return `url must be a non-empty string of at most ${MAX_TEXT} characters`;
+  }
+  if (m.title !== undefined && (typeof m.title !== 'string' || m.title.length > 256)) return 'title must be a string of at most 256 characters';
+  if (m.view !== undefined && !VIEWS.includes(m.view)) return `view must be one of ${VIEWS.join(', ')}`;
+  if (m.device !== undefined && !(Number.isInteger(m.device) && m.device >= 0 && m.device < 2 ** 31)) return 'device must be a device number';
+  if (m.range !== undefined && !(Array.isArray(m.range) && m.range.length === 2 && m.range.every((v) => typeof v === 'number' && Number.isFinite(v)))) {
+    return 'range must be [from, to] in timesteps';
+  }
+  return null;
+}
+
+/**
+ * The viewer's side of the embedding protocol (docs/embedding.md). Accepts messages from the
+ * parent (or opener) window only, from `allowedOrigin` when given.
+ * @param {object} hooks `open(src, title)` → open() result, `apply({view, device, range})`
+ */
+export class EmbedHost {
+  constructor(hooks, allowedOrigin) {
+    this.hooks = hooks;
+    this.allowedOrigin = allowedOrigin;
+    /** Where replies go: the origin of the last accepted message. */
+    this.peer = null;
+    this.peerOrigin = '*';
+    this.lastSelection = undefined;
+    window.addEventListener('message', (ev) => { this.onMessage(ev); });
+  }
+
+  accepts(ev) {
+    const fromPeer = ev.source !== null && ev.source !== window
+      && (ev.source === window.parent || ev.source === window.opener);
+    if (!fromPeer) return false;
+    return !this.allowedOrigin || ev.origin === this.allowedOrigin;
+  }
+
+  reply(type, fields) {
+    if (this.peer === null) return;
+    try {
+      this.peer.postMessage({ memviz: { type, ...fields } }, this.peerOrigin);
+    } catch (_) {
+      // The parent went away.
+    }
+  }
+
+  async onMessage(ev) {
+    if (!this.accepts(ev)) return;
+    this.peer = ev.source;
+    this.peerOrigin = ev.origin && ev.origin !== 'null' ? ev.origin : '*';
+    const data = ev.data;
+    if (data === 'PING') {
+      this.reply('ready', { version: 1 });
+      return;
+    }
+    if (data === null || typeof data !== 'object' || !('memviz' in data)) return; // not for us
+    const m = data.memviz;
+    const why = checkEmbedMessage(m);
+    if (why !== null) {
+      this.reply('error', { message: `message refused: ${why}` });
+      return;
+    }
+    if (m.type === 'ping') {
+      this.reply('ready', { version: 1 });
+      return;
+    }
+    if (m.buffer === undefined && m.url === undefined) {
+      const r = await this.hooks.apply(m);
+      this.reply('applied', { view: r.view });
+      return;
+    }
+    let src = m.url !== undefined ? m.url : m.buffer;
+    if (ArrayBuffer.isView(src)) src = src.buffer.slice(src.byteOffset, src.byteOffset + src.byteLength);
+    const title = m.title !== undefined ? m.title : (m.url !== undefined ? m.url : 'snapshot');
+    const r = await this.hooks.open(src, title);
+    if (r.state !== 'ready') {
+      this.reply('error', { message: r.message || `opening ${title} was ${r.state}` });
+      return;
+    }
+    const applied = await this.hooks.apply(m);
+    this.reply('loaded', { title, view: applied.view, device: applied.device, summary: JSON.parse(r.json) });
+  }
+
+  /** Tells the parent what is pinned (`null`: nothing), once per change. */
+  selection(tip) {
+    const sel = tip && tip.pinned ? { title: tip.title, element: tip.element ?? tip.node ?? null } : null;
+    const key = JSON.stringify(sel);
+    if (key === this.lastSelection) return;
+    this.lastSelection = key;
+    this.reply('selection', { selection: sel });
+  }
+}
+
+// ----- ?url= ----------------------------------------------------------------------------------
+
+/** The `?url=` of the page, resolved against it, or null. */
+export function urlParam() {
+  const u = new URLSearchParams(location.search).get('url');
+  if (u === null || u === '' || u.length > MAX_TEXT) return null;
+  try {
+    return new URL(u, location.href).href;
+  } catch (_) {
+    return null;
+  }
+}
