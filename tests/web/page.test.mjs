@@ -1364,10 +1364,12 @@ describe('allocator views, search and source lines (WebGL2)', () => {
     const a = fixture('landmarks.pickle');
     assert.equal(await openWithInput(page, a), 'ready');
     assert.equal(await openDemo(page), 'ready');
-    await page.click('#compare-panel > summary');
+    // Open the panel (an earlier test may have left it open: a click on its summary would close it).
+    await page.evaluate(() => { document.getElementById('compare-panel').open = true; });
     const files = await page.evaluate(() => window.memviz.filesAndCompare.loadFiles());
     const ia = files.findLast((f) => f.name.startsWith('landmarks'));
     const ib = files[files.length - 1];
+    await page.locator('#compare-a').scrollIntoViewIfNeeded();
     await page.selectOption('#compare-a', String(ia.file));
     await page.selectOption('#compare-b', String(ib.file));
     await page.click('#compare-flame');

@@ -36,6 +36,10 @@ pub(crate) const USAGE: &str = "usage:
   memviz lines FILE [--device D] [--all-frames] [--json]
                                  per source line (innermost user frame): live bytes at the
                                  peak, total allocated, count, largest
+  memviz html FILE -o OUT.html [--dist DIR] [--title T]
+                                 one self-contained HTML file: the viewer (from a built
+                                 dist/: --dist, $MEMVIZ_DIST, the repo's dist/, ./dist)
+                                 and FILE, gzip-compressed; opens offline from file://
 
 FILE is a snapshot pickle from torch.cuda.memory._dump_snapshot(), raw or gzip-compressed.";
 
@@ -259,6 +263,7 @@ fn main() -> ExitCode {
         Some("diff") => cmd::diff::run(&args[1..]),
         Some("leaks") => cmd::leaks::run(&args[1..]),
         Some("lines") => cmd::lines::run(&args[1..]),
+        Some("html") => cmd::html::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())

@@ -535,8 +535,8 @@ fn test() -> Result<()> {
         || node_tests(&["wasm_node.test.mjs"]),
     )?;
     steps.step(
-        "page in headless Chromium (tests/web/page.test.mjs)",
-        || node_tests(&["page.test.mjs"]),
+        "page in headless Chromium (tests/web/page.test.mjs, report.test.mjs)",
+        || node_tests(&["page.test.mjs", "report.test.mjs"]),
     )?;
     eprintln!("\nxtask test: all steps passed");
     Ok(())
@@ -575,7 +575,7 @@ fn node_tests(files: &[&str]) -> Result<()> {
             return Err(format!("tests/web/{name} is missing"));
         }
     }
-    let expected = ["page.test.mjs", "wasm_node.test.mjs"];
+    let expected = ["page.test.mjs", "report.test.mjs", "wasm_node.test.mjs"];
     if let Some(extra) = known.iter().find(|k| !expected.contains(&k.as_str())) {
         return Err(format!("tests/web/{extra} is not run by any step of `cargo xtask test`: add it in crates/xtask"));
     }

@@ -3,5 +3,6 @@
 
 pub mod diff;
 pub mod folded;
+pub mod html;
 pub mod leaks;
 pub mod lines;

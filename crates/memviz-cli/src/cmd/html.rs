@@ -1,0 +1,1329 @@
+//! `memviz html FILE -o OUT.html [--dist DIR] [--title T]`: one self-contained HTML file holding
+//! the viewer (the body of `dist/index.html`, its CSS, the JS modules, the worker, the
+//! wasm-bindgen glue and the `.wasm`) and the snapshot, which opens offline from a `file://`
+//! URL and shows the snapshot by itself (see docs/report.md).
+//!
+//! Layout of the report: a Content-Security-Policy meta that allows no network at all; the CSS
+//! in a `<style>`; the body markup; three data blocks (`#memviz-report`: a JSON manifest,
+//! `#memviz-assets`: base64 of gzip(wasm, glue and module sources), `#memviz-snapshot`: base64
+//! of the snapshot, gzip-compressed); and one inline bootstrap script (allowed by its SHA-256 in
+//! the CSP) that turns the assets into `blob:` URLs, sets `globalThis.MEMVIZ_ASSETS` (read by
+//! www/js/bridge.js), imports the entry module and opens the snapshot with
+//! `window.memviz.open(File)`.
+//!
+//! The JS modules import each other by relative specifiers (`from './bridge.js'`), which mean
+//! nothing under a `blob:` URL: each module's specifier literals are found by a small JS lexer
+//! (comments, strings, templates and regex literals skipped) and the page fills in the blob URL
+//! of the imported module, leaves first. Import forms that cannot be rewritten fail here.
+
+use crate::{load, one_file, option};
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use std::collections::HashMap;
+use std::fs;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+const BUILD_HINT: &str =
+    "build the viewer first: `trunk --config trunk.toml build --release --offline` (or `cargo xtask serve`), or pass --dist DIR";
+
+/// The worker module, relative to dist/ (bridge.js starts `new URL('./worker.js', …)`).
+const WORKER: &str = "js/worker.js";
+
+/// The inline bootstrap (a classic script; its SHA-256 is the only inline script the CSP
+/// allows). Reads the data blocks, makes blob: URLs, starts the viewer, opens the snapshot.
+const BOOTSTRAP: &str = r#"
+(() => {
+  'use strict';
+  const byId = (id) => document.getElementById(id);
+  function fail(message) {
+    const el = byId('error');
+    if (el) {
+      el.textContent = `This memviz report could not start: ${message}`;
+      el.hidden = false;
+    }
+    document.body.dataset.memvizState = 'error';
+  }
+  /** The bytes of a base64 data block (emptied afterwards: a big snapshot is not kept twice). */
+  function block(id) {
+    const el = byId(id);
+    const text = el.textContent;
+    el.textContent = '';
+    if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(text);
+    const out = new Uint8Array(Math.floor((text.length * 3) / 4) + 3);
+    let n = 0;
+    const STEP = 1 << 22;
+    for (let i = 0; i < text.length; i += STEP) {
+      const bin = atob(text.slice(i, i + STEP));
+      for (let j = 0; j < bin.length; j++) out[n++] = bin.charCodeAt(j);
+    }
+    return out.subarray(0, n);
+  }
+  async function gunzip(bytes) {
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Uint8Array(await new Response(stream).arrayBuffer());
+  }
+  function toBase64(bytes) {
+    if (typeof bytes.toBase64 === 'function') return bytes.toBase64();
+    let bin = '';
+    for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+    return btoa(bin);
+  }
+  // A file:// page has an opaque origin: Chromium runs its modules from blob: URLs but refuses a
+  // module worker from one, and a worker from a data: URL (an origin of its own) cannot read
+  // the page's blob: URLs. So the page's modules are blob: URLs and the worker, the glue it
+  // imports and the wasm it fetches are data: URLs.
+  async function makeUrl(parts, type, kind) {
+    if (kind === 'blob') return URL.createObjectURL(new Blob(parts, { type }));
+    const bytes = new Uint8Array(await new Blob(parts).arrayBuffer());
+    return `data:${type};base64,${toBase64(bytes)}`;
+  }
+  async function start() {
+    const report = JSON.parse(byId('memviz-report').textContent);
+    const assets = await gunzip(block('memviz-assets'));
+    const part = (p) => assets.subarray(p[0], p[0] + p[1]);
+    const made = { blob: new Map(), data: new Map() };
+    // A number in `parts` is another module, whose URL fills the specifier.
+    async function moduleUrl(i, kind) {
+      if (!made[kind].has(i)) {
+        const parts = [];
+        for (const p of report.modules[i].parts) parts.push(typeof p === 'number' ? await moduleUrl(p, kind) : part(p));
+        made[kind].set(i, await makeUrl(parts, 'text/javascript', kind));
+      }
+      return made[kind].get(i);
+    }
+    globalThis.MEMVIZ_ASSETS = {
+      glue: await moduleUrl(report.glue, 'data'),
+      wasm: await makeUrl([part(report.wasm)], 'application/wasm', 'data'),
+      worker: await moduleUrl(report.worker, 'data'),
+    };
+    await import(await moduleUrl(report.entry, 'blob'));
+    if (!window.memviz || typeof window.memviz.open !== 'function') throw new Error('the viewer did not start');
+    const snapshot = block('memviz-snapshot');
+    await window.memviz.open(new File([snapshot], report.file.name, { type: 'application/gzip' }));
+  }
+  start().catch((err) => fail(err instanceof Error ? err.message : String(err)));
+})();
+"#;
+
+/// The first line of a (usage) error: errors are one line.
+fn one_line(e: &str) -> String {
+    format!("{} (see memviz help)", e.lines().next().unwrap_or(""))
+}
+
+/// Runs `memviz html` with the arguments after the command name.
+pub fn run(args: &[String]) -> Result<(), String> {
+    let valued = ["-o", "--output", "--dist", "--title"];
+    let file = one_file("html", args, &valued, &[]).map_err(|e| one_line(&e))?;
+    for v in valued {
+        if args.iter().any(|a| a == v) && option(args, v).is_none() {
+            return Err(format!("{v} needs a value (see memviz help)"));
+        }
+    }
+    let out = option(args, "-o")
+        .or_else(|| option(args, "--output"))
+        .ok_or("html needs -o OUT.html (see memviz help)")?;
+    let dist = find_dist(option(args, "--dist"))?;
+    // Parse the whole file: a report of a file the viewer cannot open is no use.
+    load(file)?;
+    let viewer = Viewer::read(&dist)?;
+    let raw = fs::read(file).map_err(|e| format!("{file}: cannot read: {e}"))?;
+    let raw_len = raw.len();
+    // The viewer reads gzip itself: a compressed file goes in as it is.
+    let snapshot = if raw.starts_with(&[0x1f, 0x8b]) {
+        raw
+    } else {
+        gzip(&raw, Compression::default())?
+    };
+    let name = Path::new(file)
+        .file_name()
+        .map_or_else(|| file.to_string(), |n| n.to_string_lossy().into_owned());
+    let title = option(args, "--title").map_or_else(|| format!("memviz: {name}"), str::to_string);
+    let report = Report {
+        viewer: &viewer,
+        title: &title,
+        file_name: &name,
+        file_bytes: raw_len,
+        snapshot: &snapshot,
+    };
+    // Written beside OUT and renamed into place: never a half-written report under its name.
+    let out_path = Path::new(out);
+    let tmp = out_path.with_file_name(format!(
+        ".{}.tmp-{}",
+        out_path
+            .file_name()
+            .map_or_else(|| "report".into(), |n| n.to_string_lossy()),
+        std::process::id()
+    ));
+    let total = report
+        .write(&tmp)
+        .and_then(|n| fs::rename(&tmp, out_path).map(|()| n))
+        .map_err(|e| {
+            let _ = fs::remove_file(&tmp);
+            format!("{out}: cannot write: {e}")
+        })?;
+    println!(
+        "{out}: {} (viewer from {}: wasm {} + JS {}, {} gzip-compressed; snapshot {}, {} gzip-compressed)",
+        size(total),
+        viewer.dist.display(),
+        size(viewer.wasm_len),
+        size(viewer.js_len),
+        size(viewer.assets_gz.len()),
+        size(raw_len),
+        size(snapshot.len()),
+    );
+    Ok(())
+}
+
+fn size(n: usize) -> String {
+    const MIB: f64 = 1024.0 * 1024.0;
+    if n >= 1 << 20 {
+        format!("{:.1} MiB", n as f64 / MIB)
+    } else {
+        format!("{:.1} KiB", n as f64 / 1024.0)
+    }
+}
+
+fn gzip(bytes: &[u8], level: Compression) -> Result<Vec<u8>, String> {
+    let mut enc = GzEncoder::new(Vec::with_capacity(bytes.len() / 3), level);
+    enc.write_all(bytes)
+        .and_then(|()| enc.finish())
+        .map_err(|e| format!("cannot compress: {e}"))
+}
+
+// ----- finding dist/ -----------------------------------------------------------------------
+
+fn is_dist(dir: &Path) -> bool {
+    dir.join("index.html").is_file()
+}
+
+/// `--dist DIR`, else `$MEMVIZ_DIST`, else `dist/` of the repository holding the executable
+/// (`target/{release,debug}/memviz` → `../../dist`), else `./dist`.
+fn find_dist(given: Option<&str>) -> Result<PathBuf, String> {
+    if let Some(d) = given {
+        let p = PathBuf::from(d);
+        return if is_dist(&p) {
+            Ok(p)
+        } else {
+            Err(format!("--dist {d}: no index.html there; {BUILD_HINT}"))
+        };
+    }
+    if let Some(d) = std::env::var_os("MEMVIZ_DIST").filter(|d| !d.is_empty()) {
+        let p = PathBuf::from(&d);
+        return if is_dist(&p) {
+            Ok(p)
+        } else {
+            Err(format!(
+                "MEMVIZ_DIST={}: no index.html there; {BUILD_HINT}",
+                p.display()
+            ))
+        };
+    }
+    let mut looked = Vec::new();
+    if let Some(repo) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.parent()?.to_path_buf()))
+    {
+        let p = repo.join("dist");
+        if is_dist(&p) {
+            return Ok(p);
+        }
+        looked.push(p);
+    }
+    let p = PathBuf::from("dist");
+    if is_dist(&p) {
+        return Ok(p);
+    }
+    looked.push(p);
+    let looked: Vec<String> = looked.iter().map(|p| p.display().to_string()).collect();
+    Err(format!(
+        "no built viewer found (looked for index.html in {}); {BUILD_HINT}",
+        looked.join(" and ")
+    ))
+}
+
+// ----- reading dist/ -----------------------------------------------------------------------
+
+/// An HTML start tag: where it is and its attributes (names lower-cased).
+struct Tag {
+    start: usize,
+    end: usize,
+    attrs: Vec<(String, Option<String>)>,
+}
+
+impl Tag {
+    fn attr(&self, name: &str) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_deref().unwrap_or(""))
+    }
+}
+
+/// Whether a start tag named `name` begins at `i`.
+fn tag_at(b: &[u8], i: usize, name: &str) -> bool {
+    b[i] == b'<'
+        && b.get(i + 1..i + 1 + name.len())
+            .is_some_and(|n| n.eq_ignore_ascii_case(name.as_bytes()))
+        && b.get(i + 1 + name.len())
+            .is_some_and(|c| c.is_ascii_whitespace() || *c == b'>' || *c == b'/')
+}
+
+/// The start tags named `name` in `html` (comments and the text of scripts and styles skipped).
+fn tags(html: &str, name: &str) -> Vec<Tag> {
+    let b = html.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i..].starts_with(b"<!--") {
+            i = find_ci(html, "-->", i).map_or(b.len(), |e| e + 3);
+            continue;
+        }
+        let Some(tag) = [name, "script", "style"]
+            .into_iter()
+            .find(|t| tag_at(b, i, t))
+        else {
+            i += 1;
+            continue;
+        };
+        let (attrs, end) = attributes(html, i + 1 + tag.len());
+        if tag == name {
+            out.push(Tag {
+                start: i,
+                end,
+                attrs,
+            });
+        }
+        i = end;
+        if matches!(tag, "script" | "style") {
+            i = find_ci(html, &format!("</{tag}"), i).unwrap_or(b.len());
+        }
+    }
+    out
+}
+
+/// The attributes from `i` to the tag's `>`; returns them and the index after `>`.
+fn attributes(html: &str, mut i: usize) -> (Vec<(String, Option<String>)>, usize) {
+    let b = html.as_bytes();
+    let mut attrs = Vec::new();
+    loop {
+        while i < b.len() && (b[i].is_ascii_whitespace() || b[i] == b'/') {
+            i += 1;
+        }
+        if i >= b.len() {
+            return (attrs, b.len());
+        }
+        if b[i] == b'>' {
+            return (attrs, i + 1);
+        }
+        let s = i;
+        while i < b.len() && !b[i].is_ascii_whitespace() && !matches!(b[i], b'=' | b'>' | b'/') {
+            i += 1;
+        }
+        let name = html[s..i].to_ascii_lowercase();
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if b.get(i) != Some(&b'=') {
+            attrs.push((name, None));
+            continue;
+        }
+        i += 1;
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let value = match b.get(i) {
+            Some(&q @ (b'"' | b'\'')) => {
+                let e = html[i + 1..].find(q as char).map_or(b.len(), |e| i + 1 + e);
+                let v = &html[i + 1..e];
+                i = (e + 1).min(b.len());
+                v
+            }
+            _ => {
+                let s = i;
+                while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b'>' {
+                    i += 1;
+                }
+                &html[s..i]
+            }
+        };
+        attrs.push((name, Some(decode_entities(value))));
+    }
+}
+
+/// The few character references a URL attribute may hold.
+fn decode_entities(v: &str) -> String {
+    v.replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+/// Index of the first case-insensitive `needle` in `hay` at or after `from`.
+fn find_ci(hay: &str, needle: &str, from: usize) -> Option<usize> {
+    let h = hay.as_bytes();
+    let n = needle.as_bytes();
+    (from..=h.len().checked_sub(n.len())?).find(|&i| h[i..i + n.len()].eq_ignore_ascii_case(n))
+}
+
+/// A file of dist/ named by a relative URL of index.html (`./x.js`, `js/main.js`): its path
+/// relative to dist/, '/'-separated. Absolute and network URLs are errors.
+fn dist_path(href: &str, what: &str) -> Result<String, String> {
+    let h = href.split(['?', '#']).next().unwrap_or("");
+    if h.is_empty() || h.contains(':') || h.starts_with('/') || h.contains('\\') {
+        return Err(format!(
+            "dist/index.html: the {what} `{href}` is not a file beside index.html, which a single-file report cannot include"
+        ));
+    }
+    normalize("", h).ok_or_else(|| format!("dist/index.html: the {what} `{href}` leaves dist/"))
+}
+
+/// `rel` resolved against the directory `base` (both '/'-separated, relative to dist/);
+/// None when it climbs out of dist/.
+fn normalize(base: &str, rel: &str) -> Option<String> {
+    let mut parts: Vec<&str> = base.split('/').filter(|p| !p.is_empty()).collect();
+    for p in rel.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// One JS module of the report: its source and the specifier literals to fill in.
+struct Module {
+    key: String,
+    text: String,
+    /// (start, end) of a specifier's characters inside its quotes, and the module it names.
+    specs: Vec<(usize, usize, String)>,
+}
+
+/// The built viewer, ready to embed.
+struct Viewer {
+    dist: PathBuf,
+    /// `<body …>` start tag, verbatim (its attributes, e.g. `data-memviz-state`).
+    body_tag: String,
+    /// The markup between `<body>` and `</body>`.
+    body: String,
+    css: String,
+    /// The manifest without the `file` entry (JSON object members, no braces).
+    manifest: String,
+    /// gzip(wasm, then every module's source).
+    assets_gz: Vec<u8>,
+    wasm_len: usize,
+    js_len: usize,
+}
+
+impl Viewer {
+    fn read(dist: &Path) -> Result<Viewer, String> {
+        let read_text = |rel: &str| -> Result<String, String> {
+            let p = dist.join(rel);
+            fs::read_to_string(&p).map_err(|e| format!("{}: cannot read: {e}", p.display()))
+        };
+        let index = read_text("index.html")?;
+        let body_at = tags(&index, "body")
+            .into_iter()
+            .next()
+            .ok_or("dist/index.html has no <body>: not a memviz build")?;
+        let head = &index[..body_at.start];
+        let body_end = index
+            .to_ascii_lowercase()
+            .rfind("</body")
+            .filter(|&e| e >= body_at.end)
+            .unwrap_or(index.len());
+        let body_tag = index[body_at.start..body_at.end].to_string();
+        let mut body = index[body_at.end..body_end].to_string();
+        check_body(&body)?;
+        // The report opens its own snapshot; "Open demo" would fetch assets/demo.pickle.
+        if let Some(at) = body.find("id=\"demo-button\"") {
+            body.insert_str(at + "id=\"demo-button\"".len(), " hidden");
+        }
+
+        let links = tags(head, "link");
+        let rel_is = |t: &Tag, r: &str| {
+            t.attr("rel").is_some_and(|v| {
+                v.split_ascii_whitespace()
+                    .any(|x| x.eq_ignore_ascii_case(r))
+            })
+        };
+        let href = |t: &Tag| t.attr("href").unwrap_or("").to_string();
+        let mut css = String::new();
+        for l in links.iter().filter(|t| rel_is(t, "stylesheet")) {
+            let rel = dist_path(&href(l), "stylesheet")?;
+            let text = read_text(&rel)?;
+            check_css(&rel, &text)?;
+            css.push_str(&text);
+            css.push('\n');
+        }
+        let glue_links: Vec<String> = links
+            .iter()
+            .filter(|t| rel_is(t, "modulepreload") && href(t).ends_with(".js"))
+            .map(href)
+            .collect();
+        let glue = match glue_links.as_slice() {
+            [one] => dist_path(one, "wasm-bindgen glue")?,
+            [] => String::new(),
+            many => match many.iter().find(|h| h.contains("memviz-web")) {
+                Some(h) => dist_path(h, "wasm-bindgen glue")?,
+                None => {
+                    return Err(format!(
+                        "dist/index.html preloads several modules ({}): cannot tell which is the wasm-bindgen glue",
+                        many.join(", ")
+                    ))
+                }
+            },
+        };
+        let wasm = links
+            .iter()
+            .find(|t| rel_is(t, "preload") && href(t).ends_with(".wasm"))
+            .map(|t| dist_path(&href(t), "wasm module"))
+            .transpose()?;
+        let (glue, wasm) = match (glue.is_empty(), wasm) {
+            (false, Some(w)) => (glue, w),
+            (true, None) => glue_beside_wasm(dist)?,
+            (false, None) => (glue.clone(), wasm_beside_glue(dist, &glue)?),
+            (true, Some(w)) => (glue_of_wasm(dist, &w)?, w),
+        };
+
+        let glue_file = glue.rsplit('/').next().unwrap_or(&glue).to_string();
+        let mut entry = None;
+        for s in tags(head, "script") {
+            match s.attr("src") {
+                Some(src) if s.attr("type") == Some("module") && entry.is_none() => {
+                    entry = Some(dist_path(src, "module script")?);
+                }
+                Some(src) => {
+                    return Err(format!(
+                        "dist/index.html loads the script `{src}`, which memviz html does not know how to embed (it embeds one module script and its imports)"
+                    ))
+                }
+                None => {
+                    // trunk's loader (`import init … from './memviz-web-….js'`) instantiates the
+                    // module on the main thread, which the worker makes unnecessary: dropped. Any
+                    // other inline script would be lost, so it is an error.
+                    let content_end = find_ci(head, "</script", s.end).unwrap_or(head.len());
+                    let content = &head[s.end..content_end];
+                    let empty = lex(content).is_ok_and(|t| t.is_empty());
+                    if !empty && !content.contains(&glue_file) {
+                        return Err(
+                            "dist/index.html has an inline script that is not trunk's wasm loader: memviz html does not know how to embed it"
+                                .to_string(),
+                        );
+                    }
+                }
+            }
+        }
+        if find_ci(&body, "<script", 0).is_some() {
+            return Err(
+                "dist/index.html has a script in its body: memviz html does not know how to embed it"
+                    .to_string(),
+            );
+        }
+        let entry = entry
+            .ok_or("dist/index.html has no <script type=\"module\" src=…>: not a memviz build")?;
+        if !dist.join(WORKER).is_file() {
+            return Err(format!(
+                "{}: missing; {BUILD_HINT}",
+                dist.join(WORKER).display()
+            ));
+        }
+
+        // The module graph from the three roots, leaves first.
+        let mut modules: Vec<Module> = Vec::new();
+        let mut index_of: HashMap<String, usize> = HashMap::new();
+        for root in [&glue, &WORKER.to_string(), &entry] {
+            visit(dist, root, &mut Vec::new(), &mut modules, &mut index_of)?;
+        }
+        let wasm_bytes = {
+            let p = dist.join(&wasm);
+            fs::read(&p).map_err(|e| format!("{}: cannot read: {e}", p.display()))?
+        };
+        let mut assets = wasm_bytes;
+        let wasm_len = assets.len();
+        let mut js_len = 0;
+        let mut list = Vec::new();
+        for m in &modules {
+            let base = assets.len();
+            assets.extend_from_slice(m.text.as_bytes());
+            js_len += m.text.len();
+            let mut parts = Vec::new();
+            let mut at = 0;
+            for (s, e, dep) in &m.specs {
+                parts.push(serde_json::json!([base + at, s - at]));
+                parts.push(serde_json::json!(index_of[dep]));
+                at = *e;
+            }
+            parts.push(serde_json::json!([base + at, m.text.len() - at]));
+            list.push(serde_json::json!({"name": m.key, "parts": parts}));
+        }
+        let manifest = serde_json::json!({
+            "format": 1,
+            "wasm": [0, wasm_len],
+            "glue": index_of[&glue],
+            "worker": index_of[WORKER],
+            "entry": index_of[&entry],
+            "modules": list,
+        });
+        let manifest = manifest.to_string();
+        let manifest = manifest
+            .strip_prefix('{')
+            .and_then(|m| m.strip_suffix('}'))
+            .unwrap_or(&manifest)
+            .to_string();
+        Ok(Viewer {
+            dist: dist.to_path_buf(),
+            body_tag,
+            body,
+            css,
+            manifest,
+            assets_gz: gzip(&assets, Compression::best())?,
+            wasm_len,
+            js_len,
+        })
+    }
+}
+
+/// Without preload links: the one `X_bg.wasm` in dist/ with `X.js` beside it.
+fn glue_beside_wasm(dist: &Path) -> Result<(String, String), String> {
+    let rd = fs::read_dir(dist).map_err(|e| format!("{}: cannot list: {e}", dist.display()))?;
+    let mut pairs = Vec::new();
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(stem) = name.strip_suffix("_bg.wasm") {
+            if dist.join(format!("{stem}.js")).is_file() {
+                pairs.push((format!("{stem}.js"), name));
+            }
+        }
+    }
+    match pairs.as_slice() {
+        [one] => Ok(one.clone()),
+        _ => Err(format!(
+            "dist/index.html has no <link rel=\"modulepreload\"> / <link rel=\"preload\"> for the wasm-bindgen glue and module, and dist/ has not exactly one X.js + X_bg.wasm; {BUILD_HINT}"
+        )),
+    }
+}
+
+fn wasm_beside_glue(dist: &Path, glue: &str) -> Result<String, String> {
+    let w = format!("{}_bg.wasm", glue.trim_end_matches(".js"));
+    if dist.join(&w).is_file() {
+        Ok(w)
+    } else {
+        Err(format!(
+            "dist/index.html names no .wasm and dist/{w} is missing; {BUILD_HINT}"
+        ))
+    }
+}
+
+fn glue_of_wasm(dist: &Path, wasm: &str) -> Result<String, String> {
+    let g = format!(
+        "{}.js",
+        wasm.trim_end_matches(".wasm").trim_end_matches("_bg")
+    );
+    if dist.join(&g).is_file() {
+        Ok(g)
+    } else {
+        Err(format!(
+            "dist/index.html names no wasm-bindgen glue and dist/{g} is missing; {BUILD_HINT}"
+        ))
+    }
+}
+
+/// Markup that would load something from elsewhere cannot be kept.
+fn check_body(body: &str) -> Result<(), String> {
+    for name in [
+        "img", "iframe", "link", "object", "embed", "video", "audio", "source", "base",
+    ] {
+        if let Some(t) = tags(body, name).first() {
+            if t.attr("src")
+                .or(t.attr("href"))
+                .or(t.attr("data"))
+                .is_some_and(|v| !v.starts_with("data:"))
+            {
+                return Err(format!(
+                    "dist/index.html's body has a <{name}> that loads a file: memviz html does not know how to embed it"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The stylesheet goes into a `<style>` as is: no way out of it, nothing loaded from elsewhere.
+fn check_css(rel: &str, css: &str) -> Result<(), String> {
+    if find_ci(css, "</style", 0).is_some() {
+        return Err(format!("dist/{rel} contains `</style`: cannot inline it"));
+    }
+    if find_ci(css, "@import", 0).is_some() {
+        return Err(format!(
+            "dist/{rel} uses @import: memviz html cannot inline that"
+        ));
+    }
+    let mut from = 0;
+    while let Some(i) = find_ci(css, "url(", from) {
+        let arg = css[i + 4..].trim_start_matches([' ', '"', '\'']);
+        if !arg.starts_with("data:") {
+            return Err(format!(
+                "dist/{rel} refers to a file with url(…): memviz html can only inline data: URLs"
+            ));
+        }
+        from = i + 4;
+    }
+    Ok(())
+}
+
+/// Depth-first over static imports; pushes `key`'s imports, then `key` (leaves first).
+fn visit(
+    dist: &Path,
+    key: &str,
+    path: &mut Vec<String>,
+    modules: &mut Vec<Module>,
+    index_of: &mut HashMap<String, usize>,
+) -> Result<(), String> {
+    if index_of.contains_key(key) {
+        return Ok(());
+    }
+    if let Some(at) = path.iter().position(|p| p == key) {
+        let mut cycle = path[at..].to_vec();
+        cycle.push(key.to_string());
+        return Err(format!(
+            "dist/{key}: modules import each other in a cycle ({}), which a report cannot embed (a module's URL is made from its imports' URLs)",
+            cycle.join(" → ")
+        ));
+    }
+    let p = dist.join(key);
+    let text = fs::read_to_string(&p).map_err(|e| format!("{}: cannot read: {e}", p.display()))?;
+    let dir = key.rsplit_once('/').map_or("", |(d, _)| d);
+    let mut specs = Vec::new();
+    for (s, e) in imports(&text).map_err(|e| format!("dist/{key}: {e}"))? {
+        let spec = &text[s..e];
+        if !(spec.starts_with("./") || spec.starts_with("../")) {
+            return Err(format!(
+                "dist/{key} imports `{spec}`: only relative specifiers ('./x.js') can be embedded in a report"
+            ));
+        }
+        let dep = normalize(dir, spec)
+            .ok_or_else(|| format!("dist/{key} imports `{spec}`, outside dist/"))?;
+        if !dist.join(&dep).is_file() {
+            return Err(format!(
+                "dist/{key} imports `{spec}`, but dist/{dep} is missing"
+            ));
+        }
+        specs.push((s, e, dep));
+    }
+    path.push(key.to_string());
+    for (_, _, dep) in &specs {
+        visit(dist, dep, path, modules, index_of)?;
+    }
+    path.pop();
+    index_of.insert(key.to_string(), modules.len());
+    modules.push(Module {
+        key: key.to_string(),
+        text,
+        specs,
+    });
+    Ok(())
+}
+
+// ----- a JS lexer, just enough to find import specifiers -------------------------------------
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Kind {
+    Ident,
+    /// A '…' or "…" literal; start..end is inside the quotes.
+    Str,
+    Template,
+    Num,
+    Regex,
+    Punct(u8),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Tok {
+    kind: Kind,
+    start: usize,
+    end: usize,
+}
+
+/// Words after which a `/` starts a regular expression, not a division.
+const BEFORE_REGEX: &[&str] = &[
+    "return",
+    "typeof",
+    "instanceof",
+    "in",
+    "of",
+    "new",
+    "delete",
+    "void",
+    "throw",
+    "case",
+    "do",
+    "else",
+    "yield",
+    "await",
+];
+
+fn is_ident_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80 || c == b'\\'
+}
+
+/// Tokens of `src`: comments and whitespace dropped; strings, templates, regex literals whole.
+fn lex(src: &str) -> Result<Vec<Tok>, String> {
+    let b = src.as_bytes();
+    let mut toks: Vec<Tok> = Vec::new();
+    // For each open `{`: whether it is a template's `${`.
+    let mut braces: Vec<bool> = Vec::new();
+    let mut i = if src.starts_with("#!") {
+        src.find('\n').unwrap_or(b.len())
+    } else {
+        0
+    };
+    let line_of = |at: usize| src[..at.min(src.len())].matches('\n').count() + 1;
+    while i < b.len() {
+        let c = b[i];
+        let start = i;
+        let kind = match c {
+            b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => {
+                i += 1;
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                i = src[i..].find('\n').map_or(b.len(), |e| i + e);
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i = src[i + 2..]
+                    .find("*/")
+                    .map(|e| i + 2 + e + 2)
+                    .ok_or_else(|| format!("line {}: unterminated comment", line_of(start)))?;
+                continue;
+            }
+            b'\'' | b'"' => {
+                i += 1;
+                loop {
+                    match b.get(i) {
+                        None | Some(b'\n') => {
+                            return Err(format!("line {}: unterminated string", line_of(start)))
+                        }
+                        Some(b'\\') => i += 2,
+                        Some(&q) if q == c => break,
+                        Some(_) => i += 1,
+                    }
+                }
+                i += 1;
+                toks.push(Tok {
+                    kind: Kind::Str,
+                    start: start + 1,
+                    end: i - 1,
+                });
+                continue;
+            }
+            b'`' => {
+                i = template(b, i + 1, &mut braces)
+                    .ok_or_else(|| format!("line {}: unterminated template", line_of(start)))?;
+                Kind::Template
+            }
+            b'}' if braces.last() == Some(&true) => {
+                braces.pop();
+                i = template(b, i + 1, &mut braces)
+                    .ok_or_else(|| format!("line {}: unterminated template", line_of(start)))?;
+                Kind::Template
+            }
+            b'/' if regex_allowed(src, toks.last()) => {
+                let mut class = false;
+                i += 1;
+                loop {
+                    match b.get(i) {
+                        None | Some(b'\n') => {
+                            return Err(format!("line {}: unterminated regex", line_of(start)))
+                        }
+                        Some(b'\\') => i += 2,
+                        Some(b'[') => {
+                            class = true;
+                            i += 1;
+                        }
+                        Some(b']') => {
+                            class = false;
+                            i += 1;
+                        }
+                        Some(b'/') if !class => break,
+                        Some(_) => i += 1,
+                    }
+                }
+                i += 1;
+                while i < b.len() && is_ident_byte(b[i]) {
+                    i += 1;
+                }
+                Kind::Regex
+            }
+            b'0'..=b'9' => {
+                while i < b.len() && (is_ident_byte(b[i]) || b[i] == b'.') {
+                    i += 1;
+                }
+                Kind::Num
+            }
+            c if is_ident_byte(c) || c == b'#' => {
+                i += 1;
+                while i < b.len() && is_ident_byte(b[i]) {
+                    i += 1;
+                }
+                Kind::Ident
+            }
+            c => {
+                if c == b'{' {
+                    braces.push(false);
+                } else if c == b'}' {
+                    braces.pop();
+                }
+                i += 1;
+                Kind::Punct(c)
+            }
+        };
+        toks.push(Tok {
+            kind,
+            start,
+            end: i.min(b.len()),
+        });
+    }
+    Ok(toks)
+}
+
+/// Scans template characters from `i` to the closing backtick (returns the index after it) or
+/// to a `${` (pushes a template brace, returns the index after it).
+fn template(b: &[u8], mut i: usize, braces: &mut Vec<bool>) -> Option<usize> {
+    loop {
+        match b.get(i)? {
+            b'\\' => i += 2,
+            b'`' => return Some(i + 1),
+            b'$' if b.get(i + 1) == Some(&b'{') => {
+                braces.push(true);
+                return Some(i + 2);
+            }
+            _ => i += 1,
+        }
+    }
+}
+
+fn regex_allowed(src: &str, prev: Option<&Tok>) -> bool {
+    match prev {
+        None => true,
+        Some(t) => match t.kind {
+            Kind::Punct(c) => !matches!(c, b')' | b']' | b'}'),
+            Kind::Ident => BEFORE_REGEX.contains(&&src[t.start..t.end]),
+            _ => false,
+        },
+    }
+}
+
+/// The specifiers (byte ranges inside their quotes) of `src`'s static imports, re-exports and
+/// literal dynamic imports. Errors on forms a report cannot rewrite.
+fn imports(src: &str) -> Result<Vec<(usize, usize)>, String> {
+    let toks = lex(src)?;
+    let word = |k: usize| -> Option<&str> {
+        toks.get(k)
+            .filter(|t| t.kind == Kind::Ident)
+            .map(|t| &src[t.start..t.end])
+    };
+    let kind = |k: usize| toks.get(k).map(|t| t.kind);
+    let line = |k: usize| src[..toks[k].start].matches('\n').count() + 1;
+    let mut out = Vec::new();
+    // `from 'x'` at k: the specifier, unless import attributes follow.
+    let from_at = |k: usize, out: &mut Vec<(usize, usize)>| -> Result<(), String> {
+        let s = toks[k + 1];
+        if src[s.start..s.end].contains('\\') {
+            return Err(format!("line {}: an escaped import specifier", line(k)));
+        }
+        if matches!(word(k + 2), Some("with" | "assert")) {
+            return Err(format!(
+                "line {}: import attributes (`with {{…}}`) are not supported by memviz html",
+                line(k)
+            ));
+        }
+        out.push((s.start, s.end));
+        Ok(())
+    };
+    for k in 0..toks.len() {
+        let w = word(k);
+        if !matches!(w, Some("import" | "export"))
+            || kind(k.wrapping_sub(1)) == Some(Kind::Punct(b'.'))
+        {
+            continue;
+        }
+        let statement_end = |j: usize| {
+            matches!(kind(j), Some(Kind::Punct(b';')) | None)
+                || matches!(word(j), Some("import" | "export"))
+        };
+        if w == Some("import") {
+            match kind(k + 1) {
+                Some(Kind::Punct(b'.')) | Some(Kind::Punct(b':')) => {} // import.meta, {import: …}
+                Some(Kind::Punct(b'(')) => match kind(k + 2) {
+                    Some(Kind::Str) => from_at(k + 1, &mut out)?,
+                    Some(Kind::Template) => {
+                        return Err(format!(
+                            "line {}: import(`…`) of a template literal cannot be rewritten by memviz html",
+                            line(k)
+                        ))
+                    }
+                    _ => {} // import(expression): a URL made at run time (e.g. the worker's glue)
+                },
+                Some(Kind::Str) => from_at(k, &mut out)?,
+                _ => {
+                    let mut j = k + 1;
+                    loop {
+                        if word(j) == Some("from") && kind(j + 1) == Some(Kind::Str) {
+                            from_at(j, &mut out)?;
+                            break;
+                        }
+                        if statement_end(j) {
+                            return Err(format!(
+                                "line {}: an import statement memviz html cannot read",
+                                line(k)
+                            ));
+                        }
+                        j += 1;
+                    }
+                }
+            }
+        } else if matches!(kind(k + 1), Some(Kind::Punct(b'*' | b'{'))) {
+            // `export * [as x] from 'y'`, `export {a, b} [from 'y']`.
+            let mut j = k + 2;
+            if kind(k + 1) == Some(Kind::Punct(b'{')) {
+                while !matches!(kind(j), Some(Kind::Punct(b'}')) | None) {
+                    j += 1;
+                }
+                j += 1;
+            }
+            while !statement_end(j) && word(j) != Some("from") && kind(j) != Some(Kind::Punct(b'}'))
+            {
+                j += 1;
+            }
+            if word(j) == Some("from") {
+                if kind(j + 1) != Some(Kind::Str) {
+                    return Err(format!(
+                        "line {}: an export statement memviz html cannot read",
+                        line(k)
+                    ));
+                }
+                from_at(j, &mut out)?;
+            }
+        }
+    }
+    Ok(out)
+}
+
+// ----- writing the report ------------------------------------------------------------------
+
+struct Report<'a> {
+    viewer: &'a Viewer,
+    title: &'a str,
+    file_name: &'a str,
+    file_bytes: usize,
+    snapshot: &'a [u8],
+}
+
+/// Text for HTML (element content or a quoted attribute).
+fn escape_html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// JSON placed in a `<script>` data block: no `<` at all, so neither `</script` nor `<!--`.
+fn json_for_script(json: &str) -> String {
+    json.replace('<', "\\u003c")
+}
+
+impl Report<'_> {
+    /// Writes the report; returns its size in bytes.
+    fn write(&self, path: &Path) -> std::io::Result<usize> {
+        let v = self.viewer;
+        let csp = format!(
+            "default-src 'none'; script-src 'sha256-{}' blob: data: 'wasm-unsafe-eval'; worker-src data:; connect-src blob: data:; style-src 'unsafe-inline'; img-src data: blob:; base-uri 'none'; form-action 'none'",
+            base64(&sha256(BOOTSTRAP.as_bytes()))
+        );
+        let file = serde_json::json!({"name": self.file_name, "bytes": self.file_bytes});
+        let manifest = json_for_script(&format!("{{\"file\":{file},{}}}", v.manifest));
+        let mut w = Counter {
+            inner: BufWriter::new(fs::File::create(path)?),
+            n: 0,
+        };
+        write!(
+            w,
+            "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+             <meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+             <meta name=\"generator\" content=\"memviz html\">\n<title>{}</title>\n\
+             <link rel=\"icon\" href=\"data:,\">\n<style>\n{}</style>\n</head>\n{}",
+            escape_html(self.title),
+            v.css,
+            v.body_tag
+        )?;
+        w.write_all(v.body.as_bytes())?;
+        writeln!(
+            w,
+            "<script type=\"application/json\" id=\"memviz-report\">{manifest}</script>"
+        )?;
+        w.write_all(b"<script type=\"application/octet-stream\" id=\"memviz-assets\">")?;
+        write_base64(&mut w, &v.assets_gz)?;
+        w.write_all(
+            b"</script>\n<script type=\"application/octet-stream\" id=\"memviz-snapshot\">",
+        )?;
+        write_base64(&mut w, self.snapshot)?;
+        write!(
+            w,
+            "</script>\n<script>{BOOTSTRAP}</script>\n</body>\n</html>\n"
+        )?;
+        w.inner.flush()?;
+        Ok(w.n)
+    }
+}
+
+/// Counts the bytes written.
+struct Counter<W: Write> {
+    inner: W,
+    n: usize,
+}
+
+impl<W: Write> Write for Counter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.n += n;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+fn base64_into(data: &[u8], out: &mut Vec<u8>) {
+    for c in data.chunks(3) {
+        let n = u32::from(c[0]) << 16
+            | u32::from(c.get(1).copied().unwrap_or(0)) << 8
+            | u32::from(c.get(2).copied().unwrap_or(0));
+        let digit = |shift: u32| B64[((n >> shift) & 63) as usize];
+        out.push(digit(18));
+        out.push(digit(12));
+        out.push(if c.len() > 1 { digit(6) } else { b'=' });
+        out.push(if c.len() > 2 { digit(0) } else { b'=' });
+    }
+}
+
+/// Standard base64 with padding.
+fn base64(data: &[u8]) -> String {
+    let mut out = Vec::with_capacity(data.len().div_ceil(3) * 4);
+    base64_into(data, &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn write_base64(w: &mut impl Write, data: &[u8]) -> std::io::Result<()> {
+    let mut buf = Vec::with_capacity(1 << 20);
+    for chunk in data.chunks(3 << 18) {
+        buf.clear();
+        base64_into(chunk, &mut buf);
+        w.write_all(&buf)?;
+    }
+    Ok(())
+}
+
+/// SHA-256 (FIPS 180-4), for the CSP hash of the bootstrap script.
+fn sha256(data: &[u8]) -> [u8; 32] {
+    // Fractional parts of the cube roots of the first 64 primes, and of the square roots of the
+    // first 8 (the initial hash value).
+    const K: [u32; 64] = [
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+        0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+        0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+        0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+        0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+        0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+        0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+        0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+        0xc67178f2,
+    ];
+    let mut h: [u32; 8] = [
+        0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
+        0x5be0cd19,
+    ];
+    let mut msg = data.to_vec();
+    msg.push(0x80);
+    while msg.len() % 64 != 56 {
+        msg.push(0);
+    }
+    msg.extend_from_slice(&((data.len() as u64).wrapping_mul(8)).to_be_bytes());
+    for block in msg.chunks_exact(64) {
+        let mut w = [0u32; 64];
+        for (t, word) in block.chunks_exact(4).enumerate() {
+            w[t] = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
+        }
+        for t in 16..64 {
+            let s0 = w[t - 15].rotate_right(7) ^ w[t - 15].rotate_right(18) ^ (w[t - 15] >> 3);
+            let s1 = w[t - 2].rotate_right(17) ^ w[t - 2].rotate_right(19) ^ (w[t - 2] >> 10);
+            w[t] = w[t - 16]
+                .wrapping_add(s0)
+                .wrapping_add(w[t - 7])
+                .wrapping_add(s1);
+        }
+        let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut hh] = h;
+        for t in 0..64 {
+            let s1 = e.rotate_right(6) ^ e.rotate_right(11) ^ e.rotate_right(25);
+            let ch = (e & f) ^ (!e & g);
+            let t1 = hh
+                .wrapping_add(s1)
+                .wrapping_add(ch)
+                .wrapping_add(K[t])
+                .wrapping_add(w[t]);
+            let s0 = a.rotate_right(2) ^ a.rotate_right(13) ^ a.rotate_right(22);
+            let maj = (a & b) ^ (a & c) ^ (b & c);
+            let t2 = s0.wrapping_add(maj);
+            hh = g;
+            g = f;
+            f = e;
+            e = d.wrapping_add(t1);
+            d = c;
+            c = b;
+            b = a;
+            a = t1.wrapping_add(t2);
+        }
+        for (x, y) in h.iter_mut().zip([a, b, c, d, e, f, g, hh]) {
+            *x = x.wrapping_add(y);
+        }
+    }
+    let mut out = [0u8; 32];
+    for (o, x) in out.chunks_exact_mut(4).zip(h) {
+        o.copy_from_slice(&x.to_be_bytes());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(b: &[u8]) -> String {
+        b.iter().map(|x| format!("{x:02x}")).collect()
+    }
+
+    #[test]
+    fn sha256_known_vectors() {
+        // Python's hashlib.sha256(…).hexdigest().
+        assert_eq!(
+            hex(&sha256(b"abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(
+            hex(&sha256(&[b'a'; 1000])),
+            "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3"
+        );
+        assert_eq!(
+            hex(&sha256(b"")),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+
+    #[test]
+    fn base64_padding() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foob"), "Zm9vYg==");
+        assert_eq!(base64(&[0xfb, 0xff]), "+/8=");
+    }
+
+    fn specs(src: &str) -> Vec<&str> {
+        imports(src)
+            .expect("imports")
+            .into_iter()
+            .map(|(s, e)| &src[s..e])
+            .collect()
+    }
+
+    #[test]
+    fn finds_import_forms() {
+        let src = r#"
+// import x from './comment.js';
+/* export * from './block.js' */
+import { a,
+  b } from './a.js';
+import def, * as ns from "./b.js";
+import './side.js';
+export { c } from './c.js';
+export * from './d.js';
+export * as e from './e.js';
+export { local };
+const s = "import x from './string.js'";
+const t = `import ${'./tpl.js'} from ${x} `;
+const r = /import y from '.\/re.js'[/']/g;
+const q = a / b / c;
+const lazy = import('./lazy.js');
+const url = import(msg.glue);
+const meta = import.meta.url;
+obj.import('./method.js');
+const o = { import: 1, from: './not.js' };
+"#;
+        assert_eq!(
+            specs(src),
+            [
+                "./a.js",
+                "./b.js",
+                "./side.js",
+                "./c.js",
+                "./d.js",
+                "./e.js",
+                "./lazy.js"
+            ]
+        );
+    }
+
+    #[test]
+    fn rejects_forms_it_cannot_rewrite() {
+        for bad in [
+            "import x from './x.json' with { type: 'json' };",
+            "const m = import(`./${name}.js`);",
+            "import x from './a\\x2ejs';",
+            "const s = 'unterminated;\n",
+        ] {
+            assert!(imports(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn tags_skip_comments_and_script_text() {
+        let html = "<!-- <link href=c> --><script>const s = '<link href=s>';</script>\
+                    <LINK rel=\"modulepreload stylesheet\" href='./a&amp;b.css'><style>/* <link href=t> */</style>";
+        let found = tags(html, "link");
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].attr("href"), Some("./a&b.css"));
+        assert_eq!(found[0].attr("rel"), Some("modulepreload stylesheet"));
+        assert_eq!(tags(html, "script").len(), 1);
+    }
+
+    #[test]
+    fn paths() {
+        assert_eq!(
+            normalize("js", "./bridge.js").as_deref(),
+            Some("js/bridge.js")
+        );
+        assert_eq!(normalize("js/a", "../b.js").as_deref(), Some("js/b.js"));
+        assert_eq!(normalize("js", "../../x.js"), None);
+        assert_eq!(dist_path("./main-1.css", "x").as_deref(), Ok("main-1.css"));
+        assert!(dist_path("https://cdn.example/x.js", "x").is_err());
+        assert!(dist_path("/abs.js", "x").is_err());
+    }
+}
