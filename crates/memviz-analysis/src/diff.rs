@@ -223,16 +223,7 @@ pub fn live_folded(
             }
         }
     }
-    let mut merged: std::collections::BTreeMap<Vec<String>, u64> = Default::default();
-    for (stack, v) in by_stack {
-        if v > 0 {
-            let slot = merged
-                .entry(crate::flame::stack_frames(snap, stack, all_frames))
-                .or_insert(0);
-            *slot = slot.saturating_add(v);
-        }
-    }
-    merged.into_iter().collect()
+    crate::flame::entries_by_frames(snap, by_stack, all_frames)
 }
 
 /// The differential folded text of two profiles (the `difffolded.pl` format that
@@ -242,19 +233,12 @@ pub fn diff_folded_text(
     a: &[crate::flame::FoldedEntry],
     b: &[crate::flame::FoldedEntry],
 ) -> String {
-    use crate::flame::{escape_frame, NO_FRAMES};
     let mut lines: std::collections::BTreeMap<String, [u64; 2]> = Default::default();
     for (i, side) in [a, b].into_iter().enumerate() {
         for (frames, v) in side {
-            let mut key = frames
-                .iter()
-                .map(|f| escape_frame(f))
-                .collect::<Vec<_>>()
-                .join(";");
-            if key.is_empty() {
-                key = NO_FRAMES.to_string();
-            }
-            let slot = lines.entry(key).or_insert([0, 0]);
+            let slot = lines
+                .entry(crate::flame::folded_key(frames))
+                .or_insert([0, 0]);
             slot[i] = slot[i].saturating_add(*v);
         }
     }

@@ -276,13 +276,23 @@ pub fn folded_of(
     keep: Option<&[u32]>,
 ) -> Vec<FoldedEntry> {
     let by_stack = values_by_stack(snap, device, timeline, layout, at, opts, keep);
+    entries_by_frames(snap, by_stack, opts.all_frames)
+}
+
+/// Values per interned stack → folded entries: stacks printed by [`stack_frames`], equal
+/// printed stacks merged, zero values left out, sorted.
+pub(crate) fn entries_by_frames(
+    snap: &Snapshot,
+    by_stack: FxHashMap<StackId, u64>,
+    all_frames: bool,
+) -> Vec<FoldedEntry> {
     let mut merged: BTreeMap<Vec<String>, u64> = BTreeMap::new();
     for (stack, v) in by_stack {
         if v == 0 {
             continue;
         }
         let slot = merged
-            .entry(stack_frames(snap, stack, opts.all_frames))
+            .entry(stack_frames(snap, stack, all_frames))
             .or_insert(0);
         *slot = slot.saturating_add(v);
     }
@@ -307,21 +317,26 @@ pub fn escape_frame(frame: &str) -> String {
         .collect()
 }
 
+/// The stack part of a folded line: frames escaped by [`escape_frame`], joined by `;`
+/// ([`NO_FRAMES`] for none).
+pub fn folded_key(frames: &[String]) -> String {
+    if frames.is_empty() {
+        return NO_FRAMES.to_string();
+    }
+    frames
+        .iter()
+        .map(|f| escape_frame(f))
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
 /// The folded-stacks text: `frame;frame;frame value` lines (each ending in `\n`), frames
 /// escaped by [`escape_frame`], stacks equal after escaping merged, sorted. A stack with no
 /// frames at all prints [`NO_FRAMES`].
 pub fn folded_text(entries: &[FoldedEntry]) -> String {
     let mut lines: BTreeMap<String, u64> = BTreeMap::new();
     for (frames, v) in entries {
-        let mut key = frames
-            .iter()
-            .map(|f| escape_frame(f))
-            .collect::<Vec<_>>()
-            .join(";");
-        if key.is_empty() {
-            key = NO_FRAMES.to_string();
-        }
-        let slot = lines.entry(key).or_insert(0);
+        let slot = lines.entry(folded_key(frames)).or_insert(0);
         *slot = slot.saturating_add(*v);
     }
     let mut out = String::new();
