@@ -744,7 +744,9 @@ for (const backend of BACKENDS) {
       const filesBefore = await fileOptions(page);
       const cases = [
         { name: 'garbage <b>not</b>.pickle', buffer: Buffer.from('this is not a pickle at all\n'.repeat(50)) },
-        { name: 'truncated <b>demo</b>.pickle', buffer: fs.readFileSync(fixture('demo-truncated.pickle')) },
+        // Cut before its first whole segment: nothing to show (a later cut opens what was read,
+        // with a notice: 'hostile and broken files' below).
+        { name: 'truncated <b>demo</b>.pickle', buffer: fs.readFileSync(fixture('demo-truncated.pickle')).subarray(0, 300) },
       ];
       for (const c of cases) {
         const state = await openWithInput(page, { name: c.name, mimeType: 'application/octet-stream', buffer: c.buffer });
@@ -1577,5 +1579,145 @@ describe('share and embed: ?url=, deep links, the embedding protocol, CSP (WebGL
     } finally {
       await b.close();
     }
+  });
+});
+
+// ----- hostile and broken files --------------------------------------------------------------
+
+describe('hostile and broken files (WebGL2)', () => {
+  // `?max_mb=1` lowers the page's size limit (normally 1 GiB, see www/README.md) to 1 MiB, so
+  // that the demo (1.9 MB) is "too large" here; every other file below is smaller.
+  /** @type {Awaited<ReturnType<typeof launch>>} */
+  let b;
+  let page;
+  const shot = (name) => `webgl2-broken-${name}.png`;
+  const GOOD = () => fixture('landmarks.pickle');
+  const HOSTILE_NAME = `${HOSTILE_IMG}.pickle`;
+  const python = (out, script) => {
+    const r = spawnSync('python3', ['-c', script, out], { encoding: 'utf8' });
+    assert.equal(r.status, 0, `python3 for ${out}: ${r.stderr}`);
+    return fs.readFileSync(out);
+  };
+  const files = {};
+
+  before(async () => {
+    const demo = fs.readFileSync(DEMO);
+    files.cutEarly = demo.subarray(0, 300);
+    // 40 % of the demo: every segment and part of the trace, under the 1 MiB of ?max_mb=1.
+    files.cutMid = demo.subarray(0, Math.floor(demo.length * 0.4));
+    fs.writeFileSync(fixture('demo-cut-40.pickle'), files.cutMid);
+    files.zip = python(fixture('model.pt'), 'import zipfile, sys\n'
+      + "with zipfile.ZipFile(sys.argv[1], 'w') as z:\n"
+      + "    z.writestr('archive/data.pkl', b'\\x80\\x02}q\\x00.')\n"
+      + "    z.writestr('archive/version', '3')\n");
+    for (const proto of [2, 4]) {
+      files[`checkpoint${proto}`] = python(fixture(`state_dict_p${proto}.pkl`), 'import pickle, sys, collections\n'
+        + "sd = collections.OrderedDict([('layer.weight', [1.0, 2.0]), ('layer.bias', [0.5])])\n"
+        + `pickle.dump({'model': sd, 'epoch': 3}, open(sys.argv[1], 'wb'), protocol=${proto})\n`);
+    }
+    files.metrics = python(fixture('metrics.pkl'),
+      "import pickle, sys; pickle.dump({'loss': [0.5, 0.25], 'step': 10}, open(sys.argv[1], 'wb'), protocol=4)");
+    const gz = zlib.gzipSync(demo, { level: 9 });
+    assert.ok(gz.length < MiB, `the demo's gzip is under 1 MiB: ${gz.length}`);
+    files.gz = gz;
+    files.corruptGz = Buffer.from(gz);
+    for (let i = 100; i < files.corruptGz.length; i += 97) files.corruptGz[i] ^= 0xa5;
+    b = await launch([], '?backend=webgl2&max_mb=1');
+    page = b.page;
+    await page.evaluate(() => {
+      window.__progressLog = [];
+      new MutationObserver(() => window.__progressLog.push(document.getElementById('progress').textContent))
+        .observe(document.getElementById('progress'), { childList: true, characterData: true, subtree: true });
+    });
+  });
+  after(async () => {
+    if (b) await b.close();
+  });
+
+  /** Opens a bad file: error state, a visible alert naming the file (as text) with `pattern`; then a good file opens. */
+  async function assertRefused(name, buffer, pattern, label) {
+    const state = await openWithInput(page, { name, mimeType: 'application/octet-stream', buffer });
+    assert.equal(state, 'error', `${label}: state`);
+    const alert = page.getByRole('alert');
+    await alert.waitFor({ state: 'visible' });
+    const text = await alert.textContent();
+    assert.ok(text.startsWith(`Could not open "${name}": `), `${label}: names the file as text: ${text}`);
+    assert.match(text, pattern, label);
+    assert.equal(await page.locator('#error *').count(), 0, `${label}: no markup in the alert`);
+    assert.equal(await page.locator('#loading').isVisible(), false, `${label}: loading hidden`);
+    assert.equal(await page.locator('#notice').isVisible(), false, `${label}: no notice with an error`);
+    await page.screenshot({ path: path.join(SCREENSHOTS, shot(label)) });
+    // The page is still usable: the next good file opens and clears the alert.
+    assert.equal(await openWithInput(page, GOOD()), 'ready', `${label}: a good file opens after it`);
+    assert.equal(await page.locator('#error').isVisible(), false, `${label}: the alert is gone`);
+    return text;
+  }
+
+  test('empty, cut before anything whole, PNG, JSON, text: each named in the alert; a good file opens after each', TEST, async () => {
+    await assertRefused('empty.pickle', Buffer.alloc(0), /the file is empty \(0 bytes\)/, 'empty');
+    const cut = await assertRefused(HOSTILE_NAME, files.cutEarly,
+      /at byte \d+: the file ends in the middle of a \w+ opcode.*truncated.*no whole segment or trace event was read before the cut, so there is nothing to show/,
+      'cut-early');
+    assert.match(cut, /another file/, 'says what to do');
+    assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    await assertRefused('plot.png', Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'), /this file is a PNG image, not a memory snapshot/, 'png');
+    await assertRefused('snapshot.json', Buffer.from('{"segments": [], "device_traces": [[]]}'), /JSON text, not a pickle/, 'json');
+    await assertRefused('notes.txt', Buffer.from('memory notes: the run used 40 GB at step 12\n'), /this file is a text file, not a pickle/, 'text');
+  });
+
+  test('a torch.save zip, checkpoint pickles (GLOBAL, STACK_GLOBAL), a pickle that is not a snapshot, corrupt gzip', TEST, async () => {
+    await assertRefused('model.pt', files.zip, /a zip archive \(torch\.save writes model checkpoints/, 'zip');
+    await assertRefused('state_dict_p2.pkl', files.checkpoint2,
+      /at byte \d+: GLOBAL opcode refers to the Python object `collections\.OrderedDict`.*This is a model checkpoint \(torch\.save\), not a memory snapshot/, 'global');
+    await assertRefused('state_dict_p4.pkl', files.checkpoint4,
+      /STACK_GLOBAL opcode .*This is a model checkpoint \(torch\.save\), not a memory snapshot/, 'stack-global');
+    await assertRefused('metrics.pkl', files.metrics,
+      /a valid pickle, but not a memory snapshot: expected a dict with the keys 'segments' and 'device_traces', found the keys 'loss', 'step'/, 'not-snapshot');
+    await assertRefused('corrupt.pickle.gz', files.corruptGz, /the gzip data is corrupt/, 'corrupt-gzip');
+  });
+
+  test('over the size limit: refused before reading, naming the limit and the native CLI; gzip once it decompresses past it', TEST, async () => {
+    await page.evaluate(() => { window.__progressLog = []; });
+    const text = await assertRefused('big.pickle', fs.readFileSync(DEMO),
+      /this file is 1\.8MiB, more than the 1\.0MiB this page can open.*4 GiB.*`memviz summary FILE`/, 'too-large');
+    assert.doesNotMatch(text, /Check that it is a snapshot/, 'no advice that does not apply');
+    const log = await page.evaluate(() => window.__progressLog);
+    const before = log.slice(0, log.findIndex((t) => t.includes('landmarks')));
+    assert.ok(!before.some((t) => /big\.pickle/.test(t)), `no byte of big.pickle was read: ${JSON.stringify(before)}`);
+    await assertRefused('big.pickle.gz', files.gz, /this snapshot decompresses to more than 1\.0MiB.*`memviz summary FILE`/, 'too-large-gzip');
+  });
+
+  test('a snapshot cut mid-trace opens (ready) with a visible notice, as the CLI reads it; the notice follows the file shown', TEST, async () => {
+    const name = `cut ${HOSTILE_B}.pickle`;
+    const state = await openWithInput(page, { name, mimeType: 'application/octet-stream', buffer: files.cutMid });
+    assert.equal(state, 'ready');
+    assert.equal(await page.locator('#error').isVisible(), false, 'not an error');
+    const notice = page.getByRole('status').filter({ hasText: 'incomplete' });
+    await notice.waitFor({ state: 'visible' });
+    const text = await notice.textContent();
+    assert.ok(text.startsWith(`${name}: this file is incomplete (truncated): the pickle ends after `), text);
+    assert.match(text, new RegExp(`of ${files.cutMid.length} bytes without its STOP opcode`));
+    assert.match(text, /showing the \d+ segments and the \d+ trace events read before the cut/);
+    assert.equal(await page.locator('#notice *').count(), 0, 'the notice is text');
+    const summary = await summaryJson(page);
+    assert.deepEqual(summary, cliSummary(fixture('demo-cut-40.pickle')), 'the same partial snapshot as `memviz summary`');
+    const whole = cliSummary(DEMO);
+    assert.ok(summary.devices[0].trace_entries > 0 && summary.devices[0].trace_entries < whole.devices[0].trace_entries);
+    assert.match(summary.warnings[0], /^truncated file:/);
+    await assertDrawn(page, shot('cut-plot'));
+    await page.screenshot({ path: path.join(SCREENSHOTS, shot('cut-notice')) });
+    // Another file: no notice; back to the cut one: the notice again.
+    assert.equal(await openWithInput(page, GOOD()), 'ready');
+    assert.equal(await page.locator('#notice').isVisible(), false);
+    const names = await fileOptions(page);
+    await page.selectOption('#file-select', String(names.indexOf(name)));
+    await notice.waitFor({ state: 'visible' });
+    assert.equal(await notice.textContent(), text);
+    assert.equal(await bodyState(page), 'ready');
+  });
+
+  test('no page errors, no request outside dist/', () => {
+    assert.deepEqual(b.badRequests, []);
+    assert.deepEqual(b.pageErrors, []);
   });
 });

@@ -93,14 +93,17 @@ test('demo snapshot: chunk size does not change the result; gzip gives the same 
   assert.deepEqual(JSON.parse(gz.json), JSON.parse(whole.json));
 });
 
-test('garbage and truncated input throw an Error with a message, and the module stays usable', () => {
+test('garbage, empty input and a file cut before anything whole throw an Error with a message; a file cut mid-trace opens with a warning; the module stays usable', () => {
   const garbage = loadWasm(new TextEncoder().encode('this is not a pickle\n'.repeat(100)));
   assert.ok(garbage.error && garbage.error.length > 0, 'garbage must be rejected with a message');
   const empty = loadWasm(new Uint8Array(0));
   assert.ok(empty.error && empty.error.length > 0, 'empty input must be rejected with a message');
   const bytes = fs.readFileSync(demoFile());
-  const truncated = loadWasm(bytes.subarray(0, Math.floor(bytes.length / 2)));
-  assert.ok(truncated.error && truncated.error.length > 0, 'a truncated file must be rejected');
+  const cutEarly = loadWasm(bytes.subarray(0, 300));
+  assert.ok(cutEarly.error && /truncated/.test(cutEarly.error), 'a file cut before its first whole record must be rejected');
+  const half = loadWasm(bytes.subarray(0, Math.floor(bytes.length / 2)));
+  assert.equal(half.error, undefined, 'a file cut mid-trace opens what was read before the cut');
+  assert.match(JSON.parse(half.json).warnings[0], /^truncated file:/);
   assert.equal(WebHandle.has_panicked(), false);
   assert.equal(loadWasm(bytes).error, undefined, 'a good file after bad ones');
 });

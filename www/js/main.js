@@ -21,6 +21,7 @@ const els = {
   progress: $('progress'),
   cancel: $('cancel-button'),
   alert: $('error'),
+  notice: $('notice'),
   viewer: $('viewer'),
   canvas: $('plot'),
   xLabels: $('x-labels'),
@@ -91,6 +92,16 @@ function clearError() {
   els.alert.hidden = cannotDraw === '';
 }
 
+/**
+ * The notice above the current file (not an error; Rust's text): why the file is incomplete
+ * when it was cut before its end. Hidden when there is none.
+ */
+function showNotice(fileName, notice) {
+  const text = typeof notice === 'string' ? notice : '';
+  els.notice.textContent = text === '' ? '' : `${fileName}: ${sentence(text)}`;
+  els.notice.hidden = text === '';
+}
+
 /** `message` ending in one full stop (messages from Rust may end in `.`, `?` or `!`). */
 function sentence(message) {
   const m = String(message).trim();
@@ -134,6 +145,10 @@ function startViewer() {
     },
   }).then((c) => {
     client = c;
+    // `?max_mb=N` lowers the file-size limit to N MiB (tests use it; it cannot raise it). Sent
+    // before any open, so the worker has it when the first file comes.
+    const maxMb = Number(query.get('max_mb'));
+    if (query.has('max_mb') && maxMb > 0) c.send('set_max_file_mb', [maxMb]);
     const { backend, adapter, gpuError } = c.info;
     els.backend.textContent = backend ? `drawing with ${backend}` : 'cannot draw here';
     els.backend.title = adapter;
@@ -207,7 +222,7 @@ async function open(src) {
       const message = msg.panicked
         ? `memviz hit an internal error (a bug) while reading "${name}": ${sentence(msg.message)} Reload the page and `
           + 'try again; if it happens again, please report it with the file.'
-        : /^(could not download|the server answered)/.test(msg.message)
+        : msg.tooLarge || /^(could not download|the server answered)/.test(msg.message)
           ? `Could not open "${name}": ${sentence(msg.message)}`
           : `Could not open "${name}": ${sentence(msg.message)} ${WHAT_TO_DO}`;
       if (current === null) showError(message);
@@ -231,7 +246,7 @@ async function open(src) {
     }
     if (current === null) setState('ready');
     links.schedule();
-    return { state: 'ready', json: msg.summary, timings };
+    return { state: 'ready', json: msg.summary, timings, notice: msg.notice || '' };
   } catch (err) {
     const message = `Could not open "${name}": ${err instanceof Error ? err.message : String(err)}`;
     if (current === mine) {
@@ -291,6 +306,7 @@ function showPanel(panelJson, table, summary) {
     return li;
   }));
   els.fileName.textContent = panel.files[panel.file] || '';
+  showNotice(panel.files[panel.file] || '', panel.notice);
   showView(panel.view, panelKey(panel));
   filesAndCompare.refresh();
   const timelineKey = `${panelKey(panel)}/${panel.view}`;

@@ -5,8 +5,11 @@
 
 /** The views a link or a parent may name (the `#view-select` values). */
 export const VIEWS = ['active', 'segments', 'pools', 'state', 'flame'];
-/** The largest snapshot a parent may send as a buffer (bytes). */
-export const MAX_EMBED_BYTES = 2 * 1024 ** 3;
+/**
+ * The largest buffer a parent may send (bytes): the page's own file-size limit
+ * (`MAX_FILE_BYTES` in crates/memviz-web, 1 GiB) — a bigger buffer is refused before it is read.
+ */
+export const MAX_EMBED_BYTES = 1024 ** 3;
 const MAX_TEXT = 4096;
 
 /** A finite number from text, or null. */

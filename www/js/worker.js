@@ -70,6 +70,8 @@ const CALLS = new Set([
   'state_select', 'state_rows', 'state_ooms', 'state_search', 'state_focus', 'state_item_center',
   'search', 'lines', 'highlight_line', 'clear_highlight', 'leaks', 'live', 'diff', 'files',
   'flame_set', 'flame_info', 'flame_zoom_to', 'flame_node_center', 'flame_phases', 'flame_diff', 'pin', 'set_window',
+  // Lowers the file-size limit (the page's `?max_mb=`, for tests); it can never be raised.
+  'set_max_file_mb',
 ]);
 
 async function init(msg) {
@@ -167,12 +169,18 @@ async function open(msg) {
   loading = id;
   const t0 = performance.now();
   let source = null;
+  let begun = false;
   const stale = () => loading !== id || cancelled.has(id);
   try {
     if (viewer === null) throw new Error('the viewer is not running');
     source = await openSource(msg.src, msg.name);
     if (stale()) throw new Error('cancelled');
+    // Refuse a file over the size limit before reading any of it (Rust says why and what to
+    // do); gzip input and downloads of unknown size are checked again while they stream in.
+    const refusal = viewer.size_refusal(source.total || 0);
+    if (refusal !== '') throw Object.assign(new Error(refusal), { tooLarge: true });
     viewer.begin(source.name, source.total || 0);
+    begun = true;
     post({ type: 'progress', id, name: source.name, bytes: 0, total: source.total });
     let last = performance.now();
     // Read one chunk ahead: the next read runs while this one is parsed.
@@ -214,6 +222,8 @@ async function open(msg) {
       summary,
       table,
       panel,
+      // Not an error: why the file is incomplete when it was cut before its end, else ''.
+      notice: viewer.notice(),
       // ms since the worker got the file: bytes parsed, model + layout built, first frame drawn,
       // summary and panel (legend, ticks) ready; drawMs is the draw's own CPU time.
       timings: { parseMs: parsedMs, finishMs: finishedMs, firstDrawMs: drawnMs, totalMs: performance.now() - t0, drawMs },
@@ -225,7 +235,8 @@ async function open(msg) {
     if (cancelled.has(id)) {
       post({ type: 'cancelled', id });
     } else {
-      post({ type: 'failed', id, message: errorText(err), panicked: panicked() });
+      const tooLarge = Boolean(err && err.tooLarge) || (begun && viewer !== null && viewer.refused_size());
+      post({ type: 'failed', id, message: errorText(err), panicked: panicked(), tooLarge });
     }
   } finally {
     cancelled.delete(id);

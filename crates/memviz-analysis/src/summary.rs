@@ -65,12 +65,13 @@ pub fn summarize(snap: &Snapshot) -> Summary {
             }
             for seg in snap.segments.iter().filter(|x| x.device == d) {
                 s.segments += 1;
-                s.reserved_bytes += seg.total_size;
+                // Sizes come from the file: saturate rather than overflow on hostile ones.
+                s.reserved_bytes = s.reserved_bytes.saturating_add(seg.total_size);
                 for b in snap.segment_blocks(seg) {
                     s.blocks += 1;
                     if b.state == BlockState::ActiveAllocated {
-                        s.allocated_bytes += b.size;
-                        s.requested_bytes += b.requested_size;
+                        s.allocated_bytes = s.allocated_bytes.saturating_add(b.size);
+                        s.requested_bytes = s.requested_bytes.saturating_add(b.requested_size);
                     }
                 }
             }

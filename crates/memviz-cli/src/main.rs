@@ -43,7 +43,8 @@ pub(crate) const USAGE: &str = "usage:
 
 FILE is a snapshot pickle from torch.cuda.memory._dump_snapshot(), raw or gzip-compressed.";
 
-/// Read and parse a file in 1 MiB chunks, as the browser does.
+/// Read and parse a file in 1 MiB chunks, as the browser does. A file that ends before the
+/// pickle's STOP opens with what was read before the cut, and a warning on stderr.
 pub(crate) fn load(path: &str) -> Result<Snapshot, String> {
     let mut f = std::fs::File::open(path).map_err(|e| format!("{path}: cannot open: {e}"))?;
     let size = f.metadata().map(|m| m.len()).unwrap_or(0);
@@ -58,7 +59,13 @@ pub(crate) fn load(path: &str) -> Result<Snapshot, String> {
         }
         loader.push(&buf[..n]).map_err(|e| describe(path, &e))?;
     }
-    loader.finish().map_err(|e| describe(path, &e))
+    let snap = loader.finish().map_err(|e| describe(path, &e))?;
+    // A file cut before its end opens with what was read; say so where it cannot be missed
+    // (stderr, whatever the command prints on stdout).
+    if let Some(w) = snap.truncation_warning() {
+        eprintln!("memviz: warning: {path}: {w}");
+    }
+    Ok(snap)
 }
 
 fn describe(path: &str, e: &LoadError) -> String {

@@ -1,4 +1,5 @@
-//! Broken input never panics: every prefix errors with an offset; byte flips error or load.
+//! Broken input never panics: every prefix errors with an offset or opens what was read before
+//! the cut (with a warning); byte flips error or load.
 
 mod common;
 use common::*;
@@ -15,28 +16,67 @@ fn small_real_file() -> Option<Vec<u8>> {
     real_file("silmont2000")
 }
 
+/// Each device's event lines of a model dump.
+fn trace_lines(s: &memviz_snapshot::Snapshot) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    let mut in_trace = false;
+    for line in s.dump().lines() {
+        if line.starts_with("trace ") {
+            in_trace = true;
+            out.push(Vec::new());
+        } else if !line.starts_with("  ") {
+            in_trace = false;
+        } else if in_trace {
+            if let Some(t) = out.last_mut() {
+                t.push(line.to_string());
+            }
+        }
+    }
+    out
+}
+
 #[test]
-fn every_prefix_is_a_clear_error_with_an_offset() {
-    // Every prefix of a 10 KB real file, and every 7th prefix of a 72 KB one with a trace.
+fn every_prefix_is_a_clear_error_or_what_was_read_before_the_cut() {
+    // Every prefix of a 10 KB real file, and every 7th prefix of a 72 KB one with a trace. A
+    // prefix with a whole segment or trace event opens (FORMAT.md §2: segments come first);
+    // one without is an error with the offset. Once prefixes open, longer ones do too.
     let (Some(small), Some(larger)) = (real_file("nishi951"), small_real_file()) else {
         return;
     };
-    let prefixes = (0..small.len())
-        .map(|n| &small[..n])
-        .chain((0..larger.len()).step_by(7).map(|n| &larger[..n]));
-    for bytes in prefixes {
-        let n = bytes.len();
-        let e = match load_chunked(bytes, 4096) {
-            Err(e) => e,
-            Ok(_) => panic!("prefix of {n} bytes loaded"),
-        };
-        let msg = e.to_string();
-        if n == 0 {
-            assert!(msg.contains("empty"), "{msg}");
-        } else if n >= 4 {
-            assert!(e.offset.is_some(), "prefix {n}: no offset in {msg}");
-            assert!(msg.contains("truncated"), "prefix {n}: {msg}");
+    for (file, step) in [(&small, 1), (&larger, 7)] {
+        let whole = load_chunked(file, 4096).expect("the whole file loads");
+        let whole_traces = trace_lines(&whole);
+        let mut opened = 0;
+        for n in (0..file.len()).step_by(step) {
+            let bytes = &file[..n];
+            match load_chunked(bytes, 4096) {
+                Err(e) => {
+                    assert_eq!(opened, 0, "prefix {n} fails after shorter ones opened: {e}");
+                    let msg = e.to_string();
+                    if n == 0 {
+                        assert!(msg.contains("empty"), "{msg}");
+                    } else if n >= 4 {
+                        assert!(e.offset.is_some(), "prefix {n}: no offset in {msg}");
+                        assert!(msg.contains("truncated"), "prefix {n}: {msg}");
+                    }
+                }
+                Ok(s) => {
+                    opened += 1;
+                    let w = s.truncation_warning().unwrap_or_else(|| {
+                        panic!("prefix {n} loaded without a truncation warning")
+                    });
+                    assert!(w.contains(&format!("of {n} bytes")), "prefix {n}: {w}");
+                    assert!(s.segments.len() <= whole.segments.len());
+                    for (d, t) in trace_lines(&s).iter().enumerate() {
+                        assert!(
+                            whole_traces[d].starts_with(t),
+                            "prefix {n}: device {d}'s events are a prefix of the file's"
+                        );
+                    }
+                }
+            }
         }
+        assert!(opened > 0, "some prefixes open");
     }
 }
 

@@ -16,6 +16,10 @@ pub trait Builder {
     fn set_items(&mut self, dict: Value, pairs: &[Value], atoms: &Atoms) -> Result<(), String>;
 }
 
+/// The largest gap between memo indices: over the whole input, an index may exceed the bytes
+/// read before its put by at most this many slots (8 MiB of memo).
+const MAX_MEMO_GAP: usize = 1 << 20;
+
 /// Bounds that keep hostile input from exhausting memory.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
@@ -270,13 +274,17 @@ impl<B: Builder> Unpickler<B> {
         if idx < self.memo.len() {
             self.memo.set(idx, v);
         } else {
-            // Real producers number slots sequentially; allow modest gaps, refuse huge jumps.
-            if idx - self.memo.len() > (1 << 20) {
+            // Real producers number slots sequentially, one put per opcode of at least one byte,
+            // so an index never exceeds the bytes read. Allow modest gaps, but bound them in
+            // total, not per put: each put of a gap would otherwise add up to 8 MiB of slots for
+            // 5 bytes of input (255 puts: 2 GiB from a 1.3 KB file).
+            let allowed = at.saturating_add(MAX_MEMO_GAP as u64);
+            if idx - self.memo.len() > MAX_MEMO_GAP || index > allowed {
                 return Err(self.err(
                     at,
                     ErrorKind::Limit {
                         what: "gap between memo indices",
-                        limit: 1 << 20,
+                        limit: MAX_MEMO_GAP as u64,
                     },
                 ));
             }

@@ -128,7 +128,27 @@ pub struct SnapshotBuilder {
     stack_by_objs: FxHashMap<Box<[u32]>, StackId>,
     scratch: Vec<FrameId>,
     obj_scratch: Vec<u32>,
+    /// One bit per container: set once it became an item of another container. At a cut, the
+    /// containers without it are exactly those still open on the VM's stack (see [`Self::recover`]).
+    consumed: Vec<u64>,
     pub(crate) warnings: Warnings,
+}
+
+/// What [`SnapshotBuilder::recover`] found in a file that ends before STOP.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Recovered {
+    /// Whole segments read.
+    pub segments: usize,
+    /// The segment list was read to its end (false: the cut is inside it).
+    pub segments_complete: bool,
+    /// Whole trace events read, over every device.
+    pub events: usize,
+    /// The device whose trace the cut is in (None: no trace was being read).
+    pub cut_device: Option<usize>,
+    /// `device_traces` was read to its end.
+    pub traces_complete: bool,
+    /// The top-level dict was complete: only STOP was missing.
+    pub only_stop_missing: bool,
 }
 
 fn int_i128(v: Value, atoms: &Atoms) -> Option<i128> {
@@ -162,6 +182,7 @@ impl SnapshotBuilder {
             stack_by_objs: FxHashMap::default(),
             scratch: Vec::new(),
             obj_scratch: Vec::new(),
+            consumed: Vec::new(),
             warnings: Warnings::default(),
         };
         (b, atoms)
@@ -179,6 +200,27 @@ impl SnapshotBuilder {
         let _ = r.compile_context.try_reserve(events);
         let _ = r.user_metadata.try_reserve(events);
         let _ = self.objs.try_reserve(events.saturating_mul(2));
+    }
+
+    /// Mark the containers among `items` as consumed (they are now inside another one).
+    fn mark_consumed(&mut self, items: &[Value]) {
+        for v in items {
+            if let Value::Obj(ObjId(i)) = *v {
+                let w = (i / 64) as usize;
+                if w >= self.consumed.len() {
+                    self.consumed.resize(w + 1, 0);
+                }
+                if let Some(word) = self.consumed.get_mut(w) {
+                    *word |= 1 << (i % 64);
+                }
+            }
+        }
+    }
+
+    fn is_consumed(&self, i: u32) -> bool {
+        self.consumed
+            .get((i / 64) as usize)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
 
     fn add(&mut self, o: Obj) -> Result<ObjId, String> {
@@ -585,6 +627,7 @@ impl SnapshotBuilder {
     /// Generic conversion to JSON (settings, extensions). Containers can contain themselves
     /// through the memo, so the output is cut at depth 64 and after 100 000 values.
     fn to_json(&self, v: Value, atoms: &Atoms, depth: u32) -> serde_json::Value {
+        // (Non-string dict keys are cut to MAX_KEY_CHARS by `short_key`.)
         let mut budget = 100_000usize;
         self.to_json_bounded(v, atoms, depth, &mut budget)
     }
@@ -628,9 +671,12 @@ impl SnapshotBuilder {
                     for kv in self.items(idx).chunks_exact(2) {
                         let key = match kv[0] {
                             Value::Str(s) => atoms.str(s).to_string(),
-                            other => self
-                                .to_json_bounded(other, atoms, depth + 1, budget)
-                                .to_string(),
+                            // A container key becomes its JSON text, cut short: keys nested as
+                            // each other's keys would otherwise re-escape and double per level.
+                            other => short_key(
+                                self.to_json_bounded(other, atoms, depth + 1, budget)
+                                    .to_string(),
+                            ),
                         };
                         m.insert(key, self.to_json_bounded(kv[1], atoms, depth + 1, budget));
                     }
@@ -673,7 +719,29 @@ impl SnapshotBuilder {
                 }
                 (Layout::Dict, seg, tr)
             }
-            Some(Obj::List(_)) => (Layout::BareList, Some(root), None),
+            Some(Obj::List(idx)) => {
+                // A bare list of segments (FORMAT.md §6); a list holding no dict at all is
+                // some other pickled list.
+                let items = self.items(idx);
+                if let Some(first) = items.first().filter(|_| {
+                    !items
+                        .iter()
+                        .any(|v| matches!(self.obj(*v), Some(Obj::Dict(_))))
+                }) {
+                    let what = match self.obj(*first) {
+                        Some(Obj::Event(_)) => "trace entries",
+                        Some(Obj::List(_) | Obj::Stack(_)) => "lists",
+                        Some(Obj::Tuple(_)) => "tuples",
+                        Some(Obj::Frame(_)) => "stack frames",
+                        _ => first.type_name(),
+                    };
+                    return Err(format!(
+                        "a valid pickle, but not a memory snapshot: the top level is a list of {what} \
+                         (expected a dict with the keys 'segments' and 'device_traces', or a list of segment dicts)"
+                    ));
+                }
+                (Layout::BareList, Some(root), None)
+            }
             Some(Obj::Event(_)) => {
                 return Err("a valid pickle, but not a memory snapshot: the top level is a single trace entry".into())
             }
@@ -758,6 +826,170 @@ impl SnapshotBuilder {
             protocol,
             warnings: warnings.into_strings(),
         })
+    }
+
+    /// A snapshot from a file that ends before STOP: every whole segment and trace event read
+    /// before the cut, or an error when there is none (or the layout is not recognised).
+    ///
+    /// The containers not yet inside another one are exactly the values still open on the
+    /// pickle VM's stack, in the order they were created. For the layout every producer writes
+    /// (`{segments: [...], device_traces: [[...], ...], ...}`, segments first, FORMAT.md §2)
+    /// that is: the top-level dict, the segment list, then either the whole segments read so
+    /// far (a cut inside the segment list) or the `device_traces` list, its device lists so far
+    /// and the events of the last one not yet appended to it (a cut inside the traces). A
+    /// record cut in the middle is dropped; so are the keys after `device_traces`.
+    pub(crate) fn recover(
+        mut self,
+        atoms: Atoms,
+        protocol: u8,
+    ) -> Result<(Snapshot, Recovered), String> {
+        let open: Vec<u32> = (0..self.objs.len() as u32)
+            .filter(|&i| !self.is_consumed(i))
+            .collect();
+        let mut it = open.iter().copied().peekable();
+        let Some(root) = it.next() else {
+            return Err("nothing was read before the cut".into());
+        };
+        let mut rec = Recovered::default();
+        let bare = match self.objs.get(root as usize).copied() {
+            Some(Obj::Dict(EMPTY)) => false,
+            Some(Obj::Dict(idx)) => {
+                // The top-level dict got its items: only STOP is missing.
+                let pairs = self.items(idx);
+                let k = &self.keys;
+                if Self::get(pairs, k.segments).is_none()
+                    && Self::get(pairs, k.device_traces).is_none()
+                {
+                    return Err("the top level read before the cut is not a memory snapshot".into());
+                }
+                let snap = self.finish(Value::Obj(ObjId(root)), atoms, protocol)?;
+                rec.segments = snap.segments.len();
+                rec.segments_complete = true;
+                rec.events = snap.traces.iter().map(DeviceTrace::len).sum();
+                rec.traces_complete = true;
+                rec.only_stop_missing = true;
+                return Ok((snap, rec));
+            }
+            Some(Obj::List(_)) => true,
+            _ => return Err("the top level read before the cut is not a memory snapshot".into()),
+        };
+        let is_list = |b: &Self, i: u32| matches!(b.objs.get(i as usize), Some(Obj::List(_)));
+        // The segment list: the top level itself (a bare list), or the first value in the dict.
+        let seg_list = if bare {
+            Some(root)
+        } else {
+            it.next_if(|&i| is_list(&self, i))
+        };
+        let mut segments: Vec<Value> = Vec::new();
+        if let Some(Obj::List(idx)) = seg_list.and_then(|l| self.objs.get(l as usize).copied()) {
+            segments.extend_from_slice(self.items(idx));
+            if !segments
+                .iter()
+                .all(|v| matches!(self.obj(*v), Some(Obj::Dict(_))))
+            {
+                return Err("the first value read before the cut is not a list of segments".into());
+            }
+        }
+        // Whole segments not yet appended to the list (the cut is inside the segment list).
+        let mut pending_segments = false;
+        while let Some(i) = it.next_if(|&i| self.is_segment_dict(i)) {
+            segments.push(Value::Obj(ObjId(i)));
+            pending_segments = true;
+        }
+        rec.segments = segments.len();
+        let mut traces: Option<Vec<Value>> = None;
+        if !bare && !pending_segments {
+            if let Some(d) = it.next_if(|&i| is_list(&self, i)) {
+                rec.segments_complete = true;
+                match self.objs.get(d as usize).copied() {
+                    Some(Obj::List(idx)) if idx != EMPTY => {
+                        // `device_traces` was read to its end.
+                        rec.traces_complete = true;
+                        traces = Some(self.items(idx).to_vec());
+                    }
+                    _ => {
+                        // The device lists read so far; the cut is in the last one.
+                        let mut lists: Vec<u32> = Vec::new();
+                        while let Some(t) = it.next_if(|&i| self.is_trace_list(i)) {
+                            lists.push(t);
+                        }
+                        let mut tail: Vec<Value> = Vec::new();
+                        while let Some(e) = it
+                            .next_if(|&i| matches!(self.objs.get(i as usize), Some(Obj::Event(_))))
+                        {
+                            tail.push(Value::Obj(ObjId(e)));
+                        }
+                        let mut out: Vec<Value> =
+                            lists.iter().map(|&t| Value::Obj(ObjId(t))).collect();
+                        if let Some(last) = lists.last() {
+                            rec.cut_device = Some(lists.len() - 1);
+                            if !tail.is_empty() {
+                                let mut items = match self.objs.get(*last as usize).copied() {
+                                    Some(Obj::List(idx)) => self.items(idx).to_vec(),
+                                    _ => Vec::new(),
+                                };
+                                items.extend_from_slice(&tail);
+                                let l = self.new_list_of(&items)?;
+                                if let Some(slot) = out.last_mut() {
+                                    *slot = l;
+                                }
+                            }
+                        }
+                        traces = Some(out);
+                    }
+                }
+            }
+        }
+        let seg_value = self.new_list_of(&segments)?;
+        let root = if bare {
+            seg_value
+        } else {
+            let mut pairs = vec![Value::Str(self.keys.segments), seg_value];
+            if let Some(t) = traces {
+                let t = self.new_list_of(&t)?;
+                pairs.extend([Value::Str(self.keys.device_traces), t]);
+            }
+            let idx = self.new_store(&pairs)?;
+            Value::Obj(self.add(Obj::Dict(idx))?)
+        };
+        let snap = self.finish(root, atoms, protocol)?;
+        rec.events = snap.traces.iter().map(DeviceTrace::len).sum();
+        if snap.segments.is_empty() && rec.events == 0 {
+            return Err("no whole segment or trace event was read before the cut".into());
+        }
+        Ok((snap, rec))
+    }
+
+    /// A generic list holding `items` (a value for [`Self::finish`]).
+    fn new_list_of(&mut self, items: &[Value]) -> Result<Value, String> {
+        let idx = if items.is_empty() {
+            EMPTY
+        } else {
+            self.new_store(items)?
+        };
+        Ok(Value::Obj(self.add(Obj::List(idx))?))
+    }
+
+    /// A whole segment dict: its items arrived and include `total_size` or `blocks`.
+    fn is_segment_dict(&self, i: u32) -> bool {
+        match self.objs.get(i as usize) {
+            Some(Obj::Dict(idx)) if *idx != EMPTY => self.items(*idx).chunks_exact(2).any(|kv| {
+                kv[0] == Value::Str(self.keys.total_size) || kv[0] == Value::Str(self.keys.blocks)
+            }),
+            _ => false,
+        }
+    }
+
+    /// A device's trace list: empty so far, or holding only trace events.
+    fn is_trace_list(&self, i: u32) -> bool {
+        match self.objs.get(i as usize) {
+            Some(Obj::List(EMPTY)) => true,
+            Some(Obj::List(idx)) => self
+                .items(*idx)
+                .iter()
+                .all(|v| matches!(self.obj(*v), Some(Obj::Event(_)))),
+            _ => false,
+        }
     }
 
     fn read_annotations(&mut self, v: Value, atoms: &Atoms) -> Vec<Annotation> {
@@ -1258,6 +1490,7 @@ impl Builder for SnapshotBuilder {
     }
 
     fn new_tuple(&mut self, items: &[Value], _: &Atoms) -> Result<ObjId, String> {
+        self.mark_consumed(items);
         let idx = if items.is_empty() {
             EMPTY
         } else {
@@ -1267,6 +1500,7 @@ impl Builder for SnapshotBuilder {
     }
 
     fn extend_list(&mut self, list: Value, items: &[Value], atoms: &Atoms) -> Result<(), String> {
+        self.mark_consumed(items);
         let Value::Obj(ObjId(i)) = list else {
             return Err(format!(
                 "APPENDS onto a {}, expected a list",
@@ -1311,6 +1545,7 @@ impl Builder for SnapshotBuilder {
     }
 
     fn set_items(&mut self, dict: Value, pairs: &[Value], atoms: &Atoms) -> Result<(), String> {
+        self.mark_consumed(pairs);
         let Value::Obj(ObjId(i)) = dict else {
             return Err(format!(
                 "SETITEMS onto a {}, expected a dict",
@@ -1346,4 +1581,16 @@ impl Builder for SnapshotBuilder {
             _ => Err("SETITEMS onto something that is not a dict".into()),
         }
     }
+}
+
+/// At most this many characters of a non-string dict key's JSON text are kept.
+const MAX_KEY_CHARS: usize = 200;
+
+/// `text` cut to [`MAX_KEY_CHARS`] characters (with `…` when cut).
+fn short_key(mut text: String) -> String {
+    if let Some((i, _)) = text.char_indices().nth(MAX_KEY_CHARS) {
+        text.truncate(i);
+        text.push('…');
+    }
+    text
 }

@@ -1,7 +1,7 @@
 //! Streaming entry point: sniff the format, decompress gzip, unpickle, build the model.
 
-use crate::builder::SnapshotBuilder;
-use crate::model::Snapshot;
+use crate::builder::{Recovered, SnapshotBuilder};
+use crate::model::{Snapshot, TRUNCATED_WARNING};
 use memviz_pickle::{ErrorKind, Limits, PickleError, Unpickler};
 use std::fmt;
 use std::io::Write;
@@ -35,15 +35,14 @@ impl LoadError {
 
     fn from_pickle(e: &PickleError, gzip: bool) -> Self {
         let mut message = e.kind.to_string();
-        match &e.kind {
-            ErrorKind::Refused { .. } => message.push_str(
+        if let ErrorKind::Refused { target, .. } = &e.kind {
+            message.push_str(if target.as_deref().is_some_and(is_checkpoint_class) {
+                ". This is a model checkpoint (torch.save), not a memory snapshot: \
+                 open the file written by torch.cuda.memory._dump_snapshot()"
+            } else {
                 ". This looks like a model checkpoint or another pickled Python object, not a memory snapshot: \
-                 open the file written by torch.cuda.memory._dump_snapshot()",
-            ),
-            ErrorKind::Truncated { .. } => {
-                message = format!("{message}; read {} bytes{}. Was the dump interrupted or the copy incomplete?", e.offset, if gzip { " after decompression" } else { "" })
-            }
-            _ => {}
+                 open the file written by torch.cuda.memory._dump_snapshot()"
+            });
         }
         if gzip {
             message.push_str(" (offset in the decompressed data)");
@@ -53,6 +52,14 @@ impl LoadError {
             message,
         }
     }
+}
+
+/// Classes that checkpoints and saved tensors name with GLOBAL / STACK_GLOBAL (torch.save
+/// pickles tensors through torch's rebuild functions, state_dicts as OrderedDicts).
+fn is_checkpoint_class(target: &str) -> bool {
+    ["torch", "collections.OrderedDict", "numpy"]
+        .iter()
+        .any(|p| target.starts_with(p))
 }
 
 /// How many leading bytes decide the format (a fixed window, so messages never depend on chunking).
@@ -105,10 +112,13 @@ pub fn sniff_other(head: &[u8]) -> String {
 struct PickleSink {
     u: Unpickler<SnapshotBuilder>,
     error: Option<PickleError>,
+    /// Decompressed bytes written.
+    written: u64,
 }
 
 impl Write for PickleSink {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.written += buf.len() as u64;
         if self.error.is_none() {
             if let Err(e) = self.u.push(buf) {
                 self.error = Some(e);
@@ -176,6 +186,15 @@ impl Loader {
         self.bytes_read
     }
 
+    /// Pickle bytes so far: [`Self::bytes_read`] for a raw pickle, the decompressed bytes for
+    /// gzip input (what the model's size follows).
+    pub fn pickle_bytes(&self) -> u64 {
+        match &self.state {
+            State::Gzip(g) => g.get_ref().written,
+            _ => self.bytes_read,
+        }
+    }
+
     fn unpickler(&self, gzip: bool) -> Unpickler<SnapshotBuilder> {
         let (b, atoms) = SnapshotBuilder::new();
         let mut u = Unpickler::with_atoms(b, atoms, self.limits);
@@ -215,7 +234,10 @@ impl Loader {
                 Err(io) => {
                     let e = match g.get_ref().error.as_ref() {
                         Some(pe) => LoadError::from_pickle(pe, true),
-                        None => LoadError::plain(format!("the gzip data is corrupt: {io}")),
+                        None => LoadError::plain(format!(
+                            "the gzip data is corrupt ({io}): the .gz file is damaged; \
+                             copy or compress the snapshot again"
+                        )),
                     };
                     Err(self.fail(e))
                 }
@@ -236,6 +258,7 @@ impl Loader {
             let sink = PickleSink {
                 u: self.unpickler(true),
                 error: None,
+                written: 0,
             };
             self.state = State::Gzip(Box::new(flate2::write::GzDecoder::new(sink)));
         } else {
@@ -246,33 +269,129 @@ impl Loader {
     }
 
     /// End of input: the snapshot, or why there is none.
+    ///
+    /// A raw pickle that ends before STOP (a dump that crashed, a copy cut short) gives what was
+    /// read before the cut when that holds a whole segment or trace event: see
+    /// [`SnapshotBuilder::recover`]; its first warning starts with [`TRUNCATED_WARNING`]. A
+    /// gzip stream that ends early is an error (decompress what there is, then open that).
     pub fn finish(mut self) -> Result<Snapshot, LoadError> {
         if let State::Sniff(head) = &mut self.state {
             if head.is_empty() {
-                return Err(LoadError::plain("the file is empty (0 bytes)"));
+                return Err(LoadError::plain(
+                    "the file is empty (0 bytes): there is no snapshot in it; was the dump interrupted before it wrote anything?",
+                ));
             }
             let head = std::mem::take(head);
             self.start(head)?;
         }
-        let (u, gzip) = match self.state {
+        let bytes_read = self.bytes_read;
+        let (u, gzip, total) = match self.state {
             State::Failed(e) => return Err(e),
             State::Sniff(_) => return Err(LoadError::plain("the file is empty (0 bytes)")),
-            State::Raw(u) => (*u, false),
-            State::Gzip(g) => match g.finish() {
-                Ok(sink) => (sink.u, true),
-                Err(io) => {
-                    return Err(LoadError::plain(format!(
-                        "the gzip data is corrupt or truncated: {io}"
-                    )))
+            State::Raw(u) => (*u, false, bytes_read),
+            State::Gzip(g) => {
+                let written = g.get_ref().written;
+                match g.finish() {
+                    Ok(sink) => (sink.u, true, sink.written),
+                    Err(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+                        return Err(LoadError::plain(format!(
+                            "the gzip file is truncated: its compressed data ends after {bytes_read} bytes \
+                             ({written} bytes decompressed), before the end of the gzip stream. \
+                             Was the copy incomplete? `gzip -dc FILE > FILE.pickle` keeps what can be \
+                             decompressed, and memviz opens that part of a cut snapshot"
+                        )))
+                    }
+                    Err(io) => {
+                        return Err(LoadError::plain(format!(
+                            "the gzip data is corrupt or truncated ({io}) after {bytes_read} bytes \
+                             ({written} bytes decompressed); the .gz file is damaged: copy or compress the snapshot again"
+                        )))
+                    }
                 }
-            },
+            }
         };
+        if !u.is_done() {
+            return Self::truncated(u, gzip, total);
+        }
         let protocol = u.protocol();
         let (root, atoms, builder) = u.finish().map_err(|e| LoadError::from_pickle(&e, gzip))?;
         builder
             .finish(root, atoms, protocol)
             .map_err(LoadError::plain)
     }
+
+    /// The pickle ended before STOP: what was read before the cut, with a warning, or the
+    /// truncation error saying how far it got.
+    fn truncated(
+        mut u: Unpickler<SnapshotBuilder>,
+        gzip: bool,
+        total: u64,
+    ) -> Result<Snapshot, LoadError> {
+        let offset = u.offset();
+        let protocol = u.protocol();
+        let atoms = u.atoms().clone();
+        let builder = std::mem::replace(u.builder_mut(), SnapshotBuilder::new().0);
+        let cut = match u.finish() {
+            Err(e) => e,
+            Ok(_) => PickleError {
+                offset,
+                kind: ErrorKind::Truncated { inside: None },
+            },
+        };
+        match builder.recover(atoms, protocol) {
+            Ok((mut snap, rec)) => {
+                snap.warnings.insert(0, truncation_warning(&rec, offset, total, gzip));
+                Ok(snap)
+            }
+            Err(why) => Err(LoadError {
+                offset: Some(cut.offset),
+                message: format!(
+                    "{}; {why}, so there is nothing to show{}. Was the dump interrupted or the copy incomplete?",
+                    cut.kind,
+                    if gzip { " (offset in the decompressed data)" } else { "" }
+                ),
+            }),
+        }
+    }
+}
+
+/// The warning of a snapshot read from a file cut before STOP (FORMAT.md §2: segments come
+/// first, then `device_traces`).
+fn truncation_warning(rec: &Recovered, offset: u64, total: u64, gzip: bool) -> String {
+    let data = if gzip {
+        "decompressed pickle"
+    } else {
+        "pickle"
+    };
+    let plural = |n: usize, one: &str, many: &str| {
+        if n == 1 {
+            format!("1 {one}")
+        } else {
+            format!("{n} {many}")
+        }
+    };
+    let segments = plural(rec.segments, "segment", "segments");
+    let events = plural(rec.events, "trace event", "trace events");
+    let what = if rec.only_stop_missing {
+        format!("everything but the final STOP opcode was read: {segments} and {events}")
+    } else if !rec.segments_complete {
+        format!(
+            "showing the {segments} read before the cut (the segment list is incomplete and no trace was read)"
+        )
+    } else if rec.traces_complete {
+        format!("showing all {segments} and {events}; what followed `device_traces` is missing")
+    } else if let Some(d) = rec.cut_device {
+        format!(
+            "showing the {segments} and the {events} read before the cut (device {d}'s trace stops there; \
+             later events, devices and keys are missing, and the segments are the state at the end of the dump)"
+        )
+    } else {
+        format!("showing the {segments} read before the cut (no trace was read)")
+    };
+    format!(
+        "{TRUNCATED_WARNING} the {data} ends after {offset} of {total} bytes without its STOP opcode \
+         (an interrupted dump or an incomplete copy); {what}"
+    )
 }
 
 /// Load a whole buffer.

@@ -318,6 +318,10 @@ pub enum Layout {
     BareList,
 }
 
+/// How the warning of a partial snapshot starts: the file ended before the pickle's STOP and
+/// the snapshot holds what was read before the cut ([`Snapshot::truncation_warning`]).
+pub const TRUNCATED_WARNING: &str = "truncated file:";
+
 /// A whole snapshot, immutable after loading.
 #[derive(Debug)]
 pub struct Snapshot {
@@ -350,6 +354,16 @@ impl Snapshot {
         } else {
             self.strings.get(id)
         }
+    }
+
+    /// The warning of a partial snapshot (the file ends before STOP; this is what was read
+    /// before the cut), if this is one.
+    #[must_use]
+    pub fn truncation_warning(&self) -> Option<&str> {
+        self.warnings
+            .iter()
+            .find(|w| w.starts_with(TRUNCATED_WARNING))
+            .map(String::as_str)
     }
 
     /// The name of an action as written in the file.

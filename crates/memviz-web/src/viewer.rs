@@ -21,12 +21,44 @@ pub struct ViewerCore {
     /// the first frame does not wait for it.
     summaries: Vec<Option<(String, String)>>,
     bytes_read: u64,
+    /// A smaller size limit than [`crate::MAX_FILE_BYTES`] (tests: `?max_mb=`).
+    max_file_bytes: Option<u64>,
+    /// The last file was refused for its size.
+    refused_size: bool,
 }
 
 impl ViewerCore {
     #[must_use]
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The largest file (and decompressed pickle) the viewer opens.
+    #[must_use]
+    pub fn max_file_bytes(&self) -> u64 {
+        self.max_file_bytes
+            .map_or(crate::MAX_FILE_BYTES, |b| b.min(crate::MAX_FILE_BYTES))
+    }
+
+    /// Lowers the size limit to `bytes` (never above [`crate::MAX_FILE_BYTES`]); 0 restores it.
+    pub fn set_max_file_bytes(&mut self, bytes: u64) {
+        self.max_file_bytes = (bytes > 0).then_some(bytes);
+    }
+
+    /// Why a file of `total_bytes` is refused before reading it (its size is over the limit),
+    /// or None. Call before [`ViewerCore::begin`].
+    #[must_use]
+    pub fn size_refusal(&mut self, total_bytes: u64) -> Option<String> {
+        let limit = self.max_file_bytes();
+        self.refused_size = total_bytes > limit;
+        self.refused_size
+            .then(|| crate::too_large_message(total_bytes, limit, false))
+    }
+
+    /// True when the last file was refused for its size (before or while reading it).
+    #[must_use]
+    pub fn refused_size(&self) -> bool {
+        self.refused_size
     }
 
     /// Starts a new file (dropping one still loading). `total_bytes` (0 when unknown) sizes the
@@ -42,21 +74,35 @@ impl ViewerCore {
             loader,
         });
         self.bytes_read = 0;
+        self.refused_size = false;
     }
 
     /// Feeds the next chunk of the file started by [`ViewerCore::begin`].
     ///
     /// # Errors
-    /// The parser's message (with the byte offset); the file is then dropped.
+    /// The parser's message (with the byte offset), or the size limit when the file (of unknown
+    /// size, or gzip-compressed) turns out bigger than [`ViewerCore::max_file_bytes`]; the file
+    /// is then dropped.
     pub fn push(&mut self, chunk: &[u8]) -> Result<(), String> {
+        let limit = self.max_file_bytes();
         let Some(p) = self.pending.as_mut() else {
             return Err("no file is being opened (begin was not called)".to_owned());
         };
         let result = p.loader.push(chunk);
         self.bytes_read = p.loader.bytes_read();
+        let pickle = p.loader.pickle_bytes();
         if let Err(err) = result {
             self.pending = None;
             return Err(err.to_string());
+        }
+        if self.bytes_read > limit || pickle > limit {
+            self.pending = None;
+            self.refused_size = true;
+            return Err(if pickle > self.bytes_read {
+                crate::too_large_message(limit, limit, true)
+            } else {
+                crate::too_large_message(self.bytes_read, limit, false)
+            });
         }
         Ok(())
     }
@@ -241,8 +287,31 @@ impl ViewerCore {
             "view": app.view().name(),
             "settings": serde_json::from_str::<serde_json::Value>(&app.allocator_settings())
                 .unwrap_or(serde_json::Value::Null),
+            "notice": self.notice(),
         })
         .to_string()
+    }
+
+    /// The notice the page shows above the current file (not an error): when the file ended
+    /// before its STOP and what was read before the cut is shown, the truncation warning;
+    /// otherwise empty.
+    #[must_use]
+    pub fn notice(&self) -> String {
+        self.app
+            .as_ref()
+            .and_then(|a| a.file_snapshot(a.current_file()))
+            .and_then(|s| s.truncation_warning())
+            .map(|w| {
+                let w = w
+                    .strip_prefix(memviz_snapshot::TRUNCATED_WARNING)
+                    .unwrap_or(w)
+                    .trim();
+                format!(
+                    "this file is incomplete (truncated): {}.",
+                    w.trim_end_matches('.')
+                )
+            })
+            .unwrap_or_default()
     }
 
     /// The axis ticks for the current camera, JSON (`null` before the first file).
@@ -321,6 +390,104 @@ mod tests {
         assert_eq!(core.summary_json(), summary);
         assert!(core.app().is_some_and(|a| a.select_file(0)));
         assert_eq!(core.summary_json(), summary);
+    }
+
+    /// `bytes` gzip-compressed (by python3, as the fixtures are made).
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut child = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import gzip, sys; sys.stdout.buffer.write(gzip.compress(sys.stdin.buffer.read(), 9))",
+            ])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 runs");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let input = bytes.to_vec();
+        let writer = std::thread::spawn(move || stdin.write_all(&input).expect("write"));
+        let out = child.wait_with_output().expect("gzip output");
+        writer.join().expect("writer");
+        assert!(out.status.success());
+        out.stdout
+    }
+
+    #[test]
+    fn files_over_the_size_limit_are_refused_before_and_while_reading() {
+        let mut core = ViewerCore::new();
+        assert_eq!(core.max_file_bytes(), crate::MAX_FILE_BYTES);
+        let big = crate::MAX_FILE_BYTES + 1;
+        let msg = core.size_refusal(big).expect("over the limit");
+        assert!(core.refused_size());
+        assert!(
+            msg.contains("1.0GiB") && msg.contains("memviz summary FILE") && msg.contains("4 GiB"),
+            "{msg}"
+        );
+        assert_eq!(core.size_refusal(crate::MAX_FILE_BYTES), None);
+        assert!(!core.refused_size());
+        // A test override only lowers the limit.
+        core.set_max_file_bytes(u64::MAX);
+        assert_eq!(core.max_file_bytes(), crate::MAX_FILE_BYTES);
+        core.set_max_file_bytes(1 << 20);
+        assert_eq!(core.max_file_bytes(), 1 << 20);
+        let demo = demo_bytes();
+        let msg = core.size_refusal(demo.len() as u64).expect("demo > 1 MiB");
+        assert!(msg.contains("1.0MiB"), "{msg}");
+        // Of unknown size (a download without Content-Length), or gzip: refused while reading.
+        core.begin("demo.pickle", 0);
+        let err = demo
+            .chunks(1 << 16)
+            .try_for_each(|c| core.push(c))
+            .expect_err("over 1 MiB");
+        assert!(err.contains("more than the 1.0MiB"), "{err}");
+        assert!(core.refused_size());
+        let gz = gzip(&demo);
+        assert!(
+            gz.len() < 1 << 20,
+            "the gzip is under the limit: {}",
+            gz.len()
+        );
+        assert_eq!(core.size_refusal(gz.len() as u64), None);
+        core.begin("demo.pickle.gz", gz.len() as u64);
+        let err = gz
+            .chunks(1 << 16)
+            .try_for_each(|c| core.push(c))
+            .expect_err("decompresses to over 1 MiB");
+        assert!(err.contains("decompresses to more than"), "{err}");
+        assert!(core.app_ref().is_none(), "nothing opened");
+        core.set_max_file_bytes(0);
+        assert_eq!(core.max_file_bytes(), crate::MAX_FILE_BYTES);
+        core.begin("demo.pickle", 0);
+        core.push(&demo).expect("demo under the default limit");
+        core.finish().expect("opens");
+        assert!(!core.refused_size());
+        assert_eq!(core.notice(), "");
+    }
+
+    #[test]
+    fn a_cut_file_opens_with_a_notice() {
+        let demo = demo_bytes();
+        let mut core = ViewerCore::new();
+        core.begin("cut.pickle", 0);
+        core.push(&demo[..demo.len() * 3 / 5]).expect("prefix");
+        core.finish().expect("a partial snapshot opens");
+        let notice = core.notice();
+        assert!(
+            notice.starts_with("this file is incomplete (truncated): the pickle ends after")
+                && notice.contains("trace events read before the cut"),
+            "{notice}"
+        );
+        let panel: serde_json::Value =
+            serde_json::from_str(&core.panel_json(3)).expect("panel JSON");
+        assert_eq!(panel["notice"], serde_json::json!(notice));
+        // A whole file after it: its own notice is empty; back on the cut file, it returns.
+        core.begin("whole.pickle", 0);
+        core.push(&demo).expect("whole");
+        core.finish().expect("whole opens");
+        assert_eq!(core.notice(), "");
+        assert!(core.app().is_some_and(|a| a.select_file(0)));
+        assert_eq!(core.notice(), notice);
     }
 
     #[test]

@@ -114,6 +114,40 @@ impl WebViewer {
         self.core.begin(name, total_bytes.max(0.0) as u64);
     }
 
+    /// Why a file of `total_bytes` is refused before it is read (over the size limit: the
+    /// message names the limit and the native CLI), or `""`. The worker asks before `begin`.
+    pub fn size_refusal(&mut self, total_bytes: f64) -> String {
+        self.core
+            .size_refusal(total_bytes.max(0.0) as u64)
+            .unwrap_or_default()
+    }
+
+    /// True when the last file was refused for its size (before or while reading it).
+    pub fn refused_size(&self) -> bool {
+        self.core.refused_size()
+    }
+
+    /// The size limit in bytes (`crate::MAX_FILE_BYTES`, or lower after `set_max_file_mb`).
+    pub fn max_file_bytes(&self) -> f64 {
+        self.core.max_file_bytes() as f64
+    }
+
+    /// Lowers the size limit to `mb` MiB (tests: `?max_mb=`); never above the default.
+    pub fn set_max_file_mb(&mut self, mb: f64) {
+        let bytes = if mb.is_finite() && mb > 0.0 {
+            (mb * 1_048_576.0) as u64
+        } else {
+            0
+        };
+        self.core.set_max_file_bytes(bytes);
+    }
+
+    /// The current file's notice (shown above it, not an error): why it is incomplete when it
+    /// was cut before its end, or `""`.
+    pub fn notice(&self) -> String {
+        self.core.notice()
+    }
+
     /// Feeds the next chunk. Throws an `Error` naming the byte offset for a bad file.
     pub fn push(&mut self, chunk: &[u8]) -> Result<(), JsError> {
         self.core.push(chunk).map_err(|m| JsError::new(&m))
