@@ -17,25 +17,15 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import { serveDist } from './serve_dist.mjs';
+import {
+  ROOT, DIST, CLI, SCREENSHOTS, TIMEOUT_MS, generate, poll, startChromium,
+} from './browser.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const DIST = path.join(ROOT, 'dist');
-const CLI = path.join(ROOT, 'target/release/memviz');
-const GENERATE = path.join(ROOT, 'tests/fixtures/generate.py');
 const FIXTURES = path.join(ROOT, 'target/escaping-fixtures');
 const XSS = path.join(FIXTURES, 'xss.pickle');
-const SCREENSHOTS = path.join(ROOT, 'target/screenshots');
 const SUB_PATH = '/escaping/sub/';
-const CHROMIUM_ARGS = [
-  '--headless=new', '--no-sandbox', '--disable-background-networking', '--disable-component-update',
-  '--disable-sync', '--no-first-run', '--disable-quic',
-];
-const TIMEOUT_MS = 60_000;
 const TEST = { timeout: 120_000 };
 const MiB = 1024 * 1024;
 
@@ -78,13 +68,6 @@ function cliJson(...args) {
   const r = spawnSync(CLI, [...args, '--json'], { encoding: 'utf8', maxBuffer: 1 << 26 });
   assert.equal(r.status, 0, `memviz ${args.join(' ')}: ${r.stderr}`);
   return JSON.parse(r.stdout);
-}
-
-/** Runs generate.py unless `out` is newer than generate.py. */
-function generate(out, ...args) {
-  if (fs.existsSync(out) && fs.statSync(out).mtimeMs >= fs.statSync(GENERATE).mtimeMs) return;
-  const r = spawnSync('python3', [GENERATE, ...args], { encoding: 'utf8' });
-  assert.equal(r.status, 0, `generate.py ${args.join(' ')}: ${r.stderr}`);
 }
 
 before(async () => {
@@ -148,17 +131,10 @@ function installWatch(forbidden) {
  * `log` collects page errors and console errors, dialogs, and every request URL.
  */
 async function launch() {
-  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memviz-escaping-'));
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: '/usr/bin/chromium',
-    args: CHROMIUM_ARGS,
-    viewport: { width: 1200, height: 800 },
-  });
+  const { context, page, close } = await startChromium([], 'memviz-escaping-');
   const log = { errors: [], dialogs: [], requests: [] };
   context.on('request', (r) => log.requests.push(r.url()));
   await context.addInitScript(installWatch, FORBIDDEN);
-  const page = context.pages()[0] || await context.newPage();
-  page.setDefaultTimeout(TIMEOUT_MS);
   page.on('dialog', (d) => {
     log.dialogs.push(`${d.type()}: ${d.message()}`);
     d.dismiss().catch(() => {});
@@ -171,73 +147,12 @@ async function launch() {
   await page.goto(`${baseUrl}?backend=webgl2`);
   await page.waitForFunction(() => window.memviz !== undefined && document.body.dataset.memvizBackend !== undefined,
     null, { timeout: TIMEOUT_MS });
-  return {
-    page,
-    log,
-    async close() {
-      let timer;
-      await Promise.race([
-        context.close().catch(() => {}),
-        new Promise((resolve) => { timer = setTimeout(resolve, 15_000); }),
-      ]);
-      clearTimeout(timer);
-      killBrowser(userDataDir);
-      fs.rmSync(userDataDir, { recursive: true, force: true });
-    },
-  };
+  return { page, log, close };
 }
 
-/**
- * Ends the Chromium this file started on `userDataDir` (its command line names that unique
- * profile directory) and its children, by pid, if any survived `context.close()`.
- */
-function killBrowser(userDataDir) {
-  const mark = `--user-data-dir=${userDataDir}`;
-  const read = (file) => {
-    try {
-      return fs.readFileSync(file, 'latin1');
-    } catch {
-      return null;
-    }
-  };
-  const procs = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map((pid) => {
-    const stat = read(`/proc/${pid}/stat`);
-    const ppid = stat === null ? null : Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    return { pid: Number(pid), ppid, cmdline: read(`/proc/${pid}/cmdline`) };
-  });
-  const doomed = new Set(procs.filter((p) => p.cmdline !== null && p.cmdline.split('\0').includes(mark)).map((p) => p.pid));
-  for (let grew = doomed.size > 0; grew;) {
-    grew = false;
-    for (const p of procs) {
-      if (!doomed.has(p.pid) && doomed.has(p.ppid)) {
-        doomed.add(p.pid);
-        grew = true;
-      }
-    }
-  }
-  for (const pid of doomed) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-}
-
-// ----- page helpers (small copies of page.test.mjs's) ---------------------------------------
+// ----- page helpers ---------------------------------------
 
 const viewerState = (page) => page.evaluate(() => window.memviz.state());
-
-/** Polls `fn` (async, in node) until it returns a truthy value; returns it. */
-async function poll(fn, what, timeout = TIMEOUT_MS) {
-  const end = Date.now() + timeout;
-  for (;;) {
-    const last = await fn();
-    if (last) return last;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 /** Opens `buffer` as a file named `name` through `#file-input`; resolves with the final state. */
 async function openAs(page, name, buffer) {
@@ -579,7 +494,10 @@ describe('escaping: xss.pickle shows every payload as text and runs none (WebGL2
     for (const item of oomSel.oom.biggest_live_text) {
       const json = await page.evaluate((a) => window.memviz.stateHistory.focus(a), item.addr);
       assert.equal(typeof json, 'string', `block ${item.addr} pins`);
-      await page.locator('#tooltip').waitFor({ state: 'visible' });
+      // This block's tooltip, not the one before it (the tooltip stays visible between them).
+      const title = JSON.parse(json).title;
+      await poll(async () => (await page.locator('#tooltip').isVisible())
+        && (await page.locator('#tooltip-title').textContent()) === title, `the map tooltip of ${item.addr}`);
       pinned.push((await assertLiteral(page, '#tooltip', [], `the map tooltip of ${item.addr}`)).text);
     }
     const all = pinned.join('\n');

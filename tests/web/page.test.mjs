@@ -9,27 +9,18 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import { decodePng, colourStats, differingPixels } from './page_png.mjs';
 import { serveDist } from './serve_dist.mjs';
+import {
+  ROOT, DIST, CLI, SCREENSHOTS, TIMEOUT_MS, generate, poll, startChromium,
+} from './browser.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const DIST = path.join(ROOT, 'dist');
 const DEMO = path.join(DIST, 'assets/demo.pickle');
 const CORPUS = path.resolve(ROOT, '../shared/corpus/real');
-const CLI = path.join(ROOT, 'target/release/memviz');
-const GENERATE = path.join(ROOT, 'tests/fixtures/generate.py');
 const FIXTURES = path.join(ROOT, 'target/page-fixtures');
-const SCREENSHOTS = path.join(ROOT, 'target/screenshots');
 const SUB_PATH = '/sub/dir/';
-const CHROMIUM_ARGS = [
-  '--headless=new', '--no-sandbox', '--disable-background-networking', '--disable-component-update',
-  '--disable-sync', '--no-first-run', '--disable-quic',
-];
 /** WebGPU on SwiftShader: these flags only work together (../shared/docs/TOOLCHAIN.md). */
 const WEBGPU_ARGS = [
   '--enable-unsafe-webgpu', '--enable-features=Vulkan', '--use-vulkan=swiftshader',
@@ -39,7 +30,6 @@ const BACKENDS = [
   { name: 'webgl2', query: '?backend=webgl2', args: [] },
   { name: 'webgpu', query: '?backend=webgpu', args: WEBGPU_ARGS },
 ];
-const TIMEOUT_MS = 60_000;
 const TEST = { timeout: 120_000 };
 const MiB = 1024 * 1024;
 /** The bigger file for progress + cancel (`generate.py large`); must load slower than a click. */
@@ -101,13 +91,6 @@ function fixture(name) {
   return path.join(FIXTURES, name);
 }
 
-/** Runs generate.py unless `out` is newer than generate.py. */
-function generate(out, ...args) {
-  if (fs.existsSync(out) && fs.statSync(out).mtimeMs >= fs.statSync(GENERATE).mtimeMs) return;
-  const r = spawnSync('python3', [GENERATE, ...args], { encoding: 'utf8' });
-  assert.equal(r.status, 0, `generate.py ${args.join(' ')}: ${r.stderr}`);
-}
-
 before(async () => {
   if (!fs.existsSync(path.join(DIST, 'index.html')) || !fs.existsSync(DEMO)) {
     throw new Error('dist/ is missing or incomplete: run `trunk --config trunk.toml build --release --offline` first (cargo xtask test does)');
@@ -140,17 +123,10 @@ after(async () => {
  * errors, `badRequests` the requests outside dist/ or the sub-path.
  */
 async function launch(args, query, waitViewer = true) {
-  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memviz-chromium-'));
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: '/usr/bin/chromium',
-    args: [...CHROMIUM_ARGS, ...args],
-    viewport: { width: 1200, height: 800 },
-  });
+  const { page, close } = await startChromium(args);
   const pageErrors = [];
   requestLog = [];
   const badRequests = requestLog;
-  const page = context.pages()[0] || await context.newPage();
-  page.setDefaultTimeout(TIMEOUT_MS);
   page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
   page.on('console', (msg) => { if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`); });
   page.on('worker', (worker) => {
@@ -161,79 +137,13 @@ async function launch(args, query, waitViewer = true) {
     await page.waitForFunction(() => window.memviz !== undefined && document.body.dataset.memvizBackend !== undefined,
       null, { timeout: TIMEOUT_MS });
   }
-  return {
-    page,
-    pageErrors,
-    badRequests,
-    async close() {
-      let timer;
-      await Promise.race([
-        context.close().catch(() => {}),
-        new Promise((resolve) => { timer = setTimeout(resolve, 15_000); }),
-      ]);
-      clearTimeout(timer);
-      killBrowser(userDataDir);
-      fs.rmSync(userDataDir, { recursive: true, force: true });
-    },
-  };
-}
-
-/**
- * Ends the Chromium this file started on `userDataDir` (the browser process names that unique
- * profile directory on its command line) and its child processes, by pid, if any survived
- * `context.close()`: seen once with the WebGPU flags plus --disable-gpu, and the run never exited.
- */
-function killBrowser(userDataDir) {
-  const mark = `--user-data-dir=${userDataDir}`;
-  const read = (file) => {
-    try {
-      return fs.readFileSync(file, 'latin1');
-    } catch {
-      return null;
-    }
-  };
-  const procs = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map((pid) => {
-    const stat = read(`/proc/${pid}/stat`);
-    // pid (comm) state ppid …: comm may contain spaces and parentheses, so split after the last ')'.
-    const ppid = stat === null ? null : Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    return { pid: Number(pid), ppid, cmdline: read(`/proc/${pid}/cmdline`) };
-  });
-  const doomed = new Set(procs.filter((p) => p.cmdline !== null && p.cmdline.split('\0').includes(mark)).map((p) => p.pid));
-  for (let grew = doomed.size > 0; grew;) {
-    grew = false;
-    for (const p of procs) {
-      if (!doomed.has(p.pid) && doomed.has(p.ppid)) {
-        doomed.add(p.pid);
-        grew = true;
-      }
-    }
-  }
-  for (const pid of doomed) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-  if (doomed.size > 0) process.stderr.write(`page.test.mjs: killed ${doomed.size} Chromium processes left after close()\n`);
+  return { page, pageErrors, badRequests, close };
 }
 
 // ----- page helpers ----------------------------------------------------------------------
 
 const bodyState = (page) => page.evaluate(() => document.body.dataset.memvizState);
 const viewerState = (page) => page.evaluate(() => window.memviz.state());
-
-/** Polls `fn` (async, in node) until it returns a truthy value; returns it. */
-async function poll(fn, what, timeout = TIMEOUT_MS) {
-  const end = Date.now() + timeout;
-  let last;
-  for (;;) {
-    last = await fn();
-    if (last) return last;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 /** Records every `data-memviz-state` change from now on (so that a stale `ready` never counts). */
 async function watchState(page) {

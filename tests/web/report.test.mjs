@@ -13,21 +13,14 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
+import {
+  ROOT, DIST, CLI, SCREENSHOTS, CHROMIUM_ARGS, TIMEOUT_MS, generate,
+} from './browser.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const DIST = path.join(ROOT, 'dist');
 const DEMO = path.join(DIST, 'assets/demo.pickle');
-const CLI = path.join(ROOT, 'target/release/memviz');
-const GENERATE = path.join(ROOT, 'tests/fixtures/generate.py');
 const FIXTURES = path.join(ROOT, 'target/report-fixtures');
-const SCREENSHOTS = path.join(ROOT, 'target/screenshots');
-const CHROMIUM_ARGS = [
-  '--headless=new', '--no-sandbox', '--disable-background-networking', '--disable-component-update',
-  '--disable-sync', '--no-first-run', '--disable-quic',
-];
-const TIMEOUT_MS = 60_000;
 const TEST = { timeout: 120_000 };
 /** Markup and quotes in the title: it must come back as text. */
 const HOSTILE_TITLE = '<b>report</b> & "quoted" <img src=x onerror=window.__pwned=1>';
@@ -44,13 +37,6 @@ function defaultDevice(summary) {
   let best = null;
   for (const d of summary.devices) if (best === null || d.trace_entries > best.trace_entries) best = d;
   return best;
-}
-
-/** Runs generate.py unless `out` is newer than generate.py. */
-function generate(out, ...args) {
-  if (fs.existsSync(out) && fs.statSync(out).mtimeMs >= fs.statSync(GENERATE).mtimeMs) return;
-  const r = spawnSync('python3', [GENERATE, ...args], { encoding: 'utf8' });
-  assert.equal(r.status, 0, `generate.py ${args.join(' ')}: ${r.stderr}`);
 }
 
 /**

@@ -5,11 +5,6 @@
 
 /** The views a link or a parent may name (the `#view-select` values). */
 export const VIEWS = ['active', 'segments', 'pools', 'state', 'flame'];
-/**
- * The largest buffer a parent may send (bytes): the page's own file-size limit
- * (`MAX_FILE_BYTES` in crates/memviz-web, 1 GiB) — a bigger buffer is refused before it is read.
- */
-export const MAX_EMBED_BYTES = 1024 ** 3;
 const MAX_TEXT = 4096;
 
 /** A finite number from text, or null. */
@@ -230,9 +225,9 @@ export function checkEmbedMessage(m) {
   if (m.buffer !== undefined && m.url !== undefined) return 'send either buffer or url, not both';
   if (m.buffer !== undefined) {
     const ok = m.buffer instanceof ArrayBuffer || ArrayBuffer.isView(m.buffer) || m.buffer instanceof Blob;
+    // (Its size is checked where every file's is: the worker refuses one over the page's limit
+    // before reading it, and the parent gets that message as an `error`.)
     if (!ok) return 'buffer must be an ArrayBuffer, a typed array or a Blob';
-    const size = m.buffer instanceof Blob ? m.buffer.size : m.buffer.byteLength;
-    if (size > MAX_EMBED_BYTES) return `the snapshot is ${size} bytes; the limit for a buffer is ${MAX_EMBED_BYTES} bytes (use the memviz CLI for larger files)`;
   }
   if (m.url !== undefined && (typeof m.url !== 'string' || m.url.length === 0 || m.url.length > MAX_TEXT)) {
     return `url must be a non-empty string of at most ${MAX_TEXT} characters`;

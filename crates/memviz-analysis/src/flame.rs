@@ -401,7 +401,7 @@ pub struct FlameTree {
 }
 
 /// A stack with its width, marked part and diff pair, for [`FlameTree::build_rows`].
-type Row = (Vec<String>, u64, u64, [u64; 2]);
+type Row<'a> = (&'a [String], u64, u64, [u64; 2]);
 
 /// One rectangle for a renderer: `[x0, x1)` in units of the root's width (root = `[0, 1)`),
 /// `depth` rows below the root.
@@ -430,7 +430,7 @@ impl FlameTree {
     pub fn build(entries: &[FoldedEntry], unit: ValueUnit) -> FlameTree {
         let rows: Vec<Row> = entries
             .iter()
-            .map(|(f, v)| (f.clone(), *v, 0, [0, 0]))
+            .map(|(f, v)| (f.as_slice(), *v, 0, [0, 0]))
             .collect();
         Self::build_rows(rows, unit)
     }
@@ -456,7 +456,7 @@ impl FlameTree {
         }
         let rows: Vec<Row> = by
             .into_iter()
-            .map(|(f, (v, m))| (f.to_vec(), v, m.min(v), [0, 0]))
+            .map(|(f, (v, m))| (f, v, m.min(v), [0, 0]))
             .collect();
         let mut t = Self::build_rows(rows, unit);
         t.marked = true;
@@ -476,14 +476,14 @@ impl FlameTree {
         }
         let rows: Vec<Row> = by
             .into_iter()
-            .map(|(f, p)| (f.to_vec(), p[0].max(p[1]), 0, p))
+            .map(|(f, p)| (f, p[0].max(p[1]), 0, p))
             .collect();
         let mut t = Self::build_rows(rows, unit);
         t.diff = true;
         t
     }
 
-    fn build_rows(mut rows: Vec<Row>, unit: ValueUnit) -> FlameTree {
+    fn build_rows(mut rows: Vec<Row<'_>>, unit: ValueUnit) -> FlameTree {
         let node = |name: String, depth: u32, parent: Option<NodeId>, id: NodeId| FlameNode {
             name,
             total: 0,
@@ -500,7 +500,7 @@ impl FlameTree {
         // Leaf values: (self value, matched, pair) per node.
         let mut leaf: Vec<(u64, u64, [u64; 2])> = vec![(0, 0, [0, 0])];
         // Sorted, rows sharing a prefix are adjacent: walk with the current path.
-        rows.sort_by(|a, b| a.0.cmp(&b.0));
+        rows.sort_by(|a, b| a.0.cmp(b.0));
         let mut path: Vec<NodeId> = vec![0];
         let mut prev: &[String] = &[];
         for (frames, v, m, p) in &rows {

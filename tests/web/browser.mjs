@@ -1,0 +1,109 @@
+// browser.mjs: what the Chromium test files share (page, report, escaping): the paths, the
+// headless flags, a persistent Chromium that is always ended, the fixture generator, polling.
+
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const DIST = path.join(ROOT, 'dist');
+export const CLI = path.join(ROOT, 'target/release/memviz');
+export const GENERATE = path.join(ROOT, 'tests/fixtures/generate.py');
+export const SCREENSHOTS = path.join(ROOT, 'target/screenshots');
+export const TIMEOUT_MS = 60_000;
+export const CHROMIUM_ARGS = [
+  '--headless=new', '--no-sandbox', '--disable-background-networking', '--disable-component-update',
+  '--disable-sync', '--no-first-run', '--disable-quic',
+];
+
+/** Runs generate.py unless `out` is newer than generate.py. */
+export function generate(out, ...args) {
+  if (fs.existsSync(out) && fs.statSync(out).mtimeMs >= fs.statSync(GENERATE).mtimeMs) return;
+  const r = spawnSync('python3', [GENERATE, ...args], { encoding: 'utf8' });
+  assert.equal(r.status, 0, `generate.py ${args.join(' ')}: ${r.stderr}`);
+}
+
+/** Polls `fn` (async, in node) until it returns a truthy value; returns it. */
+export async function poll(fn, what, timeout = TIMEOUT_MS) {
+  const end = Date.now() + timeout;
+  for (;;) {
+    const last = await fn();
+    if (last) return last;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/**
+ * Debian Chromium on a fresh profile (`prefix` names its temporary directory) with
+ * CHROMIUM_ARGS plus `args`. Returns `{context, page, close()}`; `close()` never hangs and ends
+ * every process of that browser (see killBrowser).
+ */
+export async function startChromium(args = [], prefix = 'memviz-chromium-') {
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: '/usr/bin/chromium',
+    args: [...CHROMIUM_ARGS, ...args],
+    viewport: { width: 1200, height: 800 },
+  });
+  const page = context.pages()[0] || await context.newPage();
+  page.setDefaultTimeout(TIMEOUT_MS);
+  return {
+    context,
+    page,
+    async close() {
+      let timer;
+      await Promise.race([
+        context.close().catch(() => {}),
+        new Promise((resolve) => { timer = setTimeout(resolve, 15_000); }),
+      ]);
+      clearTimeout(timer);
+      killBrowser(userDataDir);
+      fs.rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Ends the Chromium started on `userDataDir` (the browser process names that unique profile
+ * directory on its command line) and its child processes, by pid, if any survived
+ * `context.close()`: seen once with the WebGPU flags plus --disable-gpu, and the run never exited.
+ */
+function killBrowser(userDataDir) {
+  const mark = `--user-data-dir=${userDataDir}`;
+  const read = (file) => {
+    try {
+      return fs.readFileSync(file, 'latin1');
+    } catch {
+      return null;
+    }
+  };
+  const procs = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map((pid) => {
+    const stat = read(`/proc/${pid}/stat`);
+    // pid (comm) state ppid …: comm may contain spaces and parentheses, so split after the last ')'.
+    const ppid = stat === null ? null : Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    return { pid: Number(pid), ppid, cmdline: read(`/proc/${pid}/cmdline`) };
+  });
+  const doomed = new Set(procs.filter((p) => p.cmdline !== null && p.cmdline.split('\0').includes(mark)).map((p) => p.pid));
+  for (let grew = doomed.size > 0; grew;) {
+    grew = false;
+    for (const p of procs) {
+      if (!doomed.has(p.pid) && doomed.has(p.ppid)) {
+        doomed.add(p.pid);
+        grew = true;
+      }
+    }
+  }
+  for (const pid of doomed) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  if (doomed.size > 0) process.stderr.write(`browser.mjs: killed ${doomed.size} Chromium processes left after close()\n`);
+}
