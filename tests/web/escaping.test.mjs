@@ -491,11 +491,13 @@ describe('escaping: xss.pickle shows every payload as text and runs none (WebGL2
     }, 'oom selection');
     await assertLiteral(page, '#oom-panel', [], 'the OOM panel');
     const pinned = [];
+    const titles = [];
     for (const item of oomSel.oom.biggest_live_text) {
       const json = await page.evaluate((a) => window.memviz.stateHistory.focus(a), item.addr);
       assert.equal(typeof json, 'string', `block ${item.addr} pins`);
       // This block's tooltip, not the one before it (the tooltip stays visible between them).
       const title = JSON.parse(json).title;
+      titles.push(title);
       await poll(async () => (await page.locator('#tooltip').isVisible())
         && (await page.locator('#tooltip-title').textContent()) === title, `the map tooltip of ${item.addr}`);
       pinned.push((await assertLiteral(page, '#tooltip', [], `the map tooltip of ${item.addr}`)).text);
@@ -505,7 +507,9 @@ describe('escaping: xss.pickle shows every payload as text and runs none (WebGL2
       assert.ok(all.includes(s), `a map tooltip shows ${s} literally: ${all}`);
     }
     await page.locator('#oom-biggest button').first().click();
-    await page.waitForFunction(() => window.memviz.tooltip() && window.memviz.tooltip().pinned);
+    // The loop above left the last block pinned: wait for the first one's tooltip.
+    await poll(async () => (await page.evaluate(() => window.memviz.tooltip() && window.memviz.tooltip().pinned))
+      && (await page.locator('#tooltip-title').textContent()) === titles[0], 'the tooltip of the OOM panel\'s biggest block');
     await assertLiteral(page, '#tooltip', [SCRIPT], 'the tooltip of the OOM panel\'s biggest block');
     await shotOf(page, '#viewer', 'oom', 1100);
     // Hover (not pinned) over the biggest block in the map.
