@@ -27,6 +27,54 @@ export function generate(out, ...args) {
   assert.equal(r.status, 0, `generate.py ${args.join(' ')}: ${r.stderr}`);
 }
 
+/** Throws unless `cargo xtask test`'s build steps ran: dist/ with its demo, and the release CLI. */
+export function requireBuilt() {
+  if (!fs.existsSync(path.join(DIST, 'index.html')) || !fs.existsSync(path.join(DIST, 'assets/demo.pickle'))) {
+    throw new Error('dist/ is missing or incomplete: run `trunk --config trunk.toml build --release --offline` first (cargo xtask test does)');
+  }
+  if (!fs.existsSync(CLI)) {
+    throw new Error(`${CLI} is missing: run \`cargo build --release -p memviz-cli\` first (cargo xtask test does)`);
+  }
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+}
+
+/** `memviz ARGS…`'s stdout (exit 0 asserted). */
+export function cliText(...args) {
+  const r = spawnSync(CLI, args, { encoding: 'utf8', maxBuffer: 1 << 28 });
+  assert.equal(r.status, 0, `memviz ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** `memviz ARGS… --json` of the native CLI, parsed. */
+export function cliJson(...args) {
+  return JSON.parse(cliText(...args, '--json'));
+}
+
+/** The viewer's state (`window.memviz.state()`): camera, geometry, selection. */
+export const viewerState = (page) => page.evaluate(() => window.memviz.state());
+
+/** The canvas point (page CSS px) of data point (x timesteps, y bytes) in the current camera. */
+export async function pagePoint(page, x, y) {
+  await page.locator('#plot').scrollIntoViewIfNeeded();
+  const st = await viewerState(page);
+  const box = await page.locator('#plot').boundingBox();
+  const p = st.geometry.plot;
+  const fx = (x - st.x_range[0]) / (st.x_range[1] - st.x_range[0]);
+  const fy = (y - st.y_range[0]) / (st.y_range[1] - st.y_range[0]);
+  assert.ok(fx > 0 && fx < 1 && fy > 0 && fy < 1, `(${x}, ${y}) is outside the view ${JSON.stringify([st.x_range, st.y_range])}`);
+  return { x: box.x + p.left + fx * (p.right - p.left), y: box.y + p.bottom - fy * (p.bottom - p.top) };
+}
+
+/** Page CSS px of a State History map item's centre (`kind` block or segment, decimal address). */
+export async function mapPoint(page, kind, addr) {
+  await page.locator('#plot').scrollIntoViewIfNeeded();
+  const { result } = await page.evaluate(([k, a]) => window.memviz.view('state_item_center', k, a), [kind, String(addr)]);
+  const c = JSON.parse(result);
+  assert.ok(Array.isArray(c), `${kind} ${addr} is in the map`);
+  const box = await page.locator('#plot').boundingBox();
+  return { x: box.x + c[0], y: box.y + c[1] };
+}
+
 /** Polls `fn` (async, in node) until it returns a truthy value; returns it. */
 export async function poll(fn, what, timeout = TIMEOUT_MS) {
   const end = Date.now() + timeout;

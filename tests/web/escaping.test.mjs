@@ -15,12 +15,12 @@
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { serveDist } from './serve_dist.mjs';
 import {
-  ROOT, DIST, CLI, SCREENSHOTS, TIMEOUT_MS, generate, poll, startChromium,
+  ROOT, DIST, SCREENSHOTS, TIMEOUT_MS, generate, poll, startChromium,
+  requireBuilt, cliJson, viewerState, pagePoint, mapPoint,
 } from './browser.mjs';
 
 const FIXTURES = path.join(ROOT, 'target/escaping-fixtures');
@@ -63,22 +63,9 @@ let baseUrl;
 /** Requests the static server could not answer from dist/ under the sub-path. */
 const misses = [];
 
-/** `memviz ARGS… --json` of the native CLI, parsed. */
-function cliJson(...args) {
-  const r = spawnSync(CLI, [...args, '--json'], { encoding: 'utf8', maxBuffer: 1 << 26 });
-  assert.equal(r.status, 0, `memviz ${args.join(' ')}: ${r.stderr}`);
-  return JSON.parse(r.stdout);
-}
-
 before(async () => {
-  if (!fs.existsSync(path.join(DIST, 'index.html')) || !fs.existsSync(path.join(DIST, 'assets/demo.pickle'))) {
-    throw new Error('dist/ is missing or incomplete: run `trunk --config trunk.toml build --release --offline` first (cargo xtask test does)');
-  }
-  if (!fs.existsSync(CLI)) {
-    throw new Error(`${CLI} is missing: run \`cargo build --release -p memviz-cli\` first (cargo xtask test does)`);
-  }
+  requireBuilt();
   fs.mkdirSync(FIXTURES, { recursive: true });
-  fs.mkdirSync(SCREENSHOTS, { recursive: true });
   generate(XSS, 'xss', XSS);
   server = await serveDist(DIST, SUB_PATH, (miss) => misses.push(miss));
   baseUrl = `http://127.0.0.1:${server.address().port}${SUB_PATH}`;
@@ -152,7 +139,6 @@ async function launch() {
 
 // ----- page helpers ---------------------------------------
 
-const viewerState = (page) => page.evaluate(() => window.memviz.state());
 
 /** Opens `buffer` as a file named `name` through `#file-input`; resolves with the final state. */
 async function openAs(page, name, buffer) {
@@ -172,18 +158,6 @@ async function openAs(page, name, buffer) {
   return page.evaluate(() => document.body.dataset.memvizState);
 }
 
-/** The canvas point (page CSS px) of data point (x timesteps, y bytes) in the current camera. */
-async function pagePoint(page, x, y) {
-  await page.locator('#plot').scrollIntoViewIfNeeded();
-  const st = await viewerState(page);
-  const box = await page.locator('#plot').boundingBox();
-  const p = st.geometry.plot;
-  const fx = (x - st.x_range[0]) / (st.x_range[1] - st.x_range[0]);
-  const fy = (y - st.y_range[0]) / (st.y_range[1] - st.y_range[0]);
-  assert.ok(fx > 0 && fx < 1 && fy > 0 && fy < 1, `(${x}, ${y}) is outside the view ${JSON.stringify([st.x_range, st.y_range])}`);
-  return { x: box.x + p.left + fx * (p.right - p.left), y: box.y + p.bottom - fy * (p.bottom - p.top) };
-}
-
 /** Moves the mouse to `at` and waits for a tooltip whose text passes `ok`; returns the text. */
 async function tooltipAt(page, at, what, ok = () => true) {
   await page.mouse.move(at.x, at.y);
@@ -200,16 +174,6 @@ function tooltipText(page) {
     const t = document.getElementById('tooltip');
     return t.hidden ? null : `${document.getElementById('tooltip-title').textContent}\n${document.getElementById('tooltip-body').textContent}`;
   });
-}
-
-/** Page CSS px of a State History map item's centre. */
-async function mapPoint(page, kind, addr) {
-  await page.locator('#plot').scrollIntoViewIfNeeded();
-  const { result } = await page.evaluate(([k, a]) => window.memviz.view('state_item_center', k, a), [kind, String(addr)]);
-  const c = JSON.parse(result);
-  assert.ok(Array.isArray(c), `${kind} ${addr} is in the map`);
-  const box = await page.locator('#plot').boundingBox();
-  return { x: box.x + c[0], y: box.y + c[1] };
 }
 
 /** Opens a `<details>` panel (idempotent: a click on an open one would close it). */

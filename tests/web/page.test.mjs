@@ -14,7 +14,8 @@ import zlib from 'node:zlib';
 import { decodePng, colourStats, differingPixels } from './page_png.mjs';
 import { serveDist } from './serve_dist.mjs';
 import {
-  ROOT, DIST, CLI, SCREENSHOTS, TIMEOUT_MS, generate, poll, startChromium,
+  ROOT, DIST, SCREENSHOTS, TIMEOUT_MS, generate, poll, startChromium,
+  requireBuilt, cliText, cliJson, viewerState, pagePoint, mapPoint,
 } from './browser.mjs';
 
 const DEMO = path.join(DIST, 'assets/demo.pickle');
@@ -80,9 +81,7 @@ const cliCache = new Map();
 /** `memviz summary FILE --json` of the native CLI, parsed. */
 function cliSummary(file) {
   if (!cliCache.has(file)) {
-    const native = spawnSync(CLI, ['summary', file, '--json'], { encoding: 'utf8' });
-    assert.equal(native.status, 0, `memviz summary ${file}: ${native.stderr}`);
-    cliCache.set(file, JSON.parse(native.stdout));
+    cliCache.set(file, cliJson('summary', file));
   }
   return cliCache.get(file);
 }
@@ -92,14 +91,8 @@ function fixture(name) {
 }
 
 before(async () => {
-  if (!fs.existsSync(path.join(DIST, 'index.html')) || !fs.existsSync(DEMO)) {
-    throw new Error('dist/ is missing or incomplete: run `trunk --config trunk.toml build --release --offline` first (cargo xtask test does)');
-  }
-  if (!fs.existsSync(CLI)) {
-    throw new Error(`${CLI} is missing: run \`cargo build --release -p memviz-cli\` first (cargo xtask test does)`);
-  }
+  requireBuilt();
   fs.mkdirSync(FIXTURES, { recursive: true });
-  fs.mkdirSync(SCREENSHOTS, { recursive: true });
   generate(fixture('small/multidevice.pickle'), 'small', fixture('small'));
   generate(fixture('landmarks.pickle'), 'landmarks', fixture('landmarks.pickle'));
   generate(fixture('hostile.pickle'), 'hostile', fixture('hostile.pickle'));
@@ -143,7 +136,6 @@ async function launch(args, query, waitViewer = true) {
 // ----- page helpers ----------------------------------------------------------------------
 
 const bodyState = (page) => page.evaluate(() => document.body.dataset.memvizState);
-const viewerState = (page) => page.evaluate(() => window.memviz.state());
 
 /** Records every `data-memviz-state` change from now on (so that a stale `ready` never counts). */
 async function watchState(page) {
@@ -211,18 +203,6 @@ async function fileOptions(page) {
 
 async function xLabels(page) {
   return page.locator('#x-labels span').allTextContents();
-}
-
-/** The canvas point (page CSS px) of data point (x timesteps, y bytes) in the current camera. */
-async function pagePoint(page, x, y) {
-  await page.locator('#plot').scrollIntoViewIfNeeded();
-  const st = await viewerState(page);
-  const box = await page.locator('#plot').boundingBox();
-  const p = st.geometry.plot;
-  const fx = (x - st.x_range[0]) / (st.x_range[1] - st.x_range[0]);
-  const fy = (y - st.y_range[0]) / (st.y_range[1] - st.y_range[0]);
-  assert.ok(fx > 0 && fx < 1 && fy > 0 && fy < 1, `(${x}, ${y}) is outside the view ${JSON.stringify([st.x_range, st.y_range])}`);
-  return { x: box.x + p.left + fx * (p.right - p.left), y: box.y + p.bottom - fy * (p.bottom - p.top) };
 }
 
 /** Moves the real mouse to data point (x, y) and waits for a tooltip containing `label`. */
@@ -828,18 +808,6 @@ describe('no GPU at all', () => {
 
 // ----- allocator views (issue 4): State History, segment / pool timelines, settings, OOM ------
 
-/** `memviz <args…> --json` of the native CLI, parsed. */
-function cliJson(...args) {
-  return JSON.parse(cliText(...args, '--json'));
-}
-
-/** `memviz ARGS…`'s stdout (exit 0 asserted). */
-function cliText(...args) {
-  const r = spawnSync(CLI, args, { encoding: 'utf8', maxBuffer: 1 << 28 });
-  assert.equal(r.status, 0, `memviz ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
-
 /** The State History panel's state, from the page. */
 async function stateSel(page) {
   return page.evaluate(() => {
@@ -866,16 +834,6 @@ async function assertSelectedRowVisible(page, k) {
   const list = await page.locator('#state-list').boundingBox();
   assert.ok(r.y >= list.y - 1 && r.y + r.height <= list.y + list.height + 1,
     `row ${k} at y ${r.y}..${r.y + r.height} is inside the list ${list.y}..${list.y + list.height}`);
-}
-
-/** Page CSS px of a map item's centre. */
-async function mapPoint(page, kind, addr) {
-  await page.locator('#plot').scrollIntoViewIfNeeded();
-  const { result } = await page.evaluate(([k, a]) => window.memviz.view('state_item_center', k, a), [kind, String(addr)]);
-  const c = JSON.parse(result);
-  assert.ok(Array.isArray(c), `${kind} ${addr} is in the map`);
-  const box = await page.locator('#plot').boundingBox();
-  return { x: box.x + c[0], y: box.y + c[1] };
 }
 
 async function tooltipAt(page, at, label) {

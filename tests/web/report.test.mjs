@@ -16,7 +16,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import {
-  ROOT, DIST, CLI, SCREENSHOTS, CHROMIUM_ARGS, TIMEOUT_MS, generate,
+  ROOT, DIST, CLI, SCREENSHOTS, CHROMIUM_ARGS, TIMEOUT_MS, generate, requireBuilt, cliJson,
 } from './browser.mjs';
 
 const DEMO = path.join(DIST, 'assets/demo.pickle');
@@ -27,9 +27,7 @@ const HOSTILE_TITLE = '<b>report</b> & "quoted" <img src=x onerror=window.__pwne
 
 /** `memviz summary FILE --json`, parsed. */
 function cliSummary(file) {
-  const r = spawnSync(CLI, ['summary', file, '--json'], { encoding: 'utf8' });
-  assert.equal(r.status, 0, `memviz summary ${file}: ${r.stderr}`);
-  return JSON.parse(r.stdout);
+  return cliJson('summary', file);
 }
 
 /** The viewer's default device (memviz_snapshot `default_device`): the longest trace, first on ties. */
@@ -55,14 +53,8 @@ function makeReport(file, name, extra = []) {
 let browser = null;
 
 before(async () => {
-  if (!fs.existsSync(path.join(DIST, 'index.html')) || !fs.existsSync(DEMO)) {
-    throw new Error('dist/ is missing or incomplete: run `trunk --config trunk.toml build --release --offline` first (cargo xtask test does)');
-  }
-  if (!fs.existsSync(CLI)) {
-    throw new Error(`${CLI} is missing: run \`cargo build --release -p memviz-cli\` first (cargo xtask test does)`);
-  }
+  requireBuilt();
   fs.mkdirSync(FIXTURES, { recursive: true });
-  fs.mkdirSync(SCREENSHOTS, { recursive: true });
   generate(path.join(FIXTURES, 'small/multidevice.pickle'), 'small', path.join(FIXTURES, 'small'));
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
 });
