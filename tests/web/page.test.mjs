@@ -402,6 +402,37 @@ for (const backend of BACKENDS) {
       const unpinned = await page.evaluate(() => window.memviz.tooltip());
       assert.ok(unpinned === null || unpinned.pinned === false, 'unpinned');
 
+      // A narrow page: a pinned tooltip too wide to sit beside the point goes below or above it,
+      // never over it, so a click on the same point unpins it.
+      await page.setViewportSize({ width: 420, height: 800 });
+      try {
+        await poll(async () => {
+          const g = (await viewerState(page)).geometry;
+          const w = await page.evaluate(() => document.getElementById('plot').clientWidth);
+          return g && Math.abs(g.css_w - w) < 1;
+        }, 'the viewer follows the narrow canvas');
+        let stacked = 0;
+        for (const [name, p] of Object.entries(LANDMARK_POINTS)) {
+          const pt = await pagePoint(page, p.x, p.y);
+          await page.mouse.click(pt.x, pt.y);
+          await poll(async () => {
+            const t = await page.evaluate(() => window.memviz.tooltip());
+            return t && t.pinned && t.address_label === p.label;
+          }, `${name} pinned`);
+          const box = await page.locator('#tooltip').boundingBox();
+          const inside = pt.x >= box.x && pt.x <= box.x + box.width && pt.y >= box.y && pt.y <= box.y + box.height;
+          assert.ok(!inside, `${name}: the pinned tooltip ${JSON.stringify(box)} covers the point clicked ${JSON.stringify(pt)}`);
+          if (pt.x >= box.x && pt.x <= box.x + box.width) stacked += 1;
+          await page.mouse.click(pt.x, pt.y);
+          await poll(async () => (await viewerState(page)).pinned === null, `${name} unpinned by a second click`);
+        }
+        assert.ok(stacked > 0, 'some tooltip was too wide to sit beside its point');
+        await page.locator('#plot-wrap').screenshot({ path: path.join(SCREENSHOTS, shot('tooltip-narrow')) });
+      } finally {
+        await page.setViewportSize({ width: 1200, height: 800 });
+        await page.mouse.move(1, 1);
+      }
+
       // The SEMANTICS §3.6 test vector: a traced allocation and the ghost block.
       assert.equal(await openWithInput(page, fixture('small/vector.pickle')), 'ready');
       const vst = await viewerState(page);

@@ -571,15 +571,27 @@ function showTooltip(json) {
   placeTooltip();
 }
 
+/**
+ * Puts the tooltip beside the pointer (right, else left) or, when it is too wide for either
+ * side, below or above it (the side with more room; it may then reach past the canvas). It never
+ * covers the pointer, so a click there again unpins a pinned tooltip.
+ */
 function placeTooltip() {
-  const [wrapW, wrapH] = canvasSize();
-  const wrap = { width: wrapW, height: wrapH };
+  const [width, height] = canvasSize();
   const w = els.tooltip.offsetWidth;
   const h = els.tooltip.offsetHeight;
-  let x = pointer[0] + 16;
-  let y = pointer[1] + 16;
-  if (x + w > wrap.width) x = Math.max(0, pointer[0] - w - 16);
-  if (y + h > wrap.height) y = Math.max(0, wrap.height - h);
+  const [px, py] = pointer;
+  const gap = 16;
+  let x = px + gap;
+  let y;
+  if (x + w <= width || px - gap - w >= 0) {
+    if (x + w > width) x = px - gap - w;
+    y = Math.max(0, Math.min(py + gap, height - h));
+  } else {
+    x = Math.max(0, Math.min(px - w / 2, width - w));
+    const below = py + gap + h <= height || height - py >= py;
+    y = below ? py + gap : py - gap - h;
+  }
   els.tooltip.style.left = `${x}px`;
   els.tooltip.style.top = `${y}px`;
 }
