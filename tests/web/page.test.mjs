@@ -1129,6 +1129,15 @@ describe('allocator views, search and source lines (WebGL2)', () => {
     assert.equal(report.settled_step, cli.settled_step);
     assert.deepEqual(report.suspects.map((x) => x.explanation), cli.suspects.map((x) => x.explanation));
     assert.equal(await page.locator('#leaks-list li').count(), Math.min(50, cli.suspects.length));
+    // Each suspect shows its Python frames (the C++ allocator frames are the same for all), else
+    // its whole stack, innermost first, at most 6.
+    const pres = await page.locator('#leaks-list li pre').allTextContents();
+    pres.forEach((text, i) => {
+      const stack = cli.suspects[i].stack;
+      const py = stack.filter((l) => /\.pyw?:\d+:/.test(l));
+      assert.equal(text, (py.length > 0 ? py : stack).slice(0, 6).join('\n'), `suspect ${i}`);
+    });
+    assert.ok(pres.some((t) => t.includes('.py:')), 'the demo\'s suspects have Python frames');
     const file = fixture('small/expandable.pickle');
     assert.equal(await openWithInput(page, file), 'ready');
     const st = await viewerState(page);

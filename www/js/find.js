@@ -238,18 +238,12 @@ export class LeaksPanel {
       const p = document.createElement('div');
       p.textContent = x.explanation;
       const pre = document.createElement('pre');
-      pre.textContent = pythonFirst(x.stack, 6).join('\n');
+      pre.textContent = x.shown.slice(0, 6).join('\n');
       li.append(p, pre);
       return li;
     }));
     return r;
   }
-}
-
-/** Python frames first: the C++ allocator frames are the same for every stack. */
-function pythonFirst(stack, n) {
-  const py = stack.filter((line) => /\.py:\d+:/.test(line));
-  return (py.length > 0 ? py : stack).slice(0, n);
 }
 
 /**
@@ -329,7 +323,7 @@ export class FilesAndCompare {
     this.els.status.textContent = `${r.group_count.toLocaleString('en-US')} stacks differ; segments only in A: ${r.segments_only_a} (${r.segments_only_a_bytes}), only in B: ${r.segments_only_b} (${r.segments_only_b_bytes})`;
     this.els.rows.replaceChildren(...r.groups.map((g) => {
       const tr = document.createElement('tr');
-      const cells = [pythonFirst(g.stack, 4).join('\n') || '<no frames>', g.a, g.b, g.delta, `${g.count_a} → ${g.count_b}`];
+      const cells = [g.shown.slice(0, 4).join('\n') || '<no frames>', g.a, g.b, g.delta, `${g.count_a} → ${g.count_b}`];
       for (const text of cells) {
         const td = document.createElement('td');
         td.textContent = text;

@@ -159,6 +159,33 @@ pub fn element_stack(snap: &Snapshot, device: i64, element: &Element) -> StackId
     }
 }
 
+/// Whether a stack text line is a Python frame: `….py:<digits>:…` (`.pyw` too).
+fn is_python_line(line: &str) -> bool {
+    line.match_indices(".py").any(|(i, _)| {
+        let rest = line.get(i + 3..).unwrap_or("");
+        let rest = rest.strip_prefix('w').unwrap_or(rest);
+        rest.strip_prefix(':').is_some_and(|r| {
+            let digits = r.bytes().take_while(u8::is_ascii_digit).count();
+            digits > 0 && r.as_bytes().get(digits) == Some(&b':')
+        })
+    })
+}
+
+/// The lines of a stack worth showing first, innermost first: its Python frame lines when it
+/// has any (the C++ allocator frames below them are the same for every stack), else all of them.
+pub fn shown_frames(stack: &[String]) -> Vec<&str> {
+    let py: Vec<&str> = stack
+        .iter()
+        .map(String::as_str)
+        .filter(|l| is_python_line(l))
+        .collect();
+    if py.is_empty() {
+        stack.iter().map(String::as_str).collect()
+    } else {
+        py
+    }
+}
+
 /// The last path component of a Linux or Windows path.
 pub fn basename(path: &str) -> &str {
     path.rsplit(['/', '\\']).next().unwrap_or(path)
@@ -225,6 +252,27 @@ pub fn site_label(snap: &Snapshot, stack: StackId) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn shown_frames_python_first() {
+        let v = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mixed = v(&[
+            "??:0:c10::Allocator::malloc",
+            "/a/m.py:3:f",
+            "x.pyw:7:g",
+            "/a/m.py:x:h",
+        ]);
+        assert_eq!(shown_frames(&mixed), ["/a/m.py:3:f", "x.pyw:7:g"]);
+        let cpp = v(&["??:0:at::empty", "??:0:main"]);
+        assert_eq!(shown_frames(&cpp), ["??:0:at::empty", "??:0:main"]);
+        assert!(shown_frames(&[]).is_empty());
+        // Not a `.py:<line>:` frame: a `.py` file name without a line, `.pyc`.
+        assert_eq!(
+            shown_frames(&v(&["a.py:b", "c.pyc:3:d"])),
+            ["a.py:b", "c.pyc:3:d"]
+        );
+    }
+
     use super::*;
 
     fn v(items: &[&str]) -> Vec<String> {

@@ -785,6 +785,10 @@ impl App {
                         "size".into(),
                         json!(memviz_analysis::format::size_short(s.bytes)),
                     );
+                    o.insert(
+                        "shown".into(),
+                        json!(memviz_analysis::frames::shown_frames(&s.stack)),
+                    );
                 }
             }
         }
@@ -855,6 +859,7 @@ impl App {
             .map(|g| {
                 json!({
                     "stack": g.stack,
+                    "shown": memviz_analysis::frames::shown_frames(&g.stack),
                     "bytes_a": g.bytes_a,
                     "bytes_b": g.bytes_b,
                     "count_a": g.count_a,

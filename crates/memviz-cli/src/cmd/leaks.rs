@@ -61,12 +61,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         );
         // The Python frames when there are any (C++ allocator frames say little), else the
         // innermost lines.
-        let py: Vec<&String> = s.stack.iter().filter(|l| l.contains(".py:")).collect();
-        let shown: Vec<&String> = if py.is_empty() {
-            s.stack.iter().collect()
-        } else {
-            py
-        };
+        let shown = memviz_analysis::frames::shown_frames(&s.stack);
         if shown.is_empty() {
             println!("    <no frames>");
         }
