@@ -75,6 +75,16 @@ export async function mapPoint(page, kind, addr) {
   return { x: box.x + c[0], y: box.y + c[1] };
 }
 
+/** Types `q` into the search box, presses Enter and resolves with that query's result. */
+export async function search(page, q) {
+  await page.fill('#search-input', q);
+  await page.press('#search-input', 'Enter');
+  return poll(async () => {
+    const r = await page.evaluate(() => window.memviz.searchBox.result);
+    return r && r.query === q ? r : null;
+  }, `search ${q}`);
+}
+
 /** Polls `fn` (async, in node) until it returns a truthy value; returns it. */
 export async function poll(fn, what, timeout = TIMEOUT_MS) {
   const end = Date.now() + timeout;

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { serveDist } from './serve_dist.mjs';
 import {
   ROOT, DIST, SCREENSHOTS, TIMEOUT_MS, generate, poll, startChromium,
-  requireBuilt, cliJson, viewerState, pagePoint, mapPoint,
+  requireBuilt, cliJson, viewerState, pagePoint, mapPoint, search,
 } from './browser.mjs';
 
 const FIXTURES = path.join(ROOT, 'target/escaping-fixtures');
@@ -42,7 +42,6 @@ const RTL = 'rtl\u202eevil.exe\u202c';
 const ZERO_WIDTH = 'zero\u200bwidth\u200d\ufeffjoin';
 const FAKE_FRAME = `/src/fake.py:12:${IMG}`;
 const LONG_HEAD = `long_${IMG}`;
-const LONG_LEN = 10_000;
 const ROOT_DIR = '/home/user/xss';
 const STEP0 = `${IMG} ProfilerStep#0`;
 /** The forward_frames of the `model.py` allocations (trace entries and blocks). */
@@ -329,14 +328,7 @@ describe('escaping: xss.pickle shows every payload as text and runs none (WebGL2
   });
 
   test('search status; the source-lines table equals `memviz lines`; a row\'s highlight status names its line', TEST, async () => {
-    const run = async (q) => {
-      await page.fill('#search-input', q);
-      await page.press('#search-input', 'Enter');
-      return poll(async () => {
-        const r = await page.evaluate(() => window.memviz.searchBox.result);
-        return r && r.query === q ? r : null;
-      }, `search ${q}`);
-    };
+    const run = (q) => search(page, q);
     let r = await run(SCRIPT);
     assert.ok(r.count > 0 && !r.error, `the payload is found as text: ${JSON.stringify(r)}`);
     assert.match(await page.locator('#search-status').textContent(), /^\d+ match(es)?, /);
@@ -394,8 +386,7 @@ describe('escaping: xss.pickle shows every payload as text and runs none (WebGL2
 
   test('deep link: the hash and "Copy link" carry a hostile search as URL-encoded text; restoring it searches it', TEST, async () => {
     await page.evaluate(() => window.memviz.setView('active'));
-    await page.fill('#search-input', IMG);
-    await page.press('#search-input', 'Enter');
+    await search(page, IMG); // its own result: an earlier highlight may still be set
     await poll(async () => (await viewerState(page)).highlighted !== null, 'search');
     await page.evaluate(() => window.memviz.pin(0));
     const hash = await page.evaluate(() => window.memviz.links.write());
@@ -537,8 +528,7 @@ describe('escaping: xss.pickle shows every payload as text and runs none (WebGL2
     await page.selectOption('#flame-at', { label: `phase ${STEP0} (bytes × lifetime within it)` });
     await poll(async () => (await viewerState(page)).flame_view.step_range, 'phase range');
     await page.selectOption('#flame-at', 'peak');
-    await page.fill('#search-input', SCRIPT);
-    await page.press('#search-input', 'Enter');
+    await search(page, SCRIPT);
     await poll(async () => (await viewerState(page)).flame_view.matched !== null, 'matches marked');
     await page.evaluate(() => window.memviz.flameControls.refresh());
     assert.match(await page.locator('#flame-status').textContent(), /search matches/);

@@ -15,7 +15,7 @@ import { decodePng, colourStats, differingPixels } from './page_png.mjs';
 import { serveDist } from './serve_dist.mjs';
 import {
   ROOT, DIST, SCREENSHOTS, TIMEOUT_MS, generate, poll, startChromium,
-  requireBuilt, cliText, cliJson, viewerState, pagePoint, mapPoint,
+  requireBuilt, cliText, cliJson, viewerState, pagePoint, mapPoint, search,
 } from './browser.mjs';
 
 const DEMO = path.join(DIST, 'assets/demo.pickle');
@@ -1047,14 +1047,7 @@ describe('allocator views, search and source lines (WebGL2)', () => {
   test('search highlights matches with count and bytes (landmarks, by hand); "only matches" hides the rest', TEST, async () => {
     assert.equal(await openWithInput(page, fixture('landmarks.pickle')), 'ready');
     await page.evaluate(() => window.memviz.setView('active'));
-    const run = async (q) => {
-      await page.fill('#search-input', q);
-      await page.press('#search-input', 'Enter');
-      return poll(async () => {
-        const r = await page.evaluate(() => window.memviz.searchBox.result);
-        return r && r.query === q ? r : null;
-      }, `search ${q}`);
-    };
+    const run = (q) => search(page, q);
     // generate.py landmarks: alpha 4 MiB (alpha.py), beta 8 MiB (beta.py), gamma 2 MiB, delta 6 MiB.
     let r = await run('beta.py');
     assert.deepEqual([r.count, r.bytes], [1, 8 * MiB]);
