@@ -275,6 +275,14 @@ export class EmbedHost {
 
   async onMessage(ev) {
     if (!this.accepts(ev)) return;
+    try {
+      await this.handle(ev);
+    } catch (e) {
+      this.reply('error', { message: `the viewer failed on that message: ${e && e.message ? e.message : e}` });
+    }
+  }
+
+  async handle(ev) {
     this.peer = ev.source;
     this.peerOrigin = ev.origin && ev.origin !== 'null' ? ev.origin : '*';
     const data = ev.data;
@@ -291,6 +299,13 @@ export class EmbedHost {
     }
     if (m.type === 'ping') {
       this.reply('ready', { version: 1 });
+      return;
+    }
+    // A url is fetched with the viewer's own origin and cookies: only a page of that origin may
+    // ask for one, else any site could embed the viewer and read back a private snapshot's
+    // summary. Another origin sends the bytes it has (buffer).
+    if (m.url !== undefined && ev.origin !== location.origin) {
+      this.reply('error', { message: `message refused: url is accepted only from a page of the viewer's origin (${location.origin}); send the snapshot as buffer` });
       return;
     }
     if (m.buffer === undefined && m.url === undefined) {
