@@ -252,6 +252,7 @@ pub fn site_label(snap: &Snapshot, stack: StackId) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn shown_frames_python_first() {
@@ -272,8 +273,6 @@ mod tests {
             ["a.py:b", "c.pyc:3:d"]
         );
     }
-
-    use super::*;
 
     fn v(items: &[&str]) -> Vec<String> {
         items.iter().map(|s| s.to_string()).collect()

@@ -638,16 +638,16 @@ fn check_body(body: &str) -> Result<(), String> {
     for name in [
         "img", "iframe", "link", "object", "embed", "video", "audio", "source", "base",
     ] {
-        if let Some(t) = tags(body, name).first() {
-            if t.attr("src")
+        let loads = tags(body, name).iter().any(|t| {
+            t.attr("src")
                 .or(t.attr("href"))
                 .or(t.attr("data"))
                 .is_some_and(|v| !v.starts_with("data:"))
-            {
-                return Err(format!(
-                    "dist/index.html's body has a <{name}> that loads a file: memviz html does not know how to embed it"
-                ));
-            }
+        });
+        if loads {
+            return Err(format!(
+                "dist/index.html's body has a <{name}> that loads a file: memviz html does not know how to embed it"
+            ));
         }
     }
     Ok(())
@@ -1214,6 +1214,14 @@ fn sha256(data: &[u8]) -> [u8; 32] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn check_body_sees_every_tag() {
+        assert!(check_body(r#"<img src="data:image/png;base64,AA"><p>x</p>"#).is_ok());
+        // A second <img> that loads a file is refused as the first would be.
+        let two = r#"<img src="data:image/png;base64,AA"><img src="logo.png">"#;
+        assert!(check_body(two).unwrap_err().contains("<img>"));
+    }
 
     fn hex(b: &[u8]) -> String {
         b.iter().map(|x| format!("{x:02x}")).collect()
