@@ -1,0 +1,131 @@
+//! `generate.py tile` (multi-GB benchmark snapshots streamed as shifted copies of one base trace):
+//! small tiled files, from the default emulator base and from a real file, read by `memviz
+//! summary --json` exactly as the independent Python oracle reads them.
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// A private directory for this test binary's files.
+fn dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = repo_root()
+            .join("target/test-fixtures")
+            .join(format!("tile-{}", std::process::id()));
+        std::fs::create_dir_all(&d).expect("mkdir");
+        d
+    })
+}
+
+/// `python3 tests/fixtures/generate.py tile ARGS… OUT`: Ok(stderr) or Err(stderr).
+fn tile(args: &[&str], out: &Path) -> Result<String, String> {
+    let o = Command::new("python3")
+        .arg(repo_root().join("tests/fixtures/generate.py"))
+        .arg("tile")
+        .args(args)
+        .arg(out)
+        .output()
+        .expect("python3 runs");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    if o.status.success() {
+        Ok(err)
+    } else {
+        Err(err)
+    }
+}
+
+/// `memviz summary FILE --json` equals the oracle's summary (warnings aside, as in corpus.rs);
+/// returns the summary.
+fn cli_matches_oracle(path: &Path) -> serde_json::Value {
+    let (code, out, err) = memviz(&["summary", &path_str(path), "--json"]);
+    assert_eq!(
+        code,
+        0,
+        "memviz summary failed on {}: {err}",
+        path.display()
+    );
+    let mut ours: serde_json::Value = serde_json::from_str(&out).expect("memviz prints JSON");
+    let mut theirs = oracle(path);
+    ours["warnings"] = serde_json::Value::Null;
+    theirs["warnings"] = serde_json::Value::Null;
+    assert_eq!(
+        ours,
+        theirs,
+        "summary differs from the oracle for {}",
+        path.display()
+    );
+    ours
+}
+
+#[test]
+fn default_tile_matches_the_oracle() {
+    let out = dir().join("default3.pickle");
+    let log = tile(&["--mb", "3"], &out).unwrap_or_else(|e| panic!("tile failed: {e}"));
+    assert!(log.contains("bytes/entry"), "no summary line: {log}");
+    let size = std::fs::metadata(&out).expect("tile output").len() as f64;
+    assert!(
+        (size - 3e6).abs() <= 0.05 * 3e6,
+        "{size} bytes is not 3 MB ± 5 %"
+    );
+    let s = cli_matches_oracle(&out);
+    let d = &s["devices"][0];
+    assert_eq!(s["devices"].as_array().map(Vec::len), Some(1));
+    assert_eq!(d["device"], 0);
+    // Dense: frame lists shared through the memo, so well under 100 bytes per entry.
+    let entries = d["trace_entries"].as_u64().expect("trace_entries");
+    assert!(
+        size / entries as f64 <= 100.0,
+        "{size} bytes for {entries} entries"
+    );
+    for action in [
+        "alloc",
+        "free_requested",
+        "free_completed",
+        "segment_alloc",
+        "segment_free",
+    ] {
+        assert!(d["actions"][action].as_u64() > Some(0), "no {action}: {d}");
+    }
+    // Every copy's allocations live at its end stay live: the final state is theirs.
+    assert_eq!(d["final_live_bytes"], d["requested_bytes"]);
+}
+
+#[test]
+fn default_tile_is_seeded() {
+    let file = |name: &str, seed: &str| {
+        let p = dir().join(name);
+        tile(&["--mb", "0.5", "--seed", seed], &p).unwrap_or_else(|e| panic!("tile failed: {e}"));
+        std::fs::read(&p).expect("read")
+    };
+    let a = file("seed7a.pickle", "7");
+    assert!(
+        a == file("seed7b.pickle", "7"),
+        "same seed, different bytes"
+    );
+    assert!(a != file("seed8.pickle", "8"), "the seed changes nothing");
+}
+
+#[test]
+fn real_file_tile_matches_the_oracle() {
+    // The smallest real file with a trace (files without one are refused), tiled to ~1 MB.
+    let mut files: Vec<(u64, PathBuf)> = corpus_files()
+        .into_iter()
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.len(), p)))
+        .filter(|(len, _)| *len <= 1_500_000)
+        .collect();
+    files.sort();
+    for (_, src) in &files {
+        let out = dir().join("real.pickle");
+        let Ok(log) = tile(&["--mb", "1", "--from", &path_str(src)], &out) else {
+            continue;
+        };
+        eprintln!("{}: {log}", src.display());
+        let s = cli_matches_oracle(&out);
+        assert!(s["devices"][0]["trace_entries"].as_u64() > Some(1000));
+        return;
+    }
+    eprintln!("note: no real file with a trace; skipped");
+}
