@@ -728,6 +728,21 @@ impl Layout {
         out
     }
 
+    /// Push orders of the elements live during timestep `step` (`start <= step < end`),
+    /// unsorted. O(live + log) from the hit index.
+    pub fn live_orders_at(&self, step: u32) -> Vec<u32> {
+        if step >= self.step_count() {
+            return Vec::new();
+        }
+        self.hit.live_orders(self, f64::from(step))
+    }
+
+    /// The slide in progress during timestep `step`: (freed element's push order, bytes not
+    /// yet slid away). Everything pushed after it sits that much higher.
+    pub fn slide_at_step(&self, step: u32) -> Option<(u32, f64)> {
+        self.hit.slide_at(self, f64::from(step))
+    }
+
     /// Approximate heap bytes of the layout, hit index included.
     pub fn heap_bytes(&self) -> usize {
         (self.height_bytes.capacity() + self.base_bytes.capacity() + self.live_at_step.capacity())

@@ -31,7 +31,7 @@ fn main() {
         &l,
         &c,
         [0.0, l.step_count() as f64, 0.0, peak],
-        1024,
+        memviz_viewer::app::FIRST_SCENE_COLUMNS,
         peak / 512.0,
     );
     println!("columns {:.0} {}", ms(t), s.instance_count());

@@ -1944,6 +1944,10 @@ fn phase_rows(
     out
 }
 
+/// Columns of the first scene of a windowed layout: coarse, so the first frame comes soon; the
+/// camera's first settle (right after the first frame) rebuilds it at the canvas's width.
+pub const FIRST_SCENE_COLUMNS: u32 = 384;
+
 /// The first scene of a layout: static, or the column level of detail of the whole trace.
 fn initial_scene(layout: &Layout, colors: &[u8], windowed: bool) -> PlotScene {
     if windowed {
@@ -1953,7 +1957,7 @@ fn initial_scene(layout: &Layout, colors: &[u8], windowed: bool) -> PlotScene {
             layout,
             colors,
             [0.0, steps, 0.0, peak.max(1.0)],
-            1024,
+            FIRST_SCENE_COLUMNS,
             peak.max(1.0) / 512.0,
         )
     } else {
