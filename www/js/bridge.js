@@ -20,7 +20,9 @@ function wasmUrls() {
 
 /**
  * The viewer running in a worker. Create with `ViewerClient.start(canvas, backend, handlers)`.
- * handlers: `{progress(msg), frame(msg), tooltip(json|null), panel(panel, table, summary), fatal(msg)}`.
+ * handlers: `{progress(msg), frame(msg), tooltip(json|null), panel(panel, table, summary), fatal(msg),
+ * crashed(msg)}`; `crashed` means the worker is lost (a trap such as running out of memory, or a
+ * panic) and must be replaced: its message names the file and what the worker was doing.
  */
 export class ViewerClient {
   constructor(worker, handlers) {
@@ -47,7 +49,7 @@ export class ViewerClient {
    * @param {HTMLCanvasElement} canvas
    * @param {string} backend  `auto`, `webgpu` or `webgl2`
    */
-  static start(canvas, backend, handlers) {
+  static start(canvas, backend, handlers, options = {}) {
     return new Promise((resolve, reject) => {
       let urls;
       try {
@@ -74,6 +76,8 @@ export class ViewerClient {
         cssW: rect.width,
         cssH: rect.height,
         dpr: window.devicePixelRatio || 1,
+        memLimitMb: options.memLimitMb || 0,
+        memBudgetMb: options.memBudgetMb || 0,
       }, [offscreen]);
     });
   }
@@ -111,6 +115,15 @@ export class ViewerClient {
       case 'progress':
         if (h.progress) h.progress(msg);
         break;
+      case 'crashed': {
+        // The open in progress (if any) failed with it; every pending call is answered.
+        for (const [, p] of this.pending) p.reject(new Error('the viewer stopped'));
+        this.pending.clear();
+        for (const [id, o] of this.opens) o.resolve({ type: 'failed', id, crashed: true, message: msg.message });
+        this.opens.clear();
+        if (h.crashed) h.crashed(msg);
+        break;
+      }
       case 'drawn': {
         const o = this.opens.get(msg.id);
         if (o) o.drawnAt = performance.now();
@@ -171,6 +184,18 @@ export class ViewerClient {
     const done = new Promise((resolve) => this.opens.set(id, { resolve }));
     this.worker.postMessage({ type: 'open', id, src: payload, name }, payload instanceof ArrayBuffer ? [payload] : []);
     return { id, done };
+  }
+
+  /**
+   * Ends the worker for good (it died, or stopped answering): pending opens resolve as
+   * cancelled, pending calls reject.
+   */
+  terminate() {
+    this.worker.terminate();
+    for (const [, p] of this.pending) p.reject(new Error('the viewer was restarted'));
+    this.pending.clear();
+    for (const [id, o] of this.opens) o.resolve({ type: 'cancelled', id });
+    this.opens.clear();
   }
 
   /** Stops loading open() `id` (the files already open stay). */

@@ -110,7 +110,9 @@ function sentence(message) {
 
 function progressText(name, bytes, total, phase) {
   const read = bytes.toLocaleString('en-US');
-  if (phase === 'layout') return `Laying out ${name} (${read} bytes read)…`;
+  if (phase === 'model') return `Building the model of ${name} (${read} bytes read)…`;
+  if (phase === 'layout') return `Laying out the timeline of ${name}…`;
+  if (phase === 'draw') return `Drawing ${name}…`;
   if (!total) return `Reading ${name}: ${read} bytes`;
   const percent = Math.min(100, Math.floor((bytes * 100) / total));
   return `Reading ${name}: ${read} of ${total.toLocaleString('en-US')} bytes (${percent}%)`;
@@ -129,7 +131,10 @@ function startViewer() {
     progress(msg) {
       if (current === null || msg.id !== current.id) return;
       els.progress.textContent = progressText(msg.name, msg.bytes, msg.total, msg.phase);
-      if (msg.total) els.bar.value = Math.min(100, (msg.bytes * 100) / msg.total);
+      // Reading fills the bar to 80 %; the model, the layout and the first frame the rest.
+      const after = { model: 80, layout: 88, draw: 96 }[msg.phase];
+      if (after !== undefined) els.bar.value = after;
+      else if (msg.total) els.bar.value = Math.min(80, (msg.bytes * 80) / msg.total);
       else els.bar.removeAttribute('value');
     },
     frame(msg) {
@@ -143,12 +148,14 @@ function startViewer() {
       showError(`memviz hit an internal error (a bug): ${sentence(msg.message)} Reload the page and try again; `
         + 'if it happens again, please report it with the file.');
     },
+    crashed(msg) { onCrash(msg); },
+    // Tests: `?mem_budget_mb=N` lowers the memory budget files and views are checked against;
+    // `?mem_limit_mb=N` makes allocations past N MiB fail as a real out-of-memory does.
+  }, {
+    memLimitMb: Number(query.get('mem_limit_mb')) || 0,
+    memBudgetMb: Number(query.get('mem_budget_mb')) || 0,
   }).then((c) => {
     client = c;
-    // `?max_mb=N` lowers the file-size limit to N MiB (tests use it; it cannot raise it). Sent
-    // before any open, so the worker has it when the first file comes.
-    const maxMb = Number(query.get('max_mb'));
-    if (query.has('max_mb') && maxMb > 0) c.send('set_max_file_mb', [maxMb]);
     const { backend, adapter, gpuError } = c.info;
     els.backend.textContent = backend ? `drawing with ${backend}` : 'cannot draw here';
     els.backend.title = adapter;
@@ -162,6 +169,68 @@ function startViewer() {
     return c;
   });
   return clientPromise;
+}
+
+// ----- a worker that died --------------------------------------------------------------------
+
+/** Every source that opened, in order: reopened in a new worker when the old one died. */
+let openedSources = [];
+/** A restart in progress (a promise), so two crashes make one restart. */
+let restarting = null;
+
+/** The worker died (it ran out of memory, or trapped): say so, restart it, reopen the files. */
+function onCrash(msg) {
+  const doing = String(msg.doing || 'working').replace('%s', msg.file ? `"${msg.file}"` : 'a file');
+  const message = msg.panicked
+    ? `memviz hit an internal error (a bug) while ${doing}: ${sentence(msg.message)} `
+      + 'Please report it with the file.'
+    : `The viewer ran out of memory while ${doing} (the browser gives this page at most 4 GiB), and was restarted. `
+      + 'The native command line has no such limit: `memviz summary FILE` gives the summary, `memviz folded`, '
+      + '`memviz lines`, `memviz leaks` and `memviz oom` the other views.';
+  // The files that opened before come back (a file that died while opening never opened).
+  restartViewer(openedSources.slice(), message);
+}
+
+/**
+ * Replaces the worker (a canvas hands its drawing to a worker only once, so a fresh canvas
+ * takes the old one's place) and reopens `sources` in it; `message` stays in the alert.
+ */
+function restartViewer(sources, message) {
+  if (restarting !== null) return restarting;
+  const old = client;
+  client = null;
+  clientPromise = null;
+  if (old !== null) old.terminate();
+  if (current !== null) {
+    current = null;
+    els.loading.hidden = true;
+  }
+  const fresh = els.canvas.cloneNode(false);
+  els.canvas.replaceWith(fresh);
+  els.canvas = fresh;
+  wireCanvas(fresh);
+  lastSize = '';
+  filesOpen = 0;
+  openedSources = [];
+  lastTimelineKey = '';
+  lastFlameKey = '';
+  showTooltip(null);
+  window.memviz.restarts += 1;
+  restarting = (async () => {
+    showError(message);
+    try {
+      await startViewer();
+      for (const s of sources) {
+        const r = await open(s.src, { keepError: true });
+        if (r.state !== 'ready') break;
+      }
+    } finally {
+      restarting = null;
+      if (filesOpen === 0) els.viewer.hidden = true;
+      showError(message);
+    }
+  })();
+  return restarting;
 }
 
 let lastSize = '';
@@ -187,13 +256,14 @@ function resize() {
  * `{state: 'ready', json, timings}`, `{state: 'error', message}` or `{state: 'cancelled'}`.
  * @param {File | Blob | ArrayBuffer | ArrayBufferView | string} src
  */
-async function open(src) {
+async function open(src, { keepError = false } = {}) {
+  if (restarting !== null && !keepError) await restarting;
   if (current !== null && client !== null) client.cancel(current.id);
   const mine = { id: -1 };
   const t0 = performance.now();
   current = mine;
   setState('loading');
-  clearError();
+  if (!keepError) clearError();
   let name = typeof src === 'string' ? src : (src instanceof File ? src.name : 'the data');
   els.loading.hidden = false;
   els.bar.removeAttribute('value');
@@ -218,6 +288,10 @@ async function open(src) {
     }
     if (msg.name) name = msg.name;
     if (msg.type !== 'opened' && firstFile && filesOpen === 0) els.viewer.hidden = true;
+    if (msg.type === 'failed' && msg.crashed) {
+      // The worker died: onCrash says so and restarts it.
+      return { state: 'error', message: msg.message, crashed: true };
+    }
     if (msg.type === 'failed') {
       const message = msg.panicked
         ? `memviz hit an internal error (a bug) while reading "${name}": ${sentence(msg.message)} Reload the page and `
@@ -229,6 +303,7 @@ async function open(src) {
       return { state: 'error', message };
     }
     filesOpen += 1;
+    openedSources.push({ src, name: msg.name });
     showPanel(msg.panel, msg.table, msg.summary);
     showTooltip(null);
     // The worker drew the first frame before answering.
@@ -258,8 +333,19 @@ async function open(src) {
   }
 }
 
+/** A worker that does not answer a cancel within this many ms is stuck: it is replaced. */
+const CANCEL_GRACE_MS = 3000;
+
 els.cancel.addEventListener('click', () => {
-  if (current !== null && client !== null && current.id > 0) client.cancel(current.id);
+  if (current === null || client === null || current.id <= 0) return;
+  const stuck = current;
+  client.cancel(stuck.id);
+  // A worker inside one long step (or dead) cannot see the cancel: replace it, keep the files.
+  setTimeout(() => {
+    if (current === stuck) {
+      restartViewer(openedSources.slice(), 'Cancelled: the viewer was busy and was restarted with the files it had open.');
+    }
+  }, CANCEL_GRACE_MS);
 });
 
 // ----- panel: selectors, legend, summary ------------------------------------------------------
@@ -623,43 +709,47 @@ function canvasPos(ev) {
   return [ev.clientX - r.left - els.canvas.clientLeft, ev.clientY - r.top - els.canvas.clientTop];
 }
 
-els.canvas.addEventListener('wheel', (ev) => {
-  if (!client) return;
-  ev.preventDefault();
-  const [x, y] = canvasPos(ev);
-  const scale = ev.deltaMode === 1 ? 16 : ev.deltaMode === 2 ? 400 : 1;
-  client.send('wheel', [x, y, ev.deltaY * scale]);
-}, { passive: false });
+/** Wires the plot's input to the viewer (again for the fresh canvas after a restart). */
+function wireCanvas(canvas) {
+  canvas.addEventListener('wheel', (ev) => {
+    if (!client) return;
+    ev.preventDefault();
+    const [x, y] = canvasPos(ev);
+    const scale = ev.deltaMode === 1 ? 16 : ev.deltaMode === 2 ? 400 : 1;
+    client.send('wheel', [x, y, ev.deltaY * scale]);
+  }, { passive: false });
 
-els.canvas.addEventListener('pointerdown', (ev) => {
-  if (!client || ev.button !== 0) return;
-  els.canvas.focus({ preventScroll: true });
-  els.canvas.setPointerCapture(ev.pointerId);
-  pointer = canvasPos(ev);
-  client.send('pointer_down', pointer);
-});
-els.canvas.addEventListener('pointermove', (ev) => {
-  if (!client) return;
-  pointer = canvasPos(ev);
-  client.send('pointer_move', pointer, { tooltip: true });
-});
-els.canvas.addEventListener('pointerup', (ev) => {
-  if (!client || ev.button !== 0) return;
-  pointer = canvasPos(ev);
-  client.send('pointer_up', pointer, { tooltip: true });
-});
-els.canvas.addEventListener('pointerleave', () => {
-  if (!client) return;
-  client.send('pointer_leave', [], { tooltip: true });
-});
-els.canvas.addEventListener('dblclick', () => { if (client) client.send('double_click', []); });
-els.canvas.addEventListener('keydown', (ev) => {
-  if (!client || ev.ctrlKey || ev.metaKey || ev.altKey) return;
-  const keys = ['a', 'A', 'd', 'D', 'w', 'W', 's', 'S', 'ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', '+', '=', '-', '_', '0'];
-  if (!keys.includes(ev.key)) return;
-  ev.preventDefault();
-  client.send('key', [ev.key]);
-});
+  canvas.addEventListener('pointerdown', (ev) => {
+    if (!client || ev.button !== 0) return;
+    canvas.focus({ preventScroll: true });
+    canvas.setPointerCapture(ev.pointerId);
+    pointer = canvasPos(ev);
+    client.send('pointer_down', pointer);
+  });
+  canvas.addEventListener('pointermove', (ev) => {
+    if (!client) return;
+    pointer = canvasPos(ev);
+    client.send('pointer_move', pointer, { tooltip: true });
+  });
+  canvas.addEventListener('pointerup', (ev) => {
+    if (!client || ev.button !== 0) return;
+    pointer = canvasPos(ev);
+    client.send('pointer_up', pointer, { tooltip: true });
+  });
+  canvas.addEventListener('pointerleave', () => {
+    if (!client) return;
+    client.send('pointer_leave', [], { tooltip: true });
+  });
+  canvas.addEventListener('dblclick', () => { if (client) client.send('double_click', []); });
+  canvas.addEventListener('keydown', (ev) => {
+    if (!client || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    const keys = ['a', 'A', 'd', 'D', 'w', 'W', 's', 'S', 'ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', '+', '=', '-', '_', '0'];
+    if (!keys.includes(ev.key)) return;
+    ev.preventDefault();
+    client.send('key', [ev.key]);
+  });
+}
+wireCanvas(els.canvas);
 
 // ----- the JS API ---------------------------------------------------------------------------
 
@@ -679,7 +769,9 @@ window.memviz = {
     return JSON.parse(result);
   },
   view,
-  /** Resolves with `{wasmMemoryBytes, jsHeapBytes}` (jsHeapBytes: the page's, Chrome only). */
+  /** Times the worker was replaced after it died or stopped answering. */
+  restarts: 0,
+  /** Resolves with `{wasmMemoryBytes, heapBytes, jsHeapBytes}` (heapBytes: Rust's heap; jsHeapBytes: the page's, Chrome only). */
   async stats() {
     const c = await startViewer();
     const s = await c.stats();

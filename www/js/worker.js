@@ -36,6 +36,35 @@ function panicked() {
   return Boolean(WebViewer && WebViewer.has_panicked());
 }
 
+/**
+ * True when `err` is a WebAssembly trap (an allocation that failed, as when the heap cannot grow
+ * past 4 GiB, aborts): the module's state is lost and this worker must be replaced.
+ */
+function trapped(err) {
+  return err instanceof WebAssembly.RuntimeError;
+}
+
+/** The file being opened or last opened, for the page's message when the worker dies. */
+let fileName = '';
+
+/**
+ * Tells the page this worker can no longer be used (a trap, or a panic), naming the file and
+ * what it was doing (`doing`: a phrase where `%s` stands for the file's name); the page
+ * replaces the worker and reopens the files it still has.
+ */
+function crashed(err, doing, id) {
+  viewer = null;
+  post({
+    type: 'crashed',
+    id,
+    file: fileName,
+    doing,
+    message: errorText(err),
+    panicked: panicked(),
+    memoryBytes: memory ? memory.buffer.byteLength : 0,
+  });
+}
+
 function requestFrame() {
   if (frameScheduled || viewer === null) return;
   frameScheduled = true;
@@ -48,7 +77,8 @@ function onFrame(now) {
   try {
     code = viewer.frame(now);
   } catch (err) {
-    post({ type: 'fatal', message: errorText(err), panicked: panicked() });
+    if (trapped(err) || panicked()) crashed(err, 'drawing the plot', 0);
+    else post({ type: 'fatal', message: errorText(err), panicked: panicked() });
     return;
   }
   if (code & 1) {
@@ -70,8 +100,6 @@ const CALLS = new Set([
   'state_select', 'state_rows', 'state_ooms', 'state_search', 'state_focus', 'state_item_center',
   'search', 'lines', 'highlight_line', 'clear_highlight', 'leaks', 'live', 'diff', 'files',
   'flame_set', 'flame_info', 'flame_zoom_to', 'flame_node_center', 'flame_phases', 'flame_diff', 'pin', 'set_window',
-  // Lowers the file-size limit (the page's `?max_mb=`, for tests); it can never be raised.
-  'set_max_file_mb',
 ]);
 
 async function init(msg) {
@@ -82,6 +110,11 @@ async function init(msg) {
     WebViewer = glue.WebViewer;
     viewer = await WebViewer.create(msg.canvas, msg.backend || 'auto');
     viewer.resize(msg.cssW, msg.cssH, msg.dpr);
+    // Tests: `?mem_budget_mb=N` lowers the budget files and views are checked against;
+    // `?mem_limit_mb=N` makes an allocation past N MiB fail, as a real out-of-memory does.
+    // Both can only lower what the browser gives.
+    if (msg.memBudgetMb > 0) viewer.set_mem_budget_mb(msg.memBudgetMb);
+    if (msg.memLimitMb > 0) viewer.set_mem_limit_mb(msg.memLimitMb);
     post({ type: 'ready', backend: viewer.backend(), adapter: viewer.adapter(), gpuError: viewer.gpu_error() });
   } catch (err) {
     post({ type: 'fatal', message: `the viewer could not start (${errorText(err)})`, panicked: panicked() });
@@ -169,18 +202,17 @@ async function open(msg) {
   loading = id;
   const t0 = performance.now();
   let source = null;
-  let begun = false;
+  let doing = 'opening %s';
   const stale = () => loading !== id || cancelled.has(id);
   try {
     if (viewer === null) throw new Error('the viewer is not running');
     source = await openSource(msg.src, msg.name);
+    fileName = source.name;
     if (stale()) throw new Error('cancelled');
-    // Refuse a file over the size limit before reading any of it (Rust says why and what to
-    // do); gzip input and downloads of unknown size are checked again while they stream in.
-    const refusal = viewer.size_refusal(source.total || 0);
-    if (refusal !== '') throw Object.assign(new Error(refusal), { tooLarge: true });
+    // No refusal by size: Rust decides while reading, from the memory the file takes (a file
+    // that cannot fit is refused with its estimate; see crates/memviz-web/src/memory.rs).
+    doing = 'reading %s';
     viewer.begin(source.name, source.total || 0);
-    begun = true;
     post({ type: 'progress', id, name: source.name, bytes: 0, total: source.total });
     let last = performance.now();
     // Read one chunk ahead: the next read runs while this one is parsed.
@@ -202,10 +234,21 @@ async function open(msg) {
         post({ type: 'progress', id, name: source.name, bytes: viewer.bytes_read(), total: source.total });
       }
     }
-    post({ type: 'progress', id, name: source.name, bytes: viewer.bytes_read(), total: source.total, phase: 'layout' });
+    // Every phase after the read moves the bar on: the model's last tables, then the first
+    // view's timeline, layout and first scene, then the first frame.
+    const bytes = viewer.bytes_read();
+    doing = 'building the model of %s';
+    post({ type: 'progress', id, name: source.name, bytes, total: source.total, phase: 'model' });
     const parsedMs = performance.now() - t0;
+    await yieldToPost();
+    viewer.finish_parse();
+    doing = 'laying out the timeline of %s';
+    post({ type: 'progress', id, name: source.name, bytes, total: source.total, phase: 'layout' });
+    await yieldToPost();
     viewer.finish();
     const finishedMs = performance.now() - t0;
+    doing = 'drawing %s';
+    post({ type: 'progress', id, name: source.name, bytes, total: source.total, phase: 'draw' });
     const drawMs = viewer.draw();
     const drawnMs = performance.now() - t0;
     loading = 0;
@@ -232,15 +275,22 @@ async function open(msg) {
   } catch (err) {
     if (loading === id) loading = 0;
     if (source !== null) source.cancel();
-    if (cancelled.has(id)) {
+    if (trapped(err) || panicked()) {
+      crashed(err, doing, id);
+    } else if (cancelled.has(id)) {
       post({ type: 'cancelled', id });
     } else {
-      const tooLarge = Boolean(err && err.tooLarge) || (begun && viewer !== null && viewer.refused_size());
-      post({ type: 'failed', id, message: errorText(err), panicked: panicked(), tooLarge });
+      const tooLarge = viewer !== null && viewer.refused_memory();
+      post({ type: 'failed', id, message: errorText(err), panicked: false, tooLarge });
     }
   } finally {
     cancelled.delete(id);
   }
+}
+
+/** Lets the progress message just posted reach the page before a long synchronous step. */
+function yieldToPost() {
+  return new Promise((resolve) => { setTimeout(resolve, 0); });
 }
 
 function postPanel() {
@@ -254,6 +304,10 @@ function call(msg) {
     result = viewer[msg.method](...(msg.args || []));
     if (result === undefined) result = null;
   } catch (err) {
+    if (trapped(err) || panicked()) {
+      crashed(err, `answering ${msg.method}`, 0);
+      return;
+    }
     post({ type: 'result', seq: msg.seq, error: errorText(err), panicked: panicked() });
     return;
   }
@@ -286,7 +340,10 @@ self.onmessage = (ev) => {
       post({
         type: 'result',
         seq: msg.seq,
-        result: { wasmMemoryBytes: memory ? memory.buffer.byteLength : 0 },
+        result: {
+          wasmMemoryBytes: memory ? memory.buffer.byteLength : 0,
+          heapBytes: viewer !== null ? viewer.memory_used() : 0,
+        },
       });
       break;
     default: break;

@@ -145,7 +145,9 @@ pub struct Layout {
     /// Min push order per node over `slides` (compact mode only), `2 * slide_tree_size` long.
     slide_tree: Vec<u32>,
     slide_tree_size: usize,
-    hit: HitIndex,
+    /// Built on first use (hover, a compact polyline, the live set): the first frame does not
+    /// wait for it, and a layout never hovered never pays for it.
+    hit: std::sync::OnceLock<HitIndex>,
 }
 
 /// Builds the layout with [`LayoutOptions::default`].
@@ -342,7 +344,6 @@ impl Layout {
             l.mode = PointMode::Compact;
             l.build_slide_tree();
         }
-        l.hit = HitIndex::build(&l);
         l
     }
 
@@ -614,7 +615,9 @@ impl Layout {
             let mut running: Option<u64> = None;
             while let Some(sl) = it.next_slide() {
                 let pre = *running.get_or_insert_with(|| {
-                    self.hit.bytes_below(self, o, sl.step as f64).round() as u64
+                    self.hit_index()
+                        .bytes_below(self, o, sl.step as f64)
+                        .round() as u64
                 });
                 let post = pre.saturating_sub(sl.size_bytes);
                 let t1 = sl.step.saturating_add(SLIDE_STEPS);
@@ -666,9 +669,9 @@ impl Layout {
         if x_step >= end as f64 {
             // Every slide window of the element ends by `end`: the settled bytes below just before.
             let x = (end.saturating_sub(1)).max(start) as f64;
-            return Some(self.hit.below_parts(self, o, x).0 as f64);
+            return Some(self.hit_index().below_parts(self, o, x).0 as f64);
         }
-        Some(self.hit.bytes_below(self, o, x_step))
+        Some(self.hit_index().bytes_below(self, o, x_step))
     }
 
     /// Live bytes at `x_step` (interpolated during slides), as the plot's outline shows it.
@@ -676,7 +679,7 @@ impl Layout {
         if !(0.0..self.step_count() as f64).contains(&x_step) {
             return 0.0;
         }
-        self.hit
+        self.hit_index()
             .bytes_below(self, self.by_order.len() as u32, x_step)
     }
 
@@ -689,7 +692,7 @@ impl Layout {
         let (mut lo, mut hi) = (0u32, self.by_order.len() as u32);
         while lo < hi {
             let mid = lo + (hi - lo).div_ceil(2);
-            if self.hit.bytes_below(self, mid, x_step) <= y_bytes {
+            if self.hit_index().bytes_below(self, mid, x_step) <= y_bytes {
                 lo = mid;
             } else {
                 hi = mid - 1;
@@ -698,7 +701,9 @@ impl Layout {
         let e = *self.by_order.get(lo as usize)?;
         let (start, end) = (self.start_step[e as usize], self.end_step[e as usize]);
         let alive = (start as f64) <= x_step && x_step < end as f64;
-        (alive && y_bytes < self.hit.bytes_below(self, lo, x_step) + self.height_bytes(e) as f64)
+        (alive
+            && y_bytes
+                < self.hit_index().bytes_below(self, lo, x_step) + self.height_bytes(e) as f64)
             .then_some(e)
     }
 
@@ -709,9 +714,9 @@ impl Layout {
             return Vec::new();
         }
         let x = step as f64;
-        let mut orders = self.hit.live_orders(self, x);
+        let mut orders = self.hit_index().live_orders(self, x);
         orders.sort_unstable();
-        let slide = self.hit.slide_at(self, x);
+        let slide = self.hit_index().slide_at(self, x);
         let mut below: u64 = 0;
         let mut out = Vec::with_capacity(orders.len());
         for o in orders {
@@ -728,19 +733,24 @@ impl Layout {
         out
     }
 
+    /// The hit index, built on first use.
+    fn hit_index(&self) -> &HitIndex {
+        self.hit.get_or_init(|| HitIndex::build(self))
+    }
+
     /// Push orders of the elements live during timestep `step` (`start <= step < end`),
     /// unsorted. O(live + log) from the hit index.
     pub fn live_orders_at(&self, step: u32) -> Vec<u32> {
         if step >= self.step_count() {
             return Vec::new();
         }
-        self.hit.live_orders(self, f64::from(step))
+        self.hit_index().live_orders(self, f64::from(step))
     }
 
     /// The slide in progress during timestep `step`: (freed element's push order, bytes not
     /// yet slid away). Everything pushed after it sits that much higher.
     pub fn slide_at_step(&self, step: u32) -> Option<(u32, f64)> {
-        self.hit.slide_at(self, f64::from(step))
+        slide_at(self, f64::from(step))
     }
 
     /// Approximate heap bytes of the layout, hit index included.
@@ -758,11 +768,15 @@ impl Layout {
                 * 4
             + self.point_bottoms.capacity() * 8
             + self.slides.capacity() * std::mem::size_of::<Slide>()
-            + self.hit.heap_bytes()
+            + self.hit.get().map_or(0, HitIndex::heap_bytes)
     }
-    /// Heap bytes of the hit index alone.
+    /// Heap bytes of the layout without the hit index (built or not).
+    pub fn heap_bytes_without_hit(&self) -> usize {
+        self.heap_bytes() - self.hit.get().map_or(0, HitIndex::heap_bytes)
+    }
+    /// Heap bytes of the hit index alone (building it if it is not built yet).
     pub fn hit_index_heap_bytes(&self) -> usize {
-        self.hit.heap_bytes()
+        self.hit_index().heap_bytes()
     }
 }
 
@@ -1034,15 +1048,7 @@ impl HitIndex {
 
     /// The slide in progress at `x`: (freed order, bytes not yet slid away).
     fn slide_at(&self, l: &Layout, x: f64) -> Option<(u32, f64)> {
-        let i = l.slides.partition_point(|s| (s.step as f64) <= x);
-        let s = l.slides.get(i.checked_sub(1)?)?;
-        let into = x - s.step as f64;
-        (into < SLIDE_STEPS as f64).then(|| {
-            (
-                s.order,
-                s.size_bytes as f64 * (1.0 - into / SLIDE_STEPS as f64),
-            )
-        })
+        slide_at(l, x)
     }
 
     /// Bytes of the elements live at `x` with push order `< o`, plus the part of a sliding free
@@ -1114,6 +1120,19 @@ impl HitIndex {
         }
         out
     }
+}
+
+/// The slide in progress at `x`: (freed order, bytes not yet slid away).
+fn slide_at(l: &Layout, x: f64) -> Option<(u32, f64)> {
+    let i = l.slides.partition_point(|s| (s.step as f64) <= x);
+    let s = l.slides.get(i.checked_sub(1)?)?;
+    let into = x - s.step as f64;
+    (into < SLIDE_STEPS as f64).then(|| {
+        (
+            s.order,
+            s.size_bytes as f64 * (1.0 - into / SLIDE_STEPS as f64),
+        )
+    })
 }
 
 /// memory_viz's stacking (SEMANTICS.md §3.4), ported literally with every element drawn: the
@@ -1294,7 +1313,7 @@ mod tests {
                         continue;
                     }
                     let bottom = l.bottom_at(e, x).expect("in span");
-                    let via_index = l.hit.bytes_below(&l, l.order(e).expect("drawn"), x);
+                    let via_index = l.hit_index().bytes_below(&l, l.order(e).expect("drawn"), x);
                     assert!((bottom - via_index).abs() < 1e-6, "{mode:?} e{e} x{x}");
                     let h = l.height_bytes(e) as f64;
                     if h > 0.0 {

@@ -161,6 +161,11 @@ fn int_i128(v: Value, atoms: &Atoms) -> Option<i128> {
 }
 
 impl SnapshotBuilder {
+    /// Trace entries read so far (every device).
+    pub(crate) fn entries(&self) -> usize {
+        self.rows.stack.len()
+    }
+
     /// A builder and the atoms (with its keys pre-interned) to start the unpickler with.
     pub fn new() -> (SnapshotBuilder, Atoms) {
         let mut atoms = Atoms::new();

@@ -186,6 +186,16 @@ impl Loader {
         self.bytes_read
     }
 
+    /// Trace entries read so far (every device): what a file's memory follows, so the page can
+    /// project it to the whole file while reading.
+    pub fn trace_entries(&self) -> u64 {
+        match &self.state {
+            State::Raw(u) => u.builder().entries() as u64,
+            State::Gzip(g) => g.get_ref().u.builder().entries() as u64,
+            _ => 0,
+        }
+    }
+
     /// Pickle bytes so far: [`Self::bytes_read`] for a raw pickle, the decompressed bytes for
     /// gzip input (what the model's size follows).
     pub fn pickle_bytes(&self) -> u64 {

@@ -78,6 +78,16 @@ fn main() {
     m.step("dropped");
     let mut app = App::new("x", snap);
     m.step("app_first_view");
+    if let Some(l) = app.layout() {
+        println!(
+            "{{\"layout_heap_bytes\":{},\"hit_index_bytes\":{},\"timeline_steps\":{},\"layout_steps\":{},\"elements\":{}}}",
+            l.heap_bytes(),
+            l.heap_bytes() - l.heap_bytes_without_hit(),
+            app.timeline().map_or(0, |t| t.steps.len()),
+            l.step_count(),
+            l.element_count()
+        );
+    }
     if views {
         for kind in [
             ViewKind::Segments,

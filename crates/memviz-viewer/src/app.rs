@@ -13,6 +13,7 @@ use serde_json::json;
 
 use crate::camera::{Camera, PlotGeometry, RectCss, Y_HEADROOM};
 use crate::flame_view::FlameView;
+use crate::memory::{unavailable_message, view_bytes_per_event, Memory};
 use crate::scene::{self, Batch, PlotScene, STATIC_MAX_POINTS};
 use crate::state_view::StateView;
 use crate::ticks::{self, Tick};
@@ -171,13 +172,33 @@ pub struct App {
     show_flame: bool,
     /// The flamegraph of (file, device), built on first use.
     flame_view: Option<((usize, i64), FlameView)>,
+    /// The memory probe and budget views are checked against (none: every view is built).
+    memory: Option<Memory>,
+    /// A view that could not be built for lack of memory, and why.
+    unavailable: Option<(ViewKind, String)>,
 }
 
 impl App {
     /// An app showing `snap` (named `name`) on its default device in a 1024 × 576 canvas.
     #[must_use]
     pub fn new(name: &str, snap: Snapshot) -> Self {
-        let mut app = App {
+        let mut app = App::new_empty();
+        app.add_file(name, snap);
+        app
+    }
+
+    /// An app like [`App::new`] whose views are checked against `memory` before they are built
+    /// (see [`crate::memory`]): the page's worker passes its heap probe and budget.
+    #[must_use]
+    pub fn with_memory(name: &str, snap: Snapshot, memory: Memory) -> Self {
+        let mut app = App::new_empty();
+        app.memory = Some(memory);
+        app.add_file(name, snap);
+        app
+    }
+
+    fn new_empty() -> Self {
+        App {
             files: Vec::new(),
             current: 0,
             device: 0,
@@ -198,9 +219,79 @@ impl App {
             last_click_step: None,
             show_flame: false,
             flame_view: None,
+            memory: None,
+            unavailable: None,
+        }
+    }
+
+    /// Why the view shown is missing (it could not fit in memory), if it is.
+    #[must_use]
+    pub fn unavailable(&self) -> Option<&str> {
+        self.unavailable
+            .as_ref()
+            .filter(|(k, _)| *k == self.view())
+            .map(|(_, m)| m.as_str())
+    }
+
+    /// True when a view of `kind` for the current file and device fits in memory. When it does
+    /// not, the views of other files, devices and kinds are released first (they are rebuilt
+    /// when shown again); when it still does not, [`App::unavailable`] says why.
+    fn fits(&mut self, kind: ViewKind) -> bool {
+        let Some(mem) = self.memory else {
+            return true;
         };
-        app.add_file(name, snap);
-        app
+        let events = self
+            .snapshot()
+            .and_then(|s| s.trace(self.device))
+            .map_or(0, |t| t.len());
+        let mut need = events as u64 * view_bytes_per_event(kind);
+        let active_built = self
+            .files
+            .get(self.current)
+            .is_some_and(|f| f.devices.contains_key(&(self.device, ViewKind::Active)));
+        if kind == ViewKind::Flame && !active_built {
+            need += events as u64 * view_bytes_per_event(ViewKind::Active);
+        }
+        if need > mem.free() {
+            self.release_views_but(kind);
+        }
+        let free = mem.free();
+        if need <= free {
+            if self.unavailable.as_ref().is_some_and(|(k, _)| *k == kind) {
+                self.unavailable = None;
+            }
+            return true;
+        }
+        self.unavailable = Some((kind, unavailable_message(kind, need, free, events)));
+        false
+    }
+
+    /// Drops every built view except what showing `keep` for the current file and device needs.
+    fn release_views_but(&mut self, keep: ViewKind) {
+        let (cur, dev) = (self.current, self.device);
+        for (i, f) in self.files.iter_mut().enumerate() {
+            f.devices.retain(|&(d, k), _| {
+                i == cur
+                    && d == dev
+                    && (k == keep || (keep == ViewKind::Flame && k == ViewKind::Active))
+            });
+        }
+        if keep != ViewKind::State
+            || self
+                .state_view
+                .as_ref()
+                .is_some_and(|(k, _)| *k != (cur, dev))
+        {
+            self.state_view = None;
+        }
+        if keep != ViewKind::Flame
+            || self
+                .flame_view
+                .as_ref()
+                .is_some_and(|(k, _)| *k != (cur, dev))
+        {
+            self.flame_view = None;
+        }
     }
 
     /// Adds a file and makes it current (on its default device).
@@ -261,12 +352,18 @@ impl App {
         self.pinned = None;
         let (cols, _) = self.geom.plot_px();
         let geom = self.geom;
-        if let Some(f) = self.files.get_mut(self.current) {
-            let key = (device, self.kind);
-            if !f.devices.contains_key(&key) {
+        let key = (device, self.kind);
+        let built = self
+            .files
+            .get(self.current)
+            .is_some_and(|f| f.devices.contains_key(&key));
+        if !built && self.fits(self.kind) {
+            if let Some(f) = self.files.get_mut(self.current) {
                 let data = build_device(&f.snap, device, self.kind, &geom, cols);
                 f.devices.insert(key, data);
             }
+        }
+        if let Some(f) = self.files.get(self.current) {
             self.time_axis = f
                 .devices
                 .get(&key)
@@ -330,6 +427,10 @@ impl App {
     fn ensure_flame_view(&mut self) {
         let key = (self.current, self.device);
         if self.flame_view.as_ref().is_some_and(|(k, _)| *k == key) {
+            return;
+        }
+        if !self.fits(ViewKind::Flame) {
+            self.flame_view = None;
             return;
         }
         let geom = self.geom;
@@ -511,6 +612,10 @@ impl App {
     fn ensure_state_view(&mut self) {
         let key = (self.current, self.device);
         if self.state_view.as_ref().is_some_and(|(k, _)| *k == key) {
+            return;
+        }
+        if !self.fits(ViewKind::State) {
+            self.state_view = None;
             return;
         }
         self.state_view = self
@@ -1996,10 +2101,12 @@ fn decimate_max(values: &[u64], cols: usize) -> Vec<u64> {
     if n == 0 || cols == 0 {
         return Vec::new();
     }
+    // In u64: `c * n` passes 2^32 on wasm32 (usize) for traces of a few million steps.
+    let at = |c: usize| (c as u64 * n as u64 / cols as u64) as usize;
     (0..cols)
         .map(|c| {
-            let a = c * n / cols;
-            let b = ((c + 1) * n / cols).max(a + 1).min(n);
+            let a = at(c);
+            let b = at(c + 1).max(a + 1).min(n);
             values
                 .get(a..b)
                 .and_then(|s| s.iter().max().copied())

@@ -57,6 +57,7 @@ pub mod app;
 pub mod camera;
 pub mod flame_view;
 pub mod gpu;
+pub mod memory;
 pub mod pane;
 pub mod scene;
 pub mod settings;

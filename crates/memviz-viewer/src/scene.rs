@@ -432,20 +432,17 @@ impl ColumnStack {
         let (Some(&(_, first)), Some(&(_, last))) = (samples.first(), samples.last()) else {
             return Self::empty();
         };
-        let mut orders = layout.live_orders_at(first);
-        orders.sort_unstable();
-        // Push orders are in timestep order: the elements pushed after `first` up to `last`
-        // are one range of orders.
-        let start_of = |o: u32| {
-            layout
-                .element_at_order(o)
-                .and_then(|e| layout.span(e))
-                .map_or(u32::MAX, |s| s.0)
-        };
+        // Push orders are in timestep order: the elements live at `first` were pushed before
+        // order `lo` (a scan, so the hit index is not needed for a first frame), and those
+        // pushed after `first` up to `last` are the range `lo..hi`.
+        let span_of = |o: u32| layout.element_at_order(o).and_then(|e| layout.span(e));
+        let start_of = |o: u32| span_of(o).map_or(u32::MAX, |s| s.0);
         let total = layout.element_count().min(u32::MAX as usize) as u32;
         let lo = partition_point_u32(total, |o| start_of(o) <= first);
         let hi = partition_point_u32(total, |o| start_of(o) <= last);
-        orders.retain(|&o| o < lo);
+        let mut orders: Vec<u32> = (0..lo)
+            .filter(|&o| span_of(o).is_some_and(|s| s.1 > first))
+            .collect();
         orders.extend(lo..hi);
         if orders.len() >= (POP as usize) {
             return Self::empty();
@@ -532,16 +529,18 @@ impl ColumnStack {
     fn advance_to(&mut self, k: usize, layout: &Layout) {
         while self.applied <= k {
             let a = self.update_offsets.get(self.applied).copied().unwrap_or(0) as usize;
-            let b = self.update_offsets.get(self.applied + 1).copied().unwrap_or(0) as usize;
+            let b = self
+                .update_offsets
+                .get(self.applied + 1)
+                .copied()
+                .unwrap_or(0) as usize;
             for j in a..b {
                 let v = self.updates.get(j).copied().unwrap_or(0);
                 let i = (v & !POP) as usize;
                 let h = if v & POP != 0 {
                     0
                 } else {
-                    self.elements
-                        .get(i)
-                        .map_or(0, |&e| layout.height_bytes(e))
+                    self.elements.get(i).map_or(0, |&e| layout.height_bytes(e))
                 };
                 self.set(i, h);
             }

@@ -252,3 +252,48 @@ fn deep_link_window_and_pin() {
     app.set_view(ViewKind::Active);
     assert_eq!(app.pinned(), None);
 }
+
+thread_local! {
+    static USED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+fn used() -> u64 {
+    USED.with(std::cell::Cell::get)
+}
+
+/// A view that cannot fit in the memory left says so and is not built; the others keep
+/// working, and views of other kinds are released to make room first.
+#[test]
+fn views_that_cannot_fit_say_so_and_the_others_work() {
+    use memviz_viewer::memory::{view_bytes_per_event, Memory};
+    let bytes = std::fs::read(fixture("pools.pickle")).unwrap();
+    let snap = memviz_snapshot::load_slice(&bytes).unwrap();
+    let events = snap.trace(snap.default_device()).unwrap().len() as u64;
+    // Room for the Active Memory Timeline and the State History, not for Private Pools.
+    let budget = events * view_bytes_per_event(ViewKind::Active) + 1000;
+    let mut app = App::with_memory("pools.pickle", snap, Memory { used, budget });
+    assert!(app.layout().is_some(), "the active timeline fits");
+    assert_eq!(app.unavailable(), None);
+    // Pretend the active view took its estimate: Private Pools no longer fits, even after
+    // releasing the active view (the probe does not see the release).
+    USED.with(|u| u.set(events * view_bytes_per_event(ViewKind::Active)));
+    app.set_view(ViewKind::Pools);
+    assert_eq!(app.view(), ViewKind::Pools);
+    let why = app.unavailable().expect("pools cannot fit").to_owned();
+    assert!(
+        why.starts_with("The Allocated Memory incl. Private Pools view of this trace (")
+            && why.contains("not shown; the other views still work"),
+        "{why}"
+    );
+    assert!(app.layout().is_none(), "nothing built for it");
+    // Its frame draws nothing and asks for nothing else.
+    let _ = app.overlay();
+    let _ = app.axis_ticks();
+    // Memory freed: the same view builds when shown again, and its notice is gone.
+    USED.with(|u| u.set(0));
+    app.set_view(ViewKind::Active);
+    assert_eq!(app.unavailable(), None);
+    assert!(app.layout().is_some(), "the active timeline is rebuilt");
+    app.set_view(ViewKind::Pools);
+    assert_eq!(app.unavailable(), None);
+    assert!(app.layout().is_some(), "pools built once there is room");
+}

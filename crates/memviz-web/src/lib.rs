@@ -21,46 +21,13 @@ use std::sync::Once;
 
 use wasm_bindgen::prelude::*;
 
+pub mod memory;
 mod viewer;
 pub use viewer::ViewerCore;
 #[cfg(target_arch = "wasm32")]
 mod web_viewer;
 #[cfg(target_arch = "wasm32")]
 pub use web_viewer::WebViewer;
-
-/// The largest snapshot the page opens: its file size, and for gzip input its decompressed
-/// size too. A wasm32 heap is at most 4 GiB (and never shrinks). Measured on generated
-/// snapshots (`generate.py large`, WebGL2): opening takes about 1.56 times the pickle size in
-/// wasm memory (221 MB for a 135 MB file, 705 MB for 448 MB, 2.80 GB for 1.79 GB), and the
-/// other views add to it (Private Pools +0.73x, State History +0.5x: 1.26 GB for 448 MB with
-/// every view shown). A 1.79 GB file opens, but reaches 3.97 GB in the Private Pools view and
-/// runs out of memory in the State History. Just under 1 GiB (a 1.07 GB file: 1.57 GB opened,
-/// 3.02 GB with every view shown) every view fits, with about 1.2 GB left for a second, smaller
-/// file. The native CLI has no such limit.
-pub const MAX_FILE_BYTES: u64 = 1 << 30;
-
-/// Why the page refuses a snapshot of `bytes` (more than `limit`): the limit and what to do
-/// instead. `decompressed`: `bytes` is the size after gzip decompression, so far.
-#[must_use]
-pub fn too_large_message(bytes: u64, limit: u64, decompressed: bool) -> String {
-    use memviz_analysis::format::size_short;
-    let what = if decompressed {
-        format!(
-            "this snapshot decompresses to more than {}",
-            size_short(bytes)
-        )
-    } else {
-        format!("this file is {}", size_short(bytes))
-    };
-    format!(
-        "{what}, more than the {} this page can open (in a browser, WebAssembly gets at most 4 GiB \
-         of memory, and a snapshot needs up to 3 times its size there). Open it with the native \
-         command line instead, which has no such limit: `memviz summary FILE` (built with \
-         `cargo build --release -p memviz-cli`; `memviz oom`, `leaks`, `folded` and `lines` give \
-         the other views)",
-        size_short(limit)
-    )
-}
 
 static PANICKED: AtomicBool = AtomicBool::new(false);
 static PANIC_HOOK: Once = Once::new();

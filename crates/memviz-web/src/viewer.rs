@@ -4,6 +4,8 @@
 //! wasm [`WebViewer`](crate::WebViewer) adds the canvas and forwards calls.
 
 use memviz_snapshot::Loader;
+
+use crate::memory::Memory;
 use memviz_viewer::App;
 
 /// A file being streamed in.
@@ -17,48 +19,61 @@ struct Pending {
 pub struct ViewerCore {
     app: Option<App>,
     pending: Option<Pending>,
+    /// A file parsed by [`ViewerCore::finish_parse`], not yet added to the app.
+    parsed: Option<(String, memviz_snapshot::Snapshot)>,
     /// The summary (JSON, text table) of each opened file, by file index, made on first use:
     /// the first frame does not wait for it.
     summaries: Vec<Option<(String, String)>>,
     bytes_read: u64,
-    /// A smaller size limit than [`crate::MAX_FILE_BYTES`] (tests: `?max_mb=`).
-    max_file_bytes: Option<u64>,
-    /// The last file was refused for its size.
-    refused_size: bool,
+    /// How much memory is in use and how much the page may use (crate::memory).
+    memory: Memory,
+    /// Memory in use when the current file began (the other files, the viewer).
+    used_before: u64,
+    /// The current file's size in bytes (0: unknown).
+    total_bytes: u64,
+    /// The last file was refused because it cannot fit in memory.
+    refused_memory: bool,
 }
 
 impl ViewerCore {
+    /// A viewer deciding what fits with the page's memory (crate::memory::page_memory).
     #[must_use]
     pub fn new() -> Self {
-        Self::default()
+        ViewerCore {
+            memory: crate::memory::page_memory(),
+            ..Self::default()
+        }
     }
 
-    /// The largest file (and decompressed pickle) the viewer opens.
+    /// A viewer deciding what fits with `memory` (tests install their own probe).
     #[must_use]
-    pub fn max_file_bytes(&self) -> u64 {
-        self.max_file_bytes
-            .map_or(crate::MAX_FILE_BYTES, |b| b.min(crate::MAX_FILE_BYTES))
+    pub fn with_memory(memory: Memory) -> Self {
+        ViewerCore {
+            memory,
+            ..Self::default()
+        }
     }
 
-    /// Lowers the size limit to `bytes` (never above [`crate::MAX_FILE_BYTES`]); 0 restores it.
-    pub fn set_max_file_bytes(&mut self, bytes: u64) {
-        self.max_file_bytes = (bytes > 0).then_some(bytes);
-    }
-
-    /// Why a file of `total_bytes` is refused before reading it (its size is over the limit),
-    /// or None. Call before [`ViewerCore::begin`].
+    /// The probe and budget this viewer decides with.
     #[must_use]
-    pub fn size_refusal(&mut self, total_bytes: u64) -> Option<String> {
-        let limit = self.max_file_bytes();
-        self.refused_size = total_bytes > limit;
-        self.refused_size
-            .then(|| crate::too_large_message(total_bytes, limit, false))
+    pub fn memory(&self) -> Memory {
+        self.memory
     }
 
-    /// True when the last file was refused for its size (before or while reading it).
+    /// Lowers the memory budget to `bytes` (tests: `?mem_limit_mb=`); never above
+    /// [`crate::memory::PAGE_BUDGET`]; 0 restores it.
+    pub fn set_memory_budget(&mut self, bytes: u64) {
+        self.memory.budget = if bytes == 0 {
+            crate::memory::PAGE_BUDGET
+        } else {
+            bytes.min(crate::memory::PAGE_BUDGET)
+        };
+    }
+
+    /// True when the last file was refused because it cannot fit in memory.
     #[must_use]
-    pub fn refused_size(&self) -> bool {
-        self.refused_size
+    pub fn refused_memory(&self) -> bool {
+        self.refused_memory
     }
 
     /// Starts a new file (dropping one still loading). `total_bytes` (0 when unknown) sizes the
@@ -73,36 +88,45 @@ impl ViewerCore {
             name: name.to_owned(),
             loader,
         });
+        self.parsed = None;
         self.bytes_read = 0;
-        self.refused_size = false;
+        self.total_bytes = total_bytes;
+        self.used_before = self.memory.used();
+        self.refused_memory = false;
     }
 
     /// Feeds the next chunk of the file started by [`ViewerCore::begin`].
     ///
     /// # Errors
-    /// The parser's message (with the byte offset), or the size limit when the file (of unknown
-    /// size, or gzip-compressed) turns out bigger than [`ViewerCore::max_file_bytes`]; the file
-    /// is then dropped.
+    /// The parser's message (with the byte offset), or, when the memory the file is projected
+    /// to need once open passes the budget ([`Memory::projected_open_bytes`]), why it cannot
+    /// fit; the file is then dropped.
     pub fn push(&mut self, chunk: &[u8]) -> Result<(), String> {
-        let limit = self.max_file_bytes();
         let Some(p) = self.pending.as_mut() else {
             return Err("no file is being opened (begin was not called)".to_owned());
         };
         let result = p.loader.push(chunk);
         self.bytes_read = p.loader.bytes_read();
-        let pickle = p.loader.pickle_bytes();
         if let Err(err) = result {
             self.pending = None;
             return Err(err.to_string());
         }
-        if self.bytes_read > limit || pickle > limit {
+        let projected = crate::memory::projected_open_bytes(
+            &self.memory,
+            self.used_before,
+            p.loader.trace_entries(),
+            self.bytes_read,
+            self.total_bytes,
+        );
+        if let Some(needed) = projected.filter(|&n| n > self.memory.budget) {
             self.pending = None;
-            self.refused_size = true;
-            return Err(if pickle > self.bytes_read {
-                crate::too_large_message(limit, limit, true)
-            } else {
-                crate::too_large_message(self.bytes_read, limit, false)
-            });
+            self.refused_memory = true;
+            return Err(crate::memory::too_big_message(
+                needed,
+                self.bytes_read,
+                self.memory.budget,
+                self.used_before,
+            ));
         }
         Ok(())
     }
@@ -116,24 +140,43 @@ impl ViewerCore {
     /// Drops the file being loaded (the files already open stay).
     pub fn cancel(&mut self) {
         self.pending = None;
+        self.parsed = None;
     }
 
-    /// Ends the file: parses the rest, adds it to the app (it becomes the current file, on its
-    /// default device). Its summary is made later, on first use.
+    /// Ends the file's parse: the rest of the bytes and the model's last tables. The file is
+    /// added to the app by [`ViewerCore::finish`] (a separate step, so the page can show
+    /// progress between the two).
     ///
     /// # Errors
     /// The parser's message; the files already open stay as they were.
-    pub fn finish(&mut self) -> Result<(), String> {
+    pub fn finish_parse(&mut self) -> Result<(), String> {
         let Some(p) = self.pending.take() else {
             return Err("no file is being opened (begin was not called)".to_owned());
         };
         self.bytes_read = p.loader.bytes_read();
         let snap = p.loader.finish().map_err(|e| e.to_string())?;
+        self.parsed = Some((p.name, snap));
+        Ok(())
+    }
+
+    /// Ends the file: parses the rest (unless [`ViewerCore::finish_parse`] did), adds it to the
+    /// app (it becomes the current file, on its default device). Its summary is made later, on
+    /// first use.
+    ///
+    /// # Errors
+    /// The parser's message; the files already open stay as they were.
+    pub fn finish(&mut self) -> Result<(), String> {
+        if self.pending.is_some() {
+            self.finish_parse()?;
+        }
+        let Some((name, snap)) = self.parsed.take() else {
+            return Err("no file is being opened (begin was not called)".to_owned());
+        };
         self.summaries.push(None);
-        let name = self.unique_name(&p.name);
+        let name = self.unique_name(&name);
         match self.app.as_mut() {
             Some(app) => app.add_file(&name, snap),
-            None => self.app = Some(App::new(&name, snap)),
+            None => self.app = Some(App::with_memory(&name, snap, self.memory)),
         }
         Ok(())
     }
@@ -297,6 +340,16 @@ impl ViewerCore {
     /// otherwise empty.
     #[must_use]
     pub fn notice(&self) -> String {
+        let truncated = self.truncation_notice();
+        match self.app.as_ref().and_then(App::unavailable) {
+            Some(why) if truncated.is_empty() => format!("{why}."),
+            Some(why) => format!("{truncated} {why}."),
+            None => truncated,
+        }
+    }
+
+    /// Why the current file is incomplete, when it was cut before its end; else empty.
+    fn truncation_notice(&self) -> String {
         self.app
             .as_ref()
             .and_then(|a| a.file_snapshot(a.current_file()))
@@ -326,7 +379,7 @@ impl ViewerCore {
 
 #[cfg(test)]
 mod tests {
-    use super::ViewerCore;
+    use super::{Memory, ViewerCore};
 
     /// The demo snapshot, generated once per test binary by the project's own generator (the
     /// tests run in parallel: one writer, then every test reads the finished bytes).
@@ -413,55 +466,74 @@ mod tests {
         out.stdout
     }
 
+    /// A memory probe for tests: the bytes set in `FAKE_USED` (per thread).
+    fn fake_used() -> u64 {
+        FAKE_USED.with(std::cell::Cell::get)
+    }
+    thread_local! {
+        static FAKE_USED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+
     #[test]
-    fn files_over_the_size_limit_are_refused_before_and_while_reading() {
-        let mut core = ViewerCore::new();
-        assert_eq!(core.max_file_bytes(), crate::MAX_FILE_BYTES);
-        let big = crate::MAX_FILE_BYTES + 1;
-        let msg = core.size_refusal(big).expect("over the limit");
-        assert!(core.refused_size());
-        assert!(
-            msg.contains("1.0GiB") && msg.contains("memviz summary FILE") && msg.contains("4 GiB"),
-            "{msg}"
-        );
-        assert_eq!(core.size_refusal(crate::MAX_FILE_BYTES), None);
-        assert!(!core.refused_size());
-        // A test override only lowers the limit.
-        core.set_max_file_bytes(u64::MAX);
-        assert_eq!(core.max_file_bytes(), crate::MAX_FILE_BYTES);
-        core.set_max_file_bytes(1 << 20);
-        assert_eq!(core.max_file_bytes(), 1 << 20);
+    fn files_are_refused_by_projected_memory_not_by_size() {
+        use crate::memory::OPEN_BYTES_PER_ENTRY;
         let demo = demo_bytes();
-        let msg = core.size_refusal(demo.len() as u64).expect("demo > 1 MiB");
-        assert!(msg.contains("1.0MiB"), "{msg}");
-        // Of unknown size (a download without Content-Length), or gzip: refused while reading.
-        core.begin("demo.pickle", 0);
-        let err = demo
-            .chunks(1 << 16)
-            .try_for_each(|c| core.push(c))
-            .expect_err("over 1 MiB");
-        assert!(err.contains("more than the 1.0MiB"), "{err}");
-        assert!(core.refused_size());
-        let gz = gzip(&demo);
+        let entries = memviz_snapshot::load_slice(&demo)
+            .expect("demo")
+            .traces
+            .iter()
+            .map(|t| t.len() as u64)
+            .sum::<u64>();
+        let mut core = ViewerCore::with_memory(Memory {
+            used: fake_used,
+            budget: 1 << 30,
+        });
+        // A file announced as 3 GiB: too little of it read to tell, nothing refused.
+        FAKE_USED.with(|u| u.set(100 << 20));
+        core.begin("huge.pickle", 3 << 30);
+        for c in demo.chunks(1 << 16) {
+            core.push(c).expect("too little read to tell");
+        }
+        assert!(!core.refused_memory());
+        // Read whole, its entries need more than is left: refused with the estimate and the
+        // CLI.
+        let need = (100 << 20) + entries * OPEN_BYTES_PER_ENTRY;
+        core.set_memory_budget(need - 1);
+        core.begin("big.pickle", demo.len() as u64);
+        let err = core.push(&demo).expect_err("projected over the budget");
+        assert!(core.refused_memory());
         assert!(
-            gz.len() < 1 << 20,
-            "the gzip is under the limit: {}",
-            gz.len()
+            err.contains("needs about") && err.contains("memviz summary FILE"),
+            "{err}"
         );
-        assert_eq!(core.size_refusal(gz.len() as u64), None);
-        core.begin("demo.pickle.gz", gz.len() as u64);
-        let err = gz
-            .chunks(1 << 16)
-            .try_for_each(|c| core.push(c))
-            .expect_err("decompresses to over 1 MiB");
-        assert!(err.contains("decompresses to more than"), "{err}");
         assert!(core.app_ref().is_none(), "nothing opened");
-        core.set_max_file_bytes(0);
-        assert_eq!(core.max_file_bytes(), crate::MAX_FILE_BYTES);
-        core.begin("demo.pickle", 0);
-        core.push(&demo).expect("demo under the default limit");
+        // With a byte more it opens.
+        core.set_memory_budget(need);
+        core.begin("big.pickle", demo.len() as u64);
+        core.push(&demo).expect("fits exactly");
         core.finish().expect("opens");
-        assert!(!core.refused_size());
+        assert!(!core.refused_memory());
+        // A budget override only lowers the budget; 0 restores it.
+        core.set_memory_budget(u64::MAX);
+        assert_eq!(core.memory().budget, crate::memory::PAGE_BUDGET);
+        core.set_memory_budget(0);
+        assert_eq!(core.memory().budget, crate::memory::PAGE_BUDGET);
+        // Of unknown size: what is read so far.
+        FAKE_USED.with(|u| u.set(0));
+        core.set_memory_budget(1 << 20);
+        core.begin("demo.pickle", 0);
+        let err = core.push(&demo).expect_err("over 1 MiB");
+        assert!(err.contains("needs about"), "{err}");
+        // Within the budget, a file of any size opens, gzip-compressed too.
+        core.set_memory_budget(0);
+        core.begin("demo.pickle", 0);
+        core.push(&demo).expect("demo fits");
+        core.finish().expect("opens");
+        let gz = gzip(&demo);
+        core.begin("demo.pickle.gz", gz.len() as u64);
+        core.push(&gz).expect("the gzip fits");
+        core.finish().expect("opens");
+        assert!(!core.refused_memory());
         assert_eq!(core.notice(), "");
     }
 

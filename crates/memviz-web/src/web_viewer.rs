@@ -49,6 +49,15 @@ fn now_ms() -> f64 {
         .unwrap_or_else(js_sys::Date::now)
 }
 
+/// `mb` MiB in bytes (0 for anything not a positive number).
+fn mib(mb: f64) -> u64 {
+    if mb.is_finite() && mb > 0.0 {
+        (mb * 1_048_576.0) as u64
+    } else {
+        0
+    }
+}
+
 #[wasm_bindgen]
 impl WebViewer {
     /// Claims `canvas` for drawing with `backend` (`auto`, `webgpu` or `webgl2`). Never fails:
@@ -114,32 +123,28 @@ impl WebViewer {
         self.core.begin(name, total_bytes.max(0.0) as u64);
     }
 
-    /// Why a file of `total_bytes` is refused before it is read (over the size limit: the
-    /// message names the limit and the native CLI), or `""`. The worker asks before `begin`.
-    pub fn size_refusal(&mut self, total_bytes: f64) -> String {
-        self.core
-            .size_refusal(total_bytes.max(0.0) as u64)
-            .unwrap_or_default()
+    /// True when the last file was refused because it cannot fit in memory (the message
+    /// says how much it needs and what the CLI does instead).
+    pub fn refused_memory(&self) -> bool {
+        self.core.refused_memory()
     }
 
-    /// True when the last file was refused for its size (before or while reading it).
-    pub fn refused_size(&self) -> bool {
-        self.core.refused_size()
+    /// Bytes the Rust heap holds now, and the budget the viewer decides with.
+    pub fn memory_used(&self) -> f64 {
+        self.core.memory().used() as f64
     }
 
-    /// The size limit in bytes (`crate::MAX_FILE_BYTES`, or lower after `set_max_file_mb`).
-    pub fn max_file_bytes(&self) -> f64 {
-        self.core.max_file_bytes() as f64
+    /// Lowers the memory budget files and views are checked against to `mb` MiB (tests:
+    /// `?mem_budget_mb=`).
+    pub fn set_mem_budget_mb(&mut self, mb: f64) {
+        self.core.set_memory_budget(mib(mb));
     }
 
-    /// Lowers the size limit to `mb` MiB (tests: `?max_mb=`); never above the default.
-    pub fn set_max_file_mb(&mut self, mb: f64) {
-        let bytes = if mb.is_finite() && mb > 0.0 {
-            (mb * 1_048_576.0) as u64
-        } else {
-            0
-        };
-        self.core.set_max_file_bytes(bytes);
+    /// Lowers the hard allocation limit to `mb` MiB (tests: `?mem_limit_mb=`): an allocation
+    /// past it fails as a real out-of-memory does, and the worker dies.
+    pub fn set_mem_limit_mb(&mut self, mb: f64) {
+        let bytes = mib(mb);
+        crate::memory::set_hard_limit(if bytes == 0 { u64::MAX } else { bytes });
     }
 
     /// The current file's notice (shown above it, not an error): why it is incomplete when it
@@ -161,6 +166,11 @@ impl WebViewer {
     /// Drops the file being loaded.
     pub fn cancel(&mut self) {
         self.core.cancel();
+    }
+
+    /// Ends the file's parse (the model's last tables); [`WebViewer::finish`] then lays it out.
+    pub fn finish_parse(&mut self) -> Result<(), JsError> {
+        self.core.finish_parse().map_err(|m| JsError::new(&m))
     }
 
     /// Ends the file and makes it current; [`WebViewer::draw`] then draws it. Its summary is

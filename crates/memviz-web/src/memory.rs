@@ -1,0 +1,182 @@
+//! How much memory the page's viewer uses, and whether a file or a view still fits.
+//!
+//! A wasm32 heap is at most 4 GiB and never shrinks. The page opens a file unless it genuinely
+//! cannot fit, and decides that from what it learns while reading (trace entries so far,
+//! memory in use), never from the file's size alone:
+//! - while a file streams in, [`projected_open_bytes`] scales the trace entries read so far to
+//!   the whole file and prices each at [`OPEN_BYTES_PER_ENTRY`] (the model plus the first
+//!   view, measured); a file whose projection passes the budget is refused early, with a
+//!   sentence naming the estimate and the CLI; the memory actually in use is checked too;
+//! - a view built later (segments, private pools, State History, flamegraph) is checked against
+//!   what is left (`memviz_viewer::memory`); a view that cannot fit says so and the others keep
+//!   working;
+//! - anything that still runs out (an allocation past 4 GiB traps) kills only the worker: the
+//!   page replaces it and reopens the files it had (www/js/main.js).
+//!
+//! In the browser the global allocator is `cap::Cap` (a well-kept crate: the workspace forbids
+//! `unsafe`, which a counting allocator of our own would need), so [`used`] is the bytes the
+//! Rust heap holds now. Natively (tests) [`used`] is 0 and the tests install their own probe.
+
+/// The most the page lets the wasm heap hold: 4 GiB less room for the renderer's buffers, the
+/// JS glue's copies of each chunk and allocator slack.
+pub const PAGE_BUDGET: u64 = (4 << 30) - (320 << 20);
+
+/// Heap bytes per trace entry of the model (the parse's peak included), measured with
+/// `cargo run -p memviz-viewer --release --example mem_budget` on generated snapshots
+/// (docs/limits.md). The first view adds `view_bytes_per_event(ViewKind::Active)`.
+pub const MODEL_BYTES_PER_ENTRY: u64 = 50;
+
+/// What opening a file costs per trace entry: the model and the Active Memory Timeline.
+pub const OPEN_BYTES_PER_ENTRY: u64 = MODEL_BYTES_PER_ENTRY + 90;
+
+/// A projection needs at least this much of the file read (or all of it) to be trusted.
+const MIN_SAMPLE_BYTES: u64 = 16 << 20;
+
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static ALLOC: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, usize::MAX);
+
+/// Bytes the Rust heap holds now (0 natively).
+#[must_use]
+pub fn used() -> u64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        ALLOC.allocated() as u64
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        0
+    }
+}
+
+/// Lowers the hard allocation limit to `bytes` (tests: `?mem_limit_mb=`; an allocation past it
+/// fails as a real out-of-memory does). No effect natively.
+pub fn set_hard_limit(bytes: u64) {
+    #[cfg(target_arch = "wasm32")]
+    {
+        let _ = ALLOC.set_limit(usize::try_from(bytes).unwrap_or(usize::MAX));
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = bytes;
+    }
+}
+
+pub use memviz_viewer::memory::Memory;
+
+/// The page's memory: the allocator's count against [`PAGE_BUDGET`].
+#[must_use]
+pub fn page_memory() -> Memory {
+    Memory {
+        used,
+        budget: PAGE_BUDGET,
+    }
+}
+
+/// The memory the viewer will hold once a file is open and drawn, or `None` while too little
+/// is read to tell (and nothing is over the budget yet).
+///
+/// `before` is what the viewer held before the file; `entries` the trace entries read so far
+/// from `read` of `total` bytes (0: unknown, then what is read so far counts). The entries are
+/// scaled to the whole file and priced at [`OPEN_BYTES_PER_ENTRY`]; the memory in use now is a
+/// floor.
+#[must_use]
+pub fn projected_open_bytes(
+    memory: &Memory,
+    before: u64,
+    entries: u64,
+    read: u64,
+    total: u64,
+) -> Option<u64> {
+    let now = memory.used();
+    if total > 0 && read < MIN_SAMPLE_BYTES.min(total) {
+        return (now > memory.budget).then_some(now);
+    }
+    let scale = if total > 0 && read > 0 {
+        (total as f64 / read as f64).max(1.0)
+    } else {
+        1.0
+    };
+    let estimate = before as f64 + entries as f64 * scale * OPEN_BYTES_PER_ENTRY as f64;
+    Some((estimate as u64).max(now))
+}
+
+/// Why a file cannot open in the page: its estimated memory, what it was estimated from, and
+/// what the CLI does instead.
+#[must_use]
+pub fn too_big_message(needed: u64, read: u64, budget: u64, others: u64) -> String {
+    use memviz_analysis::format::size_short;
+    let others = if others > 64 << 20 {
+        format!(
+            " (the files already open hold {}; closing the tab and opening this file alone may \
+             fit)",
+            size_short(others)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "this snapshot needs about {} of memory to open here (estimated from the first {} \
+         read), more than the {} a browser tab gives this page{others}. The native command \
+         line has no such limit: `memviz summary FILE` gives the summary, `memviz folded`, \
+         `memviz lines`, `memviz leaks` and `memviz oom` the other views",
+        size_short(needed),
+        size_short(read),
+        size_short(budget)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    thread_local! {
+        static USED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+    fn probe() -> u64 {
+        USED.with(std::cell::Cell::get)
+    }
+    const MB: u64 = 1 << 20;
+
+    #[test]
+    fn projection_scales_the_entries_read() {
+        let m = Memory {
+            used: probe,
+            budget: 1 << 30,
+        };
+        USED.with(|u| u.set(60 * MB));
+        // 100 k entries in the first 30 MiB of 300 MiB: a million entries in all.
+        let p = projected_open_bytes(&m, 40 * MB, 100_000, 30 * MB, 300 * MB).expect("enough read");
+        assert_eq!(p, 40 * MB + 1_000_000 * OPEN_BYTES_PER_ENTRY);
+        assert_eq!(
+            projected_open_bytes(&m, 40 * MB, 100, MB, 300 * MB),
+            None,
+            "too little read"
+        );
+        // Too little read, but already over the budget: that is what it needs at least.
+        USED.with(|u| u.set(2 << 30));
+        assert_eq!(
+            projected_open_bytes(&m, 40 * MB, 100, MB, 300 * MB),
+            Some(2 << 30)
+        );
+        // Unknown total: what is read so far; the memory in use is a floor.
+        USED.with(|u| u.set(50 * MB));
+        assert_eq!(
+            projected_open_bytes(&m, 40 * MB, 1000, 5 * MB, 0),
+            Some(50 * MB)
+        );
+        assert_eq!(m.free(), (1 << 30) - 50 * MB);
+    }
+
+    #[test]
+    fn the_message_names_the_estimate_and_the_cli() {
+        let msg = too_big_message(5 << 30, 64 << 20, PAGE_BUDGET, 0);
+        assert!(
+            msg.contains("5.0GiB") && msg.contains("memviz summary FILE"),
+            "{msg}"
+        );
+        assert!(!msg.contains("already open"), "{msg}");
+        let msg = too_big_message(5 << 30, 64 << 20, PAGE_BUDGET, 1 << 30);
+        assert!(msg.contains("already open hold 1.0GiB"), "{msg}");
+    }
+}
