@@ -119,9 +119,9 @@ pub fn stream_ordinals(snap: &Snapshot) -> StreamOrdinals {
                     add(*value, &mut m);
                 }
             }
-            Column::Full(v) => {
+            c => {
                 let mut last = None;
-                for &s in v {
+                for s in c.iter() {
                     if last != Some(s) {
                         add(s, &mut m);
                         last = Some(s);

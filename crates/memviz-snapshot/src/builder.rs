@@ -104,6 +104,10 @@ struct Rows {
     user_metadata: Column<StrId>,
     /// Rows expected in all (reserved); a column that stops being constant reserves this many.
     hint: usize,
+    /// Codes of the values of `stream`, `compile_context`, `user_metadata` while coded.
+    stream_codes: FxHashMap<u64, u16>,
+    cc_codes: FxHashMap<StrId, u16>,
+    um_codes: FxHashMap<StrId, u16>,
     device_free: Vec<(u32, u64)>,
     pool_id: Vec<(u32, (i64, i64))>,
     internal_metadata: Vec<(u32, StrId)>,
@@ -123,6 +127,9 @@ impl Default for Rows {
             compile_context: Column::constant(NO_STR, 0),
             user_metadata: Column::constant(NO_STR, 0),
             hint: 0,
+            stream_codes: FxHashMap::default(),
+            cc_codes: FxHashMap::default(),
+            um_codes: FxHashMap::default(),
             device_free: Vec::new(),
             pool_id: Vec::new(),
             internal_metadata: Vec::new(),
@@ -183,9 +190,11 @@ impl Rows {
         self.size.push(e.size);
         self.time_us.push(e.time_us);
         self.stack.push(e.stack);
-        self.stream.push(e.stream, self.hint);
-        self.compile_context.push(e.compile_context, self.hint);
-        self.user_metadata.push(e.user_metadata, self.hint);
+        self.stream.push(e.stream, self.hint, &mut self.stream_codes);
+        self.compile_context
+            .push(e.compile_context, self.hint, &mut self.cc_codes);
+        self.user_metadata
+            .push(e.user_metadata, self.hint, &mut self.um_codes);
     }
 
     fn set(&mut self, r: usize, e: &Row) {

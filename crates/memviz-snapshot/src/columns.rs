@@ -39,6 +39,18 @@ pub struct U64Column {
     values: Vec<u64>,
     /// Value → index in `values`; only while the column is being written.
     index: FxHashMap<u64, u32>,
+    /// (value, code) of recently written values, direct-mapped, in front of `index`: a caching
+    /// allocator writes the same few addresses and sizes again and again, and this hits L1
+    /// where the hash map, with 10^5 distinct addresses, misses the cache (U64Column::push
+    /// went from 9.4 % to … of a 2 GB parse, measured with perf).
+    recent: Vec<(u64, u32)>,
+}
+
+const RECENT: usize = 1024;
+
+#[inline]
+fn recent_slot(x: u64) -> usize {
+    (x.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize
 }
 
 impl U64Column {
@@ -83,7 +95,8 @@ impl U64Column {
             Codes::U32(v) => v.capacity() * 4,
             Codes::Raw(v) => v.capacity() * 8,
         };
-        let table = self.values.capacity() * 8 + self.index.capacity() * 16;
+        let table =
+            self.values.capacity() * 8 + self.index.capacity() * 16 + self.recent.capacity() * 16;
         (rows, table)
     }
 
@@ -104,7 +117,19 @@ impl U64Column {
     /// The code of `x`, adding it to the table; None when the column must become raw.
     #[inline]
     fn code(&mut self, x: u64) -> Option<u32> {
+        if self.recent.is_empty() {
+            self.recent = vec![(0, u32::MAX); RECENT];
+        }
+        let slot = recent_slot(x);
+        if let Some(&(v, c)) = self.recent.get(slot) {
+            if v == x && c != u32::MAX {
+                return Some(c);
+            }
+        }
         if let Some(&c) = self.index.get(&x) {
+            if let Some(r) = self.recent.get_mut(slot) {
+                *r = (x, c);
+            }
             return Some(c);
         }
         let n = self.values.len();
@@ -113,6 +138,9 @@ impl U64Column {
         }
         self.values.push(x);
         self.index.insert(x, n as u32);
+        if let Some(r) = self.recent.get_mut(slot) {
+            *r = (x, n as u32);
+        }
         Some(n as u32)
     }
 
@@ -136,6 +164,7 @@ impl U64Column {
         self.codes = Codes::Raw(raw);
         self.values = Vec::new();
         self.index = FxHashMap::default();
+        self.recent = Vec::new();
     }
 
     #[inline]
@@ -146,7 +175,9 @@ impl U64Column {
         }
         match self.code(x) {
             Some(c) => {
-                self.widen(c);
+                if c > u16::MAX as u32 {
+                    self.widen(c);
+                }
                 match &mut self.codes {
                     Codes::U16(v) => v.push(c as u16),
                     Codes::U32(v) => v.push(c),
@@ -195,6 +226,7 @@ impl U64Column {
     /// Done writing: drop the index and spare capacity.
     pub(crate) fn seal(&mut self) {
         self.index = FxHashMap::default();
+        self.recent = Vec::new();
         self.values.shrink_to_fit();
         match &mut self.codes {
             Codes::U16(v) => v.shrink_to_fit(),

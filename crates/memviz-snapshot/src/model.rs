@@ -2,6 +2,7 @@
 
 use crate::columns::{ActionColumn, TimeColumn, U64Column};
 use memviz_pickle::{Interner, StrId};
+use rustc_hash::FxHashMap;
 
 /// "No string here" in optional string columns.
 pub const NO_STR: StrId = StrId(u32::MAX);
@@ -165,14 +166,16 @@ impl Action {
 }
 
 /// A column that stores one value when every row has it (streams, compile contexts and user
-/// metadata usually are), else every row.
+/// metadata usually are), else a 2-byte code per row into a table of its distinct values (at
+/// most 65 536), else every row.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Column<T> {
     Const { value: T, len: usize },
+    Coded { codes: Vec<u16>, values: Vec<T> },
     Full(Vec<T>),
 }
 
-impl<T: Copy + PartialEq> Column<T> {
+impl<T: Copy + PartialEq + Eq + std::hash::Hash> Column<T> {
     pub fn constant(value: T, len: usize) -> Self {
         Column::Const { value, len }
     }
@@ -193,15 +196,18 @@ impl<T: Copy + PartialEq> Column<T> {
             }
         }
     }
+    #[inline]
     pub fn get(&self, i: usize) -> Option<T> {
         match self {
             Column::Const { value, len } => (i < *len).then_some(*value),
+            Column::Coded { codes, values } => values.get(*codes.get(i)? as usize).copied(),
             Column::Full(v) => v.get(i).copied(),
         }
     }
     pub fn len(&self) -> usize {
         match self {
             Column::Const { len, .. } => *len,
+            Column::Coded { codes, .. } => codes.len(),
             Column::Full(v) => v.len(),
         }
     }
@@ -212,7 +218,7 @@ impl<T: Copy + PartialEq> Column<T> {
     pub fn all_equal_to(&self, value: T) -> bool {
         match self {
             Column::Const { value: v, len } => *len == 0 || *v == value,
-            Column::Full(v) => v.iter().all(|x| *x == value),
+            _ => self.iter().all(|x| x == value),
         }
     }
     pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
@@ -221,41 +227,90 @@ impl<T: Copy + PartialEq> Column<T> {
     pub fn heap_bytes(&self) -> usize {
         match self {
             Column::Const { .. } => 0,
+            Column::Coded { codes, values } => {
+                codes.capacity() * 2 + values.capacity() * std::mem::size_of::<T>()
+            }
             Column::Full(v) => v.capacity() * std::mem::size_of::<T>(),
         }
     }
-    /// Append a row; a constant column becomes a full one (reserving `hint` rows) at the first
-    /// row that differs.
+    /// Append a row. A constant column becomes a coded one (reserving `hint` rows) at the first
+    /// row that differs, a coded one full past 65 536 distinct values; `index` maps the values of
+    /// a coded column to their codes while it is written.
     #[inline]
-    pub(crate) fn push(&mut self, x: T, hint: usize) {
+    pub(crate) fn push(&mut self, x: T, hint: usize, index: &mut FxHashMap<T, u16>) {
         match self {
             Column::Const { value, len } => {
                 if *len == 0 {
                     *value = x;
                     *len = 1;
-                } else if *value == x {
+                    return;
+                }
+                if *value == x {
                     *len += 1;
-                } else {
-                    let mut v = Vec::new();
-                    let _ = v.try_reserve(hint.max(*len + 1));
-                    v.resize(*len, *value);
-                    v.push(x);
-                    *self = Column::Full(v);
+                    return;
+                }
+                let mut codes = Vec::new();
+                let _ = codes.try_reserve(hint.max(*len + 1));
+                codes.resize(*len, 0u16);
+                index.clear();
+                index.insert(*value, 0);
+                *self = Column::Coded {
+                    codes,
+                    values: vec![*value],
+                };
+            }
+            Column::Full(v) => {
+                v.push(x);
+                return;
+            }
+            Column::Coded { .. } => {}
+        }
+        let full = match self {
+            Column::Coded { codes, values } => {
+                let code = match index.get(&x) {
+                    Some(&c) => Some(c),
+                    None if values.len() <= u16::MAX as usize => {
+                        let c = values.len() as u16;
+                        values.push(x);
+                        index.insert(x, c);
+                        Some(c)
+                    }
+                    None => None,
+                };
+                match code {
+                    Some(c) => {
+                        codes.push(c);
+                        None
+                    }
+                    None => {
+                        let mut v = Vec::new();
+                        let _ = v.try_reserve(codes.capacity().max(codes.len() + 1));
+                        v.extend(codes.iter().filter_map(|&c| values.get(c as usize).copied()));
+                        v.push(x);
+                        Some(v)
+                    }
                 }
             }
-            Column::Full(v) => v.push(x),
+            _ => None,
+        };
+        if let Some(v) = full {
+            index.clear();
+            *self = Column::Full(v);
         }
     }
     pub(crate) fn set(&mut self, i: usize, x: T) {
         if i >= self.len() || self.get(i) == Some(x) {
             return;
         }
-        if let Column::Const { value, len } = *self {
+        if let Column::Const { len, .. } = *self {
             if len == 1 {
                 *self = Column::Const { value: x, len };
                 return;
             }
-            *self = Column::Full(vec![value; len]);
+        }
+        // Rare (a trace entry's items in two batches): go full.
+        if !matches!(self, Column::Full(_)) {
+            *self = Column::Full(self.iter().collect());
         }
         if let Column::Full(v) = self {
             if let Some(s) = v.get_mut(i) {
@@ -263,7 +318,7 @@ impl<T: Copy + PartialEq> Column<T> {
             }
         }
     }
-    /// Done writing: a full column whose rows are all equal folds to `Const`.
+    /// Done writing: spare capacity goes; a column whose rows are all equal folds to `Const`.
     pub(crate) fn sealed(self) -> Self {
         match self {
             Column::Full(v) => {
@@ -272,6 +327,14 @@ impl<T: Copy + PartialEq> Column<T> {
                     None => return Column::Full(v),
                 };
                 Column::from_vec(v, empty)
+            }
+            Column::Coded {
+                mut codes,
+                mut values,
+            } => {
+                codes.shrink_to_fit();
+                values.shrink_to_fit();
+                Column::Coded { codes, values }
             }
             c => c,
         }
