@@ -24,6 +24,10 @@ enum Obj {
     Dict(u32),
     Tuple(u32),
     Event(u32),
+    /// A list whose items so far are the event rows `runs[i].0 ..` (`runs[i].1` of them), in
+    /// order: how a trace list is kept (a generic list would cost a 16-byte value per event,
+    /// 400 MB for a 2 GB file, and more while it doubles).
+    Events(u32),
     Frame(FrameId),
     Stack(StackId),
 }
@@ -239,6 +243,8 @@ impl Rows {
 
 pub struct SnapshotBuilder {
     objs: Vec<Obj>,
+    /// (first row, rows) of each [`Obj::Events`] list.
+    runs: Vec<(u32, u32)>,
     store: Vec<Vec<Value>>,
     keys: Keys,
     rows: Rows,
@@ -296,6 +302,7 @@ impl SnapshotBuilder {
         stack_index.insert(Box::from(&[][..]), StackId::EMPTY);
         let b = SnapshotBuilder {
             objs: Vec::new(),
+            runs: Vec::new(),
             store: Vec::new(),
             keys,
             rows: Rows::default(),
@@ -381,6 +388,31 @@ impl SnapshotBuilder {
             .ok_or("too many containers")?;
         self.store.push(items.to_vec());
         Ok(idx)
+    }
+
+    /// The items of an [`Obj::Events`] list as values (fresh event containers, marked consumed):
+    /// only for rare paths (a trace list that stops being a run, recovery of a cut file).
+    fn event_run_values(&mut self, run: u32) -> Vec<Value> {
+        let (start, len) = self.runs.get(run as usize).copied().unwrap_or((0, 0));
+        let mut out = Vec::with_capacity(len as usize);
+        for r in start..start.saturating_add(len) {
+            match self.add(Obj::Event(r)) {
+                Ok(id) => {
+                    self.mark_consumed(&[Value::Obj(id)]);
+                    out.push(Value::Obj(id));
+                }
+                Err(_) => break,
+            }
+        }
+        out
+    }
+
+    /// The event row of a value, if it is a lowered trace entry.
+    fn event_row(&self, v: Value) -> Option<u32> {
+        match self.obj(v) {
+            Some(Obj::Event(r)) => Some(r),
+            _ => None,
+        }
     }
 
     fn u64_of(&mut self, v: Value, atoms: &Atoms, what: &'static str) -> u64 {
@@ -800,6 +832,21 @@ impl SnapshotBuilder {
                     J::Object(m)
                 }
                 Some(Obj::Event(_)) => J::String("<trace entry>".into()),
+                Some(Obj::Events(run)) => {
+                    let len = self.runs.get(run as usize).map_or(0, |r| r.1);
+                    J::Array(
+                        (0..len)
+                            .map(|_| {
+                                if depth + 1 > 64 || *budget == 0 {
+                                    J::String("...".into())
+                                } else {
+                                    *budget -= 1;
+                                    J::String("<trace entry>".into())
+                                }
+                            })
+                            .collect(),
+                    )
+                }
                 Some(Obj::Frame(_)) => J::String("<frame>".into()),
                 Some(Obj::Stack(_)) => J::String("<stack>".into()),
                 None => J::Null,
@@ -861,6 +908,10 @@ impl SnapshotBuilder {
             }
             Some(Obj::Event(_)) => {
                 return Err("a valid pickle, but not a memory snapshot: the top level is a single trace entry".into())
+            }
+            Some(Obj::Events(_)) => {
+                return Err("a valid pickle, but not a memory snapshot: the top level is a list of trace entries \
+                         (expected a dict with the keys 'segments' and 'device_traces', or a list of segment dicts)".into())
             }
             _ => {
                 return Err(format!(
@@ -987,10 +1038,12 @@ impl SnapshotBuilder {
                 rec.only_stop_missing = true;
                 return Ok((snap, rec));
             }
-            Some(Obj::List(_)) => true,
+            Some(Obj::List(_) | Obj::Events(_)) => true,
             _ => return Err("the top level read before the cut is not a memory snapshot".into()),
         };
-        let is_list = |b: &Self, i: u32| matches!(b.objs.get(i as usize), Some(Obj::List(_)));
+        let is_list = |b: &Self, i: u32| {
+            matches!(b.objs.get(i as usize), Some(Obj::List(_) | Obj::Events(_)))
+        };
         // The segment list: the top level itself (a bare list), or the first value in the dict.
         let seg_list = if bare {
             Some(root)
@@ -998,7 +1051,11 @@ impl SnapshotBuilder {
             it.next_if(|&i| is_list(&self, i))
         };
         let mut segments: Vec<Value> = Vec::new();
-        if let Some(Obj::List(idx)) = seg_list.and_then(|l| self.objs.get(l as usize).copied()) {
+        let seg_obj = seg_list.and_then(|l| self.objs.get(l as usize).copied());
+        if let Some(Obj::Events(_)) = seg_obj {
+            return Err("the first value read before the cut is not a list of segments".into());
+        }
+        if let Some(Obj::List(idx)) = seg_obj {
             segments.extend_from_slice(self.items(idx));
             if !segments
                 .iter()
@@ -1024,6 +1081,10 @@ impl SnapshotBuilder {
                         rec.traces_complete = true;
                         traces = Some(self.items(idx).to_vec());
                     }
+                    Some(Obj::Events(run)) => {
+                        rec.traces_complete = true;
+                        traces = Some(self.event_run_values(run));
+                    }
                     _ => {
                         // The device lists read so far; the cut is in the last one.
                         let mut lists: Vec<u32> = Vec::new();
@@ -1043,6 +1104,7 @@ impl SnapshotBuilder {
                             if !tail.is_empty() {
                                 let mut items = match self.objs.get(*last as usize).copied() {
                                     Some(Obj::List(idx)) => self.items(idx).to_vec(),
+                                    Some(Obj::Events(run)) => self.event_run_values(run),
                                     _ => Vec::new(),
                                 };
                                 items.extend_from_slice(&tail);
@@ -1100,7 +1162,7 @@ impl SnapshotBuilder {
     /// A device's trace list: empty so far, or holding only trace events.
     fn is_trace_list(&self, i: u32) -> bool {
         match self.objs.get(i as usize) {
-            Some(Obj::List(EMPTY)) => true,
+            Some(Obj::List(EMPTY) | Obj::Events(_)) => true,
             Some(Obj::List(idx)) => self
                 .items(*idx)
                 .iter()
@@ -1355,6 +1417,16 @@ impl SnapshotBuilder {
         };
         let mut out = Vec::with_capacity(lists.len());
         for l in lists {
+            if let Some(Obj::Events(run)) = self.obj(l) {
+                let (start, len) = self.runs.get(run as usize).copied().unwrap_or((0, 0));
+                if start == 0 && len as usize == self.rows.len() {
+                    out.push(self.gather_all());
+                } else {
+                    let rows: Vec<u32> = (start..start.saturating_add(len)).collect();
+                    out.push(self.gather(&rows));
+                }
+                continue;
+            }
             // Take the generic list's items (freeing them): its rows are what we keep.
             let items: Vec<Value> = match self.obj(l) {
                 Some(Obj::List(idx)) => self.take_items(idx),
@@ -1563,6 +1635,22 @@ impl Builder for SnapshotBuilder {
         match self.objs.get(i as usize).copied() {
             Some(Obj::List(EMPTY)) if items.is_empty() => Ok(()),
             Some(Obj::List(EMPTY)) => {
+                // A trace list: a run of consecutive event rows, kept as (first row, count).
+                if let Some(first) = items.first().and_then(|v| self.event_row(*v)) {
+                    let consecutive = items
+                        .iter()
+                        .enumerate()
+                        .all(|(k, v)| self.event_row(*v) == first.checked_add(k as u32));
+                    if consecutive {
+                        let run = u32::try_from(self.runs.len())
+                            .map_err(|_| "too many trace lists".to_string())?;
+                        self.runs.push((first, items.len() as u32));
+                        if let Some(o) = self.objs.get_mut(i as usize) {
+                            *o = Obj::Events(run);
+                        }
+                        return Ok(());
+                    }
+                }
                 // A frame list (a traceback): intern it now instead of keeping its items.
                 let slot = match self.intern_stack(items, atoms, true) {
                     Some(id) => Obj::Stack(id),
@@ -1576,6 +1664,32 @@ impl Builder for SnapshotBuilder {
             Some(Obj::List(idx)) => {
                 if let Some(v) = self.store.get_mut(idx as usize) {
                     v.extend_from_slice(items);
+                }
+                Ok(())
+            }
+            Some(Obj::Events(run)) => {
+                let (start, len) = self.runs.get(run as usize).copied().unwrap_or((0, 0));
+                let next = start.saturating_add(len);
+                let consecutive = items
+                    .iter()
+                    .enumerate()
+                    .all(|(k, v)| self.event_row(*v) == next.checked_add(k as u32));
+                if consecutive {
+                    if let Some(r) = self.runs.get_mut(run as usize) {
+                        r.1 = len.saturating_add(items.len() as u32);
+                    }
+                    return Ok(());
+                }
+                // No longer a run: a generic list from here on.
+                let mut v = self.event_run_values(run);
+                v.extend_from_slice(items);
+                let idx = u32::try_from(self.store.len())
+                    .ok()
+                    .filter(|&i| i != EMPTY)
+                    .ok_or("too many containers")?;
+                self.store.push(v);
+                if let Some(o) = self.objs.get_mut(i as usize) {
+                    *o = Obj::List(idx);
                 }
                 Ok(())
             }
