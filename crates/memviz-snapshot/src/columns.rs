@@ -42,7 +42,7 @@ pub struct U64Column {
     /// (value, code) of recently written values, direct-mapped, in front of `index`: a caching
     /// allocator writes the same few addresses and sizes again and again, and this hits L1
     /// where the hash map, with 10^5 distinct addresses, misses the cache (U64Column::push
-    /// went from 9.4 % to … of a 2 GB parse, measured with perf).
+    /// went from 11.8 % to 8.0 % of the native parse of a 150 MB tiled file, perf).
     recent: Vec<(u64, u32)>,
 }
 

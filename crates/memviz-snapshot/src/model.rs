@@ -267,6 +267,13 @@ impl<T: Copy + PartialEq + Eq + std::hash::Hash> Column<T> {
         }
         let full = match self {
             Column::Coded { codes, values } => {
+                // Runs of one value are the common case: no hash lookup for them.
+                if let Some(&last) = codes.last() {
+                    if values.get(last as usize) == Some(&x) {
+                        codes.push(last);
+                        return;
+                    }
+                }
                 let code = match index.get(&x) {
                     Some(&c) => Some(c),
                     None if values.len() <= u16::MAX as usize => {
