@@ -47,7 +47,7 @@ pub struct Phase {
 /// time. `None` when the device's trace has no timed event.
 pub fn step_times_us(snap: &Snapshot, device: i64, layout: &Layout) -> Option<Vec<i64>> {
     let tr = snap.trace(device)?;
-    let t0 = tr.time_us.iter().copied().find(|&t| t != NO_TIME)?;
+    let t0 = tr.times().find(|&t| t != NO_TIME)?;
     let mut last = t0;
     Some(
         layout
@@ -55,7 +55,7 @@ pub fn step_times_us(snap: &Snapshot, device: i64, layout: &Layout) -> Option<Ve
             .iter()
             .map(|&ev| {
                 if ev != NO_EVENT {
-                    if let Some(t) = tr.time_us.get(ev as usize).copied() {
+                    if let Some(t) = tr.time_us(ev as usize) {
                         if t != NO_TIME {
                             last = last.max(t);
                         }
@@ -147,17 +147,16 @@ pub fn annotate_events(snap: &Snapshot, device: i64) -> Vec<(u32, u64, String)> 
     let Some(tr) = snap.trace(device) else {
         return Vec::new();
     };
-    tr.action
-        .iter()
+    tr.actions()
         .enumerate()
-        .filter(|(_, a)| **a == Action::Annotate)
+        .filter(|(_, a)| *a == Action::Annotate)
         .map(|(i, _)| {
             let text = tr
                 .user_metadata
                 .get(i)
                 .filter(|&s| s != NO_STR)
                 .map_or_else(String::new, |s| snap.str(s).to_string());
-            (i as u32, tr.addr.get(i).copied().unwrap_or(0), text)
+            (i as u32, tr.addr(i).unwrap_or(0), text)
         })
         .collect()
 }
@@ -176,13 +175,12 @@ impl AnnotationIndex {
     pub fn new(snap: &Snapshot, device: i64) -> Self {
         let mut by_addr: Vec<(u64, u32, StrId)> = match snap.trace(device) {
             Some(tr) => tr
-                .action
-                .iter()
+                .actions()
                 .enumerate()
-                .filter(|(_, a)| **a == Action::Annotate)
+                .filter(|(_, a)| *a == Action::Annotate)
                 .map(|(i, _)| {
                     (
-                        tr.addr.get(i).copied().unwrap_or(0),
+                        tr.addr(i).unwrap_or(0),
                         i as u32,
                         tr.user_metadata.get(i).unwrap_or(NO_STR),
                     )
@@ -206,7 +204,7 @@ impl AnnotationIndex {
         }
         let addr_of = |e: u32| {
             snap.trace(device)
-                .and_then(|t| t.addr.get(e as usize).copied())
+                .and_then(|t| t.addr(e as usize))
         };
         let (addr, lo, hi) = match el.origin {
             Origin::Alloc { event } => (addr_of(event), Some(event), el.free_event),

@@ -143,7 +143,7 @@ pub fn element_stack(snap: &Snapshot, device: i64, element: &Element) -> StackId
         | Origin::SegmentAlloc { event }
         | Origin::UnmatchedSegmentFree { event } => snap
             .trace(device)
-            .and_then(|t| t.stack.get(event as usize).copied())
+            .and_then(|t| t.stack(event as usize))
             .unwrap_or(StackId::EMPTY),
         Origin::Ghost { block } => snap
             .blocks

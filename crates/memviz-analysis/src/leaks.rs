@@ -98,7 +98,7 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
     let steps = layout.step_count();
     let timed = snap
         .trace(device)
-        .is_some_and(|t| t.time_us.iter().any(|&x| x != NO_TIME));
+        .is_some_and(|t| t.times().any(|x| x != NO_TIME));
     let iters: Vec<Phase> = if timed {
         iterations(&phases(snap, device, layout))
             .into_iter()

@@ -415,7 +415,7 @@ pub(crate) fn element_addr_stream(
         | Origin::UnmatchedSegmentFree { event } => {
             let tr = snap.trace(device);
             let i = event as usize;
-            let addr = tr.and_then(|t| t.addr.get(i).copied()).unwrap_or(0);
+            let addr = tr.and_then(|t| t.addr(i)).unwrap_or(0);
             let stream = tr.and_then(|t| t.stream.get(i)).unwrap_or(0);
             let alloc = matches!(
                 el.origin,
@@ -509,7 +509,7 @@ pub fn live_table(
     let streams = tooltip::stream_ordinals(snap);
     let tr = snap.trace(device);
     let time_of = |event: u32| -> Option<i64> {
-        tr.and_then(|t| t.time_us.get(event as usize).copied())
+        tr.and_then(|t| t.time_us(event as usize))
             .filter(|&t| t != NO_TIME)
     };
     let now = layout

@@ -65,8 +65,8 @@ impl Event {
             return "free";
         }
         snap.trace(device)
-            .and_then(|t| t.action.get(self.row as usize))
-            .map_or("", |a| snap.action_name(*a))
+            .and_then(|t| t.action(self.row as usize))
+            .map_or("", |a| snap.action_name(a))
     }
 }
 
@@ -77,8 +77,8 @@ pub fn merged_events(snap: &Snapshot, device: i64) -> Vec<Event> {
         return Vec::new();
     };
     let mut out: Vec<Event> = Vec::with_capacity(tr.len());
-    for (i, action) in tr.action.iter().enumerate() {
-        let addr = tr.addr.get(i).copied().unwrap_or(0);
+    for (i, action) in tr.actions().enumerate() {
+        let addr = tr.addr(i).unwrap_or(0);
         let kind = match action {
             Action::Alloc => Kind::Alloc,
             Action::FreeRequested => Kind::FreeRequested,
@@ -101,9 +101,9 @@ pub fn merged_events(snap: &Snapshot, device: i64) -> Vec<Event> {
             row: i as u32,
             kind,
             addr,
-            size: tr.size.get(i).copied().unwrap_or(0),
+            size: tr.size(i).unwrap_or(0),
             stream: tr.stream.get(i).unwrap_or(0),
-            stack: tr.stack.get(i).copied().unwrap_or(StackId(0)),
+            stack: tr.stack(i).unwrap_or(StackId(0)),
             pool: tr
                 .pool_id
                 .binary_search_by_key(&(i as u32), |p| p.0)
@@ -179,7 +179,7 @@ impl Src {
         match self.get() {
             Source::Row(r) => snap
                 .trace(device)
-                .and_then(|t| t.stack.get(r as usize).copied()),
+                .and_then(|t| t.stack(r as usize)),
             Source::Final(i) => final_stack(i as usize),
             Source::Unknown => None,
         }
@@ -796,8 +796,8 @@ impl History {
             .iter()
             .enumerate()
             .filter(|(_, e)| {
-                tr.and_then(|t| t.action.get(e.row as usize))
-                    .is_some_and(|a| *a == Action::Oom)
+                tr.and_then(|t| t.action(e.row as usize))
+                    .is_some_and(|a| a == Action::Oom)
             })
             .filter_map(|(k, e)| {
                 let state = self.state_after(k)?;
@@ -1029,7 +1029,7 @@ impl History {
         use crate::format::size_long;
         let e = self.events.get(k)?;
         let tr = snap.trace(self.device)?;
-        let action = tr.action.get(e.row as usize)?;
+        let action = tr.action(e.row as usize)?;
         let stream = ctx.streams.get(e.stream).unwrap_or(0);
         let line = match action {
             Action::Oom => {

@@ -54,8 +54,8 @@ pub fn summarize(snap: &Snapshot) -> Summary {
                 // Count per action value first (no string per event), then name them.
                 let mut counts: rustc_hash::FxHashMap<memviz_snapshot::Action, u64> =
                     rustc_hash::FxHashMap::default();
-                for a in &t.action {
-                    *counts.entry(*a).or_insert(0) += 1;
+                for a in t.actions() {
+                    *counts.entry(a).or_insert(0) += 1;
                 }
                 for (a, n) in counts {
                     *s.actions
@@ -75,8 +75,9 @@ pub fn summarize(snap: &Snapshot) -> Summary {
                     }
                 }
             }
-            let tl = timeline::build(snap, d);
-            s.timeline_allocations = tl.elements.len() as u64;
+            // Totals only: the full timeline (every element and step) is not needed here.
+            let tl = timeline::live_totals(snap, d);
+            s.timeline_allocations = tl.elements;
             s.peak_live_bytes = tl.peak_live_bytes;
             s.final_live_bytes = tl.final_live_bytes;
             s

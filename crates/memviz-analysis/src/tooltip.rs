@@ -56,8 +56,8 @@ pub fn versions(snap: &Snapshot, device: i64) -> Versions {
         if mine {
             out.events.reserve(tr.len());
         }
-        for (i, action) in tr.action.iter().enumerate() {
-            let addr = tr.addr.get(i).copied().unwrap_or(0);
+        for (i, action) in tr.actions().enumerate() {
+            let addr = tr.addr(i).unwrap_or(0);
             let v = match action {
                 Action::FreeCompleted => ver(&mut block_ver, addr, true),
                 Action::FreeRequested | Action::Alloc => ver(&mut block_ver, addr, false),
@@ -119,9 +119,9 @@ pub fn stream_ordinals(snap: &Snapshot) -> StreamOrdinals {
                     add(*value, &mut m);
                 }
             }
-            Column::Full(v) => {
+            c => {
                 let mut last = None;
-                for &s in v {
+                for s in c.iter() {
                     if last != Some(s) {
                         add(s, &mut m);
                         last = Some(s);
@@ -303,11 +303,11 @@ pub fn tooltip(
         | Origin::UnmatchedSegmentFree { event } => {
             let i = event as usize;
             let tr = trace?;
-            let addr = tr.addr.get(i).copied().unwrap_or(0);
+            let addr = tr.addr(i).unwrap_or(0);
             let pool = sparse_get(&tr.pool_id, event)
                 .copied()
                 .or_else(|| ctx.pool_of_address(addr));
-            let time = tr.time_us.get(i).copied().filter(|&t| t != NO_TIME);
+            let time = tr.time_us(i).filter(|&t| t != NO_TIME);
             let cc = tr.compile_context.get(i).unwrap_or(NO_STR);
             let um = tr.user_metadata.get(i).unwrap_or(NO_STR);
             let fwd = sparse_get(&tr.forward_frames, event)
@@ -411,7 +411,7 @@ pub fn tooltip(
         TooltipOrigin::SegmentAlloc => {
             let event_size = match el.origin {
                 Origin::SegmentAlloc { event } => trace
-                    .and_then(|tr| tr.size.get(event as usize).copied())
+                    .and_then(|tr| tr.size(event as usize))
                     .unwrap_or(size),
                 _ => size,
             };

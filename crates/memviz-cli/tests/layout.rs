@@ -99,7 +99,7 @@ fn semantics_test_vector_layout() {
         let kinds: Vec<&str> = l
             .step_event
             .iter()
-            .map(|&e| s.action_name(tr.action[e as usize]))
+            .map(|&e| s.action_name(tr.action(e as usize).expect("row")))
             .collect();
         assert_eq!(
             kinds,
@@ -314,12 +314,12 @@ fn tooltip_frames_versions_streams_and_colours() {
         ]
     );
     // Unfiltered: the interpreter and `_start` frames come back.
-    let unfiltered = format_stack(&s, s.traces[0].stack[0], false);
+    let unfiltered = format_stack(&s, s.traces[0].stack(0).expect("row"), false);
     assert!(unfiltered
         .iter()
         .any(|l| l.contains("_PyEval_EvalFrameDefault")));
     assert!(unfiltered.iter().any(|l| l == "??:0:_start"));
-    assert_eq!(site_label(&s, s.traces[0].stack[0]), "r.py:5:rec");
+    assert_eq!(site_label(&s, s.traces[0].stack(0).expect("row")), "r.py:5:rec");
 
     let b = tip(1);
     assert!(b
@@ -358,7 +358,7 @@ fn tooltip_frames_versions_streams_and_colours() {
 
     // Colours follow stack content, not stack ids.
     let o = load_path(&pb);
-    let stacks = |snap: &Snapshot| -> Vec<StackId> { snap.traces[0].stack.clone() };
+    let stacks = |snap: &Snapshot| -> Vec<StackId> { snap.traces[0].stacks().to_vec() };
     let (sa, so) = (stacks(&s), stacks(&o));
     let f1_a = sa[0];
     let f1_o = so[2];

@@ -475,7 +475,7 @@ fn invariants_on_fixtures_and_corpus() {
             }
             let tr = snap.trace(d);
             let time = |ev: u32| {
-                tr.and_then(|t| t.time_us.get(ev as usize).copied())
+                tr.and_then(|t| t.time_us(ev as usize))
                     .filter(|&t| t != NO_TIME)
             };
             let sample: Vec<u32> = std::iter::once(layout.peak_step)

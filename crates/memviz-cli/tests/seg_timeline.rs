@@ -202,8 +202,8 @@ fn net_segment_deltas(s: &Snapshot, d: i64) -> Vec<i128> {
     let mut acc: i128 = 0;
     (0..tr.len())
         .map(|i| {
-            let sz = i128::from(tr.size[i]);
-            match tr.action[i] {
+            let sz = i128::from(tr.size(i).expect("row"));
+            match tr.action(i).expect("row") {
                 Action::SegmentAlloc | Action::SegmentMap => acc += sz,
                 Action::SegmentFree | Action::SegmentUnmap => acc -= sz,
                 _ => {}
@@ -334,7 +334,7 @@ fn segments_hand_built_vector() {
     assert_eq!(pre.details, [tooltip::SEGMENT_NOTE]);
     assert_eq!(pre.frames, ["/u/pre.py:9:pre"]);
     assert_eq!(element_stack(&s, 0, &t.elements[14]), s.segments[4].stack);
-    assert_eq!(element_stack(&s, 0, &t.elements[10]), s.traces[0].stack[12]);
+    assert_eq!(element_stack(&s, 0, &t.elements[10]), s.traces[0].stack(12).expect("row"));
     assert_eq!(element_stack(&s, 0, &t.elements[15]), StackId::EMPTY);
     let colors = color::element_colors(&s, 0, &t);
     assert_eq!(colors.len(), t.elements.len());
@@ -748,24 +748,19 @@ fn snapshot_of(events: &[Event], segments: Vec<Segment>) -> Snapshot {
         history: Vec::new(),
         block_forward_frames: Vec::new(),
         unknown_actions: Vec::new(),
-        traces: vec![DeviceTrace {
-            action: events.iter().map(|e| e.0).collect(),
-            addr: events.iter().map(|e| e.1).collect(),
-            size: events.iter().map(|e| e.2).collect(),
-            stream: Column::from_vec(events.iter().map(|e| e.3).collect(), 0),
-            time_us: Vec::new(),
-            stack: vec![StackId::EMPTY; n],
-            compile_context: Column::constant(NO_STR, n),
-            user_metadata: Column::constant(NO_STR, n),
-            device_free: Vec::new(),
-            pool_id: events
+        traces: vec![{
+            let actions: Vec<Action> = events.iter().map(|e| e.0).collect();
+            let addrs: Vec<u64> = events.iter().map(|e| e.1).collect();
+            let sizes: Vec<u64> = events.iter().map(|e| e.2).collect();
+            let mut t =
+                DeviceTrace::from_columns(&actions, &addrs, &sizes, &[], &vec![StackId::EMPTY; n]);
+            t.stream = Column::from_vec(events.iter().map(|e| e.3).collect(), 0);
+            t.pool_id = events
                 .iter()
                 .enumerate()
                 .filter_map(|(i, e)| e.4.map(|p| (i as u32, p)))
-                .collect(),
-            internal_metadata: Vec::new(),
-            category: Vec::new(),
-            forward_frames: Vec::new(),
+                .collect();
+            t
         }],
         allocator_settings: None,
         external_annotations: Vec::new(),

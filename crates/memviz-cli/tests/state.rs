@@ -187,9 +187,8 @@ fn cli_oom_report() {
     let snap = load_path(&path);
     let tr = snap.trace(0).expect("device 0 trace");
     let row = tr
-        .action
-        .iter()
-        .position(|a| *a == memviz_snapshot::Action::Oom)
+        .actions()
+        .position(|a| a == memviz_snapshot::Action::Oom)
         .expect("an oom event");
     let (code, out, err) = memviz(&["oom", path.to_str().expect("utf-8"), "--json"]);
     assert_eq!(code, 0, "{err}");
@@ -197,7 +196,7 @@ fn cli_oom_report() {
     let reports = v.as_array().expect("a list");
     assert_eq!(reports.len(), 1, "{out}");
     let r = &reports[0];
-    assert_eq!(r["requested_bytes"], tr.size[row]);
+    assert_eq!(r["requested_bytes"], tr.size(row).expect("row"));
     assert_eq!(
         r["device_free_bytes"],
         tr.device_free_of(row as u32).expect("device_free")
@@ -444,7 +443,7 @@ fn segment_map_on_every_file() {
                     match b.src.get() {
                         Source::Row(row) => {
                             let tr = snap.trace(d).expect("trace");
-                            assert_eq!(tr.addr.get(row as usize), Some(&a), "{at}");
+                            assert_eq!(tr.addr(row as usize), Some(a), "{at}");
                             assert_eq!(Some(&v), ctx.versions().events.get(row as usize));
                         }
                         Source::Final(i) => {

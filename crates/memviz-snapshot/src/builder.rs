@@ -9,6 +9,7 @@
 //! [`SnapshotBuilder::finish`] reads the top-level dict: segments, blocks and settings (few) from
 //! their generic dicts, and each device's trace by gathering its event rows.
 
+use crate::columns::{ActionColumn, TimeColumn, U64Column};
 use crate::model::*;
 use crate::warnings::Warnings;
 use memviz_pickle::{Atoms, Builder, ObjId, StrId, Value};
@@ -23,6 +24,10 @@ enum Obj {
     Dict(u32),
     Tuple(u32),
     Event(u32),
+    /// A list whose items so far are the event rows `runs[i].0 ..` (`runs[i].1` of them), in
+    /// order: how a trace list is kept (a generic list would cost a 16-byte value per event,
+    /// 400 MB for a 2 GB file, and more while it doubles).
+    Events(u32),
     Frame(FrameId),
     Stack(StackId),
 }
@@ -89,20 +94,24 @@ keys!(
     inactive,
 );
 
-/// Event rows in file order, before they are split by device.
-#[derive(Default)]
+/// Event rows in file order, before they are split by device: written straight into the
+/// compact columns of the model (so a whole trace in file order moves into its
+/// [`DeviceTrace`] without a copy).
 struct Rows {
-    action: Vec<Action>,
-    addr: Vec<u64>,
-    size: Vec<u64>,
-    stream: Vec<u64>,
-    time_us: Vec<i64>,
+    action: Vec<u8>,
+    addr: U64Column,
+    size: U64Column,
+    time_us: TimeColumn,
     stack: Vec<StackId>,
-    compile_context: Vec<StrId>,
-    user_metadata: Vec<StrId>,
-    any_time: bool,
-    any_cc: bool,
-    any_um: bool,
+    stream: Column<u64>,
+    compile_context: Column<StrId>,
+    user_metadata: Column<StrId>,
+    /// Rows expected in all (reserved); a column that stops being constant reserves this many.
+    hint: usize,
+    /// Codes of the values of `stream`, `compile_context`, `user_metadata` while coded.
+    stream_codes: FxHashMap<u64, u16>,
+    cc_codes: FxHashMap<StrId, u16>,
+    um_codes: FxHashMap<StrId, u16>,
     device_free: Vec<(u32, u64)>,
     pool_id: Vec<(u32, (i64, i64))>,
     internal_metadata: Vec<(u32, StrId)>,
@@ -110,8 +119,132 @@ struct Rows {
     forward_frames: Vec<(u32, Vec<StrId>)>,
 }
 
+impl Default for Rows {
+    fn default() -> Self {
+        Rows {
+            action: Vec::new(),
+            addr: U64Column::default(),
+            size: U64Column::default(),
+            time_us: TimeColumn::default(),
+            stack: Vec::new(),
+            stream: Column::constant(0, 0),
+            compile_context: Column::constant(NO_STR, 0),
+            user_metadata: Column::constant(NO_STR, 0),
+            hint: 0,
+            stream_codes: FxHashMap::default(),
+            cc_codes: FxHashMap::default(),
+            um_codes: FxHashMap::default(),
+            device_free: Vec::new(),
+            pool_id: Vec::new(),
+            internal_metadata: Vec::new(),
+            category: Vec::new(),
+            forward_frames: Vec::new(),
+        }
+    }
+}
+
+/// The dense fields of one event row.
+#[derive(Clone, Copy)]
+struct Row {
+    action: Action,
+    addr: u64,
+    size: u64,
+    stream: u64,
+    time_us: i64,
+    stack: StackId,
+    compile_context: StrId,
+    user_metadata: StrId,
+}
+
+impl Row {
+    const EMPTY: Row = Row {
+        action: Action::Unknown(UnknownAction(0)),
+        addr: 0,
+        size: 0,
+        stream: 0,
+        time_us: NO_TIME,
+        stack: StackId::EMPTY,
+        compile_context: NO_STR,
+        user_metadata: NO_STR,
+    };
+}
+
+impl Rows {
+    fn len(&self) -> usize {
+        self.action.len()
+    }
+
+    fn read(&self, r: usize) -> Row {
+        Row {
+            action: self.action.get(r).map_or(Row::EMPTY.action, |&c| Action::from_code(c)),
+            addr: self.addr.get(r).unwrap_or(0),
+            size: self.size.get(r).unwrap_or(0),
+            stream: self.stream.get(r).unwrap_or(0),
+            time_us: self.time_us.get(r).unwrap_or(NO_TIME),
+            stack: self.stack.get(r).copied().unwrap_or(StackId::EMPTY),
+            compile_context: self.compile_context.get(r).unwrap_or(NO_STR),
+            user_metadata: self.user_metadata.get(r).unwrap_or(NO_STR),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, e: &Row) {
+        self.action.push(e.action.code());
+        self.addr.push(e.addr);
+        self.size.push(e.size);
+        self.time_us.push(e.time_us);
+        self.stack.push(e.stack);
+        self.stream.push(e.stream, self.hint, &mut self.stream_codes);
+        self.compile_context
+            .push(e.compile_context, self.hint, &mut self.cc_codes);
+        self.user_metadata
+            .push(e.user_metadata, self.hint, &mut self.um_codes);
+    }
+
+    fn set(&mut self, r: usize, e: &Row) {
+        if let Some(a) = self.action.get_mut(r) {
+            *a = e.action.code();
+        }
+        self.addr.set(r, e.addr);
+        self.size.set(r, e.size);
+        self.time_us.set(r, e.time_us);
+        if let Some(s) = self.stack.get_mut(r) {
+            *s = e.stack;
+        }
+        self.stream.set(r, e.stream);
+        self.compile_context.set(r, e.compile_context);
+        self.user_metadata.set(r, e.user_metadata);
+    }
+
+    /// Seal the columns into a device trace.
+    fn into_trace(mut self) -> DeviceTrace {
+        self.action.shrink_to_fit();
+        self.stack.shrink_to_fit();
+        self.addr.seal();
+        self.size.seal();
+        self.time_us.seal();
+        DeviceTrace {
+            action: ActionColumn(self.action),
+            addr: self.addr,
+            size: self.size,
+            time_us: self.time_us,
+            stack: self.stack,
+            stream: self.stream.sealed(),
+            compile_context: self.compile_context.sealed(),
+            user_metadata: self.user_metadata.sealed(),
+            device_free: self.device_free,
+            pool_id: self.pool_id,
+            internal_metadata: self.internal_metadata,
+            category: self.category,
+            forward_frames: self.forward_frames,
+        }
+    }
+}
+
 pub struct SnapshotBuilder {
     objs: Vec<Obj>,
+    /// (first row, rows) of each [`Obj::Events`] list.
+    runs: Vec<(u32, u32)>,
     store: Vec<Vec<Value>>,
     keys: Keys,
     rows: Rows,
@@ -174,6 +307,7 @@ impl SnapshotBuilder {
         stack_index.insert(Box::from(&[][..]), StackId::EMPTY);
         let b = SnapshotBuilder {
             objs: Vec::new(),
+            runs: Vec::new(),
             store: Vec::new(),
             keys,
             rows: Rows::default(),
@@ -196,14 +330,12 @@ impl SnapshotBuilder {
     /// Reserve room for about `events` trace entries (and their containers) up front.
     pub fn reserve(&mut self, events: usize) {
         let r = &mut self.rows;
+        r.hint = events;
         let _ = r.action.try_reserve(events);
-        let _ = r.addr.try_reserve(events);
-        let _ = r.size.try_reserve(events);
-        let _ = r.stream.try_reserve(events);
-        let _ = r.time_us.try_reserve(events);
+        r.addr.reserve(events);
+        r.size.reserve(events);
+        r.time_us.reserve(events);
         let _ = r.stack.try_reserve(events);
-        let _ = r.compile_context.try_reserve(events);
-        let _ = r.user_metadata.try_reserve(events);
         let _ = self.objs.try_reserve(events.saturating_mul(2));
     }
 
@@ -261,6 +393,31 @@ impl SnapshotBuilder {
             .ok_or("too many containers")?;
         self.store.push(items.to_vec());
         Ok(idx)
+    }
+
+    /// The items of an [`Obj::Events`] list as values (fresh event containers, marked consumed):
+    /// only for rare paths (a trace list that stops being a run, recovery of a cut file).
+    fn event_run_values(&mut self, run: u32) -> Vec<Value> {
+        let (start, len) = self.runs.get(run as usize).copied().unwrap_or((0, 0));
+        let mut out = Vec::with_capacity(len as usize);
+        for r in start..start.saturating_add(len) {
+            match self.add(Obj::Event(r)) {
+                Ok(id) => {
+                    self.mark_consumed(&[Value::Obj(id)]);
+                    out.push(Value::Obj(id));
+                }
+                Err(_) => break,
+            }
+        }
+        out
+    }
+
+    /// The event row of a value, if it is a lowered trace entry.
+    fn event_row(&self, v: Value) -> Option<u32> {
+        match self.obj(v) {
+            Some(Obj::Event(r)) => Some(r),
+            _ => None,
+        }
     }
 
     fn u64_of(&mut self, v: Value, atoms: &Atoms, what: &'static str) -> u64 {
@@ -506,39 +663,29 @@ impl SnapshotBuilder {
         items.into_iter().map(|x| self.str_of(x, what)).collect()
     }
 
-    /// The action for an unknown name; after 255 distinct names the rest share the last id.
+    /// The action for an unknown name; after [`Action::MAX_UNKNOWN`] - 1 distinct names the rest
+    /// share the last id (an action is one byte in the model).
     fn unknown_action(&mut self, name: StrId) -> Action {
         let idx = match self.unknown_actions.iter().position(|&n| n == name) {
             Some(i) => i,
-            None if self.unknown_actions.len() < 256 => {
+            None if self.unknown_actions.len() < Action::MAX_UNKNOWN => {
                 self.unknown_actions.push(name);
                 self.unknown_actions.len() - 1
             }
             None => {
-                self.warnings.warn("too many unknown actions", || "more than 255 distinct unknown action names; the rest are counted as the last one".into());
-                255
+                self.warnings.warn("too many unknown actions", || format!("more than {} distinct unknown action names; the rest are counted as the last one", Action::MAX_UNKNOWN - 1));
+                Action::MAX_UNKNOWN - 1
             }
         };
         Action::Unknown(UnknownAction(idx as u8))
     }
 
-    fn new_row(&mut self) -> u32 {
-        let r = &mut self.rows;
-        let row = r.action.len() as u32;
-        r.action.push(Action::Unknown(UnknownAction(0)));
-        r.addr.push(0);
-        r.size.push(0);
-        r.stream.push(0);
-        r.time_us.push(NO_TIME);
-        r.stack.push(StackId::EMPTY);
-        r.compile_context.push(NO_STR);
-        r.user_metadata.push(NO_STR);
-        row
-    }
-
-    /// Write trace-entry items into row `row`.
-    fn apply_event(&mut self, row: u32, pairs: &[Value], atoms: &Atoms) {
-        let r = row as usize;
+    /// Write trace-entry items into row `row`, or into a new row (returned) when None.
+    fn apply_event(&mut self, row: Option<u32>, pairs: &[Value], atoms: &Atoms) -> u32 {
+        let (mut e, row) = match row {
+            Some(r) => (self.rows.read(r as usize), r),
+            None => (Row::EMPTY, self.rows.len() as u32),
+        };
         for kv in pairs.chunks_exact(2) {
             let (key, val) = (kv[0], kv[1]);
             let Value::Str(key) = key else {
@@ -549,7 +696,7 @@ impl SnapshotBuilder {
             };
             let k = &self.keys;
             if key == k.action {
-                let a = match val {
+                e.action = match val {
                     Value::Str(s) => match self.actions.get(&s) {
                         Some(a) => *a,
                         None => {
@@ -563,25 +710,21 @@ impl SnapshotBuilder {
                     },
                     _ => Action::Unknown(UnknownAction(0)),
                 };
-                self.rows.action[r] = a;
             } else if key == k.addr {
-                self.rows.addr[r] = self.u64_of(val, atoms, "addr");
+                e.addr = self.u64_of(val, atoms, "addr");
             } else if key == k.size {
-                self.rows.size[r] = self.u64_of(val, atoms, "size");
+                e.size = self.u64_of(val, atoms, "size");
             } else if key == k.stream {
                 // Stream handles are raw pointers; keep the bit pattern of negative values.
-                self.rows.stream[r] = int_i128(val, atoms).map(|x| x as u64).unwrap_or(0);
+                e.stream = int_i128(val, atoms).map(|x| x as u64).unwrap_or(0);
             } else if key == k.time_us {
-                self.rows.time_us[r] = self.i64_of(val, atoms, "time_us");
-                self.rows.any_time = true;
+                e.time_us = self.i64_of(val, atoms, "time_us");
             } else if key == k.frames {
-                self.rows.stack[r] = self.stack_of(val, atoms);
+                e.stack = self.stack_of(val, atoms);
             } else if key == k.compile_context {
-                self.rows.compile_context[r] = self.str_of(val, "compile_context");
-                self.rows.any_cc = true;
+                e.compile_context = self.str_of(val, "compile_context");
             } else if key == k.user_metadata {
-                self.rows.user_metadata[r] = self.str_of(val, "user_metadata");
-                self.rows.any_um = true;
+                e.user_metadata = self.str_of(val, "user_metadata");
             } else if key == k.device_free {
                 let x = self.u64_of(val, atoms, "device_free");
                 self.rows.device_free.push((row, x));
@@ -604,6 +747,12 @@ impl SnapshotBuilder {
                 });
             }
         }
+        if (row as usize) < self.rows.len() {
+            self.rows.set(row as usize, &e);
+        } else {
+            self.rows.push(&e);
+        }
+        row
     }
 
     fn get(pairs: &[Value], key: StrId) -> Option<Value> {
@@ -688,6 +837,21 @@ impl SnapshotBuilder {
                     J::Object(m)
                 }
                 Some(Obj::Event(_)) => J::String("<trace entry>".into()),
+                Some(Obj::Events(run)) => {
+                    let len = self.runs.get(run as usize).map_or(0, |r| r.1);
+                    J::Array(
+                        (0..len)
+                            .map(|_| {
+                                if depth + 1 > 64 || *budget == 0 {
+                                    J::String("...".into())
+                                } else {
+                                    *budget -= 1;
+                                    J::String("<trace entry>".into())
+                                }
+                            })
+                            .collect(),
+                    )
+                }
                 Some(Obj::Frame(_)) => J::String("<frame>".into()),
                 Some(Obj::Stack(_)) => J::String("<stack>".into()),
                 None => J::Null,
@@ -749,6 +913,10 @@ impl SnapshotBuilder {
             }
             Some(Obj::Event(_)) => {
                 return Err("a valid pickle, but not a memory snapshot: the top level is a single trace entry".into())
+            }
+            Some(Obj::Events(_)) => {
+                return Err("a valid pickle, but not a memory snapshot: the top level is a list of trace entries \
+                         (expected a dict with the keys 'segments' and 'device_traces', or a list of segment dicts)".into())
             }
             _ => {
                 return Err(format!(
@@ -875,10 +1043,12 @@ impl SnapshotBuilder {
                 rec.only_stop_missing = true;
                 return Ok((snap, rec));
             }
-            Some(Obj::List(_)) => true,
+            Some(Obj::List(_) | Obj::Events(_)) => true,
             _ => return Err("the top level read before the cut is not a memory snapshot".into()),
         };
-        let is_list = |b: &Self, i: u32| matches!(b.objs.get(i as usize), Some(Obj::List(_)));
+        let is_list = |b: &Self, i: u32| {
+            matches!(b.objs.get(i as usize), Some(Obj::List(_) | Obj::Events(_)))
+        };
         // The segment list: the top level itself (a bare list), or the first value in the dict.
         let seg_list = if bare {
             Some(root)
@@ -886,7 +1056,11 @@ impl SnapshotBuilder {
             it.next_if(|&i| is_list(&self, i))
         };
         let mut segments: Vec<Value> = Vec::new();
-        if let Some(Obj::List(idx)) = seg_list.and_then(|l| self.objs.get(l as usize).copied()) {
+        let seg_obj = seg_list.and_then(|l| self.objs.get(l as usize).copied());
+        if let Some(Obj::Events(_)) = seg_obj {
+            return Err("the first value read before the cut is not a list of segments".into());
+        }
+        if let Some(Obj::List(idx)) = seg_obj {
             segments.extend_from_slice(self.items(idx));
             if !segments
                 .iter()
@@ -912,6 +1086,10 @@ impl SnapshotBuilder {
                         rec.traces_complete = true;
                         traces = Some(self.items(idx).to_vec());
                     }
+                    Some(Obj::Events(run)) => {
+                        rec.traces_complete = true;
+                        traces = Some(self.event_run_values(run));
+                    }
                     _ => {
                         // The device lists read so far; the cut is in the last one.
                         let mut lists: Vec<u32> = Vec::new();
@@ -931,6 +1109,7 @@ impl SnapshotBuilder {
                             if !tail.is_empty() {
                                 let mut items = match self.objs.get(*last as usize).copied() {
                                     Some(Obj::List(idx)) => self.items(idx).to_vec(),
+                                    Some(Obj::Events(run)) => self.event_run_values(run),
                                     _ => Vec::new(),
                                 };
                                 items.extend_from_slice(&tail);
@@ -988,7 +1167,7 @@ impl SnapshotBuilder {
     /// A device's trace list: empty so far, or holding only trace events.
     fn is_trace_list(&self, i: u32) -> bool {
         match self.objs.get(i as usize) {
-            Some(Obj::List(EMPTY)) => true,
+            Some(Obj::List(EMPTY) | Obj::Events(_)) => true,
             Some(Obj::List(idx)) => self
                 .items(*idx)
                 .iter()
@@ -1243,6 +1422,16 @@ impl SnapshotBuilder {
         };
         let mut out = Vec::with_capacity(lists.len());
         for l in lists {
+            if let Some(Obj::Events(run)) = self.obj(l) {
+                let (start, len) = self.runs.get(run as usize).copied().unwrap_or((0, 0));
+                if start == 0 && len as usize == self.rows.len() {
+                    out.push(self.gather_all());
+                } else {
+                    let rows: Vec<u32> = (start..start.saturating_add(len)).collect();
+                    out.push(self.gather(&rows));
+                }
+                continue;
+            }
             // Take the generic list's items (freeing them): its rows are what we keep.
             let items: Vec<Value> = match self.obj(l) {
                 Some(Obj::List(idx)) => self.take_items(idx),
@@ -1256,7 +1445,7 @@ impl SnapshotBuilder {
             // Usually every item is an event row, in file order from the first row: then the
             // trace is exactly the staged rows, and no row list is needed.
             let in_order = !items.is_empty()
-                && items.len() == self.rows.action.len()
+                && items.len() == self.rows.len()
                 && items
                     .iter()
                     .enumerate()
@@ -1272,8 +1461,7 @@ impl SnapshotBuilder {
                     Some(Obj::Dict(idx)) => {
                         // A trace entry without `action`: keep it as an unknown event.
                         let p = self.items(idx).to_vec();
-                        let r = self.new_row();
-                        self.apply_event(r, &p, atoms);
+                        let r = self.apply_event(None, &p, atoms);
                         self.warnings.warn("no action", || {
                             "a trace entry has no `action`; kept as an unknown event".into()
                         });
@@ -1291,49 +1479,14 @@ impl SnapshotBuilder {
 
     /// Move all staged rows, in order, into one device's columns.
     fn gather_all(&mut self) -> DeviceTrace {
-        let mut r = std::mem::take(&mut self.rows);
-        r.action.shrink_to_fit();
-        r.addr.shrink_to_fit();
-        r.size.shrink_to_fit();
-        r.stream.shrink_to_fit();
-        r.stack.shrink_to_fit();
-        r.time_us.shrink_to_fit();
-        r.compile_context.shrink_to_fit();
-        r.user_metadata.shrink_to_fit();
-        let n = r.action.len();
-        let keep_str = |v: Vec<StrId>, any: bool| {
-            if any {
-                Column::from_vec(v, NO_STR)
-            } else {
-                Column::constant(NO_STR, n)
-            }
-        };
-        DeviceTrace {
-            action: r.action,
-            addr: r.addr,
-            size: r.size,
-            stream: Column::from_vec(r.stream, 0),
-            time_us: if r.any_time && r.time_us.iter().any(|&x| x != NO_TIME) {
-                r.time_us
-            } else {
-                Vec::new()
-            },
-            stack: r.stack,
-            compile_context: keep_str(r.compile_context, r.any_cc),
-            user_metadata: keep_str(r.user_metadata, r.any_um),
-            device_free: r.device_free,
-            pool_id: r.pool_id,
-            internal_metadata: r.internal_metadata,
-            category: r.category,
-            forward_frames: r.forward_frames,
-        }
+        std::mem::take(&mut self.rows).into_trace()
     }
 
     /// Copy the given event rows into one device's columns.
     fn gather(&mut self, rows: &[u32]) -> DeviceTrace {
         // Rows already moved out (a trace list referenced twice) are dropped, so that every
         // column keeps the same length.
-        let staged = self.rows.action.len();
+        let staged = self.rows.len();
         let rows: Vec<u32> = rows
             .iter()
             .copied()
@@ -1342,37 +1495,12 @@ impl SnapshotBuilder {
         let rows = &rows[..];
         let n = rows.len();
         let r = &self.rows;
-        fn pick<T: Copy>(col: &[T], rows: &[u32]) -> Vec<T> {
-            rows.iter()
-                .filter_map(|i| col.get(*i as usize).copied())
-                .collect()
-        }
-        let mut t = DeviceTrace {
-            action: pick(&r.action, rows),
-            addr: pick(&r.addr, rows),
-            size: pick(&r.size, rows),
-            stream: Column::from_vec(pick(&r.stream, rows), 0),
-            time_us: Vec::new(),
-            stack: pick(&r.stack, rows),
-            compile_context: Column::constant(NO_STR, n),
-            user_metadata: Column::constant(NO_STR, n),
-            device_free: Vec::new(),
-            pool_id: Vec::new(),
-            internal_metadata: Vec::new(),
-            category: Vec::new(),
-            forward_frames: Vec::new(),
+        let mut out = Rows {
+            hint: n,
+            ..Rows::default()
         };
-        if r.any_time {
-            t.time_us = pick(&r.time_us, rows);
-            if t.time_us.iter().all(|&x| x == NO_TIME) {
-                t.time_us = Vec::new();
-            }
-        }
-        if r.any_cc {
-            t.compile_context = Column::from_vec(pick(&r.compile_context, rows), NO_STR);
-        }
-        if r.any_um {
-            t.user_metadata = Column::from_vec(pick(&r.user_metadata, rows), NO_STR);
+        for &row in rows {
+            out.push(&r.read(row as usize));
         }
         // Sparse columns: map global row → position in this trace.
         let has_sparse = !(r.device_free.is_empty()
@@ -1393,13 +1521,13 @@ impl SnapshotBuilder {
                 v.sort_by_key(|e| e.0);
                 v
             }
-            t.device_free = remap(&r.device_free, &pos);
-            t.pool_id = remap(&r.pool_id, &pos);
-            t.internal_metadata = remap(&r.internal_metadata, &pos);
-            t.category = remap(&r.category, &pos);
-            t.forward_frames = remap(&r.forward_frames, &pos);
+            out.device_free = remap(&r.device_free, &pos);
+            out.pool_id = remap(&r.pool_id, &pos);
+            out.internal_metadata = remap(&r.internal_metadata, &pos);
+            out.category = remap(&r.category, &pos);
+            out.forward_frames = remap(&r.forward_frames, &pos);
         }
-        t
+        out.into_trace()
     }
 
     fn check_invariants(
@@ -1440,20 +1568,21 @@ impl SnapshotBuilder {
             }
         }
         for (d, t) in traces.iter().enumerate() {
-            if t.time_us
-                .windows(2)
-                .any(|w| w[0] != NO_TIME && w[1] != NO_TIME && w[1] < w[0])
-            {
+            let mut prev = NO_TIME;
+            if t.times().any(|x| {
+                let back = prev != NO_TIME && x != NO_TIME && x < prev;
+                prev = x;
+                back
+            }) {
                 self.warnings.warn("time order", || {
                     format!("device {d}: time_us goes backwards in the trace")
                 });
             }
             let mut unknown: Vec<UnknownAction> = t
-                .action
-                .iter()
+                .actions()
                 .filter_map(|a| {
                     if let Action::Unknown(s) = a {
-                        Some(*s)
+                        Some(s)
                     } else {
                         None
                     }
@@ -1472,11 +1601,7 @@ impl SnapshotBuilder {
                 } else {
                     atoms.str(s).to_string()
                 };
-                let n = t
-                    .action
-                    .iter()
-                    .filter(|a| **a == Action::Unknown(u))
-                    .count();
+                let n = t.actions().filter(|a| *a == Action::Unknown(u)).count();
                 self.warnings.warn(&format!("unknown action {d} {name}"), || {
                     format!("device {d}: {n} trace entries have the unknown action `{name}`; shown as unknown events")
                 });
@@ -1515,6 +1640,22 @@ impl Builder for SnapshotBuilder {
         match self.objs.get(i as usize).copied() {
             Some(Obj::List(EMPTY)) if items.is_empty() => Ok(()),
             Some(Obj::List(EMPTY)) => {
+                // A trace list: a run of consecutive event rows, kept as (first row, count).
+                if let Some(first) = items.first().and_then(|v| self.event_row(*v)) {
+                    let consecutive = items
+                        .iter()
+                        .enumerate()
+                        .all(|(k, v)| self.event_row(*v) == first.checked_add(k as u32));
+                    if consecutive {
+                        let run = u32::try_from(self.runs.len())
+                            .map_err(|_| "too many trace lists".to_string())?;
+                        self.runs.push((first, items.len() as u32));
+                        if let Some(o) = self.objs.get_mut(i as usize) {
+                            *o = Obj::Events(run);
+                        }
+                        return Ok(());
+                    }
+                }
                 // A frame list (a traceback): intern it now instead of keeping its items.
                 let slot = match self.intern_stack(items, atoms, true) {
                     Some(id) => Obj::Stack(id),
@@ -1528,6 +1669,32 @@ impl Builder for SnapshotBuilder {
             Some(Obj::List(idx)) => {
                 if let Some(v) = self.store.get_mut(idx as usize) {
                     v.extend_from_slice(items);
+                }
+                Ok(())
+            }
+            Some(Obj::Events(run)) => {
+                let (start, len) = self.runs.get(run as usize).copied().unwrap_or((0, 0));
+                let next = start.saturating_add(len);
+                let consecutive = items
+                    .iter()
+                    .enumerate()
+                    .all(|(k, v)| self.event_row(*v) == next.checked_add(k as u32));
+                if consecutive {
+                    if let Some(r) = self.runs.get_mut(run as usize) {
+                        r.1 = len.saturating_add(items.len() as u32);
+                    }
+                    return Ok(());
+                }
+                // No longer a run: a generic list from here on.
+                let mut v = self.event_run_values(run);
+                v.extend_from_slice(items);
+                let idx = u32::try_from(self.store.len())
+                    .ok()
+                    .filter(|&i| i != EMPTY)
+                    .ok_or("too many containers")?;
+                self.store.push(v);
+                if let Some(o) = self.objs.get_mut(i as usize) {
+                    *o = Obj::List(idx);
                 }
                 Ok(())
             }
@@ -1562,8 +1729,7 @@ impl Builder for SnapshotBuilder {
             Some(Obj::Dict(EMPTY)) => {
                 let slot = if pairs.chunks_exact(2).any(|kv| kv[0] == action) {
                     // A trace entry: lower it to a row right away.
-                    let row = self.new_row();
-                    self.apply_event(row, pairs, atoms);
+                    let row = self.apply_event(None, pairs, atoms);
                     Obj::Event(row)
                 } else {
                     Obj::Dict(self.new_store(pairs)?)
@@ -1580,7 +1746,7 @@ impl Builder for SnapshotBuilder {
                 Ok(())
             }
             Some(Obj::Event(row)) => {
-                self.apply_event(row, pairs, atoms);
+                self.apply_event(Some(row), pairs, atoms);
                 Ok(())
             }
             _ => Err("SETITEMS onto something that is not a dict".into()),

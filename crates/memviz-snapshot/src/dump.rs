@@ -73,12 +73,12 @@ impl Snapshot {
                     o,
                     "  {} {} 0x{:x} {} s{}",
                     i,
-                    self.action_name(t.action[i]),
-                    t.addr[i],
-                    t.size[i],
+                    self.action_name(t.action(i).unwrap_or(Action::Unknown(UnknownAction(0)))),
+                    t.addr(i).unwrap_or(0),
+                    t.size(i).unwrap_or(0),
                     t.stream.get(i).unwrap_or(0)
                 )?;
-                if let Some(ts) = t.time_us.get(i) {
+                if let Some(ts) = t.time_us(i) {
                     write!(o, " t{ts}")?;
                 }
                 if let Some(c) = t.compile_context.get(i).filter(|c| *c != NO_STR) {
@@ -90,7 +90,7 @@ impl Snapshot {
                 if let Some(df) = t.device_free_of(i as u32) {
                     write!(o, " device_free={df}")?;
                 }
-                writeln!(o, " {}", self.stack_text(t.stack[i]))?;
+                writeln!(o, " {}", self.stack_text(t.stack(i).unwrap_or(StackId::EMPTY)))?;
             }
         }
         for a in &self.external_annotations {

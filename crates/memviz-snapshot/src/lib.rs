@@ -11,6 +11,7 @@
 //! Every unknown key, unknown action and broken invariant (FORMAT.md §8) becomes a warning.
 
 pub mod builder;
+pub mod columns;
 mod dump;
 mod load;
 mod model;

@@ -1,6 +1,8 @@
 //! The model types. Ids index tables; hot per-event data is struct-of-arrays.
 
+use crate::columns::{ActionColumn, TimeColumn, U64Column};
 use memviz_pickle::{Interner, StrId};
+use rustc_hash::FxHashMap;
 
 /// "No string here" in optional string columns.
 pub const NO_STR: StrId = StrId(u32::MAX);
@@ -73,7 +75,7 @@ impl StackTable {
 pub struct UnknownAction(pub u8);
 
 /// What an allocator event did (FORMAT.md §4). `Unknown` keeps the name (by id) and becomes a
-/// warning. Two bytes per event.
+/// warning. Stored as one byte per event ([`Action::code`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Action {
     Alloc,
@@ -106,6 +108,45 @@ impl Action {
         })
     }
 
+    /// Distinct unknown action names a trace can tell apart (codes 10 to 255).
+    pub const MAX_UNKNOWN: usize = 246;
+
+    /// One byte: the known actions are 0 to 9, `Unknown(k)` is 10 + k (k < [`Self::MAX_UNKNOWN`];
+    /// larger k saturate at 255).
+    #[inline]
+    pub fn code(self) -> u8 {
+        match self {
+            Action::Alloc => 0,
+            Action::FreeRequested => 1,
+            Action::FreeCompleted => 2,
+            Action::SegmentAlloc => 3,
+            Action::SegmentFree => 4,
+            Action::SegmentMap => 5,
+            Action::SegmentUnmap => 6,
+            Action::Snapshot => 7,
+            Action::Oom => 8,
+            Action::Annotate => 9,
+            Action::Unknown(UnknownAction(k)) => k.saturating_add(10),
+        }
+    }
+
+    #[inline]
+    pub fn from_code(c: u8) -> Action {
+        match c {
+            0 => Action::Alloc,
+            1 => Action::FreeRequested,
+            2 => Action::FreeCompleted,
+            3 => Action::SegmentAlloc,
+            4 => Action::SegmentFree,
+            5 => Action::SegmentMap,
+            6 => Action::SegmentUnmap,
+            7 => Action::Snapshot,
+            8 => Action::Oom,
+            9 => Action::Annotate,
+            k => Action::Unknown(UnknownAction(k - 10)),
+        }
+    }
+
     /// The name as written in the file, for the known actions.
     pub fn known_name(&self) -> Option<&'static str> {
         Some(match self {
@@ -125,14 +166,16 @@ impl Action {
 }
 
 /// A column that stores one value when every row has it (streams, compile contexts and user
-/// metadata usually are), else every row.
+/// metadata usually are), else a 2-byte code per row into a table of its distinct values (at
+/// most 65 536), else every row.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Column<T> {
     Const { value: T, len: usize },
+    Coded { codes: Vec<u16>, values: Vec<T> },
     Full(Vec<T>),
 }
 
-impl<T: Copy + PartialEq> Column<T> {
+impl<T: Copy + PartialEq + Eq + std::hash::Hash> Column<T> {
     pub fn constant(value: T, len: usize) -> Self {
         Column::Const { value, len }
     }
@@ -153,15 +196,18 @@ impl<T: Copy + PartialEq> Column<T> {
             }
         }
     }
+    #[inline]
     pub fn get(&self, i: usize) -> Option<T> {
         match self {
             Column::Const { value, len } => (i < *len).then_some(*value),
+            Column::Coded { codes, values } => values.get(*codes.get(i)? as usize).copied(),
             Column::Full(v) => v.get(i).copied(),
         }
     }
     pub fn len(&self) -> usize {
         match self {
             Column::Const { len, .. } => *len,
+            Column::Coded { codes, .. } => codes.len(),
             Column::Full(v) => v.len(),
         }
     }
@@ -172,7 +218,7 @@ impl<T: Copy + PartialEq> Column<T> {
     pub fn all_equal_to(&self, value: T) -> bool {
         match self {
             Column::Const { value: v, len } => *len == 0 || *v == value,
-            Column::Full(v) => v.iter().all(|x| *x == value),
+            _ => self.iter().all(|x| x == value),
         }
     }
     pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
@@ -181,22 +227,140 @@ impl<T: Copy + PartialEq> Column<T> {
     pub fn heap_bytes(&self) -> usize {
         match self {
             Column::Const { .. } => 0,
+            Column::Coded { codes, values } => {
+                codes.capacity() * 2 + values.capacity() * std::mem::size_of::<T>()
+            }
             Column::Full(v) => v.capacity() * std::mem::size_of::<T>(),
+        }
+    }
+    /// Append a row. A constant column becomes a coded one (reserving `hint` rows) at the first
+    /// row that differs, a coded one full past 65 536 distinct values; `index` maps the values of
+    /// a coded column to their codes while it is written.
+    #[inline]
+    pub(crate) fn push(&mut self, x: T, hint: usize, index: &mut FxHashMap<T, u16>) {
+        match self {
+            Column::Const { value, len } => {
+                if *len == 0 {
+                    *value = x;
+                    *len = 1;
+                    return;
+                }
+                if *value == x {
+                    *len += 1;
+                    return;
+                }
+                let mut codes = Vec::new();
+                let _ = codes.try_reserve(hint.max(*len + 1));
+                codes.resize(*len, 0u16);
+                index.clear();
+                index.insert(*value, 0);
+                *self = Column::Coded {
+                    codes,
+                    values: vec![*value],
+                };
+            }
+            Column::Full(v) => {
+                v.push(x);
+                return;
+            }
+            Column::Coded { .. } => {}
+        }
+        let full = match self {
+            Column::Coded { codes, values } => {
+                // Runs of one value are the common case: no hash lookup for them.
+                if let Some(&last) = codes.last() {
+                    if values.get(last as usize) == Some(&x) {
+                        codes.push(last);
+                        return;
+                    }
+                }
+                let code = match index.get(&x) {
+                    Some(&c) => Some(c),
+                    None if values.len() <= u16::MAX as usize => {
+                        let c = values.len() as u16;
+                        values.push(x);
+                        index.insert(x, c);
+                        Some(c)
+                    }
+                    None => None,
+                };
+                match code {
+                    Some(c) => {
+                        codes.push(c);
+                        None
+                    }
+                    None => {
+                        let mut v = Vec::new();
+                        let _ = v.try_reserve(codes.capacity().max(codes.len() + 1));
+                        v.extend(codes.iter().filter_map(|&c| values.get(c as usize).copied()));
+                        v.push(x);
+                        Some(v)
+                    }
+                }
+            }
+            _ => None,
+        };
+        if let Some(v) = full {
+            index.clear();
+            *self = Column::Full(v);
+        }
+    }
+    pub(crate) fn set(&mut self, i: usize, x: T) {
+        if i >= self.len() || self.get(i) == Some(x) {
+            return;
+        }
+        if let Column::Const { len, .. } = *self {
+            if len == 1 {
+                *self = Column::Const { value: x, len };
+                return;
+            }
+        }
+        // Rare (a trace entry's items in two batches): go full.
+        if !matches!(self, Column::Full(_)) {
+            *self = Column::Full(self.iter().collect());
+        }
+        if let Column::Full(v) = self {
+            if let Some(s) = v.get_mut(i) {
+                *s = x;
+            }
+        }
+    }
+    /// Done writing: spare capacity goes; a column whose rows are all equal folds to `Const`.
+    pub(crate) fn sealed(self) -> Self {
+        match self {
+            Column::Full(v) => {
+                let empty = match v.first() {
+                    Some(x) => *x,
+                    None => return Column::Full(v),
+                };
+                Column::from_vec(v, empty)
+            }
+            Column::Coded {
+                mut codes,
+                mut values,
+            } => {
+                codes.shrink_to_fit();
+                values.shrink_to_fit();
+                Column::Coded { codes, values }
+            }
+            c => c,
         }
     }
 }
 
-/// One device's trace, as columns. Row `i` of every column is event `i`.
-/// `time_us` is empty when no event has one; absent strings are [`NO_STR`].
+/// One device's trace, as columns. Row `i` of every column is event `i`. The hot columns
+/// (action, address, size, time, stack) are compact ([`crate::columns`]) and read through
+/// accessors that mirror `Vec::get`: `None` past the end. Absent strings are [`NO_STR`].
 #[derive(Debug, Clone)]
 pub struct DeviceTrace {
-    pub action: Vec<Action>,
-    pub addr: Vec<u64>,
-    pub size: Vec<u64>,
+    pub(crate) action: ActionColumn,
+    pub(crate) addr: U64Column,
+    pub(crate) size: U64Column,
+    /// Empty when no event has a time.
+    pub(crate) time_us: TimeColumn,
+    pub(crate) stack: Vec<StackId>,
     /// Raw `cudaStream_t` value.
     pub stream: Column<u64>,
-    pub time_us: Vec<i64>,
-    pub stack: Vec<StackId>,
     pub compile_context: Column<StrId>,
     pub user_metadata: Column<StrId>,
     /// Rarely present fields, sorted by event index.
@@ -208,6 +372,34 @@ pub struct DeviceTrace {
 }
 
 impl DeviceTrace {
+    /// A trace from plain columns (tests, synthetic data): `time_us` may be empty (no times);
+    /// the other columns must have the length of `action` (shorter ones read as absent rows).
+    /// The sparse and string columns start empty / constant; set them afterwards.
+    pub fn from_columns(
+        action: &[Action],
+        addr: &[u64],
+        size: &[u64],
+        time_us: &[i64],
+        stack: &[StackId],
+    ) -> DeviceTrace {
+        let n = action.len();
+        DeviceTrace {
+            action: ActionColumn(action.iter().map(|a| a.code()).collect()),
+            addr: U64Column::from_values(addr.iter().copied()),
+            size: U64Column::from_values(size.iter().copied()),
+            time_us: TimeColumn::from_values(time_us.iter().copied()),
+            stack: stack.to_vec(),
+            stream: Column::constant(0, n),
+            compile_context: Column::constant(NO_STR, n),
+            user_metadata: Column::constant(NO_STR, n),
+            device_free: Vec::new(),
+            pool_id: Vec::new(),
+            internal_metadata: Vec::new(),
+            category: Vec::new(),
+            forward_frames: Vec::new(),
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.action.len()
     }
@@ -216,6 +408,44 @@ impl DeviceTrace {
     }
     pub fn has_time(&self) -> bool {
         !self.time_us.is_empty()
+    }
+    #[inline]
+    pub fn action(&self, i: usize) -> Option<Action> {
+        self.action.get(i)
+    }
+    #[inline]
+    pub fn addr(&self, i: usize) -> Option<u64> {
+        self.addr.get(i)
+    }
+    #[inline]
+    pub fn size(&self, i: usize) -> Option<u64> {
+        self.size.get(i)
+    }
+    /// The event's `time_us` ([`NO_TIME`] when it has none); `None` past the end or when no
+    /// event of the trace has a time.
+    #[inline]
+    pub fn time_us(&self, i: usize) -> Option<i64> {
+        self.time_us.get(i)
+    }
+    #[inline]
+    pub fn stack(&self, i: usize) -> Option<StackId> {
+        self.stack.get(i).copied()
+    }
+    pub fn actions(&self) -> impl Iterator<Item = Action> + '_ {
+        self.action.iter()
+    }
+    pub fn addrs(&self) -> impl Iterator<Item = u64> + '_ {
+        self.addr.iter()
+    }
+    pub fn sizes(&self) -> impl Iterator<Item = u64> + '_ {
+        self.size.iter()
+    }
+    /// Every event's time ([`NO_TIME`] for events without one); empty when no event has one.
+    pub fn times(&self) -> impl Iterator<Item = i64> + '_ {
+        self.time_us.iter()
+    }
+    pub fn stacks(&self) -> &[StackId] {
+        &self.stack
     }
     pub fn has_compile_context(&self) -> bool {
         !self.compile_context.all_equal_to(NO_STR)
@@ -230,23 +460,40 @@ impl DeviceTrace {
             .and_then(|i| self.device_free.get(i))
             .map(|e| e.1)
     }
-    pub(crate) fn heap_bytes(&self) -> usize {
-        use std::mem::size_of;
-        self.action.capacity() * size_of::<Action>()
-            + (self.addr.capacity() + self.size.capacity()) * 8
-            + self.stream.heap_bytes()
-            + self.time_us.capacity() * 8
-            + self.stack.capacity() * 4
-            + self.compile_context.heap_bytes()
-            + self.user_metadata.heap_bytes()
-            + self.device_free.capacity() * 16
-            + self.pool_id.capacity() * 24
-            + (self.internal_metadata.capacity() + self.category.capacity()) * 8
-            + self
-                .forward_frames
-                .iter()
-                .map(|f| 32 + f.1.capacity() * 4)
-                .sum::<usize>()
+    /// Heap bytes per part: action, addr (codes), addr table, size (codes), size table, time,
+    /// stack, stream / compile_context / user_metadata, sparse columns.
+    pub fn heap_bytes_by_part(&self) -> Vec<(&'static str, usize)> {
+        let (addr_rows, addr_table) = self.addr.heap_bytes();
+        let (size_rows, size_table) = self.size.heap_bytes();
+        vec![
+            ("trace.action", self.action.heap_bytes()),
+            ("trace.addr", addr_rows),
+            ("trace.addr_table", addr_table),
+            ("trace.size", size_rows),
+            ("trace.size_table", size_table),
+            ("trace.time_us", self.time_us.heap_bytes()),
+            ("trace.stack", self.stack.capacity() * 4),
+            (
+                "trace.stream_cc_um",
+                self.stream.heap_bytes()
+                    + self.compile_context.heap_bytes()
+                    + self.user_metadata.heap_bytes(),
+            ),
+            (
+                "trace.sparse",
+                self.device_free.capacity() * 16
+                    + self.pool_id.capacity() * 24
+                    + (self.internal_metadata.capacity() + self.category.capacity()) * 8
+                    + self
+                        .forward_frames
+                        .iter()
+                        .map(|f| 32 + f.1.capacity() * 4)
+                        .sum::<usize>(),
+            ),
+        ]
+    }
+    pub fn heap_bytes(&self) -> usize {
+        self.heap_bytes_by_part().iter().map(|p| p.1).sum()
     }
 }
 
@@ -425,19 +672,37 @@ impl Snapshot {
 
     /// Approximate heap bytes of the whole model.
     pub fn heap_bytes(&self) -> usize {
+        self.heap_bytes_by_part().iter().map(|p| p.1).sum()
+    }
+
+    /// Approximate heap bytes of the model per structure (trace parts summed over devices),
+    /// so a benchmark can print bytes per trace entry of each.
+    pub fn heap_bytes_by_part(&self) -> Vec<(&'static str, usize)> {
         use std::mem::size_of;
-        self.strings.heap_bytes()
-            + self.frames.capacity() * size_of::<Frame>()
-            + self.stacks.offsets.capacity() * 4
-            + self.stacks.frames.capacity() * 4
-            + self.segments.capacity() * size_of::<Segment>()
-            + self.blocks.capacity() * size_of::<Block>()
-            + self.history.capacity() * size_of::<HistoryEntry>()
-            + self
-                .traces
-                .iter()
-                .map(|t| t.heap_bytes() + size_of::<DeviceTrace>())
-                .sum::<usize>()
-            + self.external_annotations.capacity() * size_of::<Annotation>()
+        let mut out: Vec<(&'static str, usize)> = vec![
+            ("strings", self.strings.heap_bytes()),
+            ("frames", self.frames.capacity() * size_of::<Frame>()),
+            (
+                "stacks",
+                self.stacks.offsets.capacity() * 4 + self.stacks.frames.capacity() * 4,
+            ),
+            ("segments", self.segments.capacity() * size_of::<Segment>()),
+            ("blocks", self.blocks.capacity() * size_of::<Block>()),
+            ("history", self.history.capacity() * size_of::<HistoryEntry>()),
+            (
+                "annotations",
+                self.external_annotations.capacity() * size_of::<Annotation>(),
+            ),
+            ("traces", self.traces.capacity() * size_of::<DeviceTrace>()),
+        ];
+        for t in &self.traces {
+            for (name, bytes) in t.heap_bytes_by_part() {
+                match out.iter_mut().find(|p| p.0 == name) {
+                    Some(p) => p.1 += bytes,
+                    None => out.push((name, bytes)),
+                }
+            }
+        }
+        out
     }
 }

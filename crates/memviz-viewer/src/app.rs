@@ -2077,14 +2077,12 @@ fn step_times(snap: &Snapshot, device: i64, layout: &Layout) -> Option<Vec<f64>>
     if !tr.has_time() {
         return None;
     }
-    let t0 = tr.time_us.iter().copied().find(|&t| t != NO_TIME)?;
+    let t0 = tr.times().find(|&t| t != NO_TIME)?;
     let mut out = Vec::with_capacity(layout.step_event.len());
     let mut last = 0.0f64;
     for &ev in &layout.step_event {
         let t = tr
-            .time_us
-            .get(ev as usize)
-            .copied()
+            .time_us(ev as usize)
             .filter(|&t| t != NO_TIME && ev != memviz_analysis::layout::NO_EVENT)
             .map(|t| t.saturating_sub(t0) as f64);
         if let Some(t) = t {

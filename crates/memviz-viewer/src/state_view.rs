@@ -157,8 +157,8 @@ impl StateView {
         let event = k.and_then(|k| self.history.events.get(k));
         let tr = snap.trace(self.history.device);
         let is_oom = event
-            .and_then(|e| tr.and_then(|t| t.action.get(e.row as usize)))
-            .is_some_and(|a| *a == Action::Oom);
+            .and_then(|e| tr.and_then(|t| t.action(e.row as usize)))
+            .is_some_and(|a| a == Action::Oom);
         let oom = match (k, event) {
             (Some(k), Some(e)) if is_oom => {
                 let device_free = tr.and_then(|t| t.device_free_of(e.row));
@@ -231,7 +231,7 @@ impl StateView {
             .filter_map(|k| {
                 let e = self.history.events.get(k)?;
                 let text = self.history.row_text(snap, &self.ctx, k)?;
-                let action = tr.and_then(|t| t.action.get(e.row as usize));
+                let action = tr.and_then(|t| t.action(e.row as usize));
                 let kind = match (action, e.kind) {
                     (Some(Action::Oom), _) => "oom",
                     (Some(Action::Snapshot), _) => "snapshot",
@@ -260,8 +260,8 @@ impl StateView {
             .iter()
             .enumerate()
             .filter(|(_, e)| {
-                tr.and_then(|t| t.action.get(e.row as usize))
-                    .is_some_and(|a| *a == Action::Oom)
+                tr.and_then(|t| t.action(e.row as usize))
+                    .is_some_and(|a| a == Action::Oom)
             })
             .map(|(k, _)| k)
             .collect();

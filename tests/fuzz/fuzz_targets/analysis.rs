@@ -51,7 +51,7 @@ fn sane_sizes(snap: &Snapshot) -> bool {
         .all(|b| b.size < SANE && b.requested_size < SANE);
     let traces = snap.devices().into_iter().all(|d| {
         snap.trace(d)
-            .is_none_or(|t| t.size.iter().all(|&s| s < SANE))
+            .is_none_or(|t| t.sizes().all(|s| s < SANE))
     });
     segs && blocks && traces
 }
