@@ -47,11 +47,11 @@ impl Memory {
 }
 
 /// Heap bytes a view adds per trace event of its device, rounded up from
-/// `cargo run -p memviz-viewer --release --example mem_budget -- FILE --views` on generated
-/// snapshots (a 150 MB training loop at 110 bytes per event and a 150 MB tiled file at 79):
-/// Active Memory Timeline 83–85 (timeline, layout, colours, first scene), Cached Segments
-/// 6–13, Private Pools 86–88, State History 70–73, flamegraph 2–3 (over the Active timeline,
-/// which it needs). docs/limits.md has the table.
+/// `cargo run -p memviz-viewer --release --example mem_budget -- FILE --views` on a 150 MB
+/// tiled snapshot (79 bytes per event): Active Memory Timeline 69 (timeline, layout, colours,
+/// first scene) plus 14 for its hit index once hovered, Cached Segments 12.5, Private Pools
+/// 73, State History 70, flamegraph 2 (over the Active timeline, which it needs).
+/// docs/limits.md has the table.
 #[must_use]
 pub fn view_bytes_per_event(kind: ViewKind) -> u64 {
     match kind {

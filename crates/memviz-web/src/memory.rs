@@ -21,10 +21,12 @@
 /// JS glue's copies of each chunk and allocator slack.
 pub const PAGE_BUDGET: u64 = (4 << 30) - (320 << 20);
 
-/// Heap bytes per trace entry of the model (the parse's peak included), measured with
-/// `cargo run -p memviz-viewer --release --example mem_budget` on generated snapshots
-/// (docs/limits.md). The first view adds `view_bytes_per_event(ViewKind::Active)`.
-pub const MODEL_BYTES_PER_ENTRY: u64 = 50;
+/// Heap bytes per trace entry of the model, rounded up from
+/// `cargo run -p memviz-viewer --release --example mem_budget` on generated snapshots (23.5 on
+/// a 150 MB tiled file, 19.5 on a 150 MB training loop; docs/limits.md). The first view adds
+/// `view_bytes_per_event(ViewKind::Active)` (its hit index, built on the first hover,
+/// included).
+pub const MODEL_BYTES_PER_ENTRY: u64 = 30;
 
 /// What opening a file costs per trace entry: the model and the Active Memory Timeline.
 pub const OPEN_BYTES_PER_ENTRY: u64 = MODEL_BYTES_PER_ENTRY + 90;
