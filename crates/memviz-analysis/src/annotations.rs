@@ -202,10 +202,7 @@ impl AnnotationIndex {
         if self.by_addr.is_empty() {
             return Vec::new();
         }
-        let addr_of = |e: u32| {
-            snap.trace(device)
-                .and_then(|t| t.addr(e as usize))
-        };
+        let addr_of = |e: u32| snap.trace(device).and_then(|t| t.addr(e as usize));
         let (addr, lo, hi) = match el.origin {
             Origin::Alloc { event } => (addr_of(event), Some(event), el.free_event),
             Origin::UnmatchedFree { event } => (addr_of(event), None, Some(event)),

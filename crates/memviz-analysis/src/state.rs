@@ -177,9 +177,7 @@ impl Src {
         final_stack: impl Fn(usize) -> Option<StackId>,
     ) -> StackId {
         match self.get() {
-            Source::Row(r) => snap
-                .trace(device)
-                .and_then(|t| t.stack(r as usize)),
+            Source::Row(r) => snap.trace(device).and_then(|t| t.stack(r as usize)),
             Source::Final(i) => final_stack(i as usize),
             Source::Unknown => None,
         }

@@ -336,7 +336,9 @@ pub fn live_totals(snap: &Snapshot, device: i64) -> LiveTotals {
     }
     // start + d never goes below 0 (a free takes away one live element once); it fits when
     // its maximum does.
-    let peak = i128::try_from(start).ok().and_then(|s| s.checked_add(peak_d));
+    let peak = i128::try_from(start)
+        .ok()
+        .and_then(|s| s.checked_add(peak_d));
     let fin = i128::try_from(start).ok().and_then(|s| s.checked_add(d));
     match (
         u64::try_from(start),

@@ -410,9 +410,9 @@ pub fn tooltip(
         TooltipOrigin::Segment => details.push(SEGMENT_NOTE.to_string()),
         TooltipOrigin::SegmentAlloc => {
             let event_size = match el.origin {
-                Origin::SegmentAlloc { event } => trace
-                    .and_then(|tr| tr.size(event as usize))
-                    .unwrap_or(size),
+                Origin::SegmentAlloc { event } => {
+                    trace.and_then(|tr| tr.size(event as usize)).unwrap_or(size)
+                }
                 _ => size,
             };
             if event_size != size {

@@ -121,7 +121,10 @@ fn bench(args: &[String]) -> Result<(), String> {
             .iter()
             .map(|(name, b)| {
                 let per = *b as f64 / entries.max(1) as f64;
-                ((*name).to_string(), serde_json::json!((per * 100.0).round() / 100.0))
+                (
+                    (*name).to_string(),
+                    serde_json::json!((per * 100.0).round() / 100.0),
+                )
             })
             .collect();
         let line = serde_json::json!({

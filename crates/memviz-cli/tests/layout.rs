@@ -319,7 +319,10 @@ fn tooltip_frames_versions_streams_and_colours() {
         .iter()
         .any(|l| l.contains("_PyEval_EvalFrameDefault")));
     assert!(unfiltered.iter().any(|l| l == "??:0:_start"));
-    assert_eq!(site_label(&s, s.traces[0].stack(0).expect("row")), "r.py:5:rec");
+    assert_eq!(
+        site_label(&s, s.traces[0].stack(0).expect("row")),
+        "r.py:5:rec"
+    );
 
     let b = tip(1);
     assert!(b

@@ -334,7 +334,10 @@ fn segments_hand_built_vector() {
     assert_eq!(pre.details, [tooltip::SEGMENT_NOTE]);
     assert_eq!(pre.frames, ["/u/pre.py:9:pre"]);
     assert_eq!(element_stack(&s, 0, &t.elements[14]), s.segments[4].stack);
-    assert_eq!(element_stack(&s, 0, &t.elements[10]), s.traces[0].stack(12).expect("row"));
+    assert_eq!(
+        element_stack(&s, 0, &t.elements[10]),
+        s.traces[0].stack(12).expect("row")
+    );
     assert_eq!(element_stack(&s, 0, &t.elements[15]), StackId::EMPTY);
     let colors = color::element_colors(&s, 0, &t);
     assert_eq!(colors.len(), t.elements.len());

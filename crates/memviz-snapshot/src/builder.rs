@@ -176,7 +176,10 @@ impl Rows {
 
     fn read(&self, r: usize) -> Row {
         Row {
-            action: self.action.get(r).map_or(Row::EMPTY.action, |&c| Action::from_code(c)),
+            action: self
+                .action
+                .get(r)
+                .map_or(Row::EMPTY.action, |&c| Action::from_code(c)),
             addr: self.addr.get(r).unwrap_or(0),
             size: self.size.get(r).unwrap_or(0),
             stream: self.stream.get(r).unwrap_or(0),
@@ -194,7 +197,8 @@ impl Rows {
         self.size.push(e.size);
         self.time_us.push(e.time_us);
         self.stack.push(e.stack);
-        self.stream.push(e.stream, self.hint, &mut self.stream_codes);
+        self.stream
+            .push(e.stream, self.hint, &mut self.stream_codes);
         self.compile_context
             .push(e.compile_context, self.hint, &mut self.cc_codes);
         self.user_metadata

@@ -449,7 +449,14 @@ mod tests {
         ];
         let mut v: Vec<i64> = Vec::new();
         for k in 0..10_000 {
-            v.push(vals[k % vals.len()] + if vals[k % vals.len()] > 0 && k % 2 == 0 { -1 } else { 0 });
+            v.push(
+                vals[k % vals.len()]
+                    + if vals[k % vals.len()] > 0 && k % 2 == 0 {
+                        -1
+                    } else {
+                        0
+                    },
+            );
         }
         let mut c = TimeColumn::default();
         for &t in &v {

@@ -90,7 +90,11 @@ impl Snapshot {
                 if let Some(df) = t.device_free_of(i as u32) {
                     write!(o, " device_free={df}")?;
                 }
-                writeln!(o, " {}", self.stack_text(t.stack(i).unwrap_or(StackId::EMPTY)))?;
+                writeln!(
+                    o,
+                    " {}",
+                    self.stack_text(t.stack(i).unwrap_or(StackId::EMPTY))
+                )?;
             }
         }
         for a in &self.external_annotations {

@@ -292,7 +292,11 @@ impl<T: Copy + PartialEq + Eq + std::hash::Hash> Column<T> {
                     None => {
                         let mut v = Vec::new();
                         let _ = v.try_reserve(codes.capacity().max(codes.len() + 1));
-                        v.extend(codes.iter().filter_map(|&c| values.get(c as usize).copied()));
+                        v.extend(
+                            codes
+                                .iter()
+                                .filter_map(|&c| values.get(c as usize).copied()),
+                        );
                         v.push(x);
                         Some(v)
                     }
@@ -688,7 +692,10 @@ impl Snapshot {
             ),
             ("segments", self.segments.capacity() * size_of::<Segment>()),
             ("blocks", self.blocks.capacity() * size_of::<Block>()),
-            ("history", self.history.capacity() * size_of::<HistoryEntry>()),
+            (
+                "history",
+                self.history.capacity() * size_of::<HistoryEntry>(),
+            ),
             (
                 "annotations",
                 self.external_annotations.capacity() * size_of::<Annotation>(),

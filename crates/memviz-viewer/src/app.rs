@@ -276,20 +276,12 @@ impl App {
                     && (k == keep || (keep == ViewKind::Flame && k == ViewKind::Active))
             });
         }
-        if keep != ViewKind::State
-            || self
-                .state_view
-                .as_ref()
-                .is_some_and(|(k, _)| *k != (cur, dev))
-        {
+        // A view of another (file, device), or not the one to show: released.
+        let stale = |k: Option<(usize, i64)>, kind: ViewKind| keep != kind || k != Some((cur, dev));
+        if stale(self.state_view.as_ref().map(|v| v.0), ViewKind::State) {
             self.state_view = None;
         }
-        if keep != ViewKind::Flame
-            || self
-                .flame_view
-                .as_ref()
-                .is_some_and(|(k, _)| *k != (cur, dev))
-        {
+        if stale(self.flame_view.as_ref().map(|v| v.0), ViewKind::Flame) {
             self.flame_view = None;
         }
     }

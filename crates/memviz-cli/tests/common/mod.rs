@@ -68,6 +68,20 @@ pub fn fixture(name: &str) -> PathBuf {
 }
 
 /// The independent Python oracle's summary of a file.
+/// Asserts that `ours` (a `memviz summary --json` value) equals the oracle's summary of
+/// `path`, warnings aside (their wording is ours).
+pub fn assert_matches_oracle(mut ours: serde_json::Value, path: &Path) {
+    let mut theirs = oracle(path);
+    ours["warnings"] = serde_json::Value::Null;
+    theirs["warnings"] = serde_json::Value::Null;
+    assert_eq!(
+        ours,
+        theirs,
+        "summary differs from the oracle for {}",
+        path.display()
+    );
+}
+
 pub fn oracle(path: &Path) -> serde_json::Value {
     let out = Command::new("python3")
         .arg(repo_root().join("tests/oracle/summary.py"))
