@@ -241,10 +241,12 @@ async function open(msg) {
     post({ type: 'progress', id, name: source.name, bytes, total: source.total, phase: 'model' });
     const parsedMs = performance.now() - t0;
     await yieldToPost();
+    if (stale()) return dropCancelled(id);
     viewer.finish_parse();
     doing = 'laying out the timeline of %s';
     post({ type: 'progress', id, name: source.name, bytes, total: source.total, phase: 'layout' });
     await yieldToPost();
+    if (stale()) return dropCancelled(id);
     viewer.finish();
     const finishedMs = performance.now() - t0;
     doing = 'drawing %s';
@@ -286,6 +288,15 @@ async function open(msg) {
   } finally {
     cancelled.delete(id);
   }
+}
+
+/** Ends open `id`, cancelled (or replaced by a newer open) between two of its steps. */
+function dropCancelled(id) {
+  if (loading === id) {
+    viewer.cancel();
+    loading = 0;
+  }
+  post({ type: 'cancelled', id });
 }
 
 /** Lets the progress message just posted reach the page before a long synchronous step. */
