@@ -1641,14 +1641,14 @@ describe('memory (WebGL2): a file over 1 GiB opens; what cannot fit says so; a d
   test('a file projected past the memory it may use is refused while reading, with its estimate and the CLI', TEST, async () => {
     const file = fixture('large60.pickle');
     if (!fs.existsSync(file)) generate(file, 'large', '--mb', '60', file);
-    const b = await launch([], '?backend=webgl2&mem_budget_mb=64');
+    const b = await launch([], '?backend=webgl2&mem_budget_mb=32');
     try {
       const { page } = b;
       assert.equal(await openWithInput(page, GOOD()), 'ready');
       const state = await openWithInput(page, file);
       assert.equal(state, 'error');
       const text = await page.getByRole('alert').textContent();
-      assert.match(text, /^Could not open "large60\.pickle": this snapshot needs about [\d.]+[KMG]iB of memory to open here \(estimated from the first [\d.]+MiB read\), more than the 64\.0MiB a browser tab gives this page.*`memviz summary FILE`/, text);
+      assert.match(text, /^Could not open "large60\.pickle": this snapshot needs about [\d.]+[KMG]iB of memory to open here \(estimated from the first [\d.]+MiB read\), more than the 32\.0MiB a browser tab gives this page.*`memviz summary FILE`/, text);
       assert.doesNotMatch(text, /Check that it is a snapshot/, 'no advice that does not apply');
       assert.equal(await page.evaluate(() => window.memviz.restarts), 0, 'refused, not crashed');
       // The file already open is still there and the page still opens files.
