@@ -209,9 +209,9 @@ fn corrupt_and_cut_gzip() {
 
 #[test]
 fn the_cli_has_no_size_limit() {
-    // The page refuses files over its limit before reading them and points here: the CLI
-    // opens any size (the page test lowers the page's limit to 1 MiB with ?max_mb=1 and
-    // checks the refusal with the demo; here the same file opens).
+    // The page refuses a file whose trace needs more memory than a browser gives it, and
+    // points here: the CLI opens any size (the page test refuses a file under a lowered
+    // budget, ?mem_budget_mb=; here a file opens whatever its size).
     let p = write("demo.pickle", demo());
     assert!(demo().len() > 1 << 20);
     let (code, out, err) = memviz(&["summary", &path_str(&p)]);
