@@ -738,15 +738,6 @@ impl Layout {
         self.hit.get_or_init(|| HitIndex::build(self))
     }
 
-    /// Push orders of the elements live during timestep `step` (`start <= step < end`),
-    /// unsorted. O(live + log) from the hit index.
-    pub fn live_orders_at(&self, step: u32) -> Vec<u32> {
-        if step >= self.step_count() {
-            return Vec::new();
-        }
-        self.hit_index().live_orders(self, f64::from(step))
-    }
-
     /// The slide in progress during timestep `step`: (freed element's push order, bytes not
     /// yet slid away). Everything pushed after it sits that much higher.
     pub fn slide_at_step(&self, step: u32) -> Option<(u32, f64)> {

@@ -178,92 +178,135 @@ impl Timeline {
     }
 }
 
+/// What the pairing pass ([`pair_trace`]) reports: an allocation, the free that ends one, and a
+/// free of an allocation the trace does not have. [`build`] keeps elements and steps;
+/// [`live_totals`] only sums.
+trait PairSink {
+    /// What is remembered of a live allocation until its free.
+    type Key;
+    fn alloc(&mut self, event: u32, size: u64) -> Self::Key;
+    /// `event` is the free's carrier (the request merged with it, or the free itself).
+    fn freed(&mut self, key: Self::Key, event: u32);
+    fn unmatched(&mut self, event: u32, size: u64);
+}
+
+/// SEMANTICS §3.1's pairing of one device's trace: allocations remembered by address until
+/// their `free_completed` (merged with the `free_requested` right before it, whose fields it
+/// keeps). Returns what is still remembered at the end: the live allocations by address.
+fn pair_trace<S: PairSink>(snap: &Snapshot, device: i64, sink: &mut S) -> FxHashMap<u64, S::Key> {
+    let mut remembered: FxHashMap<u64, S::Key> = FxHashMap::default();
+    let Some(tr) = snap.trace(device) else {
+        return remembered;
+    };
+    let allocs = tr.actions().filter(|a| *a == Action::Alloc).count();
+    remembered.reserve(allocs.min(1 << 20));
+    // The previous *output* event of the annotate step, if it is a free_requested: (addr, index).
+    let mut prev_request: Option<(u64, u32)> = None;
+    for (i, (action, addr)) in tr.actions().zip(tr.addrs()).enumerate() {
+        let ev = i as u32;
+        let pending = prev_request.take();
+        match action {
+            Action::Alloc => {
+                let key = sink.alloc(ev, tr.size(i).unwrap_or(0));
+                remembered.insert(addr, key);
+            }
+            Action::FreeRequested => prev_request = Some((addr, ev)),
+            Action::FreeCompleted => {
+                // Merged with the request right before it, the free keeps the request's fields.
+                let carrier = match pending {
+                    Some((a, req)) if a == addr => req,
+                    _ => ev,
+                };
+                match remembered.remove(&addr) {
+                    Some(key) => sink.freed(key, carrier),
+                    None => sink.unmatched(carrier, tr.size(carrier as usize).unwrap_or(0)),
+                }
+            }
+            _ => {}
+        }
+    }
+    remembered
+}
+
+/// Ghosts: the device's `active_allocated` blocks of the final state whose address is not
+/// `live` after the trace, in block order: (block index, requested size).
+fn ghost_blocks<'a>(
+    snap: &'a Snapshot,
+    device: i64,
+    live: impl Fn(u64) -> bool + Copy + 'a,
+) -> impl Iterator<Item = (u32, u64)> + 'a {
+    snap.segments
+        .iter()
+        .filter(move |s| s.device == device)
+        .flat_map(move |seg| {
+            (seg.blocks.0..seg.blocks.1).filter_map(move |bi| {
+                let b = snap.blocks.get(bi as usize)?;
+                (b.state == BlockState::ActiveAllocated && !live(b.address))
+                    .then_some((bi, b.requested_size))
+            })
+        })
+}
+
+/// [`build`]'s sink: every element and step, and the unmatched frees in trace order.
+struct TimelineSink {
+    t: Timeline,
+    unmatched: Vec<u32>,
+}
+
+impl PairSink for TimelineSink {
+    type Key = u32;
+    fn alloc(&mut self, event: u32, size: u64) -> u32 {
+        let id = self.t.elements.len() as u32;
+        self.t.elements.push(Element {
+            size_bytes: size,
+            origin: Origin::Alloc { event },
+            free_event: None,
+        });
+        self.t.push_step(id, event, true);
+        id
+    }
+    fn freed(&mut self, id: u32, event: u32) {
+        if let Some(e) = self.t.elements.get_mut(id as usize) {
+            e.free_event = Some(event);
+        }
+        self.t.push_step(id, event, false);
+    }
+    fn unmatched(&mut self, event: u32, size: u64) {
+        let id = self.t.elements.len() as u32;
+        self.t.elements.push(Element {
+            size_bytes: size,
+            origin: Origin::UnmatchedFree { event },
+            free_event: Some(event),
+        });
+        self.unmatched.push(id);
+        self.t.push_step(id, event, false);
+    }
+}
+
 /// Pair a device's trace with its final state.
 pub fn build(snap: &Snapshot, device: i64) -> Timeline {
-    let mut t = Timeline::default();
-    let mut remembered: FxHashMap<u64, u32> = FxHashMap::default();
-    let mut unmatched: Vec<u32> = Vec::new();
+    let mut sink = TimelineSink {
+        t: Timeline::default(),
+        unmatched: Vec::new(),
+    };
     if let Some(tr) = snap.trace(device) {
         let allocs = tr.actions().filter(|a| *a == Action::Alloc).count();
         let frees = tr.actions().filter(|a| *a == Action::FreeCompleted).count();
-        t.elements.reserve(allocs + frees / 8);
-        t.steps.reserve(allocs + frees);
-        remembered.reserve(allocs.min(1 << 20));
-        // The previous *output* event of the annotate step, if it is a free_requested: (addr, index).
-        let mut prev_request: Option<(u64, u32)> = None;
-        for (i, (action, addr)) in tr.actions().zip(tr.addrs()).enumerate() {
-            let ev = i as u32;
-            let pending = prev_request.take();
-            match action {
-                Action::Alloc => {
-                    let id = t.elements.len() as u32;
-                    t.elements.push(Element {
-                        size_bytes: tr.size(i).unwrap_or(0),
-                        origin: Origin::Alloc { event: ev },
-                        free_event: None,
-                    });
-                    remembered.insert(addr, id);
-                    t.steps.push(Step {
-                        element: id,
-                        event: ev,
-                        is_alloc: true,
-                    });
-                }
-                Action::FreeRequested => prev_request = Some((addr, ev)),
-                Action::FreeCompleted => {
-                    // Merged with the request right before it, the free keeps the request's fields.
-                    let carrier = match pending {
-                        Some((a, req)) if a == addr => req,
-                        _ => ev,
-                    };
-                    match remembered.remove(&addr) {
-                        Some(id) => {
-                            if let Some(e) = t.elements.get_mut(id as usize) {
-                                e.free_event = Some(carrier);
-                            }
-                            t.steps.push(Step {
-                                element: id,
-                                event: carrier,
-                                is_alloc: false,
-                            });
-                        }
-                        None => {
-                            let id = t.elements.len() as u32;
-                            t.elements.push(Element {
-                                size_bytes: tr.size(carrier as usize).unwrap_or(0),
-                                origin: Origin::UnmatchedFree { event: carrier },
-                                free_event: Some(carrier),
-                            });
-                            unmatched.push(id);
-                            t.steps.push(Step {
-                                element: id,
-                                event: carrier,
-                                is_alloc: false,
-                            });
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
+        sink.t.elements.reserve(allocs + frees / 8);
+        sink.t.steps.reserve(allocs + frees);
     }
+    let remembered = pair_trace(snap, device, &mut sink);
+    let TimelineSink { mut t, unmatched } = sink;
     // Ghosts: live blocks of the final state that the trace does not account for.
     let mut ghosts = Vec::new();
-    for seg in snap.segments.iter().filter(|s| s.device == device) {
-        for bi in seg.blocks.0..seg.blocks.1 {
-            let Some(b) = snap.blocks.get(bi as usize) else {
-                continue;
-            };
-            if b.state == BlockState::ActiveAllocated && !remembered.contains_key(&b.address) {
-                let id = t.elements.len() as u32;
-                t.elements.push(Element {
-                    size_bytes: b.requested_size,
-                    origin: Origin::Ghost { block: bi },
-                    free_event: None,
-                });
-                ghosts.push(id);
-            }
-        }
+    for (block, size) in ghost_blocks(snap, device, |a| remembered.contains_key(&a)) {
+        let id = t.elements.len() as u32;
+        t.elements.push(Element {
+            size_bytes: size,
+            origin: Origin::Ghost { block },
+            free_event: None,
+        });
+        ghosts.push(id);
     }
     // Reference order: [unmatched frees…, ghosts…] reversed, so the last final-state block is at
     // the bottom and the earliest unmatched free on top.
@@ -281,59 +324,51 @@ pub struct LiveTotals {
     pub final_live_bytes: u64,
 }
 
+/// [`live_totals`]' sink: counts and exact sums (i128), the size of each live allocation.
+#[derive(Default)]
+struct TotalsSink {
+    elements: u64,
+    start: u128,
+    d: i128,
+    peak_d: i128,
+}
+
+impl PairSink for TotalsSink {
+    type Key = u64;
+    fn alloc(&mut self, _event: u32, size: u64) -> u64 {
+        self.elements += 1;
+        self.d += i128::from(size);
+        self.peak_d = self.peak_d.max(self.d);
+        size
+    }
+    fn freed(&mut self, size: u64, _event: u32) {
+        self.d -= i128::from(size);
+    }
+    fn unmatched(&mut self, _event: u32, size: u64) {
+        self.elements += 1;
+        self.start += u128::from(size);
+        self.d -= i128::from(size);
+    }
+}
+
 /// The totals of [`build`]`(snap, device)` without keeping its elements and steps (which cost
-/// about 48 bytes per allocation: 1.2 GB for a 2 GB trace, measured). The same pairing pass,
-/// remembering only each live allocation's size; live bytes are summed exactly (in i128) and
-/// equal `build`'s saturating sums whenever no sum exceeds `u64::MAX`, the only case in which
-/// they could differ (then this falls back to `build`).
+/// about 48 bytes per allocation: 1.2 GB for a 2 GB trace, measured). The same pairing pass
+/// ([`pair_trace`]), remembering only each live allocation's size; live bytes are summed
+/// exactly (in i128) and equal `build`'s saturating sums whenever no sum exceeds `u64::MAX`,
+/// the only case in which they could differ (then this falls back to `build`).
 pub fn live_totals(snap: &Snapshot, device: i64) -> LiveTotals {
-    let mut elements: u64 = 0;
-    let mut start: u128 = 0;
-    let mut d: i128 = 0;
-    let mut peak_d: i128 = 0;
-    let mut remembered: FxHashMap<u64, u64> = FxHashMap::default();
-    if let Some(tr) = snap.trace(device) {
-        let mut prev_request: Option<(u64, u32)> = None;
-        for (i, (action, addr)) in tr.actions().zip(tr.addrs()).enumerate() {
-            let ev = i as u32;
-            let pending = prev_request.take();
-            match action {
-                Action::Alloc => {
-                    let size = tr.size(i).unwrap_or(0);
-                    elements += 1;
-                    remembered.insert(addr, size);
-                    d += i128::from(size);
-                    peak_d = peak_d.max(d);
-                }
-                Action::FreeRequested => prev_request = Some((addr, ev)),
-                Action::FreeCompleted => match remembered.remove(&addr) {
-                    Some(size) => d -= i128::from(size),
-                    None => {
-                        let carrier = match pending {
-                            Some((a, req)) if a == addr => req,
-                            _ => ev,
-                        };
-                        let size = tr.size(carrier as usize).unwrap_or(0);
-                        elements += 1;
-                        start += u128::from(size);
-                        d -= i128::from(size);
-                    }
-                },
-                _ => {}
-            }
-        }
+    let mut sink = TotalsSink::default();
+    let remembered = pair_trace(snap, device, &mut sink);
+    for (_, size) in ghost_blocks(snap, device, |a| remembered.contains_key(&a)) {
+        sink.elements += 1;
+        sink.start += u128::from(size);
     }
-    for seg in snap.segments.iter().filter(|s| s.device == device) {
-        for bi in seg.blocks.0..seg.blocks.1 {
-            let Some(b) = snap.blocks.get(bi as usize) else {
-                continue;
-            };
-            if b.state == BlockState::ActiveAllocated && !remembered.contains_key(&b.address) {
-                elements += 1;
-                start += u128::from(b.requested_size);
-            }
-        }
-    }
+    let TotalsSink {
+        elements,
+        start,
+        d,
+        peak_d,
+    } = sink;
     // start + d never goes below 0 (a free takes away one live element once); it fits when
     // its maximum does.
     let peak = i128::try_from(start)

@@ -55,6 +55,7 @@
 
 pub mod app;
 pub mod camera;
+mod column_stack;
 pub mod flame_view;
 pub mod gpu;
 pub mod memory;
