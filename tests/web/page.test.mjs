@@ -861,7 +861,8 @@ async function assertSelectedRowVisible(page, k) {
   // The list draws on the next animation frame after its rows arrive from the worker.
   await row.waitFor({ state: 'attached' });
   assert.match(await row.textContent(), new RegExp(`^${k}: `));
-  const r = await row.boundingBox();
+  // The virtualised list may redraw its rows between two looks: wait for one that has a box.
+  const r = await poll(() => row.boundingBox().catch(() => null), `a box for row ${k}`);
   const list = await page.locator('#state-list').boundingBox();
   assert.ok(r.y >= list.y - 1 && r.y + r.height <= list.y + list.height + 1,
     `row ${k} at y ${r.y}..${r.y + r.height} is inside the list ${list.y}..${list.y + list.height}`);
