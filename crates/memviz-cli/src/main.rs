@@ -7,6 +7,10 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 mod cmd;
+mod huge_pages;
+
+#[global_allocator]
+static ALLOC: huge_pages::HugePages = huge_pages::HugePages;
 
 pub(crate) const USAGE: &str = "usage:
   memviz summary FILE [--json]   per-device counts, bytes, peak and warnings
