@@ -194,38 +194,87 @@ trait PairSink {
 /// their `free_completed` (merged with the `free_requested` right before it, whose fields it
 /// keeps). Returns what is still remembered at the end: the live allocations by address.
 fn pair_trace<S: PairSink>(snap: &Snapshot, device: i64, sink: &mut S) -> FxHashMap<u64, S::Key> {
-    let mut remembered: FxHashMap<u64, S::Key> = FxHashMap::default();
     let Some(tr) = snap.trace(device) else {
-        return remembered;
+        return FxHashMap::default();
     };
-    let allocs = tr.actions().filter(|a| *a == Action::Alloc).count();
-    remembered.reserve(allocs.min(1 << 20));
-    // The previous *output* event of the annotate step, if it is a free_requested: (addr, index).
+    // Allocations are remembered by address key: where the address column is coded (a caching
+    // allocator reuses few addresses), the key is a dense code and a table replaces the hash
+    // map (its inserts and removes were 8 % of a wasm parse + summary).
+    let mut remembered = match tr.addr_key_space() {
+        Some(n) => LiveByKey::Dense(std::iter::repeat_with(|| None).take(n).collect()),
+        None => {
+            let allocs = tr.actions().filter(|a| *a == Action::Alloc).count();
+            let mut m = FxHashMap::default();
+            m.reserve(allocs.min(1 << 20));
+            LiveByKey::Sparse(m)
+        }
+    };
+    // The previous *output* event of the annotate step, if it is a free_requested: (key, index).
     let mut prev_request: Option<(u64, u32)> = None;
-    for (i, (action, addr)) in tr.actions().zip(tr.addrs()).enumerate() {
+    for (i, action) in tr.actions().enumerate() {
         let ev = i as u32;
         let pending = prev_request.take();
+        let key = tr.addr_key(i).unwrap_or(0);
         match action {
             Action::Alloc => {
-                let key = sink.alloc(ev, tr.size(i).unwrap_or(0));
-                remembered.insert(addr, key);
+                let k = sink.alloc(ev, tr.size(i).unwrap_or(0));
+                remembered.insert(key, k);
             }
-            Action::FreeRequested => prev_request = Some((addr, ev)),
+            Action::FreeRequested => prev_request = Some((key, ev)),
             Action::FreeCompleted => {
                 // Merged with the request right before it, the free keeps the request's fields.
                 let carrier = match pending {
-                    Some((a, req)) if a == addr => req,
+                    Some((a, req)) if a == key => req,
                     _ => ev,
                 };
-                match remembered.remove(&addr) {
-                    Some(key) => sink.freed(key, carrier),
+                match remembered.remove(key) {
+                    Some(k) => sink.freed(k, carrier),
                     None => sink.unmatched(carrier, tr.size(carrier as usize).unwrap_or(0)),
                 }
             }
             _ => {}
         }
     }
-    remembered
+    match remembered {
+        LiveByKey::Sparse(m) => m,
+        LiveByKey::Dense(d) => d
+            .into_iter()
+            .enumerate()
+            .filter_map(|(code, k)| Some((tr.addr_of_key(code as u64), k?)))
+            .collect(),
+    }
+}
+
+/// [`pair_trace`]'s live allocations by address key.
+enum LiveByKey<K> {
+    /// Indexed by code (a coded address column).
+    Dense(Vec<Option<K>>),
+    /// By address (a raw address column).
+    Sparse(FxHashMap<u64, K>),
+}
+
+impl<K> LiveByKey<K> {
+    #[inline]
+    fn insert(&mut self, key: u64, k: K) {
+        match self {
+            LiveByKey::Dense(d) => {
+                if let Some(slot) = d.get_mut(key as usize) {
+                    *slot = Some(k);
+                }
+            }
+            LiveByKey::Sparse(m) => {
+                m.insert(key, k);
+            }
+        }
+    }
+
+    #[inline]
+    fn remove(&mut self, key: u64) -> Option<K> {
+        match self {
+            LiveByKey::Dense(d) => d.get_mut(key as usize).and_then(Option::take),
+            LiveByKey::Sparse(m) => m.remove(&key),
+        }
+    }
 }
 
 /// Ghosts: the device's `active_allocated` blocks of the final state whose address is not

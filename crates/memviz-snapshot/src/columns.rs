@@ -80,6 +80,35 @@ impl U64Column {
         (0..self.len()).map(move |i| self.get(i).unwrap_or(0))
     }
 
+    /// The row's key: its code into the table of distinct values, or the value itself in a raw
+    /// column. Equal keys mean equal values, so a pass that only matches rows by value (pairing
+    /// frees with allocations by address) can index a dense table by code instead of hashing.
+    #[inline]
+    pub fn key(&self, i: usize) -> Option<u64> {
+        match &self.codes {
+            Codes::U16(v) => v.get(i).map(|&c| c as u64),
+            Codes::U32(v) => v.get(i).map(|&c| c as u64),
+            Codes::Raw(v) => v.get(i).copied(),
+        }
+    }
+
+    /// How many distinct keys [`Self::key`] can return (codes `0..n`), or None for a raw column
+    /// (keys are the values).
+    pub fn key_space(&self) -> Option<usize> {
+        match self.codes {
+            Codes::Raw(_) => None,
+            _ => Some(self.values.len()),
+        }
+    }
+
+    /// The value of a key from [`Self::key`].
+    pub fn value_of_key(&self, key: u64) -> u64 {
+        match self.codes {
+            Codes::Raw(_) => key,
+            _ => self.values.get(key as usize).copied().unwrap_or(0),
+        }
+    }
+
     /// Number of distinct values kept in the table (0 for a raw column).
     pub fn distinct(&self) -> usize {
         match self.codes {

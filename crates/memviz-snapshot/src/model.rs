@@ -438,6 +438,19 @@ impl DeviceTrace {
     pub fn actions(&self) -> impl Iterator<Item = Action> + '_ {
         self.action.iter()
     }
+    /// The event's address key (see [`U64Column::key`]): equal keys, equal addresses.
+    #[inline]
+    pub fn addr_key(&self, i: usize) -> Option<u64> {
+        self.addr.key(i)
+    }
+    /// Some(n) when every address key is below n (a coded column), None when keys are addresses.
+    pub fn addr_key_space(&self) -> Option<usize> {
+        self.addr.key_space()
+    }
+    /// The address an [`Self::addr_key`] stands for.
+    pub fn addr_of_key(&self, key: u64) -> u64 {
+        self.addr.value_of_key(key)
+    }
     pub fn addrs(&self) -> impl Iterator<Item = u64> + '_ {
         self.addr.iter()
     }
