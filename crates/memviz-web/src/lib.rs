@@ -78,6 +78,7 @@ impl Session {
     pub fn push(&mut self, chunk: &[u8]) -> Result<(), String> {
         match &mut self.stage {
             Stage::Loading(loader) => {
+                memory::grow_ahead(chunk.len() as u64 * 4);
                 let result = loader.push(chunk);
                 self.bytes_read = loader.bytes_read();
                 result.map_err(|err| self.fail(err.to_string()))

@@ -105,6 +105,7 @@ impl ViewerCore {
         let Some(p) = self.pending.as_mut() else {
             return Err("no file is being opened (begin was not called)".to_owned());
         };
+        crate::memory::grow_ahead(chunk.len() as u64 * 4);
         let result = p.loader.push(chunk);
         self.bytes_read = p.loader.bytes_read();
         if let Err(err) = result {
