@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use memviz_analysis::layout::{Layout, LayoutOptions};
+use memviz_analysis::steps::StepValues;
 use memviz_analysis::timeline::{self, Timeline};
 use memviz_analysis::tooltip::{tooltip, TooltipContext};
 use memviz_analysis::{color, layout};
@@ -1171,16 +1172,12 @@ impl App {
         let (lo, hi) = if x0 <= x1 { (x0, x1) } else { (x1, x0) };
         let (hi, top) = {
             let Some(d) = self.data() else { return };
-            let n = d.layout.live_at_step.len();
+            let live = d.layout.live_at_step();
+            let n = live.len();
             let hi = hi.max(lo + 1.0);
             let a = lo.floor().clamp(0.0, n as f64) as usize;
             let b = hi.ceil().clamp(0.0, n as f64) as usize;
-            let top = d
-                .layout
-                .live_at_step
-                .get(a..b.max(a))
-                .and_then(|s| s.iter().max().copied())
-                .unwrap_or(d.layout.peak_bytes);
+            let top = live.range(a, b.max(a)).max().unwrap_or(d.layout.peak_bytes);
             (hi, top)
         };
         self.camera.x_range = (lo, hi);
@@ -1444,7 +1441,7 @@ impl App {
         if self.overview_key != key {
             self.overview_key = key;
             self.overview_cols = match self.data() {
-                Some(d) => decimate_max(&d.layout.live_at_step, cols as usize),
+                Some(d) => decimate_max(d.layout.live_at_step(), cols as usize),
                 None => Vec::new(),
             };
         }
@@ -2070,9 +2067,10 @@ fn step_times(snap: &Snapshot, device: i64, layout: &Layout) -> Option<Vec<f64>>
         return None;
     }
     let t0 = tr.times().find(|&t| t != NO_TIME)?;
-    let mut out = Vec::with_capacity(layout.step_event.len());
+    let events = layout.step_event();
+    let mut out = Vec::with_capacity(events.len());
     let mut last = 0.0f64;
-    for &ev in &layout.step_event {
+    for ev in events.iter() {
         let t = tr
             .time_us(ev as usize)
             .filter(|&t| t != NO_TIME && ev != memviz_analysis::layout::NO_EVENT)
@@ -2086,7 +2084,7 @@ fn step_times(snap: &Snapshot, device: i64, layout: &Layout) -> Option<Vec<f64>>
 }
 
 /// Max of `values` over `cols` equal column ranges.
-fn decimate_max(values: &[u64], cols: usize) -> Vec<u64> {
+fn decimate_max(values: StepValues<'_, u64>, cols: usize) -> Vec<u64> {
     let n = values.len();
     if n == 0 || cols == 0 {
         return Vec::new();
@@ -2097,10 +2095,7 @@ fn decimate_max(values: &[u64], cols: usize) -> Vec<u64> {
         .map(|c| {
             let a = at(c);
             let b = at(c + 1).max(a + 1).min(n);
-            values
-                .get(a..b)
-                .and_then(|s| s.iter().max().copied())
-                .unwrap_or(0)
+            values.range(a, b).max().unwrap_or(0)
         })
         .collect()
 }
