@@ -9,7 +9,7 @@ use memviz_analysis::timeline::{self, Timeline};
 use memviz_analysis::tooltip::{tooltip, TooltipContext};
 use memviz_analysis::{color, layout};
 use memviz_render::{rgba, Trapezoid, View};
-use memviz_snapshot::{Snapshot, NO_TIME};
+use memviz_snapshot::Snapshot;
 use serde_json::json;
 
 use crate::camera::{Camera, PlotGeometry, RectCss, Y_HEADROOM};
@@ -17,6 +17,7 @@ use crate::flame_view::FlameView;
 use crate::memory::{unavailable_message, view_bytes_per_event, Memory};
 use crate::scene::{self, Batch, PlotScene, STATIC_MAX_POINTS};
 use crate::state_view::StateView;
+use crate::step_time::StepTimeIndex;
 use crate::ticks::{self, Tick};
 
 /// Camera idle time after which a windowed scene is rebuilt, ms.
@@ -50,8 +51,8 @@ struct DeviceData {
     phases: Vec<(memviz_analysis::annotations::Phase, u32)>,
     tips: Option<TooltipContext>,
     /// Relative time (µs since the first timed event) per timestep, non-decreasing, when the
-    /// trace has times.
-    step_time_us: Option<Vec<f64>>,
+    /// trace has times (derived on demand from the step events).
+    step_time_us: Option<StepTimeIndex>,
     /// Static scene, or the latest windowed one.
     scene: PlotScene,
     windowed: bool,
@@ -1746,13 +1747,18 @@ impl App {
         let xpos = |x: f64| cam.css_px_from_data(g, [x, 0.0])[0];
         let ypos = |y: f64| cam.css_px_from_data(g, [0.0, y])[1];
         let y = ticks::byte_ticks(cam.y_range.0, cam.y_range.1, p.height(), ypos);
+        let trace = self
+            .files
+            .get(self.current)
+            .and_then(|f| f.snap.trace(self.device));
         let times = self
             .data()
-            .and_then(|d| d.step_time_us.as_deref())
+            .zip(trace)
+            .and_then(|(d, tr)| Some(d.step_time_us.as_ref()?.with(tr, &d.layout)))
             .filter(|_| self.time_axis);
         let (x, x_unit) = match times {
             Some(t) => (
-                ticks::time_ticks(cam.x_range.0, cam.x_range.1, p.width(), t, xpos),
+                ticks::time_ticks(cam.x_range.0, cam.x_range.1, p.width(), &t, xpos),
                 "time",
             ),
             None => (
@@ -1993,7 +1999,7 @@ fn build_device(
     };
     let layout = layout::Layout::build(&timeline, LayoutOptions::default());
     let colors = color::element_colors(snap, device, &timeline);
-    let step_time_us = step_times(snap, device, &layout);
+    let step_time_us = StepTimeIndex::build(snap, device, &layout);
     let windowed = layout.exact_point_count() > STATIC_MAX_POINTS;
     let scene = initial_scene(&layout, &colors, windowed);
     let phases = phase_rows(memviz_analysis::annotations::phases(snap, device, &layout));
@@ -2057,30 +2063,6 @@ fn initial_scene(layout: &Layout, colors: &[u8], windowed: bool) -> PlotScene {
     } else {
         scene::build_static(layout, colors)
     }
-}
-
-/// µs since the first timed event at every timestep (forward-filled, made non-decreasing), or
-/// `None` when the trace has no times.
-fn step_times(snap: &Snapshot, device: i64, layout: &Layout) -> Option<Vec<f64>> {
-    let tr = snap.trace(device)?;
-    if !tr.has_time() {
-        return None;
-    }
-    let t0 = tr.times().find(|&t| t != NO_TIME)?;
-    let events = layout.step_event();
-    let mut out = Vec::with_capacity(events.len());
-    let mut last = 0.0f64;
-    for ev in events.iter() {
-        let t = tr
-            .time_us(ev as usize)
-            .filter(|&t| t != NO_TIME && ev != memviz_analysis::layout::NO_EVENT)
-            .map(|t| t.saturating_sub(t0) as f64);
-        if let Some(t) = t {
-            last = last.max(t);
-        }
-        out.push(last);
-    }
-    Some(out)
 }
 
 /// Max of `values` over `cols` equal column ranges.
