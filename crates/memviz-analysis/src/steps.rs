@@ -152,7 +152,7 @@ impl<T: Copy> Iterator for StepIter<'_, T> {
             self.j += 1;
         }
         // Inside a slide window the action stays (the free's values repeat).
-        if !self.slides.get(self.j).is_some_and(|s| s.step <= self.x) {
+        if self.slides.get(self.j).is_none_or(|s| s.step > self.x) {
             self.action += 1;
         }
         v
