@@ -51,9 +51,9 @@ pub fn step_times_us(snap: &Snapshot, device: i64, layout: &Layout) -> Option<Ve
     let mut last = t0;
     Some(
         layout
-            .step_event
+            .step_event()
             .iter()
-            .map(|&ev| {
+            .map(|ev| {
                 if ev != NO_EVENT {
                     if let Some(t) = tr.time_us(ev as usize) {
                         if t != NO_TIME {

@@ -110,7 +110,7 @@ pub fn resolve(layout: &Layout, events: usize, at: At) -> Result<Moment, String>
         )),
         At::Event(k) if (k as usize) < events => {
             // step_event is non-decreasing (NO_EVENT only on the single flat-graph step).
-            let j = layout.step_event.partition_point(|&e| e <= k);
+            let j = layout.step_event().partition_point(|&e| e <= k);
             Ok(Moment {
                 at,
                 step: j.saturating_sub(1) as u32,

@@ -57,7 +57,11 @@
 //! the number of points. Cost: 12 bytes per (element, canonical node) entry, plus 4 bytes per
 //! bucket entry and per node (see [`Layout::hit_index_heap_bytes`]).
 
+use crate::steps::StepValues;
 use crate::timeline::Timeline;
+
+mod reference;
+pub use reference::reference_series;
 
 /// [`Layout::step_event`] of a timestep with no trace event (the flat-graph quirk of §3.2, where
 /// an initially-present element is moved into the actions).
@@ -67,6 +71,8 @@ pub const HIT_BUCKET_STEPS: u32 = 64;
 /// Timesteps a slide lasts.
 pub const SLIDE_STEPS: u32 = 3;
 const NO_ORDER: u32 = u32::MAX;
+/// Slides per leaf of the compact mode's min-tree (scanned linearly).
+const SLIDE_BLOCK: usize = 16;
 
 /// How per-element polylines are kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
@@ -97,12 +103,12 @@ impl Default for LayoutOptions {
 }
 
 /// A free that had something above it: every live element with a larger push order slides down
-/// by `size_bytes` between `step` and `step + 3`.
+/// by the freed element's size ([`Layout::slide_size`]) between `step` and `step + 3`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Slide {
     pub step: u32,
+    /// Push order of the freed element.
     pub order: u32,
-    pub size_bytes: u64,
 }
 
 /// One trapezoid of an element: from `(x0_step, bottom0_bytes)` to `(x1_step, bottom1_bytes)`,
@@ -126,11 +132,12 @@ pub struct Layout {
     base_bytes: Vec<u64>,
     order: Vec<u32>,
     by_order: Vec<u32>,
-    /// Live bytes during each timestep (memory_viz's `max_at_time`): the freed bytes still count
-    /// during a slide.
-    pub live_at_step: Vec<u64>,
-    /// The trace event behind each timestep ([`NO_EVENT`] for none).
-    pub step_event: Vec<u32>,
+    /// Timesteps (see [`crate::steps`] for the per-action columns below).
+    steps: u32,
+    /// Live bytes after each action ([`Layout::live_at_step`]).
+    action_live: Vec<u64>,
+    /// The trace event of each action ([`Layout::step_event`]).
+    action_event: Vec<u32>,
     /// `max(live_at_step)` (0 when there are no timesteps): the y range.
     pub peak_bytes: u64,
     /// The first timestep reaching [`Layout::peak_bytes`].
@@ -142,7 +149,8 @@ pub struct Layout {
     point_offsets: Vec<u32>,
     point_steps: Vec<u32>,
     point_bottoms: Vec<u64>,
-    /// Min push order per node over `slides` (compact mode only), `2 * slide_tree_size` long.
+    /// Min push order per node over blocks of [`SLIDE_BLOCK`] slides (compact mode only),
+    /// `2 * slide_tree_size` long.
     slide_tree: Vec<u32>,
     slide_tree_size: usize,
     /// Built on first use (hover, a compact polyline, the live set): the first frame does not
@@ -238,8 +246,8 @@ impl Layout {
         let mut ended: Vec<bool> = vec![false; n];
         let mut drawn: u64 = 0;
         let mut t: u32 = 0;
-        l.live_at_step.reserve(actions.len());
-        l.step_event.reserve(actions.len());
+        l.action_live.reserve_exact(actions.len());
+        l.action_event.reserve_exact(actions.len());
 
         let push = |l: &mut Layout,
                     stack: &mut Vec<u32>,
@@ -269,12 +277,10 @@ impl Layout {
             }
             if l.order[e] == NO_ORDER {
                 push(&mut l, &mut stack, &mut slide_count, &mut drawn, t, e);
-                l.live_at_step.push(drawn);
-                l.step_event.push(event);
+                l.push_action(drawn, event, t);
                 t = t.saturating_add(1);
             } else {
-                l.live_at_step.push(drawn);
-                l.step_event.push(event);
+                l.push_action(drawn, event, t);
                 t = t.saturating_add(1);
                 if ended[e] {
                     // Cannot come from timeline::build (an element is pushed and freed once).
@@ -295,16 +301,8 @@ impl Layout {
                         }
                     }
                 } else {
-                    l.slides.push(Slide {
-                        step: t,
-                        order: o,
-                        size_bytes: l.height_bytes[e],
-                    });
+                    l.slides.push(Slide { step: t, order: o });
                     fenwick.add(o as usize);
-                    for _ in 0..SLIDE_STEPS {
-                        l.live_at_step.push(drawn);
-                        l.step_event.push(event);
-                    }
                     t = t.saturating_add(SLIDE_STEPS);
                 }
                 drawn = drawn.saturating_sub(l.height_bytes[e]);
@@ -323,15 +321,8 @@ impl Layout {
             points += 2 + 2 * slide_count[e] as u64;
         }
         l.exact_point_count = points;
-        l.live_at_step.shrink_to_fit();
-        l.step_event.shrink_to_fit();
+        l.steps = t;
         l.slides.shrink_to_fit();
-        for (i, &v) in l.live_at_step.iter().enumerate() {
-            if v > l.peak_bytes || i == 0 {
-                l.peak_bytes = v;
-                l.peak_step = i as u32;
-            }
-        }
 
         let exact = options.mode == PointMode::Exact
             && points <= options.max_exact_points
@@ -428,11 +419,22 @@ impl Layout {
         self.point_bottoms = out.bottoms;
     }
 
+    /// One action's timestep `t`: its live bytes and event, and the peak so far.
+    fn push_action(&mut self, drawn: u64, event: u32, t: u32) {
+        if drawn > self.peak_bytes || self.action_live.is_empty() {
+            self.peak_bytes = drawn;
+            self.peak_step = t;
+        }
+        self.action_live.push(drawn);
+        self.action_event.push(event);
+    }
+
     fn build_slide_tree(&mut self) {
-        let size = self.slides.len().next_power_of_two().max(1);
+        let size = self.slides.len().div_ceil(SLIDE_BLOCK).next_power_of_two();
         let mut tree = vec![NO_ORDER; 2 * size];
         for (i, s) in self.slides.iter().enumerate() {
-            tree[size + i] = s.order;
+            let leaf = &mut tree[size + i / SLIDE_BLOCK];
+            *leaf = (*leaf).min(s.order);
         }
         for i in (1..size).rev() {
             tree[i] = tree[2 * i].min(tree[2 * i + 1]);
@@ -457,9 +459,24 @@ impl Layout {
     pub fn stored_point_count(&self) -> usize {
         self.point_steps.len()
     }
-    /// Number of timesteps (`live_at_step.len()`): the x range is `[0, steps]`.
+    /// Number of timesteps: the x range is `[0, steps]`.
     pub fn step_count(&self) -> u32 {
-        self.live_at_step.len() as u32
+        self.steps
+    }
+    /// Live bytes during each timestep (memory_viz's `max_at_time`): the freed bytes still count
+    /// during a slide.
+    pub fn live_at_step(&self) -> StepValues<'_, u64> {
+        StepValues::new(&self.action_live, &self.slides, self.steps)
+    }
+    /// The trace event behind each timestep ([`NO_EVENT`] for none); the slide of a free
+    /// repeats its event. Non-decreasing apart from a [`NO_EVENT`] step.
+    pub fn step_event(&self) -> StepValues<'_, u32> {
+        StepValues::new(&self.action_event, &self.slides, self.steps)
+    }
+    /// Bytes a slide moves down: the size of the freed element.
+    pub fn slide_size(&self, slide: &Slide) -> u64 {
+        self.element_at_order(slide.order)
+            .map_or(0, |e| self.height_bytes(e))
     }
     pub fn element_count(&self) -> usize {
         self.height_bytes.len()
@@ -525,20 +542,15 @@ impl Layout {
         let (start, end) = (self.start_step[e], self.end_step[e]);
         let lo = self.slides.partition_point(|s| s.step <= start);
         let hi = self.slides.partition_point(|s| s.step < end);
-        let mut dfs = Vec::new();
-        if lo < hi {
-            dfs.push((1usize, 0usize, self.slide_tree_size));
-        }
-        Points(PointsInner::Compact(CompactPoints {
-            layout: self,
-            order: o,
-            lo,
-            hi,
-            dfs,
-            bottom: self.base_bytes[e],
-            state: CompactState::Start,
+        let bottom = self.base_bytes[e];
+        Points(PointsInner::Compact(CompactPoints::new(
+            self,
+            o,
+            (lo, hi),
+            bottom,
+            CompactState::Start,
             end,
-        }))
+        )))
     }
 
     /// The element's trapezoids, left to right (zero-width ones skipped).
@@ -598,20 +610,7 @@ impl Layout {
                 .slides
                 .partition_point(|s| (s.step as f64) < b)
                 .min(self.slides.partition_point(|s| s.step < end));
-            let mut it = CompactPoints {
-                layout: self,
-                order: o,
-                lo,
-                hi,
-                dfs: if lo < hi {
-                    vec![(1, 0, self.slide_tree_size)]
-                } else {
-                    Vec::new()
-                },
-                bottom: 0,
-                state: CompactState::Slides,
-                end,
-            };
+            let mut it = CompactPoints::new(self, o, (lo, hi), 0, CompactState::Slides, end);
             let mut running: Option<u64> = None;
             while let Some(sl) = it.next_slide() {
                 let pre = *running.get_or_insert_with(|| {
@@ -619,7 +618,7 @@ impl Layout {
                         .bytes_below(self, o, sl.step as f64)
                         .round() as u64
                 });
-                let post = pre.saturating_sub(sl.size_bytes);
+                let post = pre.saturating_sub(self.slide_size(&sl));
                 let t1 = sl.step.saturating_add(SLIDE_STEPS);
                 if (sl.step as f64) > a {
                     out.push((sl.step as f64, pre as f64));
@@ -746,13 +745,13 @@ impl Layout {
 
     /// Approximate heap bytes of the layout, hit index included.
     pub fn heap_bytes(&self) -> usize {
-        (self.height_bytes.capacity() + self.base_bytes.capacity() + self.live_at_step.capacity())
+        (self.height_bytes.capacity() + self.base_bytes.capacity() + self.action_live.capacity())
             * 8
             + (self.start_step.capacity()
                 + self.end_step.capacity()
                 + self.order.capacity()
                 + self.by_order.capacity()
-                + self.step_event.capacity()
+                + self.action_event.capacity()
                 + self.point_offsets.capacity()
                 + self.point_steps.capacity()
                 + self.slide_tree.capacity())
@@ -802,32 +801,68 @@ struct CompactPoints<'a> {
     /// Slides with index in `lo..hi` happen during the element's life.
     lo: usize,
     hi: usize,
-    /// Pending min-tree nodes `(node, first slide, end slide)`.
+    /// Pending min-tree nodes `(node, first block, end block)`.
     dfs: Vec<(usize, usize, usize)>,
+    /// Slides `scan.0..scan.1` of a leaf block still to look at.
+    scan: (usize, usize),
     bottom: u64,
     state: CompactState,
     end: u32,
 }
 
-impl CompactPoints<'_> {
+impl<'a> CompactPoints<'a> {
+    fn new(
+        layout: &'a Layout,
+        order: u32,
+        (lo, hi): (usize, usize),
+        bottom: u64,
+        state: CompactState,
+        end: u32,
+    ) -> Self {
+        let dfs = if lo < hi {
+            vec![(1, 0, layout.slide_tree_size)]
+        } else {
+            Vec::new()
+        };
+        CompactPoints {
+            layout,
+            order,
+            lo,
+            hi,
+            dfs,
+            scan: (0, 0),
+            bottom,
+            state,
+            end,
+        }
+    }
+
     /// The next slide (in step order) during the element's life below its order.
     fn next_slide(&mut self) -> Option<Slide> {
         let l = self.layout;
-        while let Some((node, a, b)) = self.dfs.pop() {
-            if b <= self.lo
-                || a >= self.hi
+        loop {
+            while self.scan.0 < self.scan.1 {
+                let s = l.slides.get(self.scan.0).copied();
+                self.scan.0 += 1;
+                if let Some(s) = s.filter(|s| s.order < self.order) {
+                    return Some(s);
+                }
+            }
+            let (node, a, b) = self.dfs.pop()?;
+            if b * SLIDE_BLOCK <= self.lo
+                || a * SLIDE_BLOCK >= self.hi
                 || l.slide_tree.get(node).is_none_or(|&m| m >= self.order)
             {
                 continue;
             }
             if b - a == 1 {
-                return l.slides.get(a).copied();
+                self.scan = (self.lo.max(a * SLIDE_BLOCK), self.hi.min(b * SLIDE_BLOCK));
+                continue;
             }
             let mid = (a + b) / 2;
             self.dfs.push((2 * node + 1, mid, b));
             self.dfs.push((2 * node, a, mid));
         }
-        None
     }
 
     fn next_point(&mut self) -> Option<(u32, u64)> {
@@ -841,7 +876,7 @@ impl CompactPoints<'_> {
                 CompactState::Slides => match self.next_slide() {
                     Some(s) => {
                         let b = self.bottom;
-                        self.bottom = b.saturating_sub(s.size_bytes);
+                        self.bottom = b.saturating_sub(self.layout.slide_size(&s));
                         self.state =
                             CompactState::SlideEnd(s.step.saturating_add(SLIDE_STEPS), self.bottom);
                         return Some((s.step, b));
@@ -919,7 +954,7 @@ struct HitIndex {
 
 impl HitIndex {
     fn build(l: &Layout) -> HitIndex {
-        let steps = l.live_at_step.len() as u64;
+        let steps = u64::from(l.steps);
         let bs = HIT_BUCKET_STEPS as u64;
         let buckets = steps.div_ceil(bs).max(1) as usize;
         let tree_size = buckets.next_power_of_two();
@@ -1121,66 +1156,9 @@ fn slide_at(l: &Layout, x: f64) -> Option<(u32, f64)> {
     (into < SLIDE_STEPS as f64).then(|| {
         (
             s.order,
-            s.size_bytes as f64 * (1.0 - into / SLIDE_STEPS as f64),
+            l.slide_size(s) as f64 * (1.0 - into / SLIDE_STEPS as f64),
         )
     })
-}
-
-/// memory_viz's stacking (SEMANTICS.md §3.4), ported literally with every element drawn: the
-/// per-element series of `(timestep, bottom)` points and `max_at_time`. Quadratic (it removes
-/// from the middle of a vector, as the reference does): a parity oracle for tests, not for use
-/// on large traces.
-pub fn reference_series(t: &Timeline) -> (Vec<Vec<(u32, u64)>>, Vec<u64>) {
-    let (initial, actions) = replay_lists(t);
-    let n = t.elements.len();
-    let size = |e: usize| t.elements[e].size_bytes;
-    let mut series: Vec<Vec<(u32, u64)>> = vec![Vec::new(); n];
-    let mut current: Vec<usize> = Vec::new();
-    let mut max_at_time = Vec::new();
-    let mut total: u64 = 0;
-    let mut ts: u32 = 0;
-    for &e in &initial {
-        let e = e as usize;
-        current.push(e);
-        series[e].push((ts, total));
-        total += size(e);
-    }
-    for &(e, _) in &actions {
-        let e = e as usize;
-        match current.iter().rposition(|&x| x == e) {
-            None => {
-                current.push(e);
-                series[e].push((ts, total));
-                total += size(e);
-                max_at_time.push(total);
-                ts += 1;
-            }
-            Some(k) => {
-                max_at_time.push(total);
-                ts += 1;
-                let last = series[e].last().map_or(0, |p| p.1);
-                series[e].push((ts, last));
-                current.remove(k);
-                if k < current.len() {
-                    for &s in &current[k..] {
-                        let b = series[s].last().map_or(0, |p| p.1);
-                        series[s].push((ts, b));
-                        series[s].push((ts + 3, b.saturating_sub(size(e))));
-                    }
-                    for _ in 0..3 {
-                        max_at_time.push(total);
-                    }
-                    ts += 3;
-                }
-                total -= size(e);
-            }
-        }
-    }
-    for &e in &current {
-        let b = series[e].last().map_or(0, |p| p.1);
-        series[e].push((ts, b));
-    }
-    (series, max_at_time)
 }
 
 #[cfg(test)]
@@ -1284,8 +1262,8 @@ mod tests {
                 },
             );
             assert_eq!(l.mode(), mode);
-            assert_eq!(l.live_at_step, max_at_time, "{mode:?}");
-            assert_eq!(l.step_event.len(), max_at_time.len());
+            assert_eq!(l.live_at_step(), max_at_time, "{mode:?}");
+            assert_eq!(l.step_event().len(), max_at_time.len());
             let total: usize = series.iter().map(|s| s.len()).sum();
             assert_eq!(l.exact_point_count() as usize, total);
             for (e, s) in series.iter().enumerate() {
@@ -1364,7 +1342,7 @@ mod tests {
     fn semantics_vector() {
         let t = vector();
         let l = build(&t);
-        assert_eq!(l.live_at_step, [15, 30, 55, 55, 55, 55, 55, 38, 38]);
+        assert_eq!(l.live_at_step(), [15, 30, 55, 55, 55, 55, 55, 38, 38]);
         assert_eq!(l.peak_bytes, 55);
         assert_eq!(l.peak_step, 2);
         let pts = |e| l.points(e).collect::<Vec<_>>();
@@ -1373,15 +1351,9 @@ mod tests {
         assert_eq!(pts(1), [(1, 10), (4, 10)]);
         assert_eq!(pts(2), [(2, 30), (4, 30), (7, 10), (9, 10)]);
         assert_eq!(pts(3), [(7, 35), (9, 35)]);
-        assert_eq!(l.step_event, [0, 1, 2, 3, 3, 3, 3, 4, 5]);
-        assert_eq!(
-            l.slides,
-            [Slide {
-                step: 4,
-                order: 2,
-                size_bytes: 20
-            }]
-        );
+        assert_eq!(l.step_event(), [0, 1, 2, 3, 3, 3, 3, 4, 5]);
+        assert_eq!(l.slides, [Slide { step: 4, order: 2 }]);
+        assert_eq!(l.slide_size(&l.slides[0]), 20);
         let pieces: Vec<Piece> = l.pieces(2).collect();
         assert_eq!(pieces.len(), 3);
         assert_eq!(
@@ -1432,8 +1404,8 @@ mod tests {
             ..Timeline::default()
         };
         let l = build(&t);
-        assert_eq!(l.live_at_step, [16]);
-        assert_eq!(l.step_event, [NO_EVENT]);
+        assert_eq!(l.live_at_step(), [16]);
+        assert_eq!(l.step_event(), [NO_EVENT]);
         assert_eq!(l.points(1).collect::<Vec<_>>(), [(0, 0), (1, 0)]);
         assert_eq!(l.points(0).collect::<Vec<_>>(), [(0, 9), (1, 9)]);
         check_against_reference(&t);

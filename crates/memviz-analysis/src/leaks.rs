@@ -121,14 +121,16 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
             )
         }
         _ => {
-            let live = &layout.live_at_step;
-            let fin = live.last().copied().unwrap_or(0);
+            let live = layout.live_at_step();
+            let fin = live.last().unwrap_or(0);
             let below =
                 |v: u64| u128::from(v) * 100 < u128::from(fin) * u128::from(SETTLED_PERCENT);
             let s = live
                 .iter()
-                .rposition(|&v| below(v))
-                .map_or(0, |i| (i as u32).saturating_add(1))
+                .enumerate()
+                .filter(|&(_, v)| below(v))
+                .last()
+                .map_or(0, |(i, _)| (i as u32).saturating_add(1))
                 .min(last_step);
             (
                 s,

@@ -14,6 +14,7 @@ pub mod lines;
 pub mod search;
 pub mod segmap;
 pub mod state;
+pub mod steps;
 pub mod summary;
 pub mod timeline;
 pub mod tooltip;

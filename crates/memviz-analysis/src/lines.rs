@@ -252,7 +252,7 @@ pub fn live_elements_at(layout: &Layout, step: u32) -> Vec<u32> {
     let live: u64 = out
         .iter()
         .fold(0u64, |a, &e| a.saturating_add(layout.height_bytes(e)));
-    let want = layout.live_at_step.get(step as usize).copied().unwrap_or(0);
+    let want = layout.live_at_step().get(step as usize).unwrap_or(0);
     if live < want {
         let i = layout.slides.partition_point(|s| s.step <= step);
         if let Some(s) = i.checked_sub(1).and_then(|i| layout.slides.get(i)) {
@@ -513,9 +513,8 @@ pub fn live_table(
             .filter(|&t| t != NO_TIME)
     };
     let now = layout
-        .step_event
+        .step_event()
         .get(step as usize)
-        .copied()
         .filter(|&e| e != NO_EVENT)
         .and_then(time_of);
     let opts = LineOptions::default();

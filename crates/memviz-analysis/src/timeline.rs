@@ -138,8 +138,11 @@ impl Timeline {
             .map_or(0, |e| e.size_bytes)
     }
 
-    /// Live bytes at the start, at the peak and at the end, from the elements and steps.
+    /// Live bytes at the start, at the peak and at the end, from the elements and steps; the
+    /// last step of a build, which also drops the vectors' growth slack.
     fn compute_live_bytes(&mut self) {
+        self.elements.shrink_to_fit();
+        self.steps.shrink_to_fit();
         let mut live: u64 = 0;
         for &i in &self.initially_present {
             live = live.saturating_add(self.size_of(i));
@@ -305,12 +308,7 @@ struct TimelineSink {
 impl PairSink for TimelineSink {
     type Key = u32;
     fn alloc(&mut self, event: u32, size: u64) -> u32 {
-        let id = self.t.elements.len() as u32;
-        self.t.elements.push(Element {
-            size_bytes: size,
-            origin: Origin::Alloc { event },
-            free_event: None,
-        });
+        let id = self.t.push_element(size, Origin::Alloc { event }, None);
         self.t.push_step(id, event, true);
         id
     }
@@ -321,12 +319,7 @@ impl PairSink for TimelineSink {
         self.t.push_step(id, event, false);
     }
     fn unmatched(&mut self, event: u32, size: u64) {
-        let id = self.t.elements.len() as u32;
-        self.t.elements.push(Element {
-            size_bytes: size,
-            origin: Origin::UnmatchedFree { event },
-            free_event: Some(event),
-        });
+        let id = (self.t).push_element(size, Origin::UnmatchedFree { event }, Some(event));
         self.unmatched.push(id);
         self.t.push_step(id, event, false);
     }

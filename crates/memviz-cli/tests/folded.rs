@@ -98,7 +98,7 @@ fn vector_without_frames() {
 #[test]
 fn vector_resolve() {
     let d = dev(load_path(&fixture("vector.pickle")), 0);
-    assert_eq!(d.layout.step_event, vec![0, 2, 3, 4, 4, 4, 4, 6, 7]);
+    assert_eq!(d.layout.step_event(), vec![0, 2, 3, 4, 4, 4, 4, 6, 7]);
     let step = |at| flame::resolve(&d.layout, 9, at).map(|m| m.step);
     assert_eq!(step(At::Peak), Ok(2));
     assert_eq!(step(At::Step(8)), Ok(8));
@@ -583,8 +583,10 @@ fn cli_time_ranges() {
         v["step_range"],
         serde_json::json!([first.start_step, first.end_step])
     );
-    let area: u64 = d.layout.live_at_step[first.start_step as usize..first.end_step as usize]
-        .iter()
+    let area: u64 = d
+        .layout
+        .live_at_step()
+        .range(first.start_step as usize, first.end_step as usize)
         .sum();
     assert_eq!(want, area, "the area under the outline over the phase");
 }
@@ -764,18 +766,18 @@ fn check_file(name: &str, snap: Snapshot, samples: u32) {
         check_lines(&name, &all);
         // Lifetime = Σ live_at_step (the area under the outline).
         let area = l
-            .live_at_step
+            .live_at_step()
             .iter()
-            .fold(0u64, |a, &v| a.saturating_add(v));
+            .fold(0u64, |a, v| a.saturating_add(v));
         let lt = fold(&d, device, At::Peak, &lifetime(None));
         assert_eq!(flame::total(&lt), area, "{name}: lifetime");
         let steps = l.step_count();
         let half = steps / 2;
         let area_half = l
-            .live_at_step
+            .live_at_step()
             .iter()
             .take(half as usize)
-            .fold(0u64, |a, &v| a.saturating_add(v));
+            .fold(0u64, |a, v| a.saturating_add(v));
         assert_eq!(
             flame::total(&fold(&d, device, At::Peak, &lifetime(Some((0, half))))),
             area_half,
@@ -787,7 +789,7 @@ fn check_file(name: &str, snap: Snapshot, samples: u32) {
             let e = fold(&d, device, At::Step(st), &filtered());
             assert_eq!(
                 flame::total(&e),
-                l.live_at_step[st as usize],
+                l.live_at_step().get(st as usize).expect("step"),
                 "{name} step {st}"
             );
         }
@@ -797,9 +799,9 @@ fn check_file(name: &str, snap: Snapshot, samples: u32) {
         let stride = (events / samples.max(1)).max(1);
         for k in (0..events).step_by(stride as usize) {
             let e = fold(&d, device, At::Event(k), &filtered());
-            let j = l.step_event.partition_point(|&x| x <= k);
+            let j = l.step_event().partition_point(|&x| x <= k);
             let is_alloc_step = |s: usize| {
-                l.step_event.get(s).is_some_and(|&ev| {
+                l.step_event().get(s).is_some_and(|ev| {
                     d.tl.steps
                         .iter()
                         .find(|x| x.event == ev)
@@ -807,9 +809,20 @@ fn check_file(name: &str, snap: Snapshot, samples: u32) {
                 })
             };
             if j > 0 && is_alloc_step(j - 1) {
-                assert_eq!(flame::total(&e), l.live_at_step[j - 1], "{name} event {k}");
-            } else if j < steps as usize && !is_alloc_step(j) && l.step_event[j] != u32::MAX {
-                assert_eq!(flame::total(&e), l.live_at_step[j], "{name} event {k}");
+                assert_eq!(
+                    flame::total(&e),
+                    l.live_at_step().get(j - 1).expect("step"),
+                    "{name} event {k}"
+                );
+            } else if j < steps as usize
+                && !is_alloc_step(j)
+                && l.step_event().get(j).expect("step") != u32::MAX
+            {
+                assert_eq!(
+                    flame::total(&e),
+                    l.live_at_step().get(j).expect("step"),
+                    "{name} event {k}"
+                );
             }
         }
         assert!(fold(&d, device, At::Event(events), &filtered()).is_empty());

@@ -26,14 +26,18 @@ fn compact(t: &Timeline) -> Layout {
 /// Structural checks that hold for any layout: live bytes, hit test, elements_at.
 fn check_invariants(name: &str, t: &Timeline, l: &Layout, samples: u32) {
     let steps = l.step_count();
-    assert_eq!(l.step_event.len(), steps as usize, "{name}");
+    assert_eq!(l.step_event().len(), steps as usize, "{name}");
     assert_eq!(
         l.peak_bytes,
-        l.live_at_step.iter().copied().max().unwrap_or(0),
+        l.live_at_step().iter().max().unwrap_or(0),
         "{name}"
     );
     if steps > 0 {
-        assert_eq!(l.live_at_step[l.peak_step as usize], l.peak_bytes, "{name}");
+        assert_eq!(
+            l.live_at_step().get(l.peak_step as usize).expect("step"),
+            l.peak_bytes,
+            "{name}"
+        );
         assert!(
             l.peak_bytes >= t.peak_live_bytes,
             "{name}: y range clips the peak"
@@ -48,11 +52,11 @@ fn check_invariants(name: &str, t: &Timeline, l: &Layout, samples: u32) {
             .slides
             .iter()
             .find(|s| s.step <= step && step < s.step + 3)
-            .map(|s| s.size_bytes)
+            .map(|s| l.slide_size(s))
             .unwrap_or(0);
         assert_eq!(
             live + slide,
-            l.live_at_step[step as usize],
+            l.live_at_step().get(step as usize).expect("step"),
             "{name} step {step}"
         );
         let x = step as f64 + 0.5;
@@ -82,7 +86,7 @@ fn semantics_test_vector_layout() {
     let s = load_path(&fixture("vector.pickle"));
     let t = timeline::build(&s, 0);
     for l in [layout::build(&t), compact(&t)] {
-        assert_eq!(l.live_at_step, [15, 30, 55, 55, 55, 55, 55, 38, 38]);
+        assert_eq!(l.live_at_step(), [15, 30, 55, 55, 55, 55, 55, 38, 38]);
         assert_eq!((l.peak_bytes, l.peak_step), (55, 2));
         let pts = |e: u32| l.points(e).collect::<Vec<_>>();
         // SEMANTICS.md §3.6, max_entries = ∞: series 4, 0, 1, 2, 3.
@@ -97,9 +101,9 @@ fn semantics_test_vector_layout() {
         // The annotated event indices are the trace's (the merged free keeps the request's).
         let tr = &s.traces[0];
         let kinds: Vec<&str> = l
-            .step_event
+            .step_event()
             .iter()
-            .map(|&e| s.action_name(tr.action(e as usize).expect("row")))
+            .map(|e| s.action_name(tr.action(e as usize).expect("row")))
             .collect();
         assert_eq!(
             kinds,
@@ -126,7 +130,7 @@ fn semantics_test_vector_layout() {
     }
     let (series, max_at_time) = reference_series(&t);
     let l = layout::build(&t);
-    assert_eq!(l.live_at_step, max_at_time);
+    assert_eq!(l.live_at_step(), max_at_time);
     for (e, s) in series.iter().enumerate() {
         assert!(l.points(e as u32).eq(s.iter().copied()));
     }
@@ -174,8 +178,8 @@ fn fixtures_layouts_agree_with_the_reference() {
             let exact = layout::build(&t);
             let comp = compact(&t);
             let (series, max_at_time) = reference_series(&t);
-            assert_eq!(exact.live_at_step, max_at_time, "{name} dev {d}");
-            assert_eq!(comp.live_at_step, max_at_time, "{name} dev {d}");
+            assert_eq!(exact.live_at_step(), max_at_time, "{name} dev {d}");
+            assert_eq!(comp.live_at_step(), max_at_time, "{name} dev {d}");
             assert_eq!(
                 exact.exact_point_count() as usize,
                 series.iter().map(Vec::len).sum::<usize>()
@@ -185,7 +189,7 @@ fn fixtures_layouts_agree_with_the_reference() {
                 assert!(exact.points(e).eq(s.iter().copied()), "{name} dev {d} e{e}");
                 assert!(comp.points(e).eq(s.iter().copied()), "{name} dev {d} e{e}");
             }
-            for &ev in &exact.step_event {
+            for ev in exact.step_event().iter() {
                 let ok = ev == NO_EVENT || s.trace(d).is_some_and(|tr| (ev as usize) < tr.len());
                 assert!(ok, "{name}: step_event out of range");
             }
@@ -434,7 +438,7 @@ fn real_corpus_layouts() {
             assert_eq!(exact.mode(), PointMode::Exact, "{name}");
             if t.elements.len() <= 20_000 {
                 let (series, max_at_time) = reference_series(&t);
-                assert_eq!(exact.live_at_step, max_at_time, "{name}");
+                assert_eq!(exact.live_at_step(), max_at_time, "{name}");
                 for (e, sr) in series.iter().enumerate() {
                     assert!(exact.points(e as u32).eq(sr.iter().copied()), "{name} e{e}");
                 }

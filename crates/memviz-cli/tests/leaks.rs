@@ -218,8 +218,8 @@ fn planted_iteration_leak() {
 fn planted_without_annotations_uses_the_live_level() {
     let snap = load_path(&planted("leak_noann.pickle"));
     let (layout, r) = analyse(&snap, 0);
-    assert_eq!(layout.live_at_step.get(23), Some(&10240));
-    assert_eq!(layout.live_at_step.last(), Some(&11776));
+    assert_eq!(layout.live_at_step().get(23), Some(10240));
+    assert_eq!(layout.live_at_step().last(), Some(11776));
     assert_eq!(r.settled_step, 24);
     assert!(r.settled_rule.contains("90%"), "{}", r.settled_rule);
     let got: Vec<(&str, Vec<String>, u64, u32)> = r

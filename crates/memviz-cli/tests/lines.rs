@@ -261,7 +261,7 @@ fn live_table_by_hand() {
     assert_eq!(c.top_frame, format!("??:0:{MUL_BACKWARD}"));
     assert_eq!(c.stream, 0);
     // The peak is event 8 (the 32 B alloc); c1 is event 5: 3 events, 3 ms, and timesteps.
-    assert_eq!(f.layout.step_event[peak as usize], 8);
+    assert_eq!(f.layout.step_event().get(peak as usize).expect("step"), 8);
     assert_eq!(c.age_us, Some(3000));
     let (start, _) = f.layout.span(3).expect("drawn");
     assert_eq!(c.age_steps, peak - start);
@@ -485,7 +485,11 @@ fn invariants_on_fixtures_and_corpus() {
                 let ctx = format!("{name} device {d} step {step}");
                 let live = live_table(&snap, d, &tl, &layout, step);
                 let sum: u64 = live.iter().map(|r| r.size).sum();
-                assert_eq!(sum, layout.live_at_step[step as usize], "{ctx}");
+                assert_eq!(
+                    sum,
+                    layout.live_at_step().get(step as usize).expect("step"),
+                    "{ctx}"
+                );
                 assert_eq!(live.len(), live_elements_at(&layout, step).len(), "{ctx}");
                 if step == layout.peak_step {
                     assert_eq!(sum, peak, "{ctx}: live table at the peak");
@@ -494,9 +498,8 @@ fn invariants_on_fixtures_and_corpus() {
                     assert!(w[0].size >= w[1].size, "{ctx}: order");
                 }
                 let now = layout
-                    .step_event
+                    .step_event()
                     .get(step as usize)
-                    .copied()
                     .filter(|&e| e != NO_EVENT)
                     .and_then(time);
                 for r in &live {

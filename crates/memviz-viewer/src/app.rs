@@ -4,11 +4,12 @@
 use std::collections::HashMap;
 
 use memviz_analysis::layout::{Layout, LayoutOptions};
+use memviz_analysis::steps::StepValues;
 use memviz_analysis::timeline::{self, Timeline};
 use memviz_analysis::tooltip::{tooltip, TooltipContext};
 use memviz_analysis::{color, layout};
 use memviz_render::{rgba, Trapezoid, View};
-use memviz_snapshot::{Snapshot, NO_TIME};
+use memviz_snapshot::Snapshot;
 use serde_json::json;
 
 use crate::camera::{Camera, PlotGeometry, RectCss, Y_HEADROOM};
@@ -16,6 +17,7 @@ use crate::flame_view::FlameView;
 use crate::memory::{unavailable_message, view_bytes_per_event, Memory};
 use crate::scene::{self, Batch, PlotScene, STATIC_MAX_POINTS};
 use crate::state_view::StateView;
+use crate::step_time::StepTimeIndex;
 use crate::ticks::{self, Tick};
 
 /// Camera idle time after which a windowed scene is rebuilt, ms.
@@ -49,8 +51,8 @@ struct DeviceData {
     phases: Vec<(memviz_analysis::annotations::Phase, u32)>,
     tips: Option<TooltipContext>,
     /// Relative time (µs since the first timed event) per timestep, non-decreasing, when the
-    /// trace has times.
-    step_time_us: Option<Vec<f64>>,
+    /// trace has times (derived on demand from the step events).
+    step_time_us: Option<StepTimeIndex>,
     /// Static scene, or the latest windowed one.
     scene: PlotScene,
     windowed: bool,
@@ -1171,16 +1173,12 @@ impl App {
         let (lo, hi) = if x0 <= x1 { (x0, x1) } else { (x1, x0) };
         let (hi, top) = {
             let Some(d) = self.data() else { return };
-            let n = d.layout.live_at_step.len();
+            let live = d.layout.live_at_step();
+            let n = live.len();
             let hi = hi.max(lo + 1.0);
             let a = lo.floor().clamp(0.0, n as f64) as usize;
             let b = hi.ceil().clamp(0.0, n as f64) as usize;
-            let top = d
-                .layout
-                .live_at_step
-                .get(a..b.max(a))
-                .and_then(|s| s.iter().max().copied())
-                .unwrap_or(d.layout.peak_bytes);
+            let top = live.range(a, b.max(a)).max().unwrap_or(d.layout.peak_bytes);
             (hi, top)
         };
         self.camera.x_range = (lo, hi);
@@ -1444,7 +1442,7 @@ impl App {
         if self.overview_key != key {
             self.overview_key = key;
             self.overview_cols = match self.data() {
-                Some(d) => decimate_max(&d.layout.live_at_step, cols as usize),
+                Some(d) => decimate_max(d.layout.live_at_step(), cols as usize),
                 None => Vec::new(),
             };
         }
@@ -1749,13 +1747,18 @@ impl App {
         let xpos = |x: f64| cam.css_px_from_data(g, [x, 0.0])[0];
         let ypos = |y: f64| cam.css_px_from_data(g, [0.0, y])[1];
         let y = ticks::byte_ticks(cam.y_range.0, cam.y_range.1, p.height(), ypos);
+        let trace = self
+            .files
+            .get(self.current)
+            .and_then(|f| f.snap.trace(self.device));
         let times = self
             .data()
-            .and_then(|d| d.step_time_us.as_deref())
+            .zip(trace)
+            .and_then(|(d, tr)| Some(d.step_time_us.as_ref()?.with(tr, &d.layout)))
             .filter(|_| self.time_axis);
         let (x, x_unit) = match times {
             Some(t) => (
-                ticks::time_ticks(cam.x_range.0, cam.x_range.1, p.width(), t, xpos),
+                ticks::time_ticks(cam.x_range.0, cam.x_range.1, p.width(), &t, xpos),
                 "time",
             ),
             None => (
@@ -1996,7 +1999,7 @@ fn build_device(
     };
     let layout = layout::Layout::build(&timeline, LayoutOptions::default());
     let colors = color::element_colors(snap, device, &timeline);
-    let step_time_us = step_times(snap, device, &layout);
+    let step_time_us = StepTimeIndex::build(snap, device, &layout);
     let windowed = layout.exact_point_count() > STATIC_MAX_POINTS;
     let scene = initial_scene(&layout, &colors, windowed);
     let phases = phase_rows(memviz_analysis::annotations::phases(snap, device, &layout));
@@ -2062,31 +2065,8 @@ fn initial_scene(layout: &Layout, colors: &[u8], windowed: bool) -> PlotScene {
     }
 }
 
-/// µs since the first timed event at every timestep (forward-filled, made non-decreasing), or
-/// `None` when the trace has no times.
-fn step_times(snap: &Snapshot, device: i64, layout: &Layout) -> Option<Vec<f64>> {
-    let tr = snap.trace(device)?;
-    if !tr.has_time() {
-        return None;
-    }
-    let t0 = tr.times().find(|&t| t != NO_TIME)?;
-    let mut out = Vec::with_capacity(layout.step_event.len());
-    let mut last = 0.0f64;
-    for &ev in &layout.step_event {
-        let t = tr
-            .time_us(ev as usize)
-            .filter(|&t| t != NO_TIME && ev != memviz_analysis::layout::NO_EVENT)
-            .map(|t| t.saturating_sub(t0) as f64);
-        if let Some(t) = t {
-            last = last.max(t);
-        }
-        out.push(last);
-    }
-    Some(out)
-}
-
 /// Max of `values` over `cols` equal column ranges.
-fn decimate_max(values: &[u64], cols: usize) -> Vec<u64> {
+fn decimate_max(values: StepValues<'_, u64>, cols: usize) -> Vec<u64> {
     let n = values.len();
     if n == 0 || cols == 0 {
         return Vec::new();
@@ -2097,10 +2077,7 @@ fn decimate_max(values: &[u64], cols: usize) -> Vec<u64> {
         .map(|c| {
             let a = at(c);
             let b = at(c + 1).max(a + 1).min(n);
-            values
-                .get(a..b)
-                .and_then(|s| s.iter().max().copied())
-                .unwrap_or(0)
+            values.range(a, b).max().unwrap_or(0)
         })
         .collect()
 }

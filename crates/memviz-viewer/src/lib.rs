@@ -63,6 +63,7 @@ pub mod pane;
 pub mod scene;
 pub mod settings;
 pub mod state_view;
+mod step_time;
 pub mod ticks;
 
 pub use app::{App, AxisTicks, ViewKind};

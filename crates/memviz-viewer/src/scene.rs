@@ -343,7 +343,8 @@ pub fn build_columns(
     } else {
         1.0
     };
-    let n = layout.live_at_step.len();
+    let live = layout.live_at_step();
+    let n = live.len();
     let tile_w = ((wx1 - wx0) / f64::from(TILES)).max(1e-6);
     let mut grid = TileGrid::new(wx0, tile_w, TILES, wy0.max(0.0), (wy1 - wy0).max(1.0), 1);
     // The sampled timestep of each column: its highest, the earliest of equals.
@@ -353,12 +354,10 @@ pub fn build_columns(
         let xb = xa + col_w;
         let s0 = xa.max(0.0).floor() as usize;
         let s1 = (xb.max(0.0).ceil() as usize).min(n).max(s0 + 1);
-        let best = (s0..s1.min(n)).max_by_key(|&s| {
-            (
-                layout.live_at_step.get(s).copied().unwrap_or(0),
-                std::cmp::Reverse(s),
-            )
-        });
+        let best = (s0..s1.min(n))
+            .zip(live.range(s0, s1))
+            .max_by_key(|&(s, v)| (v, std::cmp::Reverse(s)))
+            .map(|(s, _)| s);
         if let Some(step) = best {
             samples.push((c, step as u32));
         }

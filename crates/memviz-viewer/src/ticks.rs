@@ -137,14 +137,39 @@ pub fn time_label(t_us: f64, step_us: f64) -> String {
 /// The smallest distance between two time ticks, CSS px (room for a label like `12.5 ms`).
 pub const MIN_TIME_TICK_GAP_CSS: f64 = 64.0;
 
+/// The (non-decreasing) relative time, µs, at each timestep of a time axis.
+pub trait StepTimes {
+    /// Number of timesteps.
+    fn len(&self) -> usize;
+    /// The time of timestep `i`.
+    fn at(&self, i: usize) -> Option<f64>;
+    /// The first timestep whose time is at least `t` (`len()` if none).
+    fn first_reaching(&self, t: f64) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl StepTimes for [f64] {
+    fn len(&self) -> usize {
+        <[f64]>::len(self)
+    }
+    fn at(&self, i: usize) -> Option<f64> {
+        self.get(i).copied()
+    }
+    fn first_reaching(&self, t: f64) -> usize {
+        self.partition_point(|&s| s < t)
+    }
+}
+
 /// Ticks of a time axis: `step_time_us` is the (non-decreasing) relative time at each
 /// timestep; ticks are nice times mapped back to (fractional) timesteps, at least
 /// [`MIN_TIME_TICK_GAP_CSS`] apart.
-pub fn time_ticks(
+pub fn time_ticks<T: StepTimes + ?Sized>(
     x_lo: f64,
     x_hi: f64,
     len_css: f64,
-    step_time_us: &[f64],
+    step_time_us: &T,
     pos: impl Fn(f64) -> f64,
 ) -> Vec<Tick> {
     let n = step_time_us.len();
@@ -153,8 +178,8 @@ pub fn time_ticks(
     }
     let t_at = |x: f64| -> f64 {
         let i = x.floor().clamp(0.0, (n - 1) as f64) as usize;
-        let a = step_time_us.get(i).copied().unwrap_or(0.0);
-        let b = step_time_us.get(i + 1).copied().unwrap_or(a);
+        let a = step_time_us.at(i).unwrap_or(0.0);
+        let b = step_time_us.at(i + 1).unwrap_or(a);
         let f = (x - i as f64).clamp(0.0, 1.0);
         a + (b - a) * f
     };
@@ -167,12 +192,12 @@ pub fn time_ticks(
     let mut out: Vec<Tick> = Vec::new();
     for t in multiples(t_lo, t_hi, step) {
         // First timestep whose time reaches t, interpolated within the step before it.
-        let i = step_time_us.partition_point(|&s| s < t);
+        let i = step_time_us.first_reaching(t);
         let x = if i == 0 {
             0.0
         } else {
-            let a = step_time_us.get(i - 1).copied().unwrap_or(t);
-            let b = step_time_us.get(i).copied().unwrap_or(a);
+            let a = step_time_us.at(i - 1).unwrap_or(t);
+            let b = step_time_us.at(i).unwrap_or(a);
             let f = if b > a { (t - a) / (b - a) } else { 1.0 };
             (i - 1) as f64 + f.clamp(0.0, 1.0)
         };
@@ -213,7 +238,7 @@ mod tests {
     #[test]
     fn time_ticks_increase() {
         let times: Vec<f64> = (0..1000).map(|i| f64::from(i) * 37.0).collect();
-        let t = time_ticks(0.0, 999.0, 800.0, &times, |x| x);
+        let t = time_ticks(0.0, 999.0, 800.0, times.as_slice(), |x| x);
         assert!(t.len() >= 2);
         assert!(t.windows(2).all(|w| w[0].pos_css_px < w[1].pos_css_px));
     }
@@ -224,7 +249,7 @@ mod tests {
         let times: Vec<f64> = (0..100)
             .map(|i| f64::from(i) + if i > 50 { 2000.0 } else { 0.0 })
             .collect();
-        let t = time_ticks(0.0, 99.0, 800.0, &times, |x| x * 8.0);
+        let t = time_ticks(0.0, 99.0, 800.0, times.as_slice(), |x| x * 8.0);
         assert!(t.len() >= 2, "{t:?}");
         assert!(
             t.windows(2)

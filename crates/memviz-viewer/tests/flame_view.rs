@@ -415,9 +415,9 @@ fn corpus_peak_equals_layout() {
     let st = json(&v.set_moment(&d.snap, d.device, &d.tl, &d.layout, At::Peak, true, false));
     let area = d
         .layout
-        .live_at_step
+        .live_at_step()
         .iter()
-        .fold(0u64, |a, &b| a.saturating_add(b));
+        .fold(0u64, |a, b| a.saturating_add(b));
     assert_eq!(st["total_bytes"].as_u64(), Some(area));
 }
 
@@ -677,7 +677,7 @@ fn app_search_phase_range_and_diff() {
             p["end_step"].as_u64().unwrap() as usize,
         );
         let st = json(&app.flame_set(&format!("phase:{}", p["index"]), false, false));
-        let area: u64 = layout.live_at_step[a..b].iter().sum();
+        let area: u64 = layout.live_at_step().range(a, b).sum();
         assert_eq!(st["total_bytes"].as_u64(), Some(area), "{p}");
         assert_eq!(st["unit"], "byte_steps");
         assert_eq!(st["step_range"], serde_json::json!([a, b]));

@@ -316,7 +316,7 @@ fn real_file_fit_zoom_hover_brush_ticks() {
         (steps * 0.1).floor() as usize,
         (steps * 0.2).ceil() as usize,
     );
-    let m = *layout.live_at_step[a..b].iter().max().unwrap() as f64;
+    let m = layout.live_at_step().range(a, b).max().unwrap() as f64;
     let c = app.camera();
     assert!((c.x_range.0 - steps * 0.1).abs() < 1e-6 && (c.x_range.1 - steps * 0.2).abs() < 1e-6);
     assert!((c.y_range.1 - m * 1.05).abs() < 1.0 && c.y_range.1 >= m);
