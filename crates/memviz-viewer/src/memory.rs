@@ -48,16 +48,16 @@ impl Memory {
 
 /// Heap bytes a view adds per trace event of its device, rounded up from
 /// `cargo run -p memviz-viewer --release --example mem_budget -- FILE --views` on a 150 MB
-/// tiled snapshot (79 bytes per event): Active Memory Timeline 69 (timeline, layout, colours,
-/// first scene) plus 14 for its hit index once hovered, Cached Segments 12.5, Private Pools
-/// 73, State History 70, flamegraph 2 (over the Active timeline, which it needs).
-/// docs/limits.md has the table.
+/// tiled snapshot (79 bytes per event): Active Memory Timeline 38.7 (timeline 16.1, layout
+/// 21.5, colours and first scene 1.1) plus 14 for its hit index once hovered, Cached Segments
+/// 11.4, Private Pools 38.7, State History 70.2, flamegraph 2.2 (over the Active timeline,
+/// which it needs). docs/limits.md has the table.
 #[must_use]
-pub fn view_bytes_per_event(kind: ViewKind) -> u64 {
+pub const fn view_bytes_per_event(kind: ViewKind) -> u64 {
     match kind {
-        ViewKind::Active => 90,
+        ViewKind::Active => 55,
         ViewKind::Segments => 16,
-        ViewKind::Pools => 95,
+        ViewKind::Pools => 45,
         ViewKind::State => 80,
         ViewKind::Flame => 4,
     }

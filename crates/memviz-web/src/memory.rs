@@ -26,10 +26,11 @@ pub const PAGE_BUDGET: u64 = (4 << 30) - (320 << 20);
 /// a 150 MB tiled file, 19.5 on a 150 MB training loop; docs/limits.md). The first view adds
 /// `view_bytes_per_event(ViewKind::Active)` (its hit index, built on the first hover,
 /// included).
-pub const MODEL_BYTES_PER_ENTRY: u64 = 30;
+pub const MODEL_BYTES_PER_ENTRY: u64 = 25;
 
 /// What opening a file costs per trace entry: the model and the Active Memory Timeline.
-pub const OPEN_BYTES_PER_ENTRY: u64 = MODEL_BYTES_PER_ENTRY + 90;
+pub const OPEN_BYTES_PER_ENTRY: u64 = MODEL_BYTES_PER_ENTRY
+    + memviz_viewer::memory::view_bytes_per_event(memviz_viewer::ViewKind::Active);
 
 /// A projection needs at least this much of the file read (or all of it) to be trusted.
 const MIN_SAMPLE_BYTES: u64 = 16 << 20;
