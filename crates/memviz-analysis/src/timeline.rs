@@ -702,6 +702,18 @@ fn clamp_u64(v: i128) -> u64 {
     u64::try_from(v.max(0)).unwrap_or(u64::MAX)
 }
 
+/// Whether the device has a private pool: a final segment or a trace event whose pool id is set
+/// and not `(0, 0)`. Without one, [`build_pools`] is [`build`] (a viewer can share the Active
+/// Memory Timeline's timeline and layout instead of building a second copy of them).
+pub fn has_private_pool(snap: &Snapshot, device: i64) -> bool {
+    snap.segments
+        .iter()
+        .any(|s| s.device == device && private(Some(s.pool_id)).is_some())
+        || snap
+            .trace(device)
+            .is_some_and(|tr| tr.pool_id.iter().any(|p| private(Some(p.1)).is_some()))
+}
+
 /// Allocated Memory incl. Private Pools (SEMANTICS.md §5, simplified): [`build`] without the
 /// allocations of private pools (the event's pool id, else the pool of the final segment
 /// containing the address; ghosts: their segment's), plus per pool `(id, stream)` an envelope

@@ -348,6 +348,7 @@ fn segments_hand_built_vector() {
     // build() sees only the block events; build_pools() equals it without private pools.
     let b = timeline::build(&s, 0);
     assert_eq!(b.elements.len(), 1);
+    assert!(!timeline::has_private_pool(&s, 0));
     assert_same_timeline("seg_vector", &b, &timeline::build_pools(&s, 0));
 }
 
@@ -355,6 +356,7 @@ fn segments_hand_built_vector() {
 fn pools_hand_built_vector() {
     let s = load_path(&python_fixture("pool_vector", POOLS_FIXTURE));
     let t = timeline::build_pools(&s, 0);
+    assert!(timeline::has_private_pool(&s, 0));
     check_structure("pool_vector", &t);
     assert_eq!(
         t.pools,
@@ -529,13 +531,8 @@ fn check_file(path: &Path) -> Vec<Report> {
         let b = timeline::build(&s, d);
         let p = timeline::build_pools(&s, d);
         check_structure(&name, &p);
-        let private = s
-            .segments
-            .iter()
-            .any(|x| x.device == d && x.pool_id != (0, 0))
-            || s.trace(d)
-                .is_some_and(|tr| tr.pool_id.iter().any(|x| x.1 != (0, 0)));
-        if !private {
+        // Without a private pool, the viewer shares the Active timeline with this view.
+        if !timeline::has_private_pool(&s, d) {
             assert_same_timeline(&name, &b, &p);
         }
         let lb = live_after_events(&b, n);
