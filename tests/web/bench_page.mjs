@@ -17,6 +17,11 @@
 //     "settled" = input → the step's last frame drawn (windowed scenes are rebuilt 120 ms after
 //     the camera stops), "presented" = input → the frame slot after it (includes SwiftShader's
 //     rasterisation in the GPU process, which `frameMs` and the step time do not);
+//   - with --views: every view and panel in turn (Cached Segments, Private Pools, State History
+//     with an event selected, flamegraph, back to Active with an element hovered (its hit index),
+//     search, source lines, alive at the peak, leaks), with the worker's wasm memory after each
+//     (it never shrinks: the largest it needed so far) and the page's notice (a view that cannot
+//     fit says so there);
 //   - memory after the steps: `memviz.stats()` (the worker's wasm memory, the page's JS heap),
 //     the worker's JS heap (CDP Runtime.getHeapUsage), and from /proc every process of that
 //     Chromium (VmRSS, VmHWM): the renderer (largest `--type=renderer`: it hosts the page and
@@ -57,10 +62,10 @@ const SAMPLE_MS = 250;
 const MB = 1e6;
 
 const USAGE = 'usage: node tests/web/bench_page.mjs FILE... [--backend webgl2|webgpu|both] [--rounds N] '
-  + '[--dist DIR] [--native-ms MS,MS,...] [--timeout-s S]';
+  + '[--dist DIR] [--native-ms MS,MS,...] [--timeout-s S] [--views]';
 
 function parseArgs(argv) {
-  const opts = { files: [], backends: ['webgl2', 'webgpu'], rounds: 1, dist: path.join(ROOT, 'dist'), nativeMs: null, timeoutMs: 300_000 };
+  const opts = { files: [], backends: ['webgl2', 'webgpu'], rounds: 1, dist: path.join(ROOT, 'dist'), nativeMs: null, timeoutMs: 300_000, views: false };
   for (let i = 0; i < argv.length; i += 1) {
     let arg = argv[i];
     let value = null;
@@ -85,6 +90,7 @@ function parseArgs(argv) {
       case '--dist': opts.dist = path.resolve(next()); break;
       case '--native-ms': opts.nativeMs = next().split(',').map(Number); break;
       case '--timeout-s': opts.timeoutMs = Number(next()) * 1000; break;
+      case '--views': opts.views = true; break;
       case '-h': case '--help': console.log(USAGE); process.exit(0); break;
       default:
         if (arg.startsWith('-')) throw new Error(`unknown option ${arg}\n${USAGE}`);
@@ -274,6 +280,38 @@ async function runSteps({ plan, quietMs, capMs }) {
   return out;
 }
 
+/**
+ * Runs in the page: every view and panel in turn, each awaited (its frame drawn, its rows
+ * loaded), with the worker's wasm memory after it and the notice shown (a view that cannot fit
+ * says why there).
+ */
+async function walkViews() {
+  const m = window.memviz;
+  const notice = () => (document.getElementById('notice').hidden ? '' : document.getElementById('notice').textContent);
+  const steps = [
+    ['segments', () => m.setView('segments')],
+    ['pools', () => m.setView('pools')],
+    ['state', async () => { await m.setView('state'); if (m.stateHistory.count > 0) await m.stateHistory.select(Math.floor(m.stateHistory.count / 2)); }],
+    ['flame', () => m.setView('flame')],
+    ['active', () => m.setView('active')],
+    ['hover', () => m.pin(0).then(() => m.pin(-1))],
+    ['search', async () => { const box = document.getElementById('search-input'); box.value = 'forward'; await m.searchBox.run(); }],
+    ['lines', () => m.linesTable.load()],
+    ['live at peak', () => m.liveTable.show(-2)],
+    ['leaks', () => m.leaksPanel.load()],
+  ];
+  const out = [];
+  for (const [name, run] of steps) {
+    const t0 = performance.now();
+    let error = null;
+    try { await run(); } catch (err) { error = String(err && err.message ? err.message : err).slice(0, 300); }
+    const ms = performance.now() - t0;
+    const s = await m.stats();
+    out.push({ name, ms, wasmMemoryBytes: s.wasmMemoryBytes, heapBytes: s.heapBytes, notice: notice().slice(0, 300), error });
+  }
+  return out;
+}
+
 /** The worker's JS heap through a second CDP session (auto-attach, unflattened). */
 async function workerHeapBytes(cdp) {
   const attached = [];
@@ -303,7 +341,7 @@ function oneLine(text) {
   return String(text).replace(/\s+/g, ' ').replaceAll('"', "'").slice(0, 400);
 }
 
-async function runRound(baseUrl, file, backend, timeoutMs) {
+async function runRound(baseUrl, file, backend, timeoutMs, views) {
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memviz-bench-chromium-'));
   const result = { ok: false, error: null, problems: [] };
   let context = null;
@@ -382,6 +420,10 @@ async function runRound(baseUrl, file, backend, timeoutMs) {
     // Memory.
     phase = 'reading memory';
     const stats = await guard(page.evaluate(() => window.memviz.stats()));
+    if (views) {
+      phase = 'walking the views';
+      result.views = await guard(page.evaluate(walkViews));
+    }
     const heap = await guard(cdp.send('Runtime.getHeapUsage'));
     result.memory = {
       wasmMemoryBytes: stats.wasmMemoryBytes,
@@ -480,6 +522,18 @@ function summarize(file, backend, nativeMs, rounds) {
     presentedMaxMs: r1(max(steps.map((s) => s.presentedMs))),
     stepsLastRound: last ? last.steps.map((s) => `${s.method}(${s.args.map((a) => (typeof a === 'number' ? r1(a) : a)).join(',')}) ${r1(s.ms)}/${r1(s.settledMs)}/${r1(s.presentedMs)} ms frames ${s.frames} frameMs ${r1(s.frameMs)}/${r1(s.settleFrameMs)}`) : [],
     wasmMB: mb(max(good.map((r) => r.memory.wasmMemoryBytes))),
+    /** Wasm memory after opening (and the zoom/pan steps) over the file's bytes. */
+    wasmPerFile: last ? Math.round(last.memory.wasmMemoryBytes / fs.statSync(file).size * 1000) / 1000 : null,
+    /** With --views (the last round): wasm memory after each view and panel, over the file. */
+    views: last && last.views ? last.views.map((v) => ({
+      name: v.name,
+      ms: r1(v.ms),
+      wasmMB: mb(v.wasmMemoryBytes),
+      wasmPerFile: Math.round(v.wasmMemoryBytes / fs.statSync(file).size * 1000) / 1000,
+      heapMB: mb(v.heapBytes),
+      notice: v.notice || null,
+      error: v.error,
+    })) : null,
     jsHeapMB: mb(max(good.map((r) => r.memory.jsHeapBytes))),
     workerJsHeapMB: mb(max(good.map((r) => r.memory.workerHeapBytes))),
     rendererRssMB: mb(max(allProcs.map((p) => (p.renderer ? p.renderer.rss : null)))),
@@ -519,6 +573,13 @@ function table(rows) {
   for (const r of rows) {
     lines.push(`| ${r.file} | ${r.backend} | ${cell(r.parseMs)} | ${cell(r.totalMs)} | ${cell(r.medianRoundFirstFrameMs)} | ${cell(r.wallMs)} | ${cell(r.openSettledMs)} | ${cell(r.elements)} | ${cell(r.instances)} | ${cell(r.scene)} |`);
   }
+  for (const r of rows.filter((x) => x.views)) {
+    lines.push('', `Views of ${r.file} (${r.fileMB} MB, ${r.backend}; after opening: wasm ${cell(r.wasmPerFile)}× the file):`, '',
+      '| view / panel | ms | wasm memory MB | × file | Rust heap MB | notice / error |', '|---|---:|---:|---:|---:|---|');
+    for (const v of r.views) {
+      lines.push(`| ${v.name} | ${cell(v.ms)} | ${cell(v.wasmMB)} | ${cell(v.wasmPerFile)} | ${cell(v.heapMB)} | ${cell(v.error || v.notice)} |`);
+    }
+  }
   return lines.join('\n');
 }
 
@@ -544,7 +605,7 @@ async function main() {
         const rounds = [];
         for (let round = 1; round <= opts.rounds; round += 1) {
           log(`${path.basename(file)} ${backend} round ${round}/${opts.rounds}: fresh Chromium`);
-          const r = await runRound(baseUrl, file, backend, opts.timeoutMs);
+          const r = await runRound(baseUrl, file, backend, opts.timeoutMs, opts.views);
           log(r.ok
             ? `  first frame ${r1(r.lastOpen.firstFrameMs)} ms (parse ${r1(r.lastOpen.parseMs)}, total ${r1(r.lastOpen.totalMs)}, wall ${r1(r.wallMs)}), steps median ${r1(median(r.steps.map((s) => s.ms)))} ms`
             : `  FAILED: ${r.error}`);

@@ -427,9 +427,8 @@ pub(crate) fn element_addr_stream(
         Origin::Ghost { block } => {
             let addr = snap.blocks.get(block as usize).map_or(0, |b| b.address);
             let stream = snap
-                .segments
-                .iter()
-                .find(|s| s.device == device && (s.blocks.0..s.blocks.1).contains(&block))
+                .segment_of_block(block)
+                .filter(|s| s.device == device)
                 .map_or(0, |s| s.stream);
             (addr, stream, None)
         }

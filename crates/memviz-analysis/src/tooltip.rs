@@ -333,10 +333,7 @@ pub fn tooltip(
         }
         Origin::Ghost { block } => {
             let b = snap.blocks.get(block as usize)?;
-            let seg = snap
-                .segments
-                .iter()
-                .find(|s| s.device == device && (s.blocks.0..s.blocks.1).contains(&block));
+            let seg = snap.segment_of_block(block).filter(|s| s.device == device);
             let fwd = sparse_get(&snap.block_forward_frames, block)
                 .map(|f| forward_lines(snap, f))
                 .unwrap_or_default();

@@ -680,6 +680,19 @@ impl Snapshot {
         }
     }
 
+    /// The segment whose blocks include `block` (an index into [`Snapshot::blocks`]). Segments
+    /// take their blocks in order while loading, so the ranges ascend and a binary search finds
+    /// it (a linear scan per ghost was quadratic: a 150 MB file with 115 k segments spent 7 s
+    /// on its live table); the scan remains only for ranges that do not ascend.
+    pub fn segment_of_block(&self, block: u32) -> Option<&Segment> {
+        let has = |s: &&Segment| s.blocks.0 <= block && block < s.blocks.1;
+        let i = self.segments.partition_point(|s| s.blocks.1 <= block);
+        self.segments
+            .get(i)
+            .filter(has)
+            .or_else(|| self.segments.iter().find(has))
+    }
+
     /// The trace of `device`, if the file has one.
     pub fn trace(&self, device: i64) -> Option<&DeviceTrace> {
         usize::try_from(device)
