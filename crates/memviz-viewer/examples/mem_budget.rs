@@ -70,7 +70,7 @@ fn main() {
     m.step("model");
     let tl = memviz_analysis::timeline::build(&snap, device);
     m.step("timeline");
-    let layout = memviz_analysis::layout::Layout::build(&tl, Default::default());
+    let layout = memviz_analysis::layout::Layout::build(&tl, memviz_viewer::VIEWER_LAYOUT);
     m.step("layout");
     let colors = memviz_analysis::color::element_colors(&snap, device, &tl);
     m.step("colors");

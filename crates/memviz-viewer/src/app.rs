@@ -2004,6 +2004,14 @@ impl App {
     }
 }
 
+/// Exact polylines only where the static scene draws them all: above [`STATIC_MAX_POINTS`] the
+/// windowed scene derives what it draws, and stored points (12 bytes each, up to 2^24 by
+/// default) cost 735 bytes per trace entry on a 20 MB tiled file (wasm memory 11× the file).
+pub const VIEWER_LAYOUT: LayoutOptions = LayoutOptions {
+    mode: layout::PointMode::Exact,
+    max_exact_points: STATIC_MAX_POINTS,
+};
+
 /// The timeline and layout of (device, kind): `built`'s when they are the same (the Private
 /// Pools view of a device without a private pool shows the Active Memory Timeline: on a 150 MB
 /// file that is 38.7 bytes per trace entry not spent twice), else built.
@@ -2028,7 +2036,7 @@ fn build_device(
             ViewKind::Pools => timeline::build_pools(snap, device),
             ViewKind::Active | ViewKind::State | ViewKind::Flame => timeline::build(snap, device),
         };
-        let layout = layout::Layout::build(&timeline, LayoutOptions::default());
+        let layout = layout::Layout::build(&timeline, VIEWER_LAYOUT);
         (Rc::new(timeline), Rc::new(layout))
     });
     let colors = color::element_colors(snap, device, &timeline);

@@ -66,7 +66,7 @@ pub mod state_view;
 mod step_time;
 pub mod ticks;
 
-pub use app::{App, AxisTicks, ViewKind};
+pub use app::{App, AxisTicks, ViewKind, VIEWER_LAYOUT};
 pub use camera::{Camera, PlotGeometry, RectCss};
 pub use gpu::GpuScene;
 pub use scene::{Batch, PlotScene};

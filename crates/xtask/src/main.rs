@@ -42,6 +42,12 @@ commands:
                           the page in headless Chromium (default sizes 10 150 500): drop -> first
                           frame, zoom/pan step times, wasm/JS memory and process RSS, for WebGL2
                           and WebGPU (SwiftShader), against the native CLI; a markdown table
+  bench-big [--from SNAPSHOT] [SIZES_MB...]
+                          big tiled snapshots (default 150 500 1000 2000 4000 MB; --from: tile
+                          that snapshot's longest trace instead of the emulator's): memviz
+                          summary time and RSS, heap per trace entry of the model and each view
+                          (mem_budget), and the page with every view (WebGL2); the tables of
+                          docs/limits.md
   bench-analysis [SIZES_MB...]
                           the analyses after load (default sizes 150 500): state history
                           selection vs a full undo (state_bench), flamegraph, search, lines,
@@ -52,6 +58,8 @@ commands:
                           libFuzzer's RSS / malloc / timeout limits; prints execs and crashes per
                           target (docs/fuzzing.md)
 ";
+
+mod bench_big;
 
 type Result<T, E = String> = std::result::Result<T, E>;
 
@@ -71,6 +79,7 @@ fn main() -> ExitCode {
         "test" => no_options(rest).and_then(|()| test()),
         "bench" => parse_sizes(rest).and_then(|sizes| bench(&sizes)),
         "bench-page" => parse_positional_sizes(rest).and_then(|sizes| bench_page(&sizes)),
+        "bench-big" => bench_big::parse_args(rest).and_then(|a| bench_big::bench_big(&a)),
         "bench-analysis" => {
             parse_positional_sizes_or(rest, &[150, 500]).and_then(|sizes| bench_analysis(&sizes))
         }

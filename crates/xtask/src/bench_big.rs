@@ -1,0 +1,282 @@
+//! `cargo xtask bench-big [--from SNAPSHOT] [SIZES_MB...]`: big tiled snapshots (default 150,
+//! 500, 1000, 2000 and 4000 MB) through the native CLI, the native views and the page, printed as
+//! the tables of docs/limits.md.
+//!
+//! Per size, `generate.py tile` writes `target/bench/tile_<N>mb[_<base>].pickle` (shifted copies
+//! of one trace: the training emulator's, or `--from`'s longest device trace, read at run time;
+//! nothing of it is committed), then:
+//! 1. `memviz summary FILE`: wall time, and its peak RSS (VmHWM, sampled from /proc every 20 ms:
+//!    it only grows, so the last sample before exit is the peak within one sampling period);
+//! 2. `mem_budget FILE --views` (the memviz-viewer example): heap bytes per trace entry of the
+//!    model and of each view, as counted by its allocator, and the heap over the file;
+//! 3. `tests/web/bench_page.mjs FILE --backend webgl2 --views`: headless Chromium, drop → first
+//!    frame, then every view and panel with the worker's wasm memory after each.
+//!
+//! A benchmark that prints numbers, not a test: nothing here fails on a slow or big result, only
+//! on a step that could not run.
+
+use std::fs;
+use std::path::Path;
+use std::process::Stdio;
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use crate::{
+    cmd, install, json_number_field, json_string_field, run, run_capture_status, Result, Steps,
+    BENCH_PAGE_DIST, MB, TRUNK_CONFIG,
+};
+
+/// What `bench-big` is asked for.
+pub struct Args {
+    pub from: Option<String>,
+    pub sizes_mb: Vec<u64>,
+}
+
+/// `[--from SNAPSHOT] [SIZES_MB...]`.
+pub fn parse_args(rest: &[String]) -> Result<Args> {
+    let mut from = None;
+    let mut sizes_mb = Vec::new();
+    let mut it = rest.iter();
+    while let Some(a) = it.next() {
+        if a == "--from" {
+            let f = it.next().ok_or("--from wants a snapshot file")?;
+            from = Some(f.clone());
+        } else {
+            let mb = a
+                .parse::<u64>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| format!("bench-big: `{a}` is not a size in MB"))?;
+            sizes_mb.push(mb);
+        }
+    }
+    if sizes_mb.is_empty() {
+        sizes_mb = vec![150, 500, 1000, 2000, 4000];
+    }
+    Ok(Args { from, sizes_mb })
+}
+
+/// The steps of `mem_budget` reported, with the names used in the table.
+const MEM_STEPS: [(&str, &str); 6] = [
+    ("model", "model"),
+    ("app_first_view", "Active (opened)"),
+    ("segments", "Cached Segments"),
+    ("pools", "Private Pools"),
+    ("state", "State History"),
+    ("flame", "flamegraph"),
+];
+
+pub fn bench_big(a: &Args) -> Result<()> {
+    let started = Instant::now();
+    let mut steps = Steps::new("bench-big", 5);
+    steps.step("install the pinned toolchain", install)?;
+    steps.step("native CLI and the mem_budget example", || {
+        run(cmd("cargo", ["build", "--release", "-p", "memviz-cli"]))?;
+        run(cmd(
+            "cargo",
+            [
+                "build",
+                "--release",
+                "-p",
+                "memviz-viewer",
+                "--example",
+                "mem_budget",
+            ],
+        ))
+    })?;
+    steps.step(
+        &format!("web page (trunk build into {BENCH_PAGE_DIST}/)"),
+        || {
+            run(cmd(
+                "trunk",
+                [
+                    "--config",
+                    TRUNK_CONFIG,
+                    "build",
+                    "--release",
+                    "--offline",
+                    "--dist",
+                    BENCH_PAGE_DIST,
+                ],
+            ))
+        },
+    )?;
+    let mut files = Vec::new();
+    steps.step("tiled snapshots in target/bench/", || {
+        files = tiles(a)?;
+        Ok(())
+    })?;
+    let mut native = String::new();
+    let mut page = String::new();
+    steps.step("each size: CLI, native views, the page (WebGL2)", || {
+        native.push_str(
+            "| file | MB | entries | CLI summary s | CLI peak RSS × file | model B/entry | Active B/entry | Segments | Pools | State History | flamegraph | after opening × file | peak while opening × | every view × file |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        );
+        for file in &files {
+            let bytes = fs::metadata(file).map_err(|e| format!("{file}: {e}"))?.len();
+            let (secs, hwm) = cli_summary(file)?;
+            let mem = mem_budget(file)?;
+            let per = |step: &str| {
+                mem.iter()
+                    .find(|(s, _)| s == step)
+                    .and_then(|(_, l)| json_number_field(l, "bytes_per_entry"))
+            };
+            let heap_after = |step: &str| {
+                mem.iter()
+                    .find(|(s, _)| s == step)
+                    .and_then(|(_, l)| json_number_field(l, "heap_per_file"))
+            };
+            let peak_open = mem
+                .iter()
+                .find(|(s, _)| s == "app_first_view")
+                .and_then(|(_, l)| json_number_field(l, "peak_per_file"));
+            let entries = mem
+                .iter()
+                .find(|(s, _)| s.is_empty())
+                .and_then(|(_, l)| json_number_field(l, "entries"));
+            let cell = |v: Option<f64>| v.map_or_else(|| "–".to_owned(), |x| format!("{x}"));
+            let mut row = format!(
+                "| {} | {:.0} | {} | {secs:.1} | {:.2} |",
+                Path::new(file)
+                    .file_name()
+                    .map_or_else(|| file.clone(), |n| n.to_string_lossy().into_owned()),
+                bytes as f64 / MB,
+                entries.map_or_else(|| "–".to_owned(), |e| format!("{:.1} M", e / 1e6)),
+                hwm as f64 / bytes as f64,
+            );
+            for (step, _) in MEM_STEPS {
+                row.push_str(&format!(" {} |", cell(per(step))));
+            }
+            row.push_str(&format!(
+                " {} | {} | {} |\n",
+                cell(heap_after("app_first_view")),
+                cell(peak_open),
+                cell(heap_after("flame")),
+            ));
+            native.push_str(&row);
+            page.push_str(&page_run(file)?);
+        }
+        Ok(())
+    })?;
+    println!("Native (release; heap counted by mem_budget's allocator; CLI RSS from /proc):\n");
+    println!("{native}");
+    println!("The page in headless Chromium (WebGL2), from tests/web/bench_page.mjs --views:\n");
+    println!("{page}");
+    eprintln!(
+        "\nxtask bench-big: done in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The tiled snapshots, generated once per size and base.
+fn tiles(a: &Args) -> Result<Vec<String>> {
+    fs::create_dir_all("target/bench").map_err(|e| format!("cannot create target/bench: {e}"))?;
+    let suffix = a.from.as_deref().map_or_else(String::new, |f| {
+        let stem = Path::new(f)
+            .file_stem()
+            .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+        let safe: String = stem
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .take(40)
+            .collect();
+        format!("_{safe}")
+    });
+    let mut files = Vec::new();
+    for &size in &a.sizes_mb {
+        let path = format!("target/bench/tile_{size}mb{suffix}.pickle");
+        if !Path::new(&path).exists() {
+            let partial = format!("{path}.partial");
+            let size_arg = size.to_string();
+            let mut args = vec!["tests/fixtures/generate.py", "tile", "--mb", &size_arg];
+            if let Some(f) = a.from.as_deref() {
+                args.extend(["--from", f]);
+            }
+            args.push(&partial);
+            run(cmd("python3", args))?;
+            fs::rename(&partial, &path).map_err(|e| format!("cannot rename {partial}: {e}"))?;
+        }
+        files.push(path);
+    }
+    Ok(files)
+}
+
+/// `memviz summary FILE`: (wall seconds, peak RSS bytes sampled from /proc).
+fn cli_summary(file: &str) -> Result<(f64, u64)> {
+    eprintln!("$ target/release/memviz summary {file}");
+    let t0 = Instant::now();
+    let mut child = cmd("target/release/memviz", ["summary", file])
+        .stdout(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("could not start memviz: {e}"))?;
+    let status_path = format!("/proc/{}/status", child.id());
+    let mut hwm = 0u64;
+    loop {
+        if let Ok(text) = fs::read_to_string(&status_path) {
+            if let Some(kb) = text
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            {
+                hwm = hwm.max(kb * 1024);
+            }
+        }
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => break,
+            Ok(Some(status)) => return Err(format!("memviz summary {file} failed ({status})")),
+            Ok(None) => sleep(Duration::from_millis(20)),
+            Err(e) => return Err(format!("memviz summary {file}: {e}")),
+        }
+    }
+    Ok((t0.elapsed().as_secs_f64(), hwm))
+}
+
+/// `mem_budget FILE --views`: (step name, its JSON line); the first line (no step) has the
+/// file's entries.
+fn mem_budget(file: &str) -> Result<Vec<(String, String)>> {
+    let (ok, out) =
+        run_capture_status(cmd("target/release/examples/mem_budget", [file, "--views"]))?;
+    if !ok {
+        return Err(format!("mem_budget {file} failed:\n{out}"));
+    }
+    Ok(out
+        .lines()
+        .filter(|l| l.trim_start().starts_with('{'))
+        .map(|l| {
+            (
+                json_string_field(l, "step").unwrap_or_default(),
+                l.to_owned(),
+            )
+        })
+        .collect())
+}
+
+/// One WebGL2 round of bench_page.mjs with every view; its Markdown tables.
+fn page_run(file: &str) -> Result<String> {
+    let (ok, out) = run_capture_status(cmd(
+        "node",
+        [
+            "tests/web/bench_page.mjs",
+            file,
+            "--backend",
+            "webgl2",
+            "--rounds",
+            "1",
+            "--views",
+            "--dist",
+            BENCH_PAGE_DIST,
+            "--timeout-s",
+            "1200",
+        ],
+    ))?;
+    let tables: String = out
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('{'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    if !ok {
+        eprintln!("    bench_page.mjs reported a failed round on {file} (the table says why)");
+    }
+    Ok(tables)
+}
