@@ -187,8 +187,13 @@ function onCrash(msg) {
     : `The viewer ran out of memory while ${doing} (the browser gives this page at most 4 GiB), and was restarted. `
       + 'The native command line has no such limit: `memviz summary FILE` gives the summary, `memviz folded`, '
       + '`memviz lines`, `memviz leaks` and `memviz oom` the other views.';
-  // The files that opened before come back (a file that died while opening never opened).
-  restartViewer(openedSources.slice(), message);
+  // The files that opened before come back (a file that died while opening never opened). A
+  // file that died after it opened (its first frames, a view of it) stays closed: reopening it
+  // would run out the same way again, in a loop.
+  const sources = openedSources.slice();
+  const culprit = msg.file && !msg.id ? sources.map((x) => x.name).lastIndexOf(msg.file) : -1;
+  if (culprit >= 0) sources.splice(culprit, 1);
+  restartViewer(sources, message);
 }
 
 /**
@@ -212,6 +217,8 @@ function restartViewer(sources, message) {
   lastSize = '';
   filesOpen = 0;
   openedSources = [];
+  // The dead worker's files, views and panels are gone: hide them until a file is back.
+  els.viewer.hidden = true;
   lastTimelineKey = '';
   lastFlameKey = '';
   showTooltip(null);

@@ -77,7 +77,7 @@ function onFrame(now) {
   try {
     code = viewer.frame(now);
   } catch (err) {
-    if (trapped(err) || panicked()) crashed(err, 'drawing the plot', 0);
+    if (trapped(err) || panicked()) crashed(err, 'drawing %s', 0);
     else post({ type: 'fatal', message: errorText(err), panicked: panicked() });
     return;
   }
@@ -316,7 +316,7 @@ function call(msg) {
     if (result === undefined) result = null;
   } catch (err) {
     if (trapped(err) || panicked()) {
-      crashed(err, `answering ${msg.method}`, 0);
+      crashed(err, `answering ${msg.method} on %s`, 0);
       return;
     }
     post({ type: 'result', seq: msg.seq, error: errorText(err), panicked: panicked() });
