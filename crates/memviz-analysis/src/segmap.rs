@@ -94,10 +94,16 @@ impl MapRect {
     }
 }
 
-/// The rects of one kind in one row, for the hit test: indices sorted by `x0`, with the running
-/// maximum of `x1` (so a search can stop as soon as nothing further left reaches `x`).
+/// The hit test's index: the rects of each (row, kind) group, groups in row order and within a
+/// row waste, block, segment (topmost first), one after the other in `ids`; each group's ids
+/// sorted by `x0`, with the running maximum of `x1` in `reach` (so a search can stop as soon
+/// as nothing further left reaches `x`). Group `g = row · 3 + layer` is
+/// `ids[start[g]..start[g + 1]]`. One flat layout: a `Vec` pair per group cost 144 bytes per
+/// row before any rect (15.6 MB of the 38.8 MB map of a 150 MB tiled real file, whose
+/// 115 k segments fill 60 k rows).
 #[derive(Clone, Debug, Default)]
-struct Layer {
+struct Index {
+    start: Vec<u32>,
     ids: Vec<u32>,
     reach: Vec<f64>,
 }
@@ -121,7 +127,7 @@ pub struct SegMap {
     blocks: (u32, u32),
     wastes: (u32, u32),
     /// Per row: waste, block and segment layers (topmost first).
-    index: Vec<[Layer; 3]>,
+    index: Index,
 }
 
 /// The Java-style 32-bit string hash (`h = 31·h + c`, wrapping) of `addr`'s decimal string, as
@@ -204,7 +210,12 @@ impl SegMap {
             max_segment_bytes: max,
             ..SegMap::default()
         };
-        let mut rects = Vec::with_capacity(segs.len() + state.blocks.len() * 3 / 2);
+        let wasted = state
+            .blocks
+            .values()
+            .filter(|b| b.size > b.requested)
+            .count();
+        let mut rects = Vec::with_capacity(segs.len() + state.blocks.len() + wasted);
         let mut placed: Vec<Placed> = Vec::with_capacity(segs.len());
         let mut row = 0u32;
         let mut x = 0.0f64;
@@ -254,7 +265,7 @@ impl SegMap {
         };
 
         // Blocks, then waste; both clipped to their segment's right edge.
-        let mut waste: Vec<MapRect> = Vec::new();
+        let mut waste: Vec<MapRect> = Vec::with_capacity(wasted);
         let block_start = rects.len() as u32;
         for (&addr, b) in &state.blocks {
             let Some(p) = find(addr) else {
@@ -294,37 +305,58 @@ impl SegMap {
     }
 
     fn build_index(&mut self) {
-        let mut index: Vec<[Layer; 3]> = (0..self.rows).map(|_| Default::default()).collect();
-        for (i, r) in self.rects.iter().enumerate() {
+        let groups = (self.rows as usize).saturating_mul(3);
+        let group = |r: &MapRect| {
             let layer = match r.item {
                 Item::Waste(_) => 0,
                 Item::Block(_) => 1,
                 Item::Segment(_) => 2,
             };
-            if let Some(l) = index
-                .get_mut(r.y0 as usize)
-                .and_then(|row| row.get_mut(layer))
-            {
-                l.ids.push(i as u32);
+            (r.y0 as usize).saturating_mul(3).saturating_add(layer)
+        };
+        // Counting sort of the rects by group (in rect order within a group).
+        let mut start = vec![0u32; groups + 1];
+        for r in &self.rects {
+            if let Some(c) = start.get_mut(group(r) + 1) {
+                *c += 1;
             }
         }
+        for g in 1..start.len() {
+            let prev = start.get(g - 1).copied().unwrap_or(0);
+            if let Some(c) = start.get_mut(g) {
+                *c += prev;
+            }
+        }
+        let mut fill: Vec<u32> = start.clone();
+        let mut ids = vec![0u32; start.last().copied().unwrap_or(0) as usize];
+        for (i, r) in self.rects.iter().enumerate() {
+            if let Some(at) = fill.get_mut(group(r)) {
+                if let Some(slot) = ids.get_mut(*at as usize) {
+                    *slot = i as u32;
+                }
+                *at += 1;
+            }
+        }
+        drop(fill);
         let rects = &self.rects;
         let x0 = |i: &u32| rects.get(*i as usize).map_or(0.0, |r| r.x0);
-        for row in &mut index {
-            for l in row.iter_mut() {
-                l.ids.sort_by(|a, b| x0(a).total_cmp(&x0(b)).then(a.cmp(b)));
-                let mut reach = f64::NEG_INFINITY;
-                l.reach = l
-                    .ids
-                    .iter()
-                    .map(|i| {
-                        reach = reach.max(rects.get(*i as usize).map_or(reach, |r| r.x1));
-                        reach
-                    })
-                    .collect();
+        let mut reach = vec![f64::NEG_INFINITY; ids.len()];
+        for w in start.windows(2) {
+            let (a, b) = match w {
+                [a, b] => (*a as usize, *b as usize),
+                _ => continue,
+            };
+            let (Some(g), Some(gr)) = (ids.get_mut(a..b), reach.get_mut(a..b)) else {
+                continue;
+            };
+            g.sort_by(|a, b| x0(a).total_cmp(&x0(b)).then(a.cmp(b)));
+            let mut m = f64::NEG_INFINITY;
+            for (i, out) in g.iter().zip(gr.iter_mut()) {
+                m = m.max(rects.get(*i as usize).map_or(m, |r| r.x1));
+                *out = m;
             }
         }
-        self.index = index;
+        self.index = Index { start, ids, reach };
     }
 
     /// The topmost item at `(x, y)` in map units: waste over block over segment (and a later
@@ -334,17 +366,26 @@ impl SegMap {
         if !(x.is_finite() && y.is_finite()) || y < 0.0 {
             return None;
         }
-        let row = self.index.get(y as usize)?;
-        for layer in row {
-            let end = layer
-                .ids
-                .partition_point(|&i| self.rects.get(i as usize).is_some_and(|r| r.x0 <= x));
+        let first = (y as usize).checked_mul(3)?;
+        if first >= self.index.start.len().saturating_sub(1) {
+            return None;
+        }
+        for g in first..first + 3 {
+            let (Some(&a), Some(&b)) = (self.index.start.get(g), self.index.start.get(g + 1))
+            else {
+                return None;
+            };
+            let (a, b) = (a as usize, b as usize);
+            let ids = self.index.ids.get(a..b).unwrap_or(&[]);
+            let reach = self.index.reach.get(a..b).unwrap_or(&[]);
+            let end =
+                ids.partition_point(|&i| self.rects.get(i as usize).is_some_and(|r| r.x0 <= x));
             let mut best: Option<u32> = None;
             for k in (0..end).rev() {
-                if layer.reach.get(k).is_none_or(|&r| r <= x) {
+                if reach.get(k).is_none_or(|&r| r <= x) {
                     break;
                 }
-                let Some(&i) = layer.ids.get(k) else { break };
+                let Some(&i) = ids.get(k) else { break };
                 if self.rects.get(i as usize).is_some_and(|r| r.contains(x, y))
                     && best.is_none_or(|b| i > b)
                 {
