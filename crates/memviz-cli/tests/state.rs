@@ -73,6 +73,24 @@ fn checkpoints_agree_with_a_full_undo() {
             let n = full.len();
             assert_eq!(fast.len(), n);
             assert_eq!(budget.len(), n);
+            // Packed versions are the annotate step's.
+            let ctx = memviz_analysis::state::RowContext::new(&snap, d);
+            let v = memviz_analysis::tooltip::versions(&snap, d);
+            assert!(v
+                .events
+                .iter()
+                .enumerate()
+                .all(|(r, &x)| ctx.event_version(r) == Some(x)));
+            assert!(v
+                .blocks
+                .iter()
+                .enumerate()
+                .all(|(i, &x)| ctx.block_version(i) == Some(x)));
+            assert!(v
+                .segments
+                .iter()
+                .enumerate()
+                .all(|(i, &x)| ctx.segment_version(i) == Some(x)));
             // Events read in place are the merged list built whole.
             let whole = merged_events(&snap, d);
             assert!(
@@ -465,11 +483,11 @@ fn segment_map_on_every_file() {
                         Source::Row(row) => {
                             let tr = snap.trace(d).expect("trace");
                             assert_eq!(tr.addr(row as usize), Some(a), "{at}");
-                            assert_eq!(Some(&v), ctx.versions().events.get(row as usize));
+                            assert_eq!(Some(v), ctx.event_version(row as usize));
                         }
                         Source::Final(i) => {
                             assert_eq!(snap.blocks.get(i as usize).map(|b| b.address), Some(a));
-                            assert_eq!(Some(&v), ctx.versions().blocks.get(i as usize));
+                            assert_eq!(Some(v), ctx.block_version(i as usize));
                         }
                         Source::Unknown => panic!("{at}: block {a:x} without a source"),
                     }

@@ -197,10 +197,10 @@ impl Src {
     }
 
     /// The §2 version: the trace row's, or `final_version[index]`.
-    fn version(self, ctx: &RowContext, final_version: &[u32]) -> u32 {
+    fn version(self, ctx: &RowContext, final_version: &Packed) -> u32 {
         match self.get() {
-            Source::Row(r) => ctx.versions.events.get(r as usize).copied(),
-            Source::Final(i) => final_version.get(i as usize).copied(),
+            Source::Row(r) => ctx.events.get(r as usize),
+            Source::Final(i) => final_version.get(i as usize),
             Source::Unknown => None,
         }
         .unwrap_or(crate::tooltip::NO_VERSION)
@@ -283,7 +283,7 @@ impl Seg {
     /// The §2 address version of the segment.
     #[must_use]
     pub fn version(&self, ctx: &RowContext) -> u32 {
-        self.src.version(ctx, &ctx.versions.segments)
+        self.src.version(ctx, &ctx.segments)
     }
 
     /// `s<hex>_<version>` (`_undefined` without one) of the segment at `addr`.
@@ -317,7 +317,7 @@ impl Blk {
     /// The §2 address version of the block.
     #[must_use]
     pub fn version(&self, ctx: &RowContext) -> u32 {
-        self.src.version(ctx, &ctx.versions.blocks)
+        self.src.version(ctx, &ctx.blocks)
     }
 
     /// `b<hex>_<version>` (`_undefined` without one) of the block at `addr`.
@@ -337,19 +337,83 @@ impl Blk {
     }
 }
 
-/// What the event list's rows need besides the events: §2's address versions and stream
-/// ordinals (built once per device).
+/// Versions (§2) packed in the narrowest integer that holds them all, [`NO_VERSION`] as the
+/// type's maximum: on a 150 MB tiled real file every version fits in 16 bits, so the
+/// per-event versions take 2 bytes per trace entry instead of 4.
+///
+/// [`NO_VERSION`]: crate::tooltip::NO_VERSION
+#[derive(Clone, Debug)]
+enum Packed {
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+}
+
+impl Packed {
+    fn new(v: Vec<u32>) -> Packed {
+        use crate::tooltip::NO_VERSION;
+        let max = v
+            .iter()
+            .filter(|&&x| x != NO_VERSION)
+            .max()
+            .copied()
+            .unwrap_or(0);
+        if max < u32::from(u8::MAX) {
+            Packed::U8(v.iter().map(|&x| x.min(u32::from(u8::MAX)) as u8).collect())
+        } else if max < u32::from(u16::MAX) {
+            Packed::U16(
+                v.iter()
+                    .map(|&x| x.min(u32::from(u16::MAX)) as u16)
+                    .collect(),
+            )
+        } else {
+            Packed::U32(v)
+        }
+    }
+
+    fn get(&self, i: usize) -> Option<u32> {
+        use crate::tooltip::NO_VERSION;
+        match self {
+            Packed::U8(v) => v.get(i).map(|&x| {
+                if x == u8::MAX {
+                    NO_VERSION
+                } else {
+                    u32::from(x)
+                }
+            }),
+            Packed::U16(v) => v.get(i).map(|&x| {
+                if x == u16::MAX {
+                    NO_VERSION
+                } else {
+                    u32::from(x)
+                }
+            }),
+            Packed::U32(v) => v.get(i).copied(),
+        }
+    }
+}
+
+/// What the event list's rows need besides the events: §2's address versions (per trace row
+/// of the device, per final block and per final segment) and stream ordinals (built once per
+/// device).
 #[derive(Clone, Debug)]
 pub struct RowContext {
-    versions: crate::tooltip::Versions,
+    device: i64,
+    events: Packed,
+    blocks: Packed,
+    segments: Packed,
     streams: crate::tooltip::StreamOrdinals,
 }
 
 impl RowContext {
     #[must_use]
     pub fn new(snap: &Snapshot, device: i64) -> Self {
+        let v = crate::tooltip::versions(snap, device);
         Self {
-            versions: crate::tooltip::versions(snap, device),
+            device,
+            events: Packed::new(v.events),
+            blocks: Packed::new(v.blocks),
+            segments: Packed::new(v.segments),
             streams: crate::tooltip::stream_ordinals(snap),
         }
     }
@@ -357,13 +421,26 @@ impl RowContext {
     /// The device it was built for.
     #[must_use]
     pub fn device(&self) -> i64 {
-        self.versions.device
+        self.device
     }
 
-    /// §2's address versions of the device's events and of the final blocks and segments.
+    /// §2's address version of trace row `row` of the device ([`crate::tooltip::NO_VERSION`]
+    /// for actions without one; `None` past the end).
     #[must_use]
-    pub fn versions(&self) -> &crate::tooltip::Versions {
-        &self.versions
+    pub fn event_version(&self, row: usize) -> Option<u32> {
+        self.events.get(row)
+    }
+
+    /// §2's address version of final block `i` ([`Snapshot::blocks`] order).
+    #[must_use]
+    pub fn block_version(&self, i: usize) -> Option<u32> {
+        self.blocks.get(i)
+    }
+
+    /// §2's address version of final segment `i` ([`Snapshot::segments`] order).
+    #[must_use]
+    pub fn segment_version(&self, i: usize) -> Option<u32> {
+        self.segments.get(i)
     }
 
     /// The ordinal of a raw stream (0 for a stream the file never mentions).
@@ -409,10 +486,7 @@ impl History {
             Action::Snapshot => "snapshot".to_owned(),
             _ => {
                 let version = ctx
-                    .versions
-                    .events
-                    .get(e.row as usize)
-                    .copied()
+                    .event_version(e.row as usize)
                     .unwrap_or(crate::tooltip::NO_VERSION);
                 let v = if version == crate::tooltip::NO_VERSION {
                     "undefined".to_owned()

@@ -152,3 +152,26 @@ fn oom_verdicts() {
     let r = explain_oom(&s, 3, 25, None, 7, (0, 0));
     assert_eq!(r.largest_free_block_bytes, 0);
 }
+
+#[test]
+fn packed_versions() {
+    use crate::tooltip::NO_VERSION;
+    for (max, width) in [
+        (254u32, 1usize),
+        (255, 2),
+        (65_534, 2),
+        (65_535, 4),
+        (70_000, 4),
+    ] {
+        let v = vec![0, max, NO_VERSION, 3];
+        let p = Packed::new(v.clone());
+        let w = match &p {
+            Packed::U8(_) => 1,
+            Packed::U16(_) => 2,
+            Packed::U32(_) => 4,
+        };
+        assert_eq!(w, width, "max {max}");
+        let back: Vec<Option<u32>> = (0..5).map(|i| p.get(i)).collect();
+        assert_eq!(back, [Some(0), Some(max), Some(NO_VERSION), Some(3), None]);
+    }
+}
