@@ -129,13 +129,13 @@ fn main() {
         .map(|(i, st)| {
             let t = Instant::now();
             let m = SegMap::build(st);
-            let item = m.rects.get(m.rects.len() / 2).map(|r| r.item);
+            let item = m.rect(m.rect_count() / 2).map(|r| r.item);
             let text = item.and_then(|it| m.item_text(&snap, &ctx, st, it));
             std::hint::black_box(text);
             let took = ms(t);
             if largest
                 .as_ref()
-                .is_none_or(|(l, _)| m.rects.len() > l.rects.len())
+                .is_none_or(|(l, _)| m.rect_count() > l.rect_count())
             {
                 largest = Some((m, i));
             }
@@ -144,7 +144,7 @@ fn main() {
         .collect();
     let (mut hit_mean_us, mut hit_max_us, mut rects) = (0.0, 0.0, 0usize);
     if let Some((m, _)) = &largest {
-        rects = m.rects.len();
+        rects = m.rect_count();
         let mut hits = Vec::with_capacity(1000);
         for _ in 0..1000 {
             x ^= x << 13;
@@ -199,7 +199,7 @@ fn main() {
         h.checkpoint_bytes(),
         h.checkpoint_bytes() as f64 / model as f64,
         sm / fm.max(1e-6),
-        sm_map.rects.len(),
+        sm_map.rect_count(),
         synth_hit_sum / 1000.0,
         std::mem::size_of::<Seg>(),
         std::mem::size_of::<Blk>(),

@@ -309,8 +309,7 @@ fn segment_map_of_the_test_vector() {
     );
     let m = SegMap::build(&st);
     let got: Vec<(Item, f64, f64, [u8; 4])> = m
-        .rects
-        .iter()
+        .rects()
         .map(|r| (r.item, r.x0, r.x1 - r.x0, r.color))
         .collect();
     let tableau = |i: usize| memviz_analysis::segmap::TABLEAU10[i];
@@ -332,7 +331,7 @@ fn segment_map_of_the_test_vector() {
         );
         assert_eq!(g.3, w.3, "{g:?}");
     }
-    assert!(m.rects.iter().all(|r| r.y0 == 0.0 && r.y1 == 0.8));
+    assert!(m.rects().all(|r| r.y0 == 0.0 && r.y1 == 0.8));
     let explanation = memviz_analysis::frames::NO_FRAMES_EXPLANATION.join("\n");
     let text = |st: &memviz_analysis::state::State, m: &SegMap, item| {
         m.item_text(&snap, &ctx, st, item).expect("text")
@@ -376,7 +375,7 @@ fn segment_map_of_the_test_vector() {
     // hit: the centre of every block and waste rect is that item (the segment's centre, 100
     // units, is under the block A+30: blocks are above segments); the segment's free tail; the
     // row gap.
-    for r in m.rects.iter().skip(1) {
+    for r in m.rects().skip(1) {
         assert_eq!(
             m.hit((r.x0 + r.x1) / 2.0, (r.y0 + r.y1) / 2.0),
             Some(r.item)
@@ -450,10 +449,10 @@ fn segment_map_on_every_file() {
                 let at = format!("{} device {d} event {k:?}", path.display());
                 let m = SegMap::build(&st);
                 maps += 1;
-                rects += m.rects.len();
+                rects += m.rect_count();
                 orphans += m.orphans.len();
                 assert!(m.rows >= 1, "{at}");
-                for r in &m.rects {
+                for r in m.rects() {
                     assert!(
                         r.x0.is_finite() && r.x1.is_finite() && r.x0 <= r.x1,
                         "{at}: {r:?}"

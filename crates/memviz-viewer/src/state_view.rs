@@ -315,7 +315,7 @@ impl StateView {
                 batches.push(Batch::unbounded([0.0, 0.0], std::mem::take(cur)));
             }
         };
-        for r in &self.map.rects {
+        for r in self.map.rects() {
             let (x0, x1) = (r.x0 as f32, r.x1 as f32);
             let (bottom, top) = (-r.y1 as f32, -r.y0 as f32);
             // Segments' free space is a light grey, so that it shows even when the rows are
@@ -384,8 +384,7 @@ impl StateView {
             let (yl, yh) = (-cam.y_range.1, -cam.y_range.0);
             for r in self
                 .map
-                .rects
-                .iter()
+                .rects()
                 .take_while(|r| matches!(r.item, Item::Segment(_)))
             {
                 if r.x1 < xl || r.x0 > xh || r.y1 < yl || r.y0 > yh {
@@ -526,7 +525,7 @@ impl StateView {
         } else {
             Item::Segment(addr)
         };
-        let r = *self.map.rect_of(item)?;
+        let r = self.map.rect_of(item)?;
         let cx = (r.x0 + r.x1) * 0.5;
         let cy = -(r.y0 + r.y1) * 0.5;
         let w = ((r.x1 - r.x0) * 5.0)
@@ -578,7 +577,7 @@ impl StateView {
             "x_range": [self.pane.camera.x_range.0, self.pane.camera.x_range.1],
             "y_range": [self.pane.camera.y_range.0, self.pane.camera.y_range.1],
             "rows": self.map.rows,
-            "rects": self.map.rects.len(),
+            "rects": self.map.rect_count(),
             "segments": self.state.segments.len(),
             "blocks": self.state.blocks.len(),
             "reserved_bytes": self.state.reserved_bytes,
