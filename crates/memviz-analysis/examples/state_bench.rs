@@ -1,5 +1,6 @@
 //! Allocator State History benchmark: time to build the checkpoints ("open the view"), time to
-//! select 100 random events (median, max), checkpoint memory against the model's, and the
+//! select 100 random events (median, max) and the worst (the event right after a checkpoint,
+//! of the longest runs), checkpoint memory against the model's, and the
 //! same selections by memory_viz's method (undo from the final state every time) as the
 //! baseline in the same run; then the segment map of each selection (`SegMap::build` plus one
 //! hover text, median / max), hit tests (1000 random points on the largest map, mean / max) and
@@ -63,10 +64,10 @@ fn main() {
     let snap = memviz_snapshot::load_slice(&bytes).expect("parse");
     let model = snap.heap_bytes();
     let t = Instant::now();
-    let interval = History::interval_for(&snap, device, model / 5);
-    let h = History::build(&snap, device, interval);
+    let h = History::build_within(&snap, device, memviz_analysis::state::BYTES_PER_EVENT);
+    let interval = h.interval;
     let open_ms = ms(t);
-    let n = h.events.len();
+    let n = h.len();
     // 100 pseudo-random events (xorshift, fixed seed).
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
     let picks: Vec<usize> = (0..100)
@@ -81,10 +82,28 @@ fn main() {
         .iter()
         .map(|&k| {
             let t = Instant::now();
-            std::hint::black_box(h.state_after(k));
+            std::hint::black_box(h.state_after(&snap, k));
             ms(t)
         })
         .collect();
+    // Worst case: the event just after a checkpoint, the most undo steps from the next one.
+    let mut worst: Vec<(usize, usize)> = Vec::new();
+    let mut prev: Option<usize> = None;
+    for c in h.checkpoint_events() {
+        let from = prev.map_or(0, |p| p + 1);
+        worst.push((c - from, from));
+        prev = Some(c);
+    }
+    worst.sort_unstable_by(|a, b| b.cmp(a));
+    let worst_ms = worst
+        .iter()
+        .take(5)
+        .map(|&(_, k)| {
+            let t = Instant::now();
+            std::hint::black_box(h.state_after(&snap, k));
+            ms(t)
+        })
+        .fold(0.0, f64::max);
     // Baseline: memory_viz replays from the final state on every selection.
     let full = History::build(&snap, device, usize::MAX);
     let slow: Vec<f64> = picks
@@ -92,14 +111,17 @@ fn main() {
         .take(10)
         .map(|&k| {
             let t = Instant::now();
-            std::hint::black_box(full.state_after(k));
+            std::hint::black_box(full.state_after(&snap, k));
             ms(t)
         })
         .collect();
     // The segment map of each selection: packing + rects + hit index, and one hover text (the
     // middle rect's, a block when there is one).
     let ctx = RowContext::new(&snap, device);
-    let states: Vec<_> = picks.iter().filter_map(|&k| h.state_after(k)).collect();
+    let states: Vec<_> = picks
+        .iter()
+        .filter_map(|&k| h.state_after(&snap, k))
+        .collect();
     let mut largest: Option<(SegMap, usize)> = None;
     let map_ms: Vec<f64> = states
         .iter()
@@ -107,13 +129,13 @@ fn main() {
         .map(|(i, st)| {
             let t = Instant::now();
             let m = SegMap::build(st);
-            let item = m.rects.get(m.rects.len() / 2).map(|r| r.item);
+            let item = m.rect(m.rect_count() / 2).map(|r| r.item);
             let text = item.and_then(|it| m.item_text(&snap, &ctx, st, it));
             std::hint::black_box(text);
             let took = ms(t);
             if largest
                 .as_ref()
-                .is_none_or(|(l, _)| m.rects.len() > l.rects.len())
+                .is_none_or(|(l, _)| m.rect_count() > l.rect_count())
             {
                 largest = Some((m, i));
             }
@@ -122,7 +144,7 @@ fn main() {
         .collect();
     let (mut hit_mean_us, mut hit_max_us, mut rects) = (0.0, 0.0, 0usize);
     if let Some((m, _)) = &largest {
-        rects = m.rects.len();
+        rects = m.rect_count();
         let mut hits = Vec::with_capacity(1000);
         for _ in 0..1000 {
             x ^= x << 13;
@@ -168,7 +190,7 @@ fn main() {
     let (sm, sx) = stats(slow);
     println!(
         "{{\"file\":{path:?},\"events\":{n},\"interval\":{interval},\"open_ms\":{open_ms:.1},\
-\"select_median_ms\":{fm:.3},\"select_max_ms\":{fx:.3},\"checkpoint_bytes\":{},\"model_bytes\":{model},\
+\"select_median_ms\":{fm:.3},\"select_max_ms\":{fx:.3},\"select_worst_ms\":{worst_ms:.3},\"checkpoint_bytes\":{},\"model_bytes\":{model},\
 \"checkpoints_per_model\":{:.3},\"full_undo_median_ms\":{sm:.1},\"full_undo_max_ms\":{sx:.1},\"speedup\":{:.0},\
 \"segmap_median_ms\":{mm:.3},\"segmap_max_ms\":{mx:.3},\"largest_map_rects\":{rects},\"hit_mean_us\":{hit_mean_us:.2},\
 \"hit_max_us\":{hit_max_us:.2},\"synthetic_rects\":{},\"synthetic_build_ms\":{synth_build_ms:.1},\
@@ -177,7 +199,7 @@ fn main() {
         h.checkpoint_bytes(),
         h.checkpoint_bytes() as f64 / model as f64,
         sm / fm.max(1e-6),
-        sm_map.rects.len(),
+        sm_map.rect_count(),
         synth_hit_sum / 1000.0,
         std::mem::size_of::<Seg>(),
         std::mem::size_of::<Blk>(),

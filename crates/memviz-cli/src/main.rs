@@ -207,9 +207,9 @@ fn state(args: &[String]) -> Result<(), String> {
     let snap = load(file)?;
     let interval = memviz_analysis::state::History::interval_for(&snap, device, 64 << 20);
     let history = memviz_analysis::state::History::build(&snap, device, interval);
-    let n = history.events.len();
+    let n = history.len();
     let (k, st) = if event == -1 {
-        (n.checked_sub(1), history.final_state().clone())
+        (n.checked_sub(1), history.final_state(&snap))
     } else {
         let k = usize::try_from(event)
             .ok()
@@ -221,12 +221,12 @@ fn state(args: &[String]) -> Result<(), String> {
                 )
             })?;
         let st = history
-            .state_after(k)
+            .state_after(&snap, k)
             .ok_or_else(|| format!("{file}: no event {k} on device {device}"))?;
         (Some(k), st)
     };
     let action = k
-        .and_then(|k| history.events.get(k))
+        .and_then(|k| history.event(&snap, k))
         .map_or("", |e| e.action_name(&snap, device));
     let line = serde_json::json!({
         "event": event,

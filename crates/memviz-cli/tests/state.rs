@@ -2,7 +2,7 @@
 
 mod common;
 use common::*;
-use memviz_analysis::state::{History, Kind};
+use memviz_analysis::state::{merged_events, History, Kind};
 
 const A: u64 = 0x1000_0000;
 
@@ -12,7 +12,7 @@ fn semantics_test_vector_states() {
     let snap = load_path(&fixtures_dir().join("vector.pickle"));
     for interval in [1, 2, 3, 100] {
         let h = History::build(&snap, 0, interval);
-        let kinds: Vec<Kind> = h.events.iter().map(|e| e.kind).collect();
+        let kinds: Vec<Kind> = h.events(&snap).map(|e| e.kind).collect();
         assert_eq!(
             kinds,
             [
@@ -26,7 +26,7 @@ fn semantics_test_vector_states() {
         );
         let got: Vec<(u64, u64)> = (0..6)
             .map(|k| {
-                let s = h.state_after(k).expect("state");
+                let s = h.state_after(&snap, k).expect("state");
                 (s.reserved_bytes, s.allocated_bytes)
             })
             .collect();
@@ -42,15 +42,15 @@ fn semantics_test_vector_states() {
             ],
             "interval {interval}"
         );
-        assert!(h.state_after(6).is_none());
-        let after2 = h.state_after(2).expect("state");
+        assert!(h.state_after(&snap, 6).is_none());
+        let after2 = h.state_after(&snap, 2).expect("state");
         let blocks: Vec<(u64, u64, u64)> = after2
             .blocks
             .iter()
             .map(|(a, b)| (a - A, b.size, b.requested))
             .collect();
         assert_eq!(blocks, [(0, 10, 10), (10, 20, 20), (30, 30, 25)]);
-        assert_eq!(h.state_after(5).as_ref(), Some(h.final_state()));
+        assert_eq!(h.state_after(&snap, 5), Some(h.final_state(&snap)));
     }
 }
 
@@ -68,18 +68,55 @@ fn checkpoints_agree_with_a_full_undo() {
         for d in snap.devices() {
             let full = History::build(&snap, d, usize::MAX);
             let fast = History::build(&snap, d, 37);
-            let n = full.events.len();
-            assert_eq!(fast.events.len(), n);
+            // Budgeted: a small budget puts checkpoints every MIN_GAP events or wider.
+            let budget = History::build_within(&snap, d, 64);
+            let n = full.len();
+            assert_eq!(fast.len(), n);
+            assert_eq!(budget.len(), n);
+            // Packed versions are the annotate step's.
+            let ctx = memviz_analysis::state::RowContext::new(&snap, d);
+            let v = memviz_analysis::tooltip::versions(&snap, d);
+            assert!(v
+                .events
+                .iter()
+                .enumerate()
+                .all(|(r, &x)| ctx.event_version(r) == Some(x)));
+            assert!(v
+                .blocks
+                .iter()
+                .enumerate()
+                .all(|(i, &x)| ctx.block_version(i) == Some(x)));
+            assert!(v
+                .segments
+                .iter()
+                .enumerate()
+                .all(|(i, &x)| ctx.segment_version(i) == Some(x)));
+            // Events read in place are the merged list built whole.
+            let whole = merged_events(&snap, d);
+            assert!(
+                full.events(&snap).eq(whole.iter().copied()),
+                "{}",
+                path.display()
+            );
+            for k in (0..n).step_by((n / 97).max(1)) {
+                assert_eq!(full.event(&snap, k).as_ref(), whole.get(k));
+            }
             for k in (0..n).step_by((n / 40).max(1)).chain(n.checked_sub(1)) {
-                assert_eq!(
-                    fast.state_after(k),
-                    full.state_after(k),
-                    "{} device {d} event {k}",
-                    path.display()
-                );
+                let want = full.state_after(&snap, k);
+                for (h, what) in [(&fast, "every 37"), (&budget, "budget")] {
+                    assert_eq!(
+                        h.state_after(&snap, k),
+                        want,
+                        "{} device {d} event {k} ({what})",
+                        path.display()
+                    );
+                }
             }
             if n > 0 {
-                assert_eq!(fast.state_after(n - 1).as_ref(), Some(fast.final_state()));
+                assert_eq!(
+                    fast.state_after(&snap, n - 1),
+                    Some(fast.final_state(&snap))
+                );
             }
         }
     }
@@ -142,26 +179,28 @@ fn undo_agrees_with_a_forward_simulation() {
         let snap = load_path(&path);
         for d in snap.devices() {
             let h = History::build(&snap, d, 64);
-            let Some(mut fwd) = h.state_after(0) else {
+            let Some(mut fwd) = h.state_after(&snap, 0) else {
                 continue;
             };
             // A consistent trace only: ring-buffer cuts and hand-made vectors free what they
             // never allocated, and undo then restores blocks a forward pass cannot know.
-            let consistent = h.final_state().inconsistencies == 0
-                && (0..h.events.len())
-                    .all(|k| h.state_after(k).is_some_and(|s| s.inconsistencies == 0));
+            let consistent = h.final_state(&snap).inconsistencies == 0
+                && (0..h.len()).all(|k| {
+                    h.state_after(&snap, k)
+                        .is_some_and(|s| s.inconsistencies == 0)
+                });
             if !consistent {
                 skipped.push(format!("{} device {d}", path.display()));
                 continue;
             }
-            let n = h.events.len();
+            let n = h.len();
             let every = (n / 200).max(1);
             for k in 1..n {
-                if let Some(e) = h.events.get(k) {
-                    apply(&mut fwd, e);
+                if let Some(e) = h.event(&snap, k) {
+                    apply(&mut fwd, &e);
                 }
                 if k % every == 0 || k == n - 1 {
-                    let back = h.state_after(k).expect("state");
+                    let back = h.state_after(&snap, k).expect("state");
                     assert_eq!(
                         shape(&fwd),
                         shape(&back),
@@ -203,8 +242,8 @@ fn cli_oom_report() {
     );
     let h = History::build(&snap, 0, 16);
     let k = r["event"].as_u64().expect("event") as usize;
-    assert_eq!(h.events[k].row as usize, row);
-    let st = h.state_after(k).expect("state");
+    assert_eq!(h.event(&snap, k).expect("event").row as usize, row);
+    let st = h.state_after(&snap, k).expect("state");
     assert_eq!(r["reserved_bytes"], st.reserved_bytes);
     assert_eq!(r["allocated_bytes"], st.allocated_bytes);
     let free = r["reserved_free_bytes"].as_u64().expect("free");
@@ -239,7 +278,7 @@ fn event_rows() {
     let snap = load_path(&fixtures_dir().join("expandable.pickle"));
     let h = History::build(&snap, 0, 4);
     let ctx = RowContext::new(&snap, 0);
-    let texts: Vec<String> = (0..h.events.len())
+    let texts: Vec<String> = (0..h.len())
         .filter_map(|k| h.row_text(&snap, &ctx, k))
         .collect();
     assert!(
@@ -263,15 +302,14 @@ fn segment_map_of_the_test_vector() {
     let snap = load_path(&fixtures_dir().join("vector.pickle"));
     let h = History::build(&snap, 0, 2);
     let ctx = RowContext::new(&snap, 0);
-    let st = h.state_after(2).expect("state");
+    let st = h.state_after(&snap, 2).expect("state");
     assert_eq!(
         header_text(&st),
         "(55.0B (55 bytes) allocated / 100.0B (100 bytes) reserved)"
     );
     let m = SegMap::build(&st);
     let got: Vec<(Item, f64, f64, [u8; 4])> = m
-        .rects
-        .iter()
+        .rects()
         .map(|r| (r.item, r.x0, r.x1 - r.x0, r.color))
         .collect();
     let tableau = |i: usize| memviz_analysis::segmap::TABLEAU10[i];
@@ -293,7 +331,7 @@ fn segment_map_of_the_test_vector() {
         );
         assert_eq!(g.3, w.3, "{g:?}");
     }
-    assert!(m.rects.iter().all(|r| r.y0 == 0.0 && r.y1 == 0.8));
+    assert!(m.rects().all(|r| r.y0 == 0.0 && r.y1 == 0.8));
     let explanation = memviz_analysis::frames::NO_FRAMES_EXPLANATION.join("\n");
     let text = |st: &memviz_analysis::state::State, m: &SegMap, item| {
         m.item_text(&snap, &ctx, st, item).expect("text")
@@ -325,7 +363,7 @@ fn segment_map_of_the_test_vector() {
     );
     assert!(m.item_text(&snap, &ctx, &st, Item::Waste(A)).is_none());
     // After idx 1 A+30 is not allocated yet: no internal waste, no percentage.
-    let st1 = h.state_after(1).expect("state");
+    let st1 = h.state_after(&snap, 1).expect("state");
     let m1 = SegMap::build(&st1);
     assert_eq!(
         text(&st1, &m1, Item::Segment(A)),
@@ -337,7 +375,7 @@ fn segment_map_of_the_test_vector() {
     // hit: the centre of every block and waste rect is that item (the segment's centre, 100
     // units, is under the block A+30: blocks are above segments); the segment's free tail; the
     // row gap.
-    for r in m.rects.iter().skip(1) {
+    for r in m.rects().skip(1) {
         assert_eq!(
             m.hit((r.x0 + r.x1) / 2.0, (r.y0 + r.y1) / 2.0),
             Some(r.item)
@@ -357,9 +395,9 @@ fn segment_map_pending_blocks() {
     let ctx = RowContext::new(&snap, 0);
     let h = History::build(&snap, 0, 16);
     let mut seen = 0;
-    for st in (0..h.events.len())
-        .filter_map(|k| h.state_after(k))
-        .chain([h.final_state().clone()])
+    for st in (0..h.len())
+        .filter_map(|k| h.state_after(&snap, k))
+        .chain([h.final_state(&snap)])
     {
         let m = SegMap::build(&st);
         for (&a, b) in st.blocks.iter().filter(|(_, b)| b.pending) {
@@ -398,23 +436,23 @@ fn segment_map_on_every_file() {
         for d in snap.devices() {
             let h = History::build(&snap, d, 64);
             let ctx = RowContext::new(&snap, d);
-            let n = h.events.len();
+            let n = h.len();
             let ks: Vec<usize> = (0..n)
                 .step_by((n / 12).max(1))
                 .chain(n.checked_sub(1))
                 .collect();
             let states = ks
                 .iter()
-                .map(|&k| (Some(k), h.state_after(k).expect("state")))
-                .chain([(None, h.final_state().clone())]);
+                .map(|&k| (Some(k), h.state_after(&snap, k).expect("state")))
+                .chain([(None, h.final_state(&snap))]);
             for (k, st) in states {
                 let at = format!("{} device {d} event {k:?}", path.display());
                 let m = SegMap::build(&st);
                 maps += 1;
-                rects += m.rects.len();
+                rects += m.rect_count();
                 orphans += m.orphans.len();
                 assert!(m.rows >= 1, "{at}");
-                for r in &m.rects {
+                for r in m.rects() {
                     assert!(
                         r.x0.is_finite() && r.x1.is_finite() && r.x0 <= r.x1,
                         "{at}: {r:?}"
@@ -444,11 +482,11 @@ fn segment_map_on_every_file() {
                         Source::Row(row) => {
                             let tr = snap.trace(d).expect("trace");
                             assert_eq!(tr.addr(row as usize), Some(a), "{at}");
-                            assert_eq!(Some(&v), ctx.versions().events.get(row as usize));
+                            assert_eq!(Some(v), ctx.event_version(row as usize));
                         }
                         Source::Final(i) => {
                             assert_eq!(snap.blocks.get(i as usize).map(|b| b.address), Some(a));
-                            assert_eq!(Some(&v), ctx.versions().blocks.get(i as usize));
+                            assert_eq!(Some(v), ctx.block_version(i as usize));
                         }
                         Source::Unknown => panic!("{at}: block {a:x} without a source"),
                     }
@@ -484,9 +522,9 @@ fn restored_labels_match_their_event_rows() {
         let snap = load_path(&fixtures_dir().join(name));
         let h = History::build(&snap, 0, 32);
         let ctx = RowContext::new(&snap, 0);
-        for k in 1..h.events.len() {
-            let e = h.events[k];
-            let Some(st) = h.state_after(k - 1) else {
+        for k in 1..h.len() {
+            let e = h.event(&snap, k).expect("event");
+            let Some(st) = h.state_after(&snap, k - 1) else {
                 continue;
             };
             let label = match e.kind {

@@ -3,9 +3,9 @@
 //! rectangles through the same renderer and camera as the timeline.
 //!
 //! # How it works
-//! Opening builds a [`History`] once (the merged events and checkpoints of the allocator state
-//! every `interval` events, about a fifth of the model's memory), so selecting an event replays
-//! at most `interval` undo steps from the nearest later checkpoint. The selected [`State`] is
+//! Opening builds a [`History`] once (an index of the merged events into the trace, and
+//! checkpoints of the allocator state within [`BYTES_PER_EVENT`] bytes per event), so selecting
+//! an event replays at most `interval` undo steps from the nearest later checkpoint. The selected [`State`] is
 //! packed by [`SegMap::build`] (§6.5: rows of segments sorted by size, blocks inside, rounding
 //! waste in red) into map units (x ∈ [0, 200], one unit per row in y); data space here is
 //! x = map x, y = −map y (row 0 at the top). The map is one scene uploaded per selection; zoom
@@ -13,7 +13,7 @@
 //! returns its §6.5 text in the timeline tooltip's JSON shape.
 
 use memviz_analysis::segmap::{self, Item, SegMap};
-use memviz_analysis::state::{explain_oom, History, Kind, RowContext, State};
+use memviz_analysis::state::{explain_oom, History, Kind, RowContext, State, BYTES_PER_EVENT};
 use memviz_render::{rgba, Trapezoid, View};
 use memviz_snapshot::{Action, Snapshot};
 use serde_json::json;
@@ -65,14 +65,12 @@ impl StateView {
     #[must_use]
     pub fn new(snap: &Snapshot, device: i64, geom: &PlotGeometry) -> Self {
         let t0 = crate::scene::now_ms();
-        let budget = (snap.heap_bytes() / 5).max(4 << 20);
-        let interval = History::interval_for(snap, device, budget);
-        let history = History::build(snap, device, interval);
+        let history = History::build_within(snap, device, BYTES_PER_EVENT);
         let ctx = RowContext::new(snap, device);
-        let state = history.final_state().clone();
+        let state = history.final_state(snap);
         let map = SegMap::build(&state);
         let mut v = StateView {
-            selected: history.events.len().checked_sub(1),
+            selected: history.len().checked_sub(1),
             history,
             ctx,
             state,
@@ -93,7 +91,7 @@ impl StateView {
     /// Number of events in the list.
     #[must_use]
     pub fn event_count(&self) -> usize {
-        self.history.events.len()
+        self.history.len()
     }
 
     /// The selected event (`None`: no events; the map shows the final snapshot).
@@ -123,7 +121,7 @@ impl StateView {
     /// Selects event `k` (clamped to the list): replays from the nearest checkpoint and
     /// rebuilds the map. Returns the selection JSON (see [`StateView::selection_json`]).
     pub fn select(&mut self, snap: &Snapshot, k: i64) -> String {
-        let n = self.history.events.len();
+        let n = self.history.len();
         if n > 0 {
             let k = if k < 0 {
                 n - 1
@@ -132,7 +130,7 @@ impl StateView {
             };
             let t0 = crate::scene::now_ms();
             if self.selected != Some(k) {
-                if let Some(s) = self.history.state_after(k) {
+                if let Some(s) = self.history.state_after(snap, k) {
                     self.state = s;
                     self.map = SegMap::build(&self.state);
                     self.selected = Some(k);
@@ -154,7 +152,7 @@ impl StateView {
     pub fn selection_json(&self, snap: &Snapshot) -> String {
         let k = self.selected;
         let text = k.and_then(|k| self.history.row_text(snap, &self.ctx, k));
-        let event = k.and_then(|k| self.history.events.get(k));
+        let event = k.and_then(|k| self.history.event(snap, k));
         let tr = snap.trace(self.history.device);
         let is_oom = event
             .and_then(|e| tr.and_then(|t| t.action(e.row as usize)))
@@ -202,10 +200,10 @@ impl StateView {
         };
         json!({
             "event": k,
-            "count": self.history.events.len(),
+            "count": self.history.len(),
             "header": segmap::header_text(&self.state),
             "text": text,
-            "action": event.map(|e| e.action_name(snap, self.history.device).to_string()),
+            "action": event.as_ref().map(|e| e.action_name(snap, self.history.device).to_string()),
             "reserved_bytes": self.state.reserved_bytes,
             "allocated_bytes": self.state.allocated_bytes,
             "segments": self.state.segments.len(),
@@ -224,12 +222,12 @@ impl StateView {
     /// `oom`, `snapshot`, `segment` or `block`.
     #[must_use]
     pub fn rows_json(&self, snap: &Snapshot, start: usize, count: usize) -> String {
-        let n = self.history.events.len();
+        let n = self.history.len();
         let end = start.saturating_add(count.min(1000)).min(n);
         let tr = snap.trace(self.history.device);
         let rows: Vec<serde_json::Value> = (start.min(end)..end)
             .filter_map(|k| {
-                let e = self.history.events.get(k)?;
+                let e = self.history.event(snap, k)?;
                 let text = self.history.row_text(snap, &self.ctx, k)?;
                 let action = tr.and_then(|t| t.action(e.row as usize));
                 let kind = match (action, e.kind) {
@@ -256,8 +254,7 @@ impl StateView {
         let tr = snap.trace(self.history.device);
         let ks: Vec<usize> = self
             .history
-            .events
-            .iter()
+            .events(snap)
             .enumerate()
             .filter(|(_, e)| {
                 tr.and_then(|t| t.action(e.row as usize))
@@ -272,7 +269,7 @@ impl StateView {
     /// contains `query` (case-insensitive); -1 when none does or the query is empty.
     #[must_use]
     pub fn search(&self, snap: &Snapshot, query: &str, from: i64, forward: bool) -> i64 {
-        let n = self.history.events.len();
+        let n = self.history.len();
         let q = query.trim().to_lowercase();
         if n == 0 || q.is_empty() {
             return -1;
@@ -318,7 +315,7 @@ impl StateView {
                 batches.push(Batch::unbounded([0.0, 0.0], std::mem::take(cur)));
             }
         };
-        for r in &self.map.rects {
+        for r in self.map.rects() {
             let (x0, x1) = (r.x0 as f32, r.x1 as f32);
             let (bottom, top) = (-r.y1 as f32, -r.y0 as f32);
             // Segments' free space is a light grey, so that it shows even when the rows are
@@ -387,8 +384,7 @@ impl StateView {
             let (yl, yh) = (-cam.y_range.1, -cam.y_range.0);
             for r in self
                 .map
-                .rects
-                .iter()
+                .rects()
                 .take_while(|r| matches!(r.item, Item::Segment(_)))
             {
                 if r.x1 < xl || r.x0 > xh || r.y1 < yl || r.y0 > yh {
@@ -529,7 +525,7 @@ impl StateView {
         } else {
             Item::Segment(addr)
         };
-        let r = *self.map.rect_of(item)?;
+        let r = self.map.rect_of(item)?;
         let cx = (r.x0 + r.x1) * 0.5;
         let cy = -(r.y0 + r.y1) * 0.5;
         let w = ((r.x1 - r.x0) * 5.0)
@@ -577,11 +573,11 @@ impl StateView {
     pub fn state_json(&self) -> serde_json::Value {
         json!({
             "event": self.selected,
-            "count": self.history.events.len(),
+            "count": self.history.len(),
             "x_range": [self.pane.camera.x_range.0, self.pane.camera.x_range.1],
             "y_range": [self.pane.camera.y_range.0, self.pane.camera.y_range.1],
             "rows": self.map.rows,
-            "rects": self.map.rects.len(),
+            "rects": self.map.rect_count(),
             "segments": self.state.segments.len(),
             "blocks": self.state.blocks.len(),
             "reserved_bytes": self.state.reserved_bytes,

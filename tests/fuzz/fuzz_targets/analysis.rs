@@ -228,14 +228,14 @@ fn check_lines(snap: &Snapshot, device: i64, tl: &Timeline, layout: &Layout, san
 fn check_state(snap: &Snapshot, device: i64, pick: u8, sane: bool) {
     let a = History::build(snap, device, 7);
     let b = History::build(snap, device, 64);
-    let n = a.events.len();
-    assert_eq!(n, b.events.len());
-    assert!(a.state_after(n).is_none(), "no state past the end");
+    let n = a.len();
+    assert_eq!(n, b.len());
+    assert!(a.state_after(snap, n).is_none(), "no state past the end");
     let ctx = RowContext::new(snap, device);
     let mut selected: Option<State> = None;
     for k in picks(n, pick) {
-        let sa = a.state_after(k).expect("state after an event in range");
-        let sb = b.state_after(k).expect("state after an event in range");
+        let sa = a.state_after(snap, k).expect("state after an event in range");
+        let sb = b.state_after(snap, k).expect("state after an event in range");
         assert_eq!(
             sa, sb,
             "state after event {k} depends on the checkpoint interval"
@@ -243,7 +243,7 @@ fn check_state(snap: &Snapshot, device: i64, pick: u8, sane: bool) {
         if k == n - 1 {
             assert_eq!(
                 &sa,
-                a.final_state(),
+                &a.final_state(snap),
                 "after the last event: the final snapshot"
             );
         }
@@ -260,7 +260,7 @@ fn check_state(snap: &Snapshot, device: i64, pick: u8, sane: bool) {
         selected = Some(sa);
     }
     let _ = a.oom_reports(snap);
-    let state = selected.unwrap_or_else(|| a.final_state().clone());
+    let state = selected.unwrap_or_else(|| a.final_state(snap));
     let map = SegMap::build(&state);
     let items: Vec<_> = map.items().take(200).collect();
     for item in items {
