@@ -71,6 +71,9 @@ pub const HIT_BUCKET_STEPS: u32 = 64;
 /// Timesteps a slide lasts.
 pub const SLIDE_STEPS: u32 = 3;
 const NO_ORDER: u32 = u32::MAX;
+/// `end_step` of an element still live at the end (its span ends at the last timestep): kept
+/// apart from one freed by the last action, so [`Layout::free_step`] can tell them apart.
+const NO_END: u32 = u32::MAX;
 /// Slides per leaf of the compact mode's min-tree (scanned linearly).
 const SLIDE_BLOCK: usize = 16;
 
@@ -313,7 +316,7 @@ impl Layout {
         for &e in &l.by_order {
             let e = e as usize;
             if !ended[e] {
-                l.end_step[e] = t;
+                l.end_step[e] = NO_END;
                 slide_count[e] = fenwick
                     .prefix(l.order[e] as usize)
                     .saturating_sub(slide_count[e]);
@@ -502,7 +505,22 @@ impl Layout {
     pub fn span(&self, element: u32) -> Option<(u32, u32)> {
         self.order(element)?;
         let e = element as usize;
-        Some((self.start_step[e], self.end_step[e]))
+        Some((*self.start_step.get(e)?, self.end_of(e)))
+    }
+    /// The timestep of the element's free (its span ends right after it), `None` if it is
+    /// never freed (or never drawn).
+    pub fn free_step(&self, element: u32) -> Option<u32> {
+        self.order(element)?;
+        let end = *self.end_step.get(element as usize)?;
+        (end != NO_END).then(|| end.saturating_sub(1))
+    }
+    /// The end of element `e`'s span (the last timestep for one never freed).
+    fn end_of(&self, e: usize) -> u32 {
+        match self.end_step.get(e) {
+            Some(&NO_END) => self.steps,
+            Some(&end) => end,
+            None => 0,
+        }
     }
     /// Bottom when pushed; `base + height` is memory_viz's "total memory used after allocation".
     pub fn base_bytes(&self, element: u32) -> Option<u64> {
@@ -539,7 +557,7 @@ impl Layout {
                 _ => Points(PointsInner::Empty),
             };
         }
-        let (start, end) = (self.start_step[e], self.end_step[e]);
+        let (start, end) = (self.start_step[e], self.end_of(e));
         let lo = self.slides.partition_point(|s| s.step <= start);
         let hi = self.slides.partition_point(|s| s.step < end);
         let bottom = self.base_bytes[e];
@@ -698,7 +716,7 @@ impl Layout {
             }
         }
         let e = *self.by_order.get(lo as usize)?;
-        let (start, end) = (self.start_step[e as usize], self.end_step[e as usize]);
+        let (start, end) = (self.start_step[e as usize], self.end_of(e as usize));
         let alive = (start as f64) <= x_step && x_step < end as f64;
         (alive
             && y_bytes
@@ -964,7 +982,7 @@ impl HitIndex {
         // (full bucket range, partial buckets) of an element.
         let classify = |e: usize| -> (usize, usize, [Option<usize>; 2]) {
             let start = l.start_step[e] as u64;
-            let mut end = l.end_step[e] as u64;
+            let mut end = l.end_of(e) as u64;
             if end >= steps {
                 end = full_end;
             }
@@ -1111,7 +1129,7 @@ impl HitIndex {
                     continue;
                 };
                 let e = e as usize;
-                if (l.start_step[e] as f64) <= x && x < l.end_step[e] as f64 {
+                if (l.start_step[e] as f64) <= x && x < l.end_of(e) as f64 {
                     sum = sum.saturating_add(l.height_bytes[e]);
                 }
             }
@@ -1138,7 +1156,7 @@ impl HitIndex {
             for &v in self.leaf_order.get(a as usize..z as usize).unwrap_or(&[]) {
                 if let Some(&e) = l.by_order.get(v as usize) {
                     let e = e as usize;
-                    if (l.start_step[e] as f64) <= x && x < l.end_step[e] as f64 {
+                    if (l.start_step[e] as f64) <= x && x < l.end_of(e) as f64 {
                         out.push(v);
                     }
                 }
