@@ -143,7 +143,7 @@ pub fn live_elements(timeline: &Timeline, layout: &Layout, moment: &Moment) -> V
                 .filter(|&e| {
                     let pushed = live.get(e as usize).copied().unwrap_or(false)
                         || layout.span(e).is_some_and(|(a, _)| (a as usize) < j);
-                    pushed && !layout.free_step(e).is_some_and(|f| (f as usize) < j)
+                    pushed && layout.free_step(e).is_none_or(|f| (f as usize) >= j)
                 })
                 .collect()
         }
