@@ -59,9 +59,11 @@
 
 use crate::steps::StepValues;
 use crate::timeline::Timeline;
+use packed::{Packed, PackedValue};
 
 mod build;
 mod hit;
+pub mod packed;
 mod points;
 mod reference;
 #[cfg(test)]
@@ -81,6 +83,8 @@ const NO_ORDER: u32 = u32::MAX;
 /// `end_step` of an element still live at the end (its span ends at the last timestep): kept
 /// apart from one freed by the last action, so [`Layout::free_step`] can tell them apart.
 const NO_END: u32 = u32::MAX;
+/// `start_step` of an element never drawn.
+const NO_START: u32 = u32::MAX;
 /// Slides per leaf of the compact mode's min-tree (scanned linearly).
 const SLIDE_BLOCK: usize = 16;
 
@@ -136,18 +140,21 @@ pub struct Piece {
 #[derive(Clone, Debug, Default)]
 pub struct Layout {
     mode: PointMode,
-    height_bytes: Vec<u64>,
-    start_step: Vec<u32>,
-    end_step: Vec<u32>,
-    base_bytes: Vec<u64>,
-    order: Vec<u32>,
-    by_order: Vec<u32>,
+    // The per-element and per-action columns are packed (frame of reference per 64 values,
+    // [`packed`]): they were 44 bytes per element and action pair in vectors.
+    height_bytes: Packed,
+    start_step: Packed,
+    /// [`NO_END`] for an element never freed.
+    end_step: Packed,
+    base_bytes: Packed,
+    order: Packed,
+    by_order: Packed,
     /// Timesteps (see [`crate::steps`] for the per-action columns below).
     steps: u32,
     /// Live bytes after each action ([`Layout::live_at_step`]).
-    action_live: Vec<u64>,
+    action_live: Packed,
     /// The trace event of each action ([`Layout::step_event`]).
-    action_event: Vec<u32>,
+    action_event: Packed,
     /// `max(live_at_step)` (0 when there are no timesteps): the y range.
     pub peak_bytes: u64,
     /// The first timestep reaching [`Layout::peak_bytes`].
@@ -213,47 +220,54 @@ impl Layout {
         self.height_bytes.len()
     }
     pub fn height_bytes(&self, element: u32) -> u64 {
-        self.height_bytes
-            .get(element as usize)
-            .copied()
-            .unwrap_or(0)
+        self.height_bytes.get(element as usize).unwrap_or(0)
     }
     /// Push order (stack position among everything ever pushed), `None` if never drawn.
     pub fn order(&self, element: u32) -> Option<u32> {
         self.order
             .get(element as usize)
-            .copied()
-            .filter(|&o| o != NO_ORDER)
+            .filter(|&o: &u32| o != NO_ORDER)
     }
     /// The element with push order `order`.
     pub fn element_at_order(&self, order: u32) -> Option<u32> {
-        self.by_order.get(order as usize).copied()
+        self.by_order.get(order as usize)
+    }
+    /// Number of elements drawn (push orders are `0..drawn_count`).
+    pub fn drawn_count(&self) -> u32 {
+        self.by_order.len() as u32
     }
     /// `[first, last]` timestep of the element's polygon.
     pub fn span(&self, element: u32) -> Option<(u32, u32)> {
-        self.order(element)?;
         let e = element as usize;
-        Some((*self.start_step.get(e)?, self.end_of(e)))
+        let start = self.start_step.get(e).filter(|&s: &u32| s != NO_START)?;
+        Some((start, self.end_of(e)))
     }
     /// The timestep of the element's free (its span ends right after it), `None` if it is
     /// never freed (or never drawn).
     pub fn free_step(&self, element: u32) -> Option<u32> {
         self.order(element)?;
-        let end = *self.end_step.get(element as usize)?;
+        let end: u32 = self.end_step.get(element as usize)?;
         (end != NO_END).then(|| end.saturating_sub(1))
+    }
+    /// The start of element `e`'s span.
+    fn start_of(&self, e: usize) -> u32 {
+        self.start_step
+            .get(e)
+            .filter(|&s: &u32| s != NO_START)
+            .unwrap_or(0)
     }
     /// The end of element `e`'s span (the last timestep for one never freed).
     fn end_of(&self, e: usize) -> u32 {
         match self.end_step.get(e) {
-            Some(&NO_END) => self.steps,
-            Some(&end) => end,
+            Some(NO_END) => self.steps,
+            Some(end) => end,
             None => 0,
         }
     }
     /// Bottom when pushed; `base + height` is memory_viz's "total memory used after allocation".
     pub fn base_bytes(&self, element: u32) -> Option<u64> {
         self.order(element)?;
-        self.base_bytes.get(element as usize).copied()
+        self.base_bytes.get(element as usize)
     }
     /// Flat polylines (exact mode): element `e`'s points are `point_offsets[e]..point_offsets[e+1]`.
     pub fn point_offsets(&self) -> &[u32] {
@@ -268,14 +282,20 @@ impl Layout {
 
     /// Approximate heap bytes of the layout, hit index included.
     pub fn heap_bytes(&self) -> usize {
-        (self.height_bytes.capacity() + self.base_bytes.capacity() + self.action_live.capacity())
-            * 8
-            + (self.start_step.capacity()
-                + self.end_step.capacity()
-                + self.order.capacity()
-                + self.by_order.capacity()
-                + self.action_event.capacity()
-                + self.point_offsets.capacity()
+        [
+            &self.height_bytes,
+            &self.start_step,
+            &self.end_step,
+            &self.base_bytes,
+            &self.order,
+            &self.by_order,
+            &self.action_live,
+            &self.action_event,
+        ]
+        .iter()
+        .map(|c| c.heap_bytes())
+        .sum::<usize>()
+            + (self.point_offsets.capacity()
                 + self.point_steps.capacity()
                 + self.slide_tree.capacity())
                 * 4

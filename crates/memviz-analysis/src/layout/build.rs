@@ -63,18 +63,46 @@ pub(super) fn replay_lists(timeline: &Timeline) -> (Vec<u32>, Vec<(u32, u32)>) {
     }
     (initial, actions)
 }
+/// A [`Layout`] being built: its columns as vectors, packed at the end ([`Draft::finish`]).
+#[derive(Default)]
+struct Draft {
+    mode: PointMode,
+    height_bytes: Vec<u64>,
+    start_step: Vec<u32>,
+    end_step: Vec<u32>,
+    base_bytes: Vec<u64>,
+    order: Vec<u32>,
+    by_order: Vec<u32>,
+    steps: u32,
+    action_live: Vec<u64>,
+    action_event: Vec<u32>,
+    peak_bytes: u64,
+    peak_step: u32,
+    slides: Vec<Slide>,
+    exact_point_count: u64,
+    fell_back: bool,
+    point_offsets: Vec<u32>,
+    point_steps: Vec<u32>,
+    point_bottoms: Vec<u64>,
+}
+
+/// A column packed, its vector freed at once (one column's vector at a time at the peak).
+fn pack<T: PackedValue>(v: Vec<T>) -> Packed {
+    Packed::from_slice(&v)
+}
+
 impl Layout {
     pub fn build(timeline: &Timeline, options: LayoutOptions) -> Layout {
         let n = timeline.elements.len();
         let (initial, actions) = replay_lists(timeline);
-        let mut l = Layout {
+        let mut l = Draft {
             height_bytes: timeline.elements.iter().map(|e| e.size_bytes).collect(),
             start_step: vec![0; n],
             end_step: vec![0; n],
             base_bytes: vec![0; n],
             order: vec![NO_ORDER; n],
             by_order: Vec::with_capacity(n),
-            ..Layout::default()
+            ..Draft::default()
         };
         // Slides below each element: (slides so far at push) then (slides below during its life).
         let mut slide_count: Vec<u32> = vec![0; n];
@@ -87,7 +115,7 @@ impl Layout {
         l.action_live.reserve_exact(actions.len());
         l.action_event.reserve_exact(actions.len());
 
-        let push = |l: &mut Layout,
+        let push = |l: &mut Draft,
                     stack: &mut Vec<u32>,
                     slide_count: &mut [u32],
                     drawn: &mut u64,
@@ -171,9 +199,66 @@ impl Layout {
             l.fill_points(&initial, &actions, &slide_count);
         } else {
             l.mode = PointMode::Compact;
-            l.build_slide_tree();
         }
-        l
+        let mut layout = l.finish();
+        if !exact {
+            layout.build_slide_tree();
+        }
+        layout
+    }
+
+    pub(super) fn build_slide_tree(&mut self) {
+        let size = self.slides.len().div_ceil(SLIDE_BLOCK).next_power_of_two();
+        let mut tree = vec![NO_ORDER; 2 * size];
+        for (i, s) in self.slides.iter().enumerate() {
+            let leaf = &mut tree[size + i / SLIDE_BLOCK];
+            *leaf = (*leaf).min(s.order);
+        }
+        for i in (1..size).rev() {
+            tree[i] = tree[2 * i].min(tree[2 * i + 1]);
+        }
+        self.slide_tree = tree;
+        self.slide_tree_size = size;
+    }
+}
+
+impl Draft {
+    /// The layout with its columns packed. On the 150 MB real-file tile (897 k elements, 1.49 M
+    /// actions) the per-element columns take 15.5 bytes per element instead of 32 (height 4.1,
+    /// start 1.6, end 2.9, base 4.3, order 1.3, by order 1.3) and the per-action ones 5.5 per
+    /// action instead of 12 (live bytes 4.25, event 1.25): 52.5 -> 28.0 MB for the layout.
+    fn finish(self) -> Layout {
+        // A never-drawn element (only in a hand-made timeline) starts at NO_START: `span` then
+        // needs no read of `order`.
+        let mut start_step = self.start_step;
+        for (s, &o) in start_step.iter_mut().zip(&self.order) {
+            if o == NO_ORDER {
+                *s = NO_START;
+            }
+        }
+        Layout {
+            mode: self.mode,
+            height_bytes: pack(self.height_bytes),
+            start_step: pack(start_step),
+            end_step: pack(self.end_step),
+            base_bytes: pack(self.base_bytes),
+            order: pack(self.order),
+            by_order: pack(self.by_order),
+            steps: self.steps,
+            action_live: pack(self.action_live),
+            action_event: pack(self.action_event),
+            peak_bytes: self.peak_bytes,
+            peak_step: self.peak_step,
+            slides: self.slides,
+            exact_point_count: self.exact_point_count,
+            fell_back: self.fell_back,
+            point_offsets: self.point_offsets,
+            point_steps: self.point_steps,
+            point_bottoms: self.point_bottoms,
+            slide_tree: Vec::new(),
+            slide_tree_size: 0,
+            hit: std::sync::OnceLock::new(),
+        }
     }
 
     /// Pass 2 of exact mode: replay with a sorted stack and write every point.
@@ -270,19 +355,5 @@ impl Layout {
         }
         self.action_live.push(drawn);
         self.action_event.push(event);
-    }
-
-    pub(super) fn build_slide_tree(&mut self) {
-        let size = self.slides.len().div_ceil(SLIDE_BLOCK).next_power_of_two();
-        let mut tree = vec![NO_ORDER; 2 * size];
-        for (i, s) in self.slides.iter().enumerate() {
-            let leaf = &mut tree[size + i / SLIDE_BLOCK];
-            *leaf = (*leaf).min(s.order);
-        }
-        for i in (1..size).rev() {
-            tree[i] = tree[2 * i].min(tree[2 * i + 1]);
-        }
-        self.slide_tree = tree;
-        self.slide_tree_size = size;
     }
 }

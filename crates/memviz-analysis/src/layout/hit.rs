@@ -27,8 +27,8 @@ impl Layout {
                 hi = mid - 1;
             }
         }
-        let e = *self.by_order.get(lo as usize)?;
-        let (start, end) = (self.start_step[e as usize], self.end_of(e as usize));
+        let e = self.element_at_order(lo)?;
+        let (start, end) = (self.start_of(e as usize), self.end_of(e as usize));
         let alive = (start as f64) <= x_step && x_step < end as f64;
         (alive
             && y_bytes
@@ -49,7 +49,7 @@ impl Layout {
         let mut below: u64 = 0;
         let mut out = Vec::with_capacity(orders.len());
         for o in orders {
-            let Some(&e) = self.by_order.get(o as usize) else {
+            let Some(e) = self.element_at_order(o) else {
                 continue;
             };
             let extra = match slide {
@@ -100,7 +100,7 @@ impl HitIndex {
         let full_end = tree_size as u64 * bs;
         // (full bucket range, partial buckets) of an element.
         let classify = |e: usize| -> (usize, usize, [Option<usize>; 2]) {
-            let start = l.start_step[e] as u64;
+            let start = l.start_of(e) as u64;
             let mut end = l.end_of(e) as u64;
             if end >= steps {
                 end = full_end;
@@ -135,7 +135,7 @@ impl HitIndex {
         };
         let mut node_cnt = vec![0u32; 2 * tree_size + 1];
         let mut leaf_cnt = vec![0u32; buckets + 1];
-        for &e in &l.by_order {
+        for e in l.by_order.iter::<u32>() {
             let (fb, lb, parts) = classify(e as usize);
             canonical(fb, lb, &mut |node| node_cnt[node] += 1);
             for b in parts.into_iter().flatten() {
@@ -161,9 +161,9 @@ impl HitIndex {
         let mut leaf_order = vec![0u32; *leaf_off.last().unwrap_or(&0) as usize];
         let mut node_cur: Vec<u32> = node_off.clone();
         let mut leaf_cur: Vec<u32> = leaf_off.clone();
-        for (o, &e) in l.by_order.iter().enumerate() {
+        for (o, e) in l.by_order.iter::<u32>().enumerate() {
             let (fb, lb, parts) = classify(e as usize);
-            let h = l.height_bytes[e as usize];
+            let h = l.height_bytes(e);
             canonical(fb, lb, &mut |node| {
                 let c = node_cur[node] as usize;
                 if c < node_order.len() {
@@ -244,12 +244,12 @@ impl HitIndex {
                 if v >= o {
                     break;
                 }
-                let Some(&e) = l.by_order.get(v as usize) else {
+                let Some(e) = l.element_at_order(v) else {
                     continue;
                 };
                 let e = e as usize;
-                if (l.start_step[e] as f64) <= x && x < l.end_of(e) as f64 {
-                    sum = sum.saturating_add(l.height_bytes[e]);
+                if (l.start_of(e) as f64) <= x && x < l.end_of(e) as f64 {
+                    sum = sum.saturating_add(l.height_bytes(e as u32));
                 }
             }
         }
@@ -273,9 +273,9 @@ impl HitIndex {
         }
         if let (Some(&a), Some(&z)) = (self.leaf_off.get(b), self.leaf_off.get(b + 1)) {
             for &v in self.leaf_order.get(a as usize..z as usize).unwrap_or(&[]) {
-                if let Some(&e) = l.by_order.get(v as usize) {
+                if let Some(e) = l.element_at_order(v) {
                     let e = e as usize;
-                    if (l.start_step[e] as f64) <= x && x < l.end_of(e) as f64 {
+                    if (l.start_of(e) as f64) <= x && x < l.end_of(e) as f64 {
                         out.push(v);
                     }
                 }

@@ -22,10 +22,10 @@ impl Layout {
                 _ => Points(PointsInner::Empty),
             };
         }
-        let (start, end) = (self.start_step[e], self.end_of(e));
+        let (start, end) = (self.start_of(e), self.end_of(e));
         let lo = self.slides.partition_point(|s| s.step <= start);
         let hi = self.slides.partition_point(|s| s.step < end);
-        let bottom = self.base_bytes[e];
+        let bottom = self.base_bytes.get(e).unwrap_or(0);
         Points(PointsInner::Compact(CompactPoints::new(
             self,
             o,
@@ -257,8 +257,8 @@ impl<'a> CompactPoints<'a> {
             match self.state {
                 CompactState::Start => {
                     self.state = CompactState::Slides;
-                    let e = *self.layout.by_order.get(self.order as usize)? as usize;
-                    return Some((*self.layout.start_step.get(e)?, self.bottom));
+                    let e = self.layout.element_at_order(self.order)? as usize;
+                    return Some((self.layout.start_step.get(e)?, self.bottom));
                 }
                 CompactState::Slides => match self.next_slide() {
                     Some(s) => {
