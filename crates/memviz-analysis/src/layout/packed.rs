@@ -151,7 +151,7 @@ mod tests {
         let mut v: Vec<u64> = (0..1000u64).map(|i| i * 3).collect();
         v.extend([7; 64]);
         v.extend((0..64).map(|i| if i % 2 == 0 { 0 } else { u64::MAX }));
-        v.extend((0..100).map(|i| 1 << 40 | i * 70_000));
+        v.extend((0..100).map(|i| (1 << 40) | (i * 70_000)));
         v.extend((0..70).map(|i| 5_000_000_000 + i * 1000));
         let p = Packed::from_slice(&v);
         assert_eq!(p.len(), v.len());
