@@ -37,7 +37,7 @@
 //!
 //! # Cost
 //! [`folded`] is O(elements + distinct stacks · frames) (live bytes are summed per interned
-//! stack before any string is made), plus O(timeline steps) for [`At::Event`].
+//! stack before any string is made), plus O(log² timesteps) for [`At::Event`].
 
 use std::collections::BTreeMap;
 
@@ -127,6 +127,11 @@ pub fn resolve(layout: &Layout, events: usize, at: At) -> Result<Moment, String>
 pub fn live_elements(timeline: &Timeline, layout: &Layout, moment: &Moment) -> Vec<u32> {
     match moment.at {
         At::Event(k) => {
+            // From the layout, not the timeline's steps (a viewer drops those once the layout is
+            // built: 12 bytes per action): an element pushed by an action is live once its push
+            // timestep's event is ≤ k, and every element is dead once its free timestep's is.
+            // `step_event` is non-decreasing, so both are comparisons with `j`.
+            let j = layout.step_event().partition_point(|&e| e <= k);
             let n = timeline.elements.len();
             let mut live = vec![false; n];
             for &e in &timeline.initially_present {
@@ -134,13 +139,13 @@ pub fn live_elements(timeline: &Timeline, layout: &Layout, moment: &Moment) -> V
                     *l = true;
                 }
             }
-            let cut = timeline.steps.partition_point(|s| s.event <= k);
-            for s in timeline.steps.iter().take(cut) {
-                if let Some(l) = live.get_mut(s.element as usize) {
-                    *l = s.is_alloc;
-                }
-            }
-            (0..n as u32).filter(|&e| live[e as usize]).collect()
+            (0..n as u32)
+                .filter(|&e| {
+                    let pushed = live.get(e as usize).copied().unwrap_or(false)
+                        || layout.span(e).is_some_and(|(a, _)| (a as usize) < j);
+                    pushed && layout.free_step(e).is_none_or(|f| (f as usize) >= j)
+                })
+                .collect()
         }
         At::Peak | At::Step(_) => {
             let s = match moment.at {

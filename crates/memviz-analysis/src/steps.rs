@@ -7,6 +7,7 @@
 //! window (`[step, step + 3)`, the free itself at `step − 1`) or is action `x − 3j`. A lookup is
 //! a binary search over the slides; [`StepValues::range`] walks in O(1) per timestep.
 
+use crate::layout::packed::{Packed, PackedValue};
 use crate::layout::{Slide, SLIDE_STEPS};
 
 /// Index of the first slide whose window ends after timestep `x`.
@@ -27,17 +28,19 @@ fn action_at(slides: &[Slide], x: u32, j: usize) -> usize {
 /// One column of per-timestep values (see the module documentation), borrowed from a layout.
 #[derive(Clone, Copy, Debug)]
 pub struct StepValues<'a, T> {
-    per_action: &'a [T],
+    per_action: &'a Packed,
     slides: &'a [Slide],
     len: u32,
+    value: std::marker::PhantomData<T>,
 }
 
-impl<'a, T: Copy> StepValues<'a, T> {
-    pub(crate) fn new(per_action: &'a [T], slides: &'a [Slide], len: u32) -> Self {
+impl<'a, T: PackedValue> StepValues<'a, T> {
+    pub(crate) fn new(per_action: &'a Packed, slides: &'a [Slide], len: u32) -> Self {
         StepValues {
             per_action,
             slides,
             len,
+            value: std::marker::PhantomData,
         }
     }
 
@@ -57,7 +60,7 @@ impl<'a, T: Copy> StepValues<'a, T> {
         }
         let x = step as u32;
         let j = slides_done_before(self.slides, x);
-        self.per_action.get(action_at(self.slides, x, j)).copied()
+        self.per_action.get(action_at(self.slides, x, j))
     }
 
     /// The value of the last timestep.
@@ -77,6 +80,7 @@ impl<'a, T: Copy> StepValues<'a, T> {
             end: to,
             action: action_at(self.slides, from, j),
             j,
+            value: std::marker::PhantomData,
         }
     }
 
@@ -106,19 +110,19 @@ impl<'a, T: Copy> StepValues<'a, T> {
     }
 }
 
-impl<T: Copy + PartialEq> PartialEq<[T]> for StepValues<'_, T> {
+impl<T: PackedValue + PartialEq> PartialEq<[T]> for StepValues<'_, T> {
     fn eq(&self, other: &[T]) -> bool {
         self.len() == other.len() && self.iter().eq(other.iter().copied())
     }
 }
 
-impl<T: Copy + PartialEq, const N: usize> PartialEq<[T; N]> for StepValues<'_, T> {
+impl<T: PackedValue + PartialEq, const N: usize> PartialEq<[T; N]> for StepValues<'_, T> {
     fn eq(&self, other: &[T; N]) -> bool {
         *self == other[..]
     }
 }
 
-impl<T: Copy + PartialEq> PartialEq<Vec<T>> for StepValues<'_, T> {
+impl<T: PackedValue + PartialEq> PartialEq<Vec<T>> for StepValues<'_, T> {
     fn eq(&self, other: &Vec<T>) -> bool {
         *self == other[..]
     }
@@ -127,22 +131,23 @@ impl<T: Copy + PartialEq> PartialEq<Vec<T>> for StepValues<'_, T> {
 /// Iterator over a range of a [`StepValues`].
 #[derive(Clone, Debug)]
 pub struct StepIter<'a, T> {
-    per_action: &'a [T],
+    per_action: &'a Packed,
     slides: &'a [Slide],
     x: u32,
     end: u32,
     action: usize,
     /// First slide whose window ends after `x`.
     j: usize,
+    value: std::marker::PhantomData<T>,
 }
 
-impl<T: Copy> Iterator for StepIter<'_, T> {
+impl<T: PackedValue> Iterator for StepIter<'_, T> {
     type Item = T;
     fn next(&mut self) -> Option<T> {
         if self.x >= self.end {
             return None;
         }
-        let v = self.per_action.get(self.action).copied();
+        let v = self.per_action.get(self.action);
         self.x += 1;
         while self
             .slides
@@ -164,7 +169,7 @@ impl<T: Copy> Iterator for StepIter<'_, T> {
     }
 }
 
-impl<T: Copy> ExactSizeIterator for StepIter<'_, T> {}
+impl<T: PackedValue> ExactSizeIterator for StepIter<'_, T> {}
 
 #[cfg(test)]
 mod tests {
@@ -174,8 +179,8 @@ mod tests {
     fn slides_repeat_the_free() {
         // Actions 0..6; action 3 (timestep 3) slides during 4..7.
         let slides = [Slide { step: 4, order: 0 }];
-        let acts = [10u32, 11, 12, 13, 14, 15];
-        let v = StepValues::new(&acts, &slides, 9);
+        let acts = Packed::from_slice(&[10u32, 11, 12, 13, 14, 15]);
+        let v = StepValues::<u32>::new(&acts, &slides, 9);
         assert_eq!(v.to_vec(), [10, 11, 12, 13, 13, 13, 13, 14, 15]);
         for a in 0..=9 {
             for b in a..=10 {
@@ -187,8 +192,8 @@ mod tests {
         assert_eq!(v.last(), Some(15));
         // Two slides back to back.
         let slides = [Slide { step: 1, order: 0 }, Slide { step: 5, order: 0 }];
-        let acts = [1u32, 2, 3];
-        let v = StepValues::new(&acts, &slides, 9);
+        let acts = Packed::from_slice(&[1u32, 2, 3]);
+        let v = StepValues::<u32>::new(&acts, &slides, 9);
         assert_eq!(v.to_vec(), [1, 1, 1, 1, 2, 2, 2, 2, 3]);
         assert_eq!(v.get(9), None);
     }

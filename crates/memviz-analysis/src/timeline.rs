@@ -122,7 +122,7 @@ pub struct Timeline {
     /// [`build_segments`] pre-existing segments instead of ghosts; for [`build_pools`] the
     /// starting pool envelopes first).
     pub initially_present: Vec<u32>,
-    /// Allocations and frees in trace order.
+    /// Allocations and frees in trace order; empty after [`Timeline::drop_steps`].
     pub steps: Vec<Step>,
     pub start_live_bytes: u64,
     pub peak_live_bytes: u64,
@@ -132,6 +132,14 @@ pub struct Timeline {
 }
 
 impl Timeline {
+    /// Frees the steps once the layout is built: nothing reads them after that (the layout has
+    /// every step's timestep, live bytes and event; [`crate::flame::live_elements`] works from
+    /// those). 12 bytes per action: on the 150 MB real-file tile (1.49 M actions, 2.24 M trace
+    /// entries) 17.9 MB, 8.0 bytes per trace entry.
+    pub fn drop_steps(&mut self) {
+        self.steps = Vec::new();
+    }
+
     fn size_of(&self, element: u32) -> u64 {
         self.elements
             .get(element as usize)

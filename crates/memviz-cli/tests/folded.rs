@@ -734,6 +734,20 @@ fn hostile_names_keep_the_format() {
     assert!(frames.iter().any(|f| f == "a;b.py:1:f;g\nh"), "{frames:?}");
 }
 
+/// The elements live after trace event `k`: a replay of the timeline's steps.
+fn live_by_steps(t: &timeline::Timeline, k: u32) -> Vec<u32> {
+    let mut live = vec![false; t.elements.len()];
+    for &e in &t.initially_present {
+        live[e as usize] = true;
+    }
+    for s in t.steps.iter().take_while(|s| s.event <= k) {
+        live[s.element as usize] = s.is_alloc;
+    }
+    (0..live.len() as u32)
+        .filter(|&e| live[e as usize])
+        .collect()
+}
+
 /// Every moment kind and option on a file: no panic, the invariants of the module docs.
 fn check_file(name: &str, snap: Snapshot, samples: u32) {
     let s = summarize(&snap);
@@ -827,6 +841,28 @@ fn check_file(name: &str, snap: Snapshot, samples: u32) {
         }
         assert!(fold(&d, device, At::Event(events), &filtered()).is_empty());
         assert!(fold(&d, device, At::Step(steps), &filtered()).is_empty());
+        // The live set after an event, from the layout, is the replay of the timeline's steps
+        // (which a viewer drops), for every kind of timeline.
+        for t in [
+            timeline::build(&d.snap, device),
+            timeline::build_segments(&d.snap, device),
+            timeline::build_pools(&d.snap, device),
+        ] {
+            let l = Layout::build(&t, LayoutOptions::default());
+            let mut dropped = t.clone();
+            dropped.drop_steps();
+            for k in (0..events).step_by(stride as usize).chain([events / 2]) {
+                if k >= events {
+                    continue;
+                }
+                let m = flame::resolve(&l, events as usize, At::Event(k)).expect("in range");
+                assert_eq!(
+                    flame::live_elements(&dropped, &l, &m),
+                    live_by_steps(&t, k),
+                    "{name} event {k}"
+                );
+            }
+        }
         snap = d.snap;
     }
 }

@@ -80,10 +80,11 @@ fn main() {
     m.step("app_first_view");
     if let Some(l) = app.layout() {
         println!(
-            "{{\"layout_heap_bytes\":{},\"hit_index_bytes\":{},\"timeline_steps\":{},\"layout_steps\":{},\"elements\":{}}}",
+            "{{\"layout_heap_bytes\":{},\"hit_index_bytes\":{},\"timeline_steps\":{},\"slides\":{},\"layout_steps\":{},\"elements\":{}}}",
             l.heap_bytes(),
             l.heap_bytes() - l.heap_bytes_without_hit(),
             app.timeline().map_or(0, |t| t.steps.len()),
+            l.slides.len(),
             l.step_count(),
             l.element_count()
         );

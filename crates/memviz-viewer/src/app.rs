@@ -2031,12 +2031,13 @@ fn build_device(
         _ => None,
     };
     let (timeline, layout) = shared.unwrap_or_else(|| {
-        let timeline = match kind {
+        let mut timeline = match kind {
             ViewKind::Segments => timeline::build_segments(snap, device),
             ViewKind::Pools => timeline::build_pools(snap, device),
             ViewKind::Active | ViewKind::State | ViewKind::Flame => timeline::build(snap, device),
         };
         let layout = layout::Layout::build(&timeline, VIEWER_LAYOUT);
+        timeline.drop_steps();
         (Rc::new(timeline), Rc::new(layout))
     });
     let colors = color::element_colors(snap, device, &timeline);

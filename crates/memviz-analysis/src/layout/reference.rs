@@ -1,6 +1,6 @@
 //! The parity oracle of the layout: memory_viz's stacking ported literally.
 
-use super::replay_lists;
+use super::build::replay_lists;
 use crate::timeline::Timeline;
 
 /// memory_viz's stacking (SEMANTICS.md §3.4), ported literally with every element drawn: the
