@@ -48,6 +48,11 @@ impl Store {
         Self::default()
     }
 
+    /// Give back the arena's growth slack (no more containers are coming).
+    pub fn shrink_to_fit(&mut self) {
+        self.words.shrink_to_fit();
+    }
+
     /// Approximate heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.words.capacity() * 8
