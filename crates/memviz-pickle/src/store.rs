@@ -110,7 +110,7 @@ impl Store {
             }
             _ => false,
         });
-        let id = if all_str && pairs.len() % 2 == 0 {
+        let id = if all_str && pairs.len().is_multiple_of(2) {
             match self.shape_index.get(&keys[..]) {
                 Some(&id) => Some(id),
                 None => u32::try_from(self.shapes.len()).ok().inspect(|&id| {
@@ -358,7 +358,7 @@ mod tests {
         assert_eq!(s.get(mixed), vec![Value::Int(1), k(1)]);
         assert!(s.dict_has_key(d2, StrId(2)));
         assert!(!s.dict_has_key(d2, StrId(3)));
-        assert!(s.dict_has_key(mixed, StrId(9)) == false);
+        assert!(!s.dict_has_key(mixed, StrId(9)));
         // Extending a dict that is not last moves it.
         let d1b = s.extend(d1, &[k(1), Value::Int(7)], true).unwrap_or(d1);
         assert_eq!(
