@@ -34,13 +34,28 @@ const T_WIDE: u64 = 7;
 /// Header flag: the container is a dict whose keys are a shape (the next word is its id).
 const SHAPED: u64 = 1 << 63;
 
-#[derive(Default, Debug)]
+#[derive(Debug)]
 pub struct Store {
     words: Vec<u64>,
     wide: Vec<Value>,
     shapes: Vec<Box<[StrId]>>,
     shape_index: FxHashMap<Box<[StrId]>, u32>,
+    /// The last few distinct shapes used (ids into `shapes`; `u32::MAX` = none).
+    recent_shapes: [u32; 4],
     scratch: Vec<StrId>,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Store {
+            words: Vec::new(),
+            wide: Vec::new(),
+            shapes: Vec::new(),
+            shape_index: FxHashMap::default(),
+            recent_shapes: [u32::MAX; 4],
+            scratch: Vec::new(),
+        }
+    }
 }
 
 impl Store {
@@ -110,7 +125,18 @@ impl Store {
             }
             _ => false,
         });
-        let id = if all_str && pairs.len().is_multiple_of(2) {
+        // Dicts come in few shapes, often alternating (a segment, its blocks, the next
+        // segment): the recent ones are compared before hashing.
+        let recent = self.recent_shapes.iter().copied().find(|&id| {
+            self.shapes
+                .get(id as usize)
+                .is_some_and(|s| s[..] == keys[..])
+        });
+        let id = if !(all_str && pairs.len().is_multiple_of(2)) {
+            None
+        } else if recent.is_some() {
+            recent
+        } else {
             match self.shape_index.get(&keys[..]) {
                 Some(&id) => Some(id),
                 None => u32::try_from(self.shapes.len()).ok().inspect(|&id| {
@@ -118,9 +144,13 @@ impl Store {
                     self.shape_index.insert(Box::from(&keys[..]), id);
                 }),
             }
-        } else {
-            None
         };
+        if let (Some(id), None) = (id, recent) {
+            self.recent_shapes.rotate_right(1);
+            if let Some(first) = self.recent_shapes.first_mut() {
+                *first = id;
+            }
+        }
         self.scratch = keys;
         id
     }
@@ -279,6 +309,26 @@ impl Store {
         })
     }
 
+    /// The value of the last pair with the string key `key` in a dict, without decoding the
+    /// rest.
+    pub fn dict_value(&self, at: Items, key: StrId) -> Option<Value> {
+        let (len, _, shaped) = self.header(at);
+        let start = at.0 as usize + 1;
+        if shaped {
+            let keys = self
+                .words
+                .get(start)
+                .and_then(|&id| self.shapes.get(id as usize))?;
+            let k = keys.iter().take(len).rposition(|&k| k == key)?;
+            return self.words.get(start + 1 + k).map(|&w| self.decode(w));
+        }
+        let w = self.words.get(start..start + len)?;
+        w.chunks_exact(2)
+            .rev()
+            .find(|kv| self.decode(kv[0]) == Value::Str(key))
+            .map(|kv| self.decode(kv[1]))
+    }
+
     /// Empty a container (its words become garbage).
     pub fn clear(&mut self, at: Items) {
         let (_, cap, shaped) = self.header(at);
@@ -357,6 +407,9 @@ mod tests {
         assert_eq!(s.get(d2), vec![k(1), Value::Int(6), k(2), k(3)]);
         assert_eq!(s.get(mixed), vec![Value::Int(1), k(1)]);
         assert!(s.dict_has_key(d2, StrId(2)));
+        assert_eq!(s.dict_value(d2, StrId(2)), Some(k(3)));
+        assert_eq!(s.dict_value(d2, StrId(3)), None);
+        assert_eq!(s.dict_value(mixed, StrId(1)), None);
         assert!(!s.dict_has_key(d2, StrId(3)));
         assert!(!s.dict_has_key(mixed, StrId(9)));
         // Extending a dict that is not last moves it.

@@ -1293,8 +1293,12 @@ impl SnapshotBuilder {
         // Sized once (doubling left up to half of the blocks' bytes unused in the model).
         let n_blocks: usize = items
             .iter()
-            .filter_map(|it| self.dict_pairs(*it))
-            .filter_map(|p| Self::get(&p, self.keys.blocks))
+            .filter_map(|it| match self.obj(*it) {
+                Some(Obj::Dict(idx)) if idx != EMPTY => self
+                    .store
+                    .dict_value(Store::items_at(idx), self.keys.blocks),
+                _ => None,
+            })
             .filter_map(|b| self.list_len(b))
             .sum();
         let mut blocks = Vec::with_capacity(n_blocks);
