@@ -20,11 +20,13 @@
 
 mod error;
 mod intern;
+pub mod store;
 pub mod tree;
 mod value;
 mod vm;
 
 pub use error::{ErrorKind, PickleError};
 pub use intern::{Atoms, BigIntId, BytesId, Interner, StrId};
+pub use store::{Items, Store};
 pub use value::{ObjId, Value};
 pub use vm::{Builder, Limits, Unpickler};

@@ -110,6 +110,20 @@ impl<B: Builder> Unpickler<B> {
         self.memo.reserve(memo_slots.min(self.limits.max_memo));
     }
 
+    /// `done` of `total` input bytes were read: when the memo is nearly full, size it for the
+    /// rest of the input at the rate so far (plus 5 %) instead of letting it double.
+    pub fn grow_memo_for(&mut self, done: u64, total: u64) {
+        let (len, cap) = (self.memo.len(), self.memo.slots.capacity());
+        if done == 0 || total <= done || len < cap - cap / 10 {
+            return;
+        }
+        let left = (total - done) as f64 / done as f64 * 1.05;
+        let want = (len + (len as f64 * left) as usize + 4096).min(self.limits.max_memo);
+        if want > cap {
+            self.memo.reserve(want - len);
+        }
+    }
+
     pub fn builder(&self) -> &B {
         &self.builder
     }
@@ -856,7 +870,7 @@ impl Memo {
     }
 
     fn reserve(&mut self, n: usize) {
-        let _ = self.slots.try_reserve(n);
+        let _ = self.slots.try_reserve_exact(n);
     }
 
     fn encode(&mut self, v: Value) -> u32 {

@@ -129,16 +129,17 @@ impl U64Column {
         (rows, table)
     }
 
+    /// Room for exactly `n` more rows (no growth slack: the loader sizes columns from the file).
     pub(crate) fn reserve(&mut self, n: usize) {
         match &mut self.codes {
             Codes::U16(v) => {
-                let _ = v.try_reserve(n);
+                let _ = v.try_reserve_exact(n);
             }
             Codes::U32(v) => {
-                let _ = v.try_reserve(n);
+                let _ = v.try_reserve_exact(n);
             }
             Codes::Raw(v) => {
-                let _ = v.try_reserve(n);
+                let _ = v.try_reserve_exact(n);
             }
         }
     }
@@ -154,6 +155,15 @@ impl U64Column {
             if v == x && c != u32::MAX {
                 return Some(c);
             }
+        }
+        if self.index.is_empty() && !self.values.is_empty() {
+            // Written again after `release_index`: rebuild it.
+            self.index = self
+                .values
+                .iter()
+                .enumerate()
+                .map(|(c, &v)| (v, c as u32))
+                .collect();
         }
         if let Some(&c) = self.index.get(&x) {
             if let Some(r) = self.recent.get_mut(slot) {
@@ -252,6 +262,13 @@ impl U64Column {
         }
     }
 
+    /// Drop the value → code index while the column is probably done (it is rebuilt if more
+    /// rows come): at the end of a parse it is freed before the segments are built, the peak.
+    pub(crate) fn release_index(&mut self) {
+        self.index = FxHashMap::default();
+        self.recent = Vec::new();
+    }
+
     /// Done writing: drop the index and spare capacity.
     pub(crate) fn seal(&mut self) {
         self.index = FxHashMap::default();
@@ -325,8 +342,9 @@ impl TimeColumn {
         self.offsets.capacity() * 4 + self.bases.capacity() * 8 + self.exceptions.capacity() * 16
     }
 
+    /// Room for exactly `n` more rows.
     pub(crate) fn reserve(&mut self, n: usize) {
-        let _ = self.offsets.try_reserve(n);
+        let _ = self.offsets.try_reserve_exact(n);
     }
 
     fn offset_for(&mut self, i: usize, t: i64) -> u32 {

@@ -220,8 +220,10 @@ impl Loader {
             .unwrap_or(usize::MAX)
             .min(1 << 26);
         if events > 1 << 14 {
+            // Containers and memo slots run at 1.0 to 1.3 per event; `grow` sizes them again
+            // from the rate so far when they fill up.
             u.builder_mut().reserve(events);
-            u.reserve_memo(events.saturating_mul(2));
+            u.reserve_memo(events);
         }
         u
     }
@@ -238,11 +240,16 @@ impl Loader {
                 let head = std::mem::take(head);
                 self.start(head)
             }
-            State::Raw(u) => u
-                .push(chunk)
-                .map_err(|e| self.fail(LoadError::from_pickle(&e, false))),
+            State::Raw(u) => {
+                let r = u.push(chunk);
+                Self::grow(u, self.bytes_read, self.size_hint);
+                r.map_err(|e| self.fail(LoadError::from_pickle(&e, false)))
+            }
             State::Gzip(g) => match g.write_all(chunk) {
-                Ok(()) => Ok(()),
+                Ok(()) => {
+                    Self::grow(&mut g.get_mut().u, self.bytes_read, self.size_hint);
+                    Ok(())
+                }
                 Err(io) => {
                     let e = match g.get_ref().error.as_ref() {
                         Some(pe) => LoadError::from_pickle(pe, true),
@@ -254,6 +261,14 @@ impl Loader {
                     Err(self.fail(e))
                 }
             },
+        }
+    }
+
+    /// Size the big tables for the rest of the file (see [`SnapshotBuilder::grow_for`]).
+    fn grow(u: &mut Unpickler<SnapshotBuilder>, done: u64, total: u64) {
+        if total > 0 {
+            u.grow_memo_for(done, total);
+            u.builder_mut().grow_for(done, total);
         }
     }
 
