@@ -47,19 +47,22 @@ impl Memory {
 }
 
 /// Heap bytes a view adds per trace event of its device, rounded up from
-/// `cargo run -p memviz-viewer --release --example mem_budget -- FILE --views` on a 150 MB
-/// tiled snapshot (79 bytes per event): Active Memory Timeline 38.7 (timeline 16.1, layout
-/// 21.5, colours and first scene 1.1) plus 14 for its hit index once hovered, Cached Segments
-/// 11.4, Private Pools 38.7, State History 70.2, flamegraph 2.2 (over the Active timeline,
-/// which it needs). docs/limits.md has the table.
+/// `cargo run -p memviz-viewer --release --example mem_budget -- FILE --views` on 150 MB tiled
+/// snapshots (of the training emulator, 79 bytes per event, and of a real file, 66.9):
+/// Active Memory Timeline 20.7–23.5 (timeline elements, packed layout columns, slides, colours,
+/// first scene; the timeline's steps are dropped once laid out) plus 14 for its hit index once
+/// hovered, Cached Segments 3.5–10.9, Private Pools about the Active view's (a second timeline
+/// and layout when the device has a private pool; 1.1 when it shares the Active one), State
+/// History 6.7–20.5, flamegraph 0.2–2.2 (over the Active timeline, which it needs).
+/// docs/limits.md has the table.
 #[must_use]
 pub const fn view_bytes_per_event(kind: ViewKind) -> u64 {
     match kind {
-        ViewKind::Active => 55,
-        ViewKind::Segments => 16,
-        ViewKind::Pools => 45,
-        ViewKind::State => 80,
-        ViewKind::Flame => 4,
+        ViewKind::Active => 40,
+        ViewKind::Segments => 12,
+        ViewKind::Pools => 26,
+        ViewKind::State => 24,
+        ViewKind::Flame => 3,
     }
 }
 
