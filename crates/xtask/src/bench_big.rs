@@ -22,8 +22,8 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use crate::{
-    cmd, install, json_number_field, json_string_field, run, run_capture_status, Result, Steps,
-    BENCH_PAGE_DIST, MB, TRUNK_CONFIG,
+    build_bench_page, cmd, install, json_number_field, json_string_field, run, run_capture_status,
+    Result, Steps, BENCH_PAGE_DIST, MB,
 };
 
 /// What `bench-big` is asked for.
@@ -86,20 +86,7 @@ pub fn bench_big(a: &Args) -> Result<()> {
     })?;
     steps.step(
         &format!("web page (trunk build into {BENCH_PAGE_DIST}/)"),
-        || {
-            run(cmd(
-                "trunk",
-                [
-                    "--config",
-                    TRUNK_CONFIG,
-                    "build",
-                    "--release",
-                    "--offline",
-                    "--dist",
-                    BENCH_PAGE_DIST,
-                ],
-            ))
-        },
+        build_bench_page,
     )?;
     let mut files = Vec::new();
     steps.step("tiled snapshots in target/bench/", || {

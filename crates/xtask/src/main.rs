@@ -824,6 +824,22 @@ const BENCH_PAGE_ROUNDS: u32 = 3;
 /// `memviz bench` runs per file for the native baseline (each is itself a best of 2-3).
 const NATIVE_BASELINE_RUNS: usize = 3;
 
+/// `trunk build` of the page into [`BENCH_PAGE_DIST`] (bench-page, bench-big).
+fn build_bench_page() -> Result<()> {
+    run(cmd(
+        "trunk",
+        [
+            "--config",
+            TRUNK_CONFIG,
+            "build",
+            "--release",
+            "--offline",
+            "--dist",
+            BENCH_PAGE_DIST,
+        ],
+    ))
+}
+
 /// `node tests/web/bench_page.mjs` on each snapshot with both backends, against the native CLI.
 fn bench_page(sizes_mb: &[u64]) -> Result<()> {
     let started = Instant::now();
@@ -834,20 +850,7 @@ fn bench_page(sizes_mb: &[u64]) -> Result<()> {
     })?;
     steps.step(
         &format!("web page (trunk build into {BENCH_PAGE_DIST}/)"),
-        || {
-            run(cmd(
-                "trunk",
-                [
-                    "--config",
-                    TRUNK_CONFIG,
-                    "build",
-                    "--release",
-                    "--offline",
-                    "--dist",
-                    BENCH_PAGE_DIST,
-                ],
-            ))
-        },
+        build_bench_page,
     )?;
     let mut files = Vec::new();
     steps.step("benchmark snapshots in target/bench/", || {
