@@ -286,15 +286,16 @@ impl App {
         false
     }
 
-    /// Drops every built view except what showing `keep` for the current file and device needs.
+    /// Drops every built view except what showing `keep` for the current file and device needs,
+    /// and the current Active Memory Timeline: search, the tables, tooltips and the flamegraph
+    /// read it, and rebuilding it later in a heap already grown to its 4 GiB ceiling can fail
+    /// where the estimate saw room (a 4 GB file: State History released it, the flamegraph's
+    /// rebuild then ran out of memory). A view that does not fit beside it says so instead.
     fn release_views_but(&mut self, keep: ViewKind) {
         let (cur, dev) = (self.current, self.device);
         for (i, f) in self.files.iter_mut().enumerate() {
-            f.devices.retain(|&(d, k), _| {
-                i == cur
-                    && d == dev
-                    && (k == keep || (keep == ViewKind::Flame && k == ViewKind::Active))
-            });
+            f.devices
+                .retain(|&(d, k), _| i == cur && d == dev && (k == keep || k == ViewKind::Active));
         }
         // A view of another (file, device), or not the one to show: released.
         let stale = |k: Option<(usize, i64)>, kind: ViewKind| keep != kind || k != Some((cur, dev));
