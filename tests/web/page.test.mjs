@@ -1640,8 +1640,9 @@ describe('memory (WebGL2): a file over 1 GiB opens; what cannot fit says so; a d
   });
 
   test('a file projected past the memory it may use is refused while reading, with its estimate and the CLI', TEST, async () => {
-    const file = fixture('large60.pickle');
-    if (!fs.existsSync(file)) generate(file, 'large', '--mb', '60', file);
+    // The progress test's file (about 1 M trace entries): its projection is well past 32 MiB.
+    const file = fixture(`large${LARGE_MB}.pickle`);
+    if (!fs.existsSync(file)) generate(file, 'large', '--mb', String(LARGE_MB), file);
     const b = await launch([], '?backend=webgl2&mem_budget_mb=32');
     try {
       const { page } = b;
@@ -1649,7 +1650,7 @@ describe('memory (WebGL2): a file over 1 GiB opens; what cannot fit says so; a d
       const state = await openWithInput(page, file);
       assert.equal(state, 'error');
       const text = await page.getByRole('alert').textContent();
-      assert.match(text, /^Could not open "large60\.pickle": this snapshot needs about [\d.]+[KMG]iB of memory to open here \(estimated from the first [\d.]+MiB read\), more than the 32\.0MiB a browser tab gives this page.*`memviz summary FILE`/, text);
+      assert.match(text, /^Could not open "large\d+\.pickle": this snapshot needs about [\d.]+[KMG]iB of memory to open here \(estimated from the first [\d.]+MiB read\), more than the 32\.0MiB a browser tab gives this page.*`memviz summary FILE`/, text);
       assert.doesNotMatch(text, /Check that it is a snapshot/, 'no advice that does not apply');
       assert.equal(await page.evaluate(() => window.memviz.restarts), 0, 'refused, not crashed');
       // The file already open is still there and the page still opens files.
@@ -1662,10 +1663,10 @@ describe('memory (WebGL2): a file over 1 GiB opens; what cannot fit says so; a d
   });
 
   test('a worker that runs out of memory is replaced: an alert names the file, the files open before come back, the demo opens', TEST, async () => {
-    // 60 MB: its parse alone needs more than the 40 MiB every allocation is held to, while the
+    // Its model and first view need more than the 40 MiB every allocation is held to, while the
     // estimate (made against the real 4 GiB budget) lets it start.
-    const file = fixture('large60.pickle');
-    if (!fs.existsSync(file)) generate(file, 'large', '--mb', '60', file);
+    const file = fixture(`large${LARGE_MB}.pickle`);
+    if (!fs.existsSync(file)) generate(file, 'large', '--mb', String(LARGE_MB), file);
     const b = await launch([], '?backend=webgl2&mem_limit_mb=40');
     try {
       const { page } = b;
@@ -1676,7 +1677,7 @@ describe('memory (WebGL2): a file over 1 GiB opens; what cannot fit says so; a d
       const alert = page.getByRole('alert');
       await alert.waitFor({ state: 'visible' });
       const text = await alert.textContent();
-      assert.match(text, /^The viewer ran out of memory while (reading|building the model of|laying out the timeline of|drawing) "large60\.pickle" \(the browser gives this page at most 4 GiB\), and was restarted\. The native command line has no such limit: `memviz summary FILE`/, text);
+      assert.match(text, /^The viewer ran out of memory while (reading|building the model of|laying out the timeline of|drawing) "large\d+\.pickle" \(the browser gives this page at most 4 GiB\), and was restarted\. The native command line has no such limit: `memviz summary FILE`/, text);
       assert.equal(await page.locator('#error *').count(), 0, 'no markup in the alert');
       // The file open before comes back in the new worker; the alert stays up meanwhile.
       await page.waitForFunction(() => document.body.dataset.memvizState === 'error'
