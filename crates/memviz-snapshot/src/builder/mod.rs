@@ -1,0 +1,464 @@
+//! The pickle [`Builder`] that turns a snapshot pickle into the typed model while it streams.
+//!
+//! # How it works
+//! Containers get an [`Obj`] slot. A dict whose items include the key `action` is a trace entry:
+//! its items are written straight into event columns and the slot becomes `Obj::Event(row)`, so no
+//! generic dict is kept for the (millions of) events. Frame dicts and frame lists stay generic
+//! until first used, then are interned and their slot replaced by `Obj::Frame` / `Obj::Stack`, so
+//! a memo alias of the same list (how PyTorch shares tracebacks) costs one lookup. At STOP,
+//! [`SnapshotBuilder::finish`] reads the top-level dict: segments, blocks and settings (few) from
+//! their generic dicts, and each device's trace by gathering its event rows.
+
+mod events;
+mod finish;
+mod frames;
+mod keys;
+mod recover;
+mod rows;
+mod segments;
+
+use crate::model::*;
+use crate::warnings::Warnings;
+use keys::Keys;
+use memviz_pickle::{Atoms, Builder, ObjId, Store, StrId, Value};
+use rows::Rows;
+use rustc_hash::FxHashMap;
+
+pub(crate) use recover::Recovered;
+
+/// A container slot: 8 bytes. Generic containers keep their items in `SnapshotBuilder::store`
+/// (index `EMPTY` = no items yet, no storage), lowered ones only an id.
+#[derive(Clone, Copy)]
+enum Obj {
+    List(u32),
+    /// Flat key/value pairs.
+    Dict(u32),
+    Tuple(u32),
+    Event(u32),
+    /// A list whose items so far are the event rows `runs[i].0 ..` (`runs[i].1` of them), in
+    /// order: how a trace list is kept (a generic list would cost a 16-byte value per event,
+    /// 400 MB for a 2 GB file, and more while it doubles).
+    Events(u32),
+    Frame(FrameId),
+    Stack(StackId),
+}
+
+const EMPTY: u32 = u32::MAX;
+
+pub struct SnapshotBuilder {
+    objs: Vec<Obj>,
+    /// (first row, rows) of each [`Obj::Events`] list.
+    runs: Vec<(u32, u32)>,
+    /// Items of the generic containers (compact: see [`Store`]).
+    store: Store,
+    keys: Keys,
+    rows: Rows,
+    actions: FxHashMap<StrId, Action>,
+    /// Names of unknown actions; index 0 is "no action key".
+    unknown_actions: Vec<StrId>,
+    block_forward_frames: Vec<(u32, Vec<StrId>)>,
+    frames: Vec<Frame>,
+    frame_index: FxHashMap<Frame, FrameId>,
+    stacks: StackTable,
+    stack_index: FxHashMap<Box<[FrameId]>, StackId>,
+    /// Stacks by the container ids of their frame dicts: Python shares frame dicts by identity,
+    /// so a repeated traceback is the same id sequence, found without touching each frame.
+    stack_by_objs: FxHashMap<Box<[u32]>, StackId>,
+    scratch: Vec<FrameId>,
+    obj_scratch: Vec<u32>,
+    /// One bit per container: set once it became an item of another container. At a cut, the
+    /// containers without it are exactly those still open on the VM's stack (see [`Self::recover`]).
+    consumed: Vec<u64>,
+    pub(crate) warnings: Warnings,
+}
+
+fn int_i128(v: Value, atoms: &Atoms) -> Option<i128> {
+    match v {
+        Value::Int(i) => Some(i as i128),
+        Value::BigInt(b) => atoms.big_int_i128(b),
+        Value::Bool(b) => Some(b as i128),
+        _ => None,
+    }
+}
+
+impl SnapshotBuilder {
+    /// Trace entries read so far (every device).
+    pub(crate) fn entries(&self) -> usize {
+        self.rows.stack.len()
+    }
+
+    /// A builder and the atoms (with its keys pre-interned) to start the unpickler with.
+    pub fn new() -> (SnapshotBuilder, Atoms) {
+        let mut atoms = Atoms::new();
+        let keys = Keys::new(&mut atoms);
+        let mut stack_index = FxHashMap::default();
+        stack_index.insert(Box::from(&[][..]), StackId::EMPTY);
+        let b = SnapshotBuilder {
+            objs: Vec::new(),
+            runs: Vec::new(),
+            store: Store::new(),
+            keys,
+            rows: Rows::default(),
+            actions: FxHashMap::default(),
+            unknown_actions: vec![NO_STR],
+            block_forward_frames: Vec::new(),
+            frames: Vec::new(),
+            frame_index: FxHashMap::default(),
+            stacks: StackTable::default(),
+            stack_index,
+            stack_by_objs: FxHashMap::default(),
+            scratch: Vec::new(),
+            obj_scratch: Vec::new(),
+            consumed: Vec::new(),
+            warnings: Warnings::default(),
+        };
+        (b, atoms)
+    }
+
+    /// Reserve room for about `events` trace entries (and their containers) up front.
+    pub fn reserve(&mut self, events: usize) {
+        self.reserve_rows(events);
+        let _ = self.objs.try_reserve_exact(events);
+    }
+
+    /// Room for exactly `more` event rows in every column.
+    fn reserve_rows(&mut self, more: usize) {
+        let r = &mut self.rows;
+        r.hint = r.len().saturating_add(more);
+        let _ = r.action.try_reserve_exact(more);
+        r.addr.reserve(more);
+        r.size.reserve(more);
+        r.time_us.reserve(more);
+        let _ = r.stack.try_reserve_exact(more);
+    }
+
+    /// `done` of `total` input bytes were read: when the event columns or the container slots
+    /// are nearly full, size them for the rest of the file at the rate so far (plus 5 %),
+    /// instead of letting them double. On a 150 MB file of 67 bytes per entry (fewer than the
+    /// loader's first guess) doubling left 1.9 M rows of 15 bytes unused; this keeps the
+    /// slack to a few percent.
+    pub(crate) fn grow_for(&mut self, done: u64, total: u64) {
+        fn more(len: usize, cap: usize, done: u64, total: u64) -> Option<usize> {
+            if done == 0 || total <= done || len < cap - cap / 10 {
+                return None;
+            }
+            let left = (total - done) as f64 / done as f64 * 1.05;
+            let want = len + (len as f64 * left) as usize + 4096;
+            (want > cap).then(|| want - len)
+        }
+        let rows = self.rows.len();
+        if let Some(m) = more(rows, self.rows.stack.capacity(), done, total) {
+            self.reserve_rows(m);
+        }
+        if let Some(m) = more(self.objs.len(), self.objs.capacity(), done, total) {
+            let _ = self.objs.try_reserve_exact(m);
+        }
+    }
+
+    /// Mark the containers among `items` as consumed (they are now inside another one).
+    fn mark_consumed(&mut self, items: &[Value]) {
+        for v in items {
+            if let Value::Obj(ObjId(i)) = *v {
+                let w = (i / 64) as usize;
+                if w >= self.consumed.len() {
+                    self.consumed.resize(w + 1, 0);
+                }
+                if let Some(word) = self.consumed.get_mut(w) {
+                    *word |= 1 << (i % 64);
+                }
+            }
+        }
+    }
+
+    fn is_consumed(&self, i: u32) -> bool {
+        self.consumed
+            .get((i / 64) as usize)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+
+    fn add(&mut self, o: Obj) -> Result<ObjId, String> {
+        let id = u32::try_from(self.objs.len())
+            .map_err(|_| "more than 4 billion containers".to_string())?;
+        self.objs.push(o);
+        Ok(ObjId(id))
+    }
+
+    fn obj(&self, v: Value) -> Option<Obj> {
+        match v {
+            Value::Obj(ObjId(i)) => self.objs.get(i as usize).copied(),
+            _ => None,
+        }
+    }
+
+    fn items(&self, idx: u32) -> Vec<Value> {
+        if idx == EMPTY {
+            return Vec::new();
+        }
+        self.store.get(Store::items_at(idx))
+    }
+
+    /// Move the items out of a generic container's storage.
+    fn take_items(&mut self, idx: u32) -> Vec<Value> {
+        if idx == EMPTY {
+            return Vec::new();
+        }
+        self.store.take(Store::items_at(idx))
+    }
+
+    /// Storage for a new generic container (`dict`: `items` are key/value pairs).
+    fn new_store(&mut self, items: &[Value], dict: bool) -> Result<u32, String> {
+        let at = if dict {
+            self.store.new_dict(items)?
+        } else {
+            self.store.new_seq(items)?
+        };
+        Ok(Store::raw(at))
+    }
+
+    /// Append to a generic container's storage; returns its (possibly moved) index.
+    fn extend_store(&mut self, idx: u32, items: &[Value], dict: bool) -> Result<u32, String> {
+        if idx == EMPTY {
+            return self.new_store(items, dict);
+        }
+        Ok(Store::raw(self.store.extend(
+            Store::items_at(idx),
+            items,
+            dict,
+        )?))
+    }
+}
+
+impl SnapshotBuilder {
+    fn u64_of(&mut self, v: Value, atoms: &Atoms, what: &'static str) -> u64 {
+        match int_i128(v, atoms).and_then(|i| u64::try_from(i).ok()) {
+            Some(x) => x,
+            None => {
+                self.warnings.warn(what, || {
+                    format!(
+                        "`{what}` is not a non-negative integer that fits 64 bits ({}); read as 0",
+                        v.type_name()
+                    )
+                });
+                0
+            }
+        }
+    }
+
+    fn i64_of(&mut self, v: Value, atoms: &Atoms, what: &'static str) -> i64 {
+        match int_i128(v, atoms).and_then(|i| i64::try_from(i).ok()) {
+            Some(x) => x,
+            None => {
+                self.warnings.warn(what, || {
+                    format!(
+                        "`{what}` is not an integer that fits 64 bits ({}); read as 0",
+                        v.type_name()
+                    )
+                });
+                0
+            }
+        }
+    }
+
+    fn str_of(&mut self, v: Value, what: &'static str) -> StrId {
+        match v {
+            Value::Str(s) => s,
+            Value::None => NO_STR,
+            other => {
+                self.warnings.warn(what, || {
+                    format!("`{what}` is not a string ({}); ignored", other.type_name())
+                });
+                NO_STR
+            }
+        }
+    }
+
+    fn pair_of(&mut self, v: Value, atoms: &Atoms, what: &'static str) -> (i64, i64) {
+        let items: Option<[Value; 2]> = match self.list_items(v).as_deref() {
+            Some(&[a, b]) => Some([a, b]),
+            _ => None,
+        };
+        match items {
+            Some([a, b]) => (self.i64_of(a, atoms, what), self.i64_of(b, atoms, what)),
+            None => {
+                self.warnings.warn(what, || {
+                    format!("`{what}` is not a pair of integers; read as (0, 0)")
+                });
+                (0, 0)
+            }
+        }
+    }
+
+    fn get(pairs: &[Value], key: StrId) -> Option<Value> {
+        pairs
+            .chunks_exact(2)
+            .rev()
+            .find(|kv| kv[0] == Value::Str(key))
+            .map(|kv| kv[1])
+    }
+
+    fn dict_pairs(&self, v: Value) -> Option<Vec<Value>> {
+        match self.obj(v) {
+            Some(Obj::Dict(idx)) => Some(self.items(idx)),
+            _ => None,
+        }
+    }
+
+    /// Number of items of a list or tuple.
+    fn list_len(&self, v: Value) -> Option<usize> {
+        match self.obj(v) {
+            Some(Obj::List(EMPTY) | Obj::Tuple(EMPTY)) => Some(0),
+            Some(Obj::List(idx) | Obj::Tuple(idx)) => Some(self.store.len(Store::items_at(idx))),
+            _ => None,
+        }
+    }
+
+    /// Items of a list or tuple.
+    fn list_items(&self, v: Value) -> Option<Vec<Value>> {
+        match self.obj(v) {
+            Some(Obj::List(idx) | Obj::Tuple(idx)) => Some(self.items(idx)),
+            _ => None,
+        }
+    }
+}
+
+impl Builder for SnapshotBuilder {
+    fn new_list(&mut self, _: &Atoms) -> Result<ObjId, String> {
+        self.add(Obj::List(EMPTY))
+    }
+
+    fn new_dict(&mut self, _: &Atoms) -> Result<ObjId, String> {
+        self.add(Obj::Dict(EMPTY))
+    }
+
+    fn new_tuple(&mut self, items: &[Value], _: &Atoms) -> Result<ObjId, String> {
+        self.mark_consumed(items);
+        let idx = if items.is_empty() {
+            EMPTY
+        } else {
+            self.new_store(items, false)?
+        };
+        self.add(Obj::Tuple(idx))
+    }
+
+    fn extend_list(&mut self, list: Value, items: &[Value], atoms: &Atoms) -> Result<(), String> {
+        self.mark_consumed(items);
+        let Value::Obj(ObjId(i)) = list else {
+            return Err(format!(
+                "APPENDS onto a {}, expected a list",
+                list.type_name()
+            ));
+        };
+        match self.objs.get(i as usize).copied() {
+            Some(Obj::List(EMPTY)) if items.is_empty() => Ok(()),
+            Some(Obj::List(EMPTY)) => {
+                // A trace list: a run of consecutive event rows, kept as (first row, count).
+                if let Some(first) = items.first().and_then(|v| self.event_row(*v)) {
+                    let consecutive = items
+                        .iter()
+                        .enumerate()
+                        .all(|(k, v)| self.event_row(*v) == first.checked_add(k as u32));
+                    if consecutive {
+                        let run = u32::try_from(self.runs.len())
+                            .map_err(|_| "too many trace lists".to_string())?;
+                        self.runs.push((first, items.len() as u32));
+                        if let Some(o) = self.objs.get_mut(i as usize) {
+                            *o = Obj::Events(run);
+                        }
+                        return Ok(());
+                    }
+                }
+                // A frame list (a traceback): intern it now instead of keeping its items.
+                let slot = match self.intern_stack(items, atoms, true) {
+                    Some(id) => Obj::Stack(id),
+                    None => Obj::List(self.new_store(items, false)?),
+                };
+                if let Some(o) = self.objs.get_mut(i as usize) {
+                    *o = slot;
+                }
+                Ok(())
+            }
+            Some(Obj::List(idx)) => {
+                let idx = self.extend_store(idx, items, false)?;
+                if let Some(o) = self.objs.get_mut(i as usize) {
+                    *o = Obj::List(idx);
+                }
+                Ok(())
+            }
+            Some(Obj::Events(run)) => {
+                let (start, len) = self.runs.get(run as usize).copied().unwrap_or((0, 0));
+                let next = start.saturating_add(len);
+                let consecutive = items
+                    .iter()
+                    .enumerate()
+                    .all(|(k, v)| self.event_row(*v) == next.checked_add(k as u32));
+                if consecutive {
+                    if let Some(r) = self.runs.get_mut(run as usize) {
+                        r.1 = len.saturating_add(items.len() as u32);
+                    }
+                    return Ok(());
+                }
+                // No longer a run: a generic list from here on.
+                let mut v = self.event_run_values(run);
+                v.extend_from_slice(items);
+                let idx = self.new_store(&v, false)?;
+                if let Some(o) = self.objs.get_mut(i as usize) {
+                    *o = Obj::List(idx);
+                }
+                Ok(())
+            }
+            Some(Obj::Stack(s)) => {
+                // A frame list extended after first use (never done by real producers): re-intern.
+                let mut frames = self.stacks.get(s).to_vec();
+                for it in items {
+                    if let Some(f) = self.frame_of(*it, atoms) {
+                        frames.push(f);
+                    }
+                }
+                let id = self.stacks.push(&frames);
+                if let Some(slot) = self.objs.get_mut(i as usize) {
+                    *slot = Obj::Stack(id);
+                }
+                Ok(())
+            }
+            _ => Err("APPENDS onto something that is not a list".into()),
+        }
+    }
+
+    fn set_items(&mut self, dict: Value, pairs: &[Value], atoms: &Atoms) -> Result<(), String> {
+        self.mark_consumed(pairs);
+        let Value::Obj(ObjId(i)) = dict else {
+            return Err(format!(
+                "SETITEMS onto a {}, expected a dict",
+                dict.type_name()
+            ));
+        };
+        let action = Value::Str(self.keys.action);
+        match self.objs.get(i as usize).copied() {
+            Some(Obj::Dict(EMPTY)) => {
+                let slot = if pairs.chunks_exact(2).any(|kv| kv[0] == action) {
+                    // A trace entry: lower it to a row right away.
+                    let row = self.apply_event(None, pairs, atoms);
+                    Obj::Event(row)
+                } else {
+                    Obj::Dict(self.new_store(pairs, true)?)
+                };
+                if let Some(o) = self.objs.get_mut(i as usize) {
+                    *o = slot;
+                }
+                Ok(())
+            }
+            Some(Obj::Dict(idx)) => {
+                let idx = self.extend_store(idx, pairs, true)?;
+                if let Some(o) = self.objs.get_mut(i as usize) {
+                    *o = Obj::Dict(idx);
+                }
+                Ok(())
+            }
+            Some(Obj::Event(row)) => {
+                self.apply_event(Some(row), pairs, atoms);
+                Ok(())
+            }
+            _ => Err("SETITEMS onto something that is not a dict".into()),
+        }
+    }
+}
