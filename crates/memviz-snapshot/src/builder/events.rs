@@ -1,5 +1,6 @@
 //! Trace entries: lowering an entry dict into a row, and gathering rows into device traces.
 
+use super::keys::EventKey;
 use super::rows::{Row, Rows};
 use super::*;
 
@@ -46,6 +47,47 @@ impl SnapshotBuilder {
         Action::Unknown(UnknownAction(idx as u8))
     }
 
+    /// The action code of an `action` value: a few distinct names, looked up in a small
+    /// direct-mapped cache by string id before the map.
+    #[inline]
+    fn action_code(&mut self, val: Value, atoms: &Atoms) -> u8 {
+        let Value::Str(s) = val else {
+            return Action::Unknown(UnknownAction(0)).code();
+        };
+        let slot = (s.0 as usize) % ACTION_CACHE;
+        if let Some(&(id, code)) = self.action_cache.get(slot) {
+            if id == s.0 {
+                return code;
+            }
+        }
+        let a = match self.actions.get(&s) {
+            Some(a) => *a,
+            None => {
+                let a = match Action::from_name(atoms.str(s)) {
+                    Some(a) => a,
+                    None => self.unknown_action(s),
+                };
+                self.actions.insert(s, a);
+                a
+            }
+        };
+        if let Some(c) = self.action_cache.get_mut(slot) {
+            *c = (s.0, a.code());
+        }
+        a.code()
+    }
+
+    /// The stack of a `frames` value: one slot read when the list was interned before.
+    #[inline]
+    fn event_stack(&mut self, val: Value, atoms: &Atoms) -> StackId {
+        if let Value::Obj(ObjId(j)) = val {
+            if let Some(Obj::Stack(s)) = self.objs.get(j as usize).copied() {
+                return s;
+            }
+        }
+        self.stack_of(val, atoms)
+    }
+
     /// Write trace-entry items into row `row`, or into a new row (returned) when None.
     pub(super) fn apply_event(&mut self, row: Option<u32>, pairs: &[Value], atoms: &Atoms) -> u32 {
         let (mut e, row) = match row {
@@ -60,57 +102,47 @@ impl SnapshotBuilder {
                 });
                 continue;
             };
-            let k = &self.keys;
-            if key == k.action {
-                e.action = match val {
-                    Value::Str(s) => match self.actions.get(&s) {
-                        Some(a) => *a,
-                        None => {
-                            let a = match Action::from_name(atoms.str(s)) {
-                                Some(a) => a,
-                                None => self.unknown_action(s),
-                            };
-                            self.actions.insert(s, a);
-                            a
-                        }
-                    },
-                    _ => Action::Unknown(UnknownAction(0)),
-                };
-            } else if key == k.addr {
-                e.addr = self.u64_of(val, atoms, "addr");
-            } else if key == k.size {
-                e.size = self.u64_of(val, atoms, "size");
-            } else if key == k.stream {
-                // Stream handles are raw pointers; keep the bit pattern of negative values.
-                e.stream = int_i128(val, atoms).map(|x| x as u64).unwrap_or(0);
-            } else if key == k.time_us {
-                e.time_us = self.i64_of(val, atoms, "time_us");
-            } else if key == k.frames {
-                e.stack = self.stack_of(val, atoms);
-            } else if key == k.compile_context {
-                e.compile_context = self.str_of(val, "compile_context");
-            } else if key == k.user_metadata {
-                e.user_metadata = self.str_of(val, "user_metadata");
-            } else if key == k.device_free {
-                let x = self.u64_of(val, atoms, "device_free");
-                self.rows.device_free.push((row, x));
-            } else if key == k.pool_id || key == k.segment_pool_id {
-                let p = self.pair_of(val, atoms, "pool_id");
-                self.rows.pool_id.push((row, p));
-            } else if key == k.internal_metadata {
-                let s = self.str_of(val, "internal_metadata");
-                self.rows.internal_metadata.push((row, s));
-            } else if key == k.category {
-                let s = self.str_of(val, "category");
-                self.rows.category.push((row, s));
-            } else if key == k.forward_frames {
-                let f = self.strs_of(val, "forward_frames");
-                self.rows.forward_frames.push((row, f));
-            } else {
-                let name = atoms.str(key).to_string();
-                self.warnings.warn(&format!("event key {name}"), || {
-                    format!("trace entries have an unknown key `{name}`; ignored")
-                });
+            match self.event_keys.get(key) {
+                EventKey::Action => e.action = self.action_code(val, atoms),
+                EventKey::Addr => e.addr = self.u64_of(val, atoms, "addr"),
+                EventKey::Size => e.size = self.u64_of(val, atoms, "size"),
+                EventKey::Stream => {
+                    // Stream handles are raw pointers; keep the bit pattern of negative values.
+                    e.stream = match val {
+                        Value::Int(i) => i as u64,
+                        _ => int_i128(val, atoms).map(|x| x as u64).unwrap_or(0),
+                    }
+                }
+                EventKey::TimeUs => e.time_us = self.i64_of(val, atoms, "time_us"),
+                EventKey::Frames => e.stack = self.event_stack(val, atoms),
+                EventKey::CompileContext => e.compile_context = self.str_of(val, "compile_context"),
+                EventKey::UserMetadata => e.user_metadata = self.str_of(val, "user_metadata"),
+                EventKey::DeviceFree => {
+                    let x = self.u64_of(val, atoms, "device_free");
+                    self.rows.device_free.push((row, x));
+                }
+                EventKey::PoolId => {
+                    let p = self.pair_of(val, atoms, "pool_id");
+                    self.rows.pool_id.push((row, p));
+                }
+                EventKey::InternalMetadata => {
+                    let s = self.str_of(val, "internal_metadata");
+                    self.rows.internal_metadata.push((row, s));
+                }
+                EventKey::Category => {
+                    let s = self.str_of(val, "category");
+                    self.rows.category.push((row, s));
+                }
+                EventKey::ForwardFrames => {
+                    let f = self.strs_of(val, "forward_frames");
+                    self.rows.forward_frames.push((row, f));
+                }
+                EventKey::Other => {
+                    let name = atoms.str(key).to_string();
+                    self.warnings.warn(&format!("event key {name}"), || {
+                        format!("trace entries have an unknown key `{name}`; ignored")
+                    });
+                }
             }
         }
         if (row as usize) < self.rows.len() {

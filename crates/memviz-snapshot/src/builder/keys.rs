@@ -1,4 +1,5 @@
-//! The key strings the builder recognises.
+//! The key strings the builder recognises, interned first (so their ids are small and known)
+//! and a table from id to meaning for the hot path, trace entries.
 
 use memviz_pickle::{Atoms, StrId};
 
@@ -61,3 +62,64 @@ keys!(
     active_pending_free,
     inactive,
 );
+
+/// What a key of a trace entry means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum EventKey {
+    Action,
+    Addr,
+    Size,
+    Stream,
+    TimeUs,
+    Frames,
+    CompileContext,
+    UserMetadata,
+    DeviceFree,
+    PoolId,
+    InternalMetadata,
+    Category,
+    ForwardFrames,
+    /// Any other key (a warning).
+    Other,
+}
+
+/// [`EventKey`] by string id: the keys are interned before anything else, so a trace entry's
+/// key is one table read instead of a chain of comparisons.
+pub(super) struct EventKeys(Vec<EventKey>);
+
+impl EventKeys {
+    pub(super) fn new(k: &Keys) -> EventKeys {
+        let pairs = [
+            (k.action, EventKey::Action),
+            (k.addr, EventKey::Addr),
+            (k.size, EventKey::Size),
+            (k.stream, EventKey::Stream),
+            (k.time_us, EventKey::TimeUs),
+            (k.frames, EventKey::Frames),
+            (k.compile_context, EventKey::CompileContext),
+            (k.user_metadata, EventKey::UserMetadata),
+            (k.device_free, EventKey::DeviceFree),
+            (k.pool_id, EventKey::PoolId),
+            (k.segment_pool_id, EventKey::PoolId),
+            (k.internal_metadata, EventKey::InternalMetadata),
+            (k.category, EventKey::Category),
+            (k.forward_frames, EventKey::ForwardFrames),
+        ];
+        let len = pairs.iter().map(|p| p.0 .0 as usize + 1).max().unwrap_or(0);
+        let mut t = vec![EventKey::Other; len];
+        for (id, key) in pairs {
+            if let Some(slot) = t.get_mut(id.0 as usize) {
+                *slot = key;
+            }
+        }
+        EventKeys(t)
+    }
+
+    #[inline]
+    pub(super) fn get(&self, key: StrId) -> EventKey {
+        self.0
+            .get(key.0 as usize)
+            .copied()
+            .unwrap_or(EventKey::Other)
+    }
+}

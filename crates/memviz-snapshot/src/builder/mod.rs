@@ -19,7 +19,7 @@ mod segments;
 
 use crate::model::*;
 use crate::warnings::Warnings;
-use keys::Keys;
+use keys::{EventKeys, Keys};
 use memviz_pickle::{Atoms, Builder, ObjId, Store, StrId, Value};
 use rows::Rows;
 use rustc_hash::FxHashMap;
@@ -45,6 +45,9 @@ enum Obj {
 
 const EMPTY: u32 = u32::MAX;
 
+/// Entries of the action cache.
+const ACTION_CACHE: usize = 16;
+
 pub struct SnapshotBuilder {
     objs: Vec<Obj>,
     /// (first row, rows) of each [`Obj::Events`] list.
@@ -53,7 +56,10 @@ pub struct SnapshotBuilder {
     store: Store,
     keys: Keys,
     rows: Rows,
+    event_keys: EventKeys,
     actions: FxHashMap<StrId, Action>,
+    /// (string id, action code) by string id modulo [`ACTION_CACHE`], in front of `actions`.
+    action_cache: [(u32, u8); ACTION_CACHE],
     /// Names of unknown actions; index 0 is "no action key".
     unknown_actions: Vec<StrId>,
     block_forward_frames: Vec<(u32, Vec<StrId>)>,
@@ -97,9 +103,11 @@ impl SnapshotBuilder {
             objs: Vec::new(),
             runs: Vec::new(),
             store: Store::new(),
+            event_keys: EventKeys::new(&keys),
             keys,
             rows: Rows::default(),
             actions: FxHashMap::default(),
+            action_cache: [(u32::MAX, 0); ACTION_CACHE],
             unknown_actions: vec![NO_STR],
             block_forward_frames: Vec::new(),
             frames: Vec::new(),
@@ -229,7 +237,16 @@ impl SnapshotBuilder {
 }
 
 impl SnapshotBuilder {
+    #[inline]
     fn u64_of(&mut self, v: Value, atoms: &Atoms, what: &'static str) -> u64 {
+        match v {
+            Value::Int(i) if i >= 0 => i as u64,
+            _ => self.u64_of_slow(v, atoms, what),
+        }
+    }
+
+    #[cold]
+    fn u64_of_slow(&mut self, v: Value, atoms: &Atoms, what: &'static str) -> u64 {
         match int_i128(v, atoms).and_then(|i| u64::try_from(i).ok()) {
             Some(x) => x,
             None => {
@@ -244,7 +261,16 @@ impl SnapshotBuilder {
         }
     }
 
+    #[inline]
     fn i64_of(&mut self, v: Value, atoms: &Atoms, what: &'static str) -> i64 {
+        match v {
+            Value::Int(i) => i,
+            _ => self.i64_of_slow(v, atoms, what),
+        }
+    }
+
+    #[cold]
+    fn i64_of_slow(&mut self, v: Value, atoms: &Atoms, what: &'static str) -> i64 {
         match int_i128(v, atoms).and_then(|i| i64::try_from(i).ok()) {
             Some(x) => x,
             None => {
@@ -415,8 +441,8 @@ impl Builder for SnapshotBuilder {
                     }
                 }
                 let id = self.stacks.push(&frames);
-                if let Some(slot) = self.objs.get_mut(i as usize) {
-                    *slot = Obj::Stack(id);
+                if let Some(o) = self.objs.get_mut(i as usize) {
+                    *o = Obj::Stack(id);
                 }
                 Ok(())
             }

@@ -57,7 +57,8 @@ impl Default for Rows {
 /// The dense fields of one event row.
 #[derive(Clone, Copy)]
 pub(super) struct Row {
-    pub(super) action: Action,
+    /// [`Action::code`].
+    pub(super) action: u8,
     pub(super) addr: u64,
     pub(super) size: u64,
     pub(super) stream: u64,
@@ -69,7 +70,7 @@ pub(super) struct Row {
 
 impl Row {
     pub(super) const EMPTY: Row = Row {
-        action: Action::Unknown(UnknownAction(0)),
+        action: 10, // Action::Unknown(UnknownAction(0)).code()
         addr: 0,
         size: 0,
         stream: 0,
@@ -87,10 +88,7 @@ impl Rows {
 
     pub(super) fn read(&self, r: usize) -> Row {
         Row {
-            action: self
-                .action
-                .get(r)
-                .map_or(Row::EMPTY.action, |&c| Action::from_code(c)),
+            action: self.action.get(r).copied().unwrap_or(Row::EMPTY.action),
             addr: self.addr.get(r).unwrap_or(0),
             size: self.size.get(r).unwrap_or(0),
             stream: self.stream.get(r).unwrap_or(0),
@@ -103,7 +101,7 @@ impl Rows {
 
     #[inline]
     pub(super) fn push(&mut self, e: &Row) {
-        self.action.push(e.action.code());
+        self.action.push(e.action);
         self.addr.push(e.addr);
         self.size.push(e.size);
         self.time_us.push(e.time_us);
@@ -118,7 +116,7 @@ impl Rows {
 
     pub(super) fn set(&mut self, r: usize, e: &Row) {
         if let Some(a) = self.action.get_mut(r) {
-            *a = e.action.code();
+            *a = e.action;
         }
         self.addr.set(r, e.addr);
         self.size.set(r, e.size);
