@@ -81,7 +81,7 @@ impl SnapshotBuilder {
     #[inline]
     fn event_stack(&mut self, val: Value, atoms: &Atoms) -> StackId {
         if let Value::Obj(ObjId(j)) = val {
-            if let Some(Obj::Stack(s)) = self.objs.get(j as usize).copied() {
+            if let Some(Obj::Stack(s)) = self.objs.get(j as usize) {
                 return s;
             }
         }

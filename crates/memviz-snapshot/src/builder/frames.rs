@@ -6,7 +6,7 @@ impl SnapshotBuilder {
     /// The frame a value (a frame dict) stands for, interning it on first use.
     pub(super) fn frame_of(&mut self, v: Value, atoms: &Atoms) -> Option<FrameId> {
         let Value::Obj(ObjId(i)) = v else { return None };
-        let pairs = match self.objs.get(i as usize).copied() {
+        let pairs = match self.objs.get(i as usize) {
             Some(Obj::Frame(f)) => return Some(f),
             Some(Obj::Dict(idx)) => self.take_items(idx),
             _ => return None,
@@ -61,9 +61,7 @@ impl SnapshotBuilder {
                 id
             }
         };
-        if let Some(slot) = self.objs.get_mut(i as usize) {
-            *slot = Obj::Frame(id);
-        }
+        self.objs.set(i as usize, Obj::Frame(id));
         Some(id)
     }
 
@@ -77,7 +75,7 @@ impl SnapshotBuilder {
             }
             return StackId::EMPTY;
         };
-        let items: Vec<Value> = match self.objs.get(i as usize).copied() {
+        let items: Vec<Value> = match self.objs.get(i as usize) {
             Some(Obj::Stack(s)) => return s,
             Some(Obj::List(idx)) => self.take_items(idx),
             Some(Obj::Tuple(idx)) => self.items(idx),
@@ -91,9 +89,7 @@ impl SnapshotBuilder {
         let id = self
             .intern_stack(&items, atoms, false)
             .unwrap_or(StackId::EMPTY);
-        if let Some(slot) = self.objs.get_mut(i as usize) {
-            *slot = Obj::Stack(id);
-        }
+        self.objs.set(i as usize, Obj::Stack(id));
         id
     }
 
@@ -154,7 +150,7 @@ impl SnapshotBuilder {
         for it in items {
             let fast = match *it {
                 Value::Obj(ObjId(j)) => match self.objs.get(j as usize) {
-                    Some(Obj::Frame(f)) => Some(*f),
+                    Some(Obj::Frame(f)) => Some(f),
                     _ => None,
                 },
                 _ => None,

@@ -13,6 +13,7 @@ mod events;
 mod finish;
 mod frames;
 mod keys;
+mod objs;
 mod recover;
 mod rows;
 mod segments;
@@ -21,6 +22,7 @@ use crate::model::*;
 use crate::warnings::Warnings;
 use keys::{EventKeys, Keys};
 use memviz_pickle::{Atoms, Builder, ObjId, Store, StrId, Value};
+use objs::Objs;
 use rows::Rows;
 use rustc_hash::FxHashMap;
 
@@ -28,7 +30,7 @@ pub(crate) use recover::Recovered;
 
 /// A container slot: 8 bytes. Generic containers keep their items in `SnapshotBuilder::store`
 /// (index `EMPTY` = no items yet, no storage), lowered ones only an id.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 enum Obj {
     List(u32),
     /// Flat key/value pairs.
@@ -49,7 +51,7 @@ const EMPTY: u32 = u32::MAX;
 const ACTION_CACHE: usize = 16;
 
 pub struct SnapshotBuilder {
-    objs: Vec<Obj>,
+    objs: Objs,
     /// (first row, rows) of each [`Obj::Events`] list.
     runs: Vec<(u32, u32)>,
     /// Items of the generic containers (compact: see [`Store`]).
@@ -100,7 +102,7 @@ impl SnapshotBuilder {
         let mut stack_index = FxHashMap::default();
         stack_index.insert(Box::from(&[][..]), StackId::EMPTY);
         let b = SnapshotBuilder {
-            objs: Vec::new(),
+            objs: Objs::default(),
             runs: Vec::new(),
             store: Store::new(),
             event_keys: EventKeys::new(&keys),
@@ -126,7 +128,7 @@ impl SnapshotBuilder {
     /// Reserve room for about `events` trace entries (and their containers) up front.
     pub fn reserve(&mut self, events: usize) {
         self.reserve_rows(events);
-        let _ = self.objs.try_reserve_exact(events);
+        self.objs.reserve(events);
     }
 
     /// Room for exactly `more` event rows in every column.
@@ -158,9 +160,6 @@ impl SnapshotBuilder {
         if let Some(m) = more(rows, self.rows.stack.capacity(), done, total) {
             self.reserve_rows(m);
         }
-        if let Some(m) = more(self.objs.len(), self.objs.capacity(), done, total) {
-            let _ = self.objs.try_reserve_exact(m);
-        }
     }
 
     /// Mark the containers among `items` as consumed (they are now inside another one).
@@ -185,15 +184,12 @@ impl SnapshotBuilder {
     }
 
     fn add(&mut self, o: Obj) -> Result<ObjId, String> {
-        let id = u32::try_from(self.objs.len())
-            .map_err(|_| "more than 4 billion containers".to_string())?;
-        self.objs.push(o);
-        Ok(ObjId(id))
+        Ok(ObjId(self.objs.push(o)?))
     }
 
     fn obj(&self, v: Value) -> Option<Obj> {
         match v {
-            Value::Obj(ObjId(i)) => self.objs.get(i as usize).copied(),
+            Value::Obj(ObjId(i)) => self.objs.get(i as usize),
             _ => None,
         }
     }
@@ -374,7 +370,7 @@ impl Builder for SnapshotBuilder {
                 list.type_name()
             ));
         };
-        match self.objs.get(i as usize).copied() {
+        match self.objs.get(i as usize) {
             Some(Obj::List(EMPTY)) if items.is_empty() => Ok(()),
             Some(Obj::List(EMPTY)) => {
                 // A trace list: a run of consecutive event rows, kept as (first row, count).
@@ -387,9 +383,7 @@ impl Builder for SnapshotBuilder {
                         let run = u32::try_from(self.runs.len())
                             .map_err(|_| "too many trace lists".to_string())?;
                         self.runs.push((first, items.len() as u32));
-                        if let Some(o) = self.objs.get_mut(i as usize) {
-                            *o = Obj::Events(run);
-                        }
+                        self.objs.set(i as usize, Obj::Events(run));
                         return Ok(());
                     }
                 }
@@ -398,16 +392,12 @@ impl Builder for SnapshotBuilder {
                     Some(id) => Obj::Stack(id),
                     None => Obj::List(self.new_store(items, false)?),
                 };
-                if let Some(o) = self.objs.get_mut(i as usize) {
-                    *o = slot;
-                }
+                self.objs.set(i as usize, slot);
                 Ok(())
             }
             Some(Obj::List(idx)) => {
                 let idx = self.extend_store(idx, items, false)?;
-                if let Some(o) = self.objs.get_mut(i as usize) {
-                    *o = Obj::List(idx);
-                }
+                self.objs.set(i as usize, Obj::List(idx));
                 Ok(())
             }
             Some(Obj::Events(run)) => {
@@ -427,9 +417,7 @@ impl Builder for SnapshotBuilder {
                 let mut v = self.event_run_values(run);
                 v.extend_from_slice(items);
                 let idx = self.new_store(&v, false)?;
-                if let Some(o) = self.objs.get_mut(i as usize) {
-                    *o = Obj::List(idx);
-                }
+                self.objs.set(i as usize, Obj::List(idx));
                 Ok(())
             }
             Some(Obj::Stack(s)) => {
@@ -441,9 +429,7 @@ impl Builder for SnapshotBuilder {
                     }
                 }
                 let id = self.stacks.push(&frames);
-                if let Some(o) = self.objs.get_mut(i as usize) {
-                    *o = Obj::Stack(id);
-                }
+                self.objs.set(i as usize, Obj::Stack(id));
                 Ok(())
             }
             _ => Err("APPENDS onto something that is not a list".into()),
@@ -459,7 +445,7 @@ impl Builder for SnapshotBuilder {
             ));
         };
         let action = Value::Str(self.keys.action);
-        match self.objs.get(i as usize).copied() {
+        match self.objs.get(i as usize) {
             Some(Obj::Dict(EMPTY)) => {
                 let slot = if pairs.chunks_exact(2).any(|kv| kv[0] == action) {
                     // A trace entry: lower it to a row right away.
@@ -468,16 +454,12 @@ impl Builder for SnapshotBuilder {
                 } else {
                     Obj::Dict(self.new_store(pairs, true)?)
                 };
-                if let Some(o) = self.objs.get_mut(i as usize) {
-                    *o = slot;
-                }
+                self.objs.set(i as usize, slot);
                 Ok(())
             }
             Some(Obj::Dict(idx)) => {
                 let idx = self.extend_store(idx, pairs, true)?;
-                if let Some(o) = self.objs.get_mut(i as usize) {
-                    *o = Obj::Dict(idx);
-                }
+                self.objs.set(i as usize, Obj::Dict(idx));
                 Ok(())
             }
             Some(Obj::Event(row)) => {

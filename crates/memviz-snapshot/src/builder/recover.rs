@@ -43,7 +43,7 @@ impl SnapshotBuilder {
             return Err("nothing was read before the cut".into());
         };
         let mut rec = Recovered::default();
-        let bare = match self.objs.get(root as usize).copied() {
+        let bare = match self.objs.get(root as usize) {
             Some(Obj::Dict(EMPTY)) => false,
             Some(Obj::Dict(idx)) => {
                 // The top-level dict got its items: only STOP is missing.
@@ -75,7 +75,7 @@ impl SnapshotBuilder {
             it.next_if(|&i| is_list(&self, i))
         };
         let mut segments: Vec<Value> = Vec::new();
-        let seg_obj = seg_list.and_then(|l| self.objs.get(l as usize).copied());
+        let seg_obj = seg_list.and_then(|l| self.objs.get(l as usize));
         if let Some(Obj::Events(_)) = seg_obj {
             return Err("the first value read before the cut is not a list of segments".into());
         }
@@ -99,7 +99,7 @@ impl SnapshotBuilder {
         if !bare && !pending_segments {
             if let Some(d) = it.next_if(|&i| is_list(&self, i)) {
                 rec.segments_complete = true;
-                match self.objs.get(d as usize).copied() {
+                match self.objs.get(d as usize) {
                     Some(Obj::List(idx)) if idx != EMPTY => {
                         // `device_traces` was read to its end.
                         rec.traces_complete = true;
@@ -126,7 +126,7 @@ impl SnapshotBuilder {
                         if let Some(last) = lists.last() {
                             rec.cut_device = Some(lists.len() - 1);
                             if !tail.is_empty() {
-                                let mut items = match self.objs.get(*last as usize).copied() {
+                                let mut items = match self.objs.get(*last as usize) {
                                     Some(Obj::List(idx)) => self.items(idx).to_vec(),
                                     Some(Obj::Events(run)) => self.event_run_values(run),
                                     _ => Vec::new(),
@@ -176,7 +176,7 @@ impl SnapshotBuilder {
     /// A whole segment dict: its items arrived and include `total_size` or `blocks`.
     pub(super) fn is_segment_dict(&self, i: u32) -> bool {
         match self.objs.get(i as usize) {
-            Some(Obj::Dict(idx)) if *idx != EMPTY => self.items(*idx).chunks_exact(2).any(|kv| {
+            Some(Obj::Dict(idx)) if idx != EMPTY => self.items(idx).chunks_exact(2).any(|kv| {
                 kv[0] == Value::Str(self.keys.total_size) || kv[0] == Value::Str(self.keys.blocks)
             }),
             _ => false,
@@ -188,7 +188,7 @@ impl SnapshotBuilder {
         match self.objs.get(i as usize) {
             Some(Obj::List(EMPTY) | Obj::Events(_)) => true,
             Some(Obj::List(idx)) => self
-                .items(*idx)
+                .items(idx)
                 .iter()
                 .all(|v| matches!(self.obj(*v), Some(Obj::Event(_)))),
             _ => false,
