@@ -120,15 +120,17 @@ impl<B: Builder> Unpickler<B> {
     }
 
     /// `done` of `total` input bytes were read: when the memo is nearly full, size it for the
-    /// rest of the input at the rate so far (plus 5 %) instead of letting it double.
+    /// rest of the input at the rate so far (plus 5 %, and at least a sixteenth more) instead
+    /// of letting it double.
     pub fn grow_memo_for(&mut self, done: u64, total: u64) {
         let (len, cap) = (self.memo.len(), self.memo.slots.capacity());
         if done == 0 || total <= done || len < cap - cap / 10 {
             return;
         }
         let left = (total - done) as f64 / done as f64 * 1.05;
-        let want = (len + (len as f64 * left) as usize + 4096).min(self.limits.max_memo);
+        let want = len + (len as f64 * left) as usize + 4096;
         if want > cap {
+            let want = want.max(cap + cap / 16).min(self.limits.max_memo);
             self.memo.reserve(want - len);
         }
     }

@@ -52,6 +52,8 @@ const ACTION_CACHE: usize = 16;
 
 pub struct SnapshotBuilder {
     objs: Objs,
+    /// Input bytes read before the first trace entry (as [`Self::grow_for`] last saw them).
+    trace_from: u64,
     /// (first row, rows) of each [`Obj::Events`] list.
     runs: Vec<(u32, u32)>,
     /// Items of the generic containers (compact: see [`Store`]).
@@ -80,6 +82,19 @@ pub struct SnapshotBuilder {
     pub(crate) warnings: Warnings,
 }
 
+/// How many more items a table of `len` items with room for `cap` should reserve once `done`
+/// of `total` input bytes were read: None until it is 90 % full and the rest of the input
+/// should bring more than its room at the rate so far (plus 5 %); then that, and at least a
+/// sixteenth of `cap`.
+pub(crate) fn room_needed(len: usize, cap: usize, done: u64, total: u64) -> Option<usize> {
+    if done == 0 || total <= done || len < cap - cap / 10 {
+        return None;
+    }
+    let left = (total - done) as f64 / done as f64 * 1.05;
+    let want = len + (len as f64 * left) as usize + 4096;
+    (want > cap).then(|| want.max(cap + cap / 16) - len)
+}
+
 fn int_i128(v: Value, atoms: &Atoms) -> Option<i128> {
     match v {
         Value::Int(i) => Some(i as i128),
@@ -103,6 +118,7 @@ impl SnapshotBuilder {
         stack_index.insert(Box::from(&[][..]), StackId::EMPTY);
         let b = SnapshotBuilder {
             objs: Objs::default(),
+            trace_from: 0,
             runs: Vec::new(),
             store: Store::new(),
             event_keys: EventKeys::new(&keys),
@@ -142,22 +158,21 @@ impl SnapshotBuilder {
         let _ = r.stack.try_reserve_exact(more);
     }
 
-    /// `done` of `total` input bytes were read: when the event columns or the container slots
-    /// are nearly full, size them for the rest of the file at the rate so far (plus 5 %),
-    /// instead of letting them double. On a 150 MB file of 67 bytes per entry (fewer than the
-    /// loader's first guess) doubling left 1.9 M rows of 15 bytes unused; this keeps the
-    /// slack to a few percent.
+    /// `done` of `total` input bytes were read: when the event columns are nearly full, size
+    /// them for the rest of the file at the rate of the trace so far (plus 5 %, and at least
+    /// a sixteenth more) instead of letting them double. On a 150 MB file of 67 bytes per
+    /// entry (fewer than the loader's first guess) doubling left 1.9 M rows of 15 bytes
+    /// unused. The rate counts the bytes since the first row only: the segments before the
+    /// trace (11 % of that file) made it rise all along, and the columns grow four times.
     pub(crate) fn grow_for(&mut self, done: u64, total: u64) {
-        fn more(len: usize, cap: usize, done: u64, total: u64) -> Option<usize> {
-            if done == 0 || total <= done || len < cap - cap / 10 {
-                return None;
-            }
-            let left = (total - done) as f64 / done as f64 * 1.05;
-            let want = len + (len as f64 * left) as usize + 4096;
-            (want > cap).then(|| want - len)
-        }
         let rows = self.rows.len();
-        if let Some(m) = more(rows, self.rows.stack.capacity(), done, total) {
+        if rows == 0 {
+            self.trace_from = done;
+            return;
+        }
+        let trace_done = done.saturating_sub(self.trace_from);
+        let trace_total = total.saturating_sub(self.trace_from);
+        if let Some(m) = room_needed(rows, self.rows.stack.capacity(), trace_done, trace_total) {
             self.reserve_rows(m);
         }
     }
