@@ -337,6 +337,17 @@ impl Store {
         }
     }
 
+    /// Drop a container: when it is the last one of the arena its words are given back, else
+    /// they become garbage. The handle must not be used again (a later container may take its
+    /// place).
+    pub fn free(&mut self, at: Items) {
+        if self.end(at) == self.words.len() {
+            self.words.truncate(at.0 as usize);
+        } else {
+            self.clear(at);
+        }
+    }
+
     /// The items, leaving the container empty.
     pub fn take(&mut self, at: Items) -> Vec<Value> {
         let v = self.get(at);
@@ -436,6 +447,13 @@ mod tests {
             s.words.len()
         );
         assert_eq!(s.take(l).len(), want.len());
+        // Freeing the last container gives its words back.
+        let before = s.words.len();
+        let last = s
+            .new_seq(&[Value::Int(1), Value::Int(2)])
+            .unwrap_or(Items(0));
+        s.free(last);
+        assert_eq!(s.words.len(), before);
         assert!(s.get(l).is_empty());
         assert_eq!(s.len(d2), 4);
     }

@@ -90,6 +90,9 @@ impl SnapshotBuilder {
 
     /// Write trace-entry items into row `row`, or into a new row (returned) when None.
     pub(super) fn apply_event(&mut self, row: Option<u32>, pairs: &[Value], atoms: &Atoms) -> u32 {
+        if !self.trace_started {
+            self.start_trace();
+        }
         let (mut e, row) = match row {
             Some(r) => (self.rows.read(r as usize), r),
             None => (Row::EMPTY, self.rows.len() as u32),

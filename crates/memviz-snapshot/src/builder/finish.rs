@@ -79,6 +79,9 @@ impl SnapshotBuilder {
                 }
                 Some(Obj::Frame(_)) => J::String("<frame>".into()),
                 Some(Obj::Stack(_)) => J::String("<stack>".into()),
+                Some(Obj::Segment(_)) => J::String("<segment>".into()),
+                Some(Obj::Block(_) | Obj::PlacedBlock(_)) => J::String("<block>".into()),
+                Some(Obj::SegmentBlocks(_)) => J::String("<blocks>".into()),
                 None => J::Null,
             },
         }
@@ -91,9 +94,9 @@ impl SnapshotBuilder {
         mut atoms: Atoms,
         protocol: u8,
     ) -> Result<Snapshot, String> {
-        // The peak of a parse is here, while the segments are built from the generic items:
-        // first give back what the rest no longer needs (on a 150 MB file tiled from a real
-        // snapshot, 115 k segments: 12 MB, peak 0.825 -> 0.78 x the file).
+        // Give back what the rest no longer needs before the traces are sealed (and expect no
+        // more rows: entries read from here on are the odd ones without an action).
+        self.trace_started = true;
         self.objs.shrink_to_fit();
         self.store.shrink_to_fit();
         self.rows.addr.release_index();
@@ -127,13 +130,15 @@ impl SnapshotBuilder {
                 if let Some(first) = items.first().filter(|_| {
                     !items
                         .iter()
-                        .any(|v| matches!(self.obj(*v), Some(Obj::Dict(_))))
+                        .any(|v| matches!(self.obj(*v), Some(Obj::Dict(_) | Obj::Segment(_))))
                 }) {
                     let what = match self.obj(*first) {
                         Some(Obj::Event(_)) => "trace entries",
                         Some(Obj::List(_) | Obj::Stack(_)) => "lists",
                         Some(Obj::Tuple(_)) => "tuples",
                         Some(Obj::Frame(_)) => "stack frames",
+                        Some(Obj::Block(_) | Obj::PlacedBlock(_)) => "blocks",
+                        Some(Obj::SegmentBlocks(_)) => "lists",
                         _ => first.type_name(),
                     };
                     return Err(format!(
@@ -190,7 +195,7 @@ impl SnapshotBuilder {
             }
         }
 
-        let (segments, blocks, history) = match seg_list {
+        let (segments, blocks, block_forward_frames) = match seg_list {
             Some(v) => self.read_segments(v, &atoms)?,
             None => {
                 self.warnings.warn("no segments", || {
@@ -199,6 +204,7 @@ impl SnapshotBuilder {
                 (Vec::new(), Vec::new(), Vec::new())
             }
         };
+        let history = std::mem::take(&mut self.records.history);
         let traces = match traces_val {
             Some(v) => self.read_traces(v, &atoms)?,
             None => Vec::new(),
@@ -211,7 +217,6 @@ impl SnapshotBuilder {
             stacks,
             warnings,
             unknown_actions,
-            block_forward_frames,
             ..
         } = self;
         Ok(Snapshot {

@@ -1,13 +1,16 @@
 //! The pickle [`Builder`] that turns a snapshot pickle into the typed model while it streams.
 //!
 //! # How it works
-//! Containers get an [`Obj`] slot. A dict whose items include the key `action` is a trace entry:
-//! its items are written straight into event columns and the slot becomes `Obj::Event(row)`, so no
-//! generic dict is kept for the (millions of) events. Frame dicts and frame lists stay generic
+//! Containers get an [`Obj`] slot ([`objs`]: a run of trace entries costs 4 bytes per 64). A
+//! dict whose items include the key `action` is a trace entry: its items are written straight
+//! into event columns and the slot becomes `Obj::Event(row)`, so no generic dict is kept for the
+//! (millions of) events. A dict with only block keys, or only segment keys, becomes a block or a
+//! segment of the model the same way ([`segments`]). Frame dicts and frame lists stay generic
 //! until first used, then are interned and their slot replaced by `Obj::Frame` / `Obj::Stack`, so
 //! a memo alias of the same list (how PyTorch shares tracebacks) costs one lookup. At STOP,
-//! [`SnapshotBuilder::finish`] reads the top-level dict: segments, blocks and settings (few) from
-//! their generic dicts, and each device's trace by gathering its event rows.
+//! [`SnapshotBuilder::finish`] reads the top-level dict: the segments read so far (or, for an odd
+//! file, segments still generic), settings and annotations from their generic dicts, and each
+//! device's trace by gathering its event rows.
 
 mod events;
 mod finish;
@@ -25,6 +28,7 @@ use memviz_pickle::{Atoms, Builder, ObjId, Store, StrId, Value};
 use objs::Objs;
 use rows::Rows;
 use rustc_hash::FxHashMap;
+use segments::{RecordKeys, Records};
 
 pub(crate) use recover::Recovered;
 
@@ -43,6 +47,15 @@ enum Obj {
     Events(u32),
     Frame(FrameId),
     Stack(StackId),
+    /// A block dict read when its items arrived, not yet placed in a segment: index into
+    /// `records.pending` (see [`segments`]).
+    Block(u32),
+    /// A block dict placed in a segment read as it completed: index into `records.blocks`.
+    PlacedBlock(u32),
+    /// A segment dict read when its items arrived: index into `records.segments`.
+    Segment(u32),
+    /// The `blocks` list of that segment (its items were placed, then given back).
+    SegmentBlocks(u32),
 }
 
 const EMPTY: u32 = u32::MAX;
@@ -54,6 +67,9 @@ pub struct SnapshotBuilder {
     objs: Objs,
     /// Input bytes read before the first trace entry (as [`Self::grow_for`] last saw them).
     trace_from: u64,
+    /// Trace entries expected ([`Self::reserve`]), and whether the first one came.
+    row_hint: usize,
+    trace_started: bool,
     /// (first row, rows) of each [`Obj::Events`] list.
     runs: Vec<(u32, u32)>,
     /// Items of the generic containers (compact: see [`Store`]).
@@ -66,7 +82,9 @@ pub struct SnapshotBuilder {
     action_cache: [(u32, u8); ACTION_CACHE],
     /// Names of unknown actions; index 0 is "no action key".
     unknown_actions: Vec<StrId>,
-    block_forward_frames: Vec<(u32, Vec<StrId>)>,
+    /// Segments and blocks read so far.
+    records: Records,
+    record_keys: RecordKeys,
     frames: Vec<Frame>,
     frame_index: FxHashMap<Frame, FrameId>,
     stacks: StackTable,
@@ -119,15 +137,18 @@ impl SnapshotBuilder {
         let b = SnapshotBuilder {
             objs: Objs::default(),
             trace_from: 0,
+            row_hint: 0,
+            trace_started: false,
             runs: Vec::new(),
             store: Store::new(),
             event_keys: EventKeys::new(&keys),
+            record_keys: RecordKeys::new(&keys),
             keys,
             rows: Rows::default(),
             actions: FxHashMap::default(),
             action_cache: [(u32::MAX, 0); ACTION_CACHE],
             unknown_actions: vec![NO_STR],
-            block_forward_frames: Vec::new(),
+            records: Records::default(),
             frames: Vec::new(),
             frame_index: FxHashMap::default(),
             stacks: StackTable::default(),
@@ -141,10 +162,22 @@ impl SnapshotBuilder {
         (b, atoms)
     }
 
-    /// Reserve room for about `events` trace entries (and their containers) up front.
+    /// Expect about `events` trace entries: room for their containers now, for their rows when
+    /// the first one arrives (after the segments, whose slack is given back first).
     pub fn reserve(&mut self, events: usize) {
-        self.reserve_rows(events);
+        self.row_hint = events;
         self.objs.reserve(events);
+    }
+
+    /// The first trace entry: the segments before it are done (in the usual layout), the
+    /// columns get the rows expected.
+    #[cold]
+    fn start_trace(&mut self) {
+        self.trace_started = true;
+        self.records.shrink_to_fit();
+        if self.row_hint > 0 {
+            self.reserve_rows(self.row_hint);
+        }
     }
 
     /// Room for exactly `more` event rows in every column.
@@ -466,6 +499,8 @@ impl Builder for SnapshotBuilder {
                     // A trace entry: lower it to a row right away.
                     let row = self.apply_event(None, pairs, atoms);
                     Obj::Event(row)
+                } else if let Some(record) = self.lower_record(pairs, atoms)? {
+                    record
                 } else {
                     Obj::Dict(self.new_store(pairs, true)?)
                 };
@@ -481,6 +516,10 @@ impl Builder for SnapshotBuilder {
                 self.apply_event(Some(row), pairs, atoms);
                 Ok(())
             }
+            Some(Obj::Segment(_) | Obj::Block(_) | Obj::PlacedBlock(_)) => Err(
+                "SETITEMS onto a segment or block dict that was already read (its items in two parts)"
+                    .into(),
+            ),
             _ => Err("SETITEMS onto something that is not a dict".into()),
         }
     }

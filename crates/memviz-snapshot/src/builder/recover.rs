@@ -83,7 +83,7 @@ impl SnapshotBuilder {
             segments.extend_from_slice(&self.items(idx));
             if !segments
                 .iter()
-                .all(|v| matches!(self.obj(*v), Some(Obj::Dict(_))))
+                .all(|v| matches!(self.obj(*v), Some(Obj::Dict(_) | Obj::Segment(_))))
             {
                 return Err("the first value read before the cut is not a list of segments".into());
             }
@@ -173,9 +173,11 @@ impl SnapshotBuilder {
         Ok(Value::Obj(self.add(Obj::List(idx))?))
     }
 
-    /// A whole segment dict: its items arrived and include `total_size` or `blocks`.
+    /// A whole segment dict: read as it completed, or its items arrived and include
+    /// `total_size` or `blocks`.
     pub(super) fn is_segment_dict(&self, i: u32) -> bool {
         match self.objs.get(i as usize) {
+            Some(Obj::Segment(_)) => true,
             Some(Obj::Dict(idx)) if idx != EMPTY => self.items(idx).chunks_exact(2).any(|kv| {
                 kv[0] == Value::Str(self.keys.total_size) || kv[0] == Value::Str(self.keys.blocks)
             }),
