@@ -238,6 +238,27 @@ impl<T: Copy + PartialEq + Eq + std::hash::Hash> Column<T> {
     /// a coded column to their codes while it is written.
     #[inline]
     pub(crate) fn push(&mut self, x: T, hint: usize, index: &mut FxHashMap<T, u16>) {
+        // The common cases inline: the same value as every row, or as the row before.
+        match self {
+            Column::Const { value, len } if *len > 0 && *value == x => {
+                *len += 1;
+                return;
+            }
+            Column::Coded { codes, values } => {
+                if let Some(&last) = codes.last() {
+                    if values.get(last as usize) == Some(&x) {
+                        codes.push(last);
+                        return;
+                    }
+                }
+            }
+            _ => {}
+        }
+        self.push_slow(x, hint, index);
+    }
+
+    #[inline(never)]
+    fn push_slow(&mut self, x: T, hint: usize, index: &mut FxHashMap<T, u16>) {
         match self {
             Column::Const { value, len } => {
                 if *len == 0 {

@@ -88,7 +88,8 @@ impl SnapshotBuilder {
         self.stack_of(val, atoms)
     }
 
-    /// Write trace-entry items into row `row`, or into a new row (returned) when None.
+    /// Write trace-entry items into row `row`, or into a new row (returned) when None; the
+    /// containers among them are marked consumed.
     pub(super) fn apply_event(&mut self, row: Option<u32>, pairs: &[Value], atoms: &Atoms) -> u32 {
         if !self.trace_started {
             self.start_trace();
@@ -99,7 +100,13 @@ impl SnapshotBuilder {
         };
         for kv in pairs.chunks_exact(2) {
             let (key, val) = (kv[0], kv[1]);
+            if let Value::Obj(ObjId(o)) = val {
+                self.consume(o);
+            }
             let Value::Str(key) = key else {
+                if let Value::Obj(ObjId(o)) = key {
+                    self.consume(o);
+                }
                 self.warnings.warn("event key type", || {
                     "a trace entry has a non-string key; ignored".into()
                 });

@@ -214,14 +214,20 @@ impl SnapshotBuilder {
     fn mark_consumed(&mut self, items: &[Value]) {
         for v in items {
             if let Value::Obj(ObjId(i)) = *v {
-                let w = (i / 64) as usize;
-                if w >= self.consumed.len() {
-                    self.consumed.resize(w + 1, 0);
-                }
-                if let Some(word) = self.consumed.get_mut(w) {
-                    *word |= 1 << (i % 64);
-                }
+                self.consume(i);
             }
+        }
+    }
+
+    /// Mark container `i` as consumed.
+    #[inline]
+    fn consume(&mut self, i: u32) {
+        let w = (i / 64) as usize;
+        if w >= self.consumed.len() {
+            self.consumed.resize(w + 1, 0);
+        }
+        if let Some(word) = self.consumed.get_mut(w) {
+            *word |= 1 << (i % 64);
         }
     }
 
@@ -485,21 +491,27 @@ impl Builder for SnapshotBuilder {
     }
 
     fn set_items(&mut self, dict: Value, pairs: &[Value], atoms: &Atoms) -> Result<(), String> {
-        self.mark_consumed(pairs);
         let Value::Obj(ObjId(i)) = dict else {
+            self.mark_consumed(pairs);
             return Err(format!(
                 "SETITEMS onto a {}, expected a dict",
                 dict.type_name()
             ));
         };
         let action = Value::Str(self.keys.action);
-        match self.objs.get(i as usize) {
+        let obj = self.objs.get(i as usize);
+        if let Some(Obj::Dict(EMPTY)) = obj {
+            if pairs.first() == Some(&action) || pairs.chunks_exact(2).any(|kv| kv[0] == action) {
+                // A trace entry: lower it to a row right away (which marks its containers).
+                let row = self.apply_event(None, pairs, atoms);
+                self.objs.set(i as usize, Obj::Event(row));
+                return Ok(());
+            }
+        }
+        self.mark_consumed(pairs);
+        match obj {
             Some(Obj::Dict(EMPTY)) => {
-                let slot = if pairs.chunks_exact(2).any(|kv| kv[0] == action) {
-                    // A trace entry: lower it to a row right away.
-                    let row = self.apply_event(None, pairs, atoms);
-                    Obj::Event(row)
-                } else if let Some(record) = self.lower_record(pairs, atoms)? {
+                let slot = if let Some(record) = self.lower_record(pairs, atoms)? {
                     record
                 } else {
                     Obj::Dict(self.new_store(pairs, true)?)
