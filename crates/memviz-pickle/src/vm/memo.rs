@@ -76,6 +76,26 @@ impl Memo {
         })
     }
 
+    /// Push a container id (its slot encoded inline, no `Value` through memory).
+    #[inline]
+    pub(super) fn push_obj(&mut self, o: ObjId) {
+        if o.0 < M_PAYLOAD {
+            self.slots.push((o.0 << 3) | M_OBJ);
+        } else {
+            self.push(Value::Obj(o));
+        }
+    }
+
+    /// Push a string id.
+    #[inline]
+    pub(super) fn push_str(&mut self, s: crate::StrId) {
+        if s.0 < M_PAYLOAD {
+            self.slots.push((s.0 << 3) | M_STR);
+        } else {
+            self.push(Value::Str(s));
+        }
+    }
+
     pub(super) fn push(&mut self, v: Value) {
         let e = self.encode(v);
         self.slots.push(e);
