@@ -60,6 +60,11 @@ impl SnapshotBuilder {
                 return code;
             }
         }
+        self.action_code_slow(s, atoms)
+    }
+
+    #[cold]
+    fn action_code_slow(&mut self, s: StrId, atoms: &Atoms) -> u8 {
         let a = match self.actions.get(&s) {
             Some(a) => *a,
             None => {
@@ -71,7 +76,7 @@ impl SnapshotBuilder {
                 a
             }
         };
-        if let Some(c) = self.action_cache.get_mut(slot) {
+        if let Some(c) = self.action_cache.get_mut((s.0 as usize) % ACTION_CACHE) {
             *c = (s.0, a.code());
         }
         a.code()
@@ -127,32 +132,7 @@ impl SnapshotBuilder {
                 EventKey::Frames => e.stack = self.event_stack(val, atoms),
                 EventKey::CompileContext => e.compile_context = self.str_of(val, "compile_context"),
                 EventKey::UserMetadata => e.user_metadata = self.str_of(val, "user_metadata"),
-                EventKey::DeviceFree => {
-                    let x = self.u64_of(val, atoms, "device_free");
-                    self.rows.device_free.push((row, x));
-                }
-                EventKey::PoolId => {
-                    let p = self.pair_of(val, atoms, "pool_id");
-                    self.rows.pool_id.push((row, p));
-                }
-                EventKey::InternalMetadata => {
-                    let s = self.str_of(val, "internal_metadata");
-                    self.rows.internal_metadata.push((row, s));
-                }
-                EventKey::Category => {
-                    let s = self.str_of(val, "category");
-                    self.rows.category.push((row, s));
-                }
-                EventKey::ForwardFrames => {
-                    let f = self.strs_of(val, "forward_frames");
-                    self.rows.forward_frames.push((row, f));
-                }
-                EventKey::Other => {
-                    let name = atoms.str(key).to_string();
-                    self.warnings.warn(&format!("event key {name}"), || {
-                        format!("trace entries have an unknown key `{name}`; ignored")
-                    });
-                }
+                _ => self.apply_rare(key, val, row, atoms),
             }
         }
         if (row as usize) < self.rows.len() {
@@ -161,6 +141,40 @@ impl SnapshotBuilder {
             self.rows.push(&e);
         }
         row
+    }
+
+    /// The rarely present keys of a trace entry (and unknown ones).
+    #[inline(never)]
+    fn apply_rare(&mut self, key: StrId, val: Value, row: u32, atoms: &Atoms) {
+        match self.event_keys.get(key) {
+            EventKey::DeviceFree => {
+                let x = self.u64_of(val, atoms, "device_free");
+                self.rows.device_free.push((row, x));
+            }
+            EventKey::PoolId => {
+                let p = self.pair_of(val, atoms, "pool_id");
+                self.rows.pool_id.push((row, p));
+            }
+            EventKey::InternalMetadata => {
+                let s = self.str_of(val, "internal_metadata");
+                self.rows.internal_metadata.push((row, s));
+            }
+            EventKey::Category => {
+                let s = self.str_of(val, "category");
+                self.rows.category.push((row, s));
+            }
+            EventKey::ForwardFrames => {
+                let f = self.strs_of(val, "forward_frames");
+                self.rows.forward_frames.push((row, f));
+            }
+            EventKey::Other => {
+                let name = atoms.str(key).to_string();
+                self.warnings.warn(&format!("event key {name}"), || {
+                    format!("trace entries have an unknown key `{name}`; ignored")
+                });
+            }
+            _ => {}
+        }
     }
 
     pub(super) fn read_traces(
