@@ -3,7 +3,7 @@
 //!
 //! Budgets, in bytes per trace entry (measured by [`crate::Snapshot::heap_bytes_by_part`]):
 //! * action: 1 (a code, [`Action::code`]);
-//! * address and size: 2 each while a trace has at most 65 536 distinct values, else 4, plus a
+//! * address and size: 2 each while a trace has at most 65 536 distinct values, else 3, plus a
 //!   table of the distinct values ([`U64Column`]: a caching allocator reuses both heavily). A
 //!   column whose distinct values keep growing with the trace falls back to 8 (the raw values);
 //! * time: 4 ([`TimeColumn`]: an offset from a base per chunk of 4 096 rows);
@@ -21,7 +21,11 @@ const SMALL_DISTINCT: usize = 1 << 16;
 enum Codes {
     /// Indices into `values` (at most 65 536 distinct values).
     U16(Vec<u16>),
-    U32(Vec<u32>),
+    /// Indices of 24 bits (at most [`MAX_DISTINCT`] distinct values): the low 16 bits, kept
+    /// from the `U16` codes when the column widens (so widening adds one byte per row instead
+    /// of copying every code into 4 bytes: 6 bytes per row reserved, briefly, were the peak of
+    /// a parse), and the high 8.
+    U24 { lo: Vec<u16>, hi: Vec<u8> },
     /// Too many distinct values: the values themselves.
     Raw(Vec<u64>),
 }
@@ -60,7 +64,7 @@ impl U64Column {
     pub fn len(&self) -> usize {
         match &self.codes {
             Codes::U16(v) => v.len(),
-            Codes::U32(v) => v.len(),
+            Codes::U24 { lo, .. } => lo.len(),
             Codes::Raw(v) => v.len(),
         }
     }
@@ -73,7 +77,7 @@ impl U64Column {
     pub fn get(&self, i: usize) -> Option<u64> {
         let code = match &self.codes {
             Codes::U16(v) => *v.get(i)? as usize,
-            Codes::U32(v) => *v.get(i)? as usize,
+            Codes::U24 { lo, hi } => *lo.get(i)? as usize | (*hi.get(i)? as usize) << 16,
             Codes::Raw(v) => return v.get(i).copied(),
         };
         self.values.get(code).copied()
@@ -90,7 +94,7 @@ impl U64Column {
     pub fn key(&self, i: usize) -> Option<u64> {
         match &self.codes {
             Codes::U16(v) => v.get(i).map(|&c| c as u64),
-            Codes::U32(v) => v.get(i).map(|&c| c as u64),
+            Codes::U24 { lo, hi } => Some(*lo.get(i)? as u64 | (*hi.get(i)? as u64) << 16),
             Codes::Raw(v) => v.get(i).copied(),
         }
     }
@@ -124,7 +128,7 @@ impl U64Column {
     pub fn heap_bytes(&self) -> (usize, usize) {
         let rows = match &self.codes {
             Codes::U16(v) => v.capacity() * 2,
-            Codes::U32(v) => v.capacity() * 4,
+            Codes::U24 { lo, hi } => lo.capacity() * 2 + hi.capacity(),
             Codes::Raw(v) => v.capacity() * 8,
         };
         let table =
@@ -138,8 +142,9 @@ impl U64Column {
             Codes::U16(v) => {
                 let _ = v.try_reserve_exact(n);
             }
-            Codes::U32(v) => {
-                let _ = v.try_reserve_exact(n);
+            Codes::U24 { lo, hi } => {
+                let _ = lo.try_reserve_exact(n);
+                let _ = hi.try_reserve_exact(n);
             }
             Codes::Raw(v) => {
                 let _ = v.try_reserve_exact(n);
@@ -186,12 +191,16 @@ impl U64Column {
         Some(n as u32)
     }
 
+    /// Room for `code` in the codes: 24 bits once a code passes 16 bits (the caller made a
+    /// column with more than [`MAX_DISTINCT`] values raw).
     fn widen(&mut self, code: u32) {
-        if let Codes::U16(v) = &self.codes {
-            if code > u16::MAX as u32 {
-                let mut w = Vec::with_capacity(v.capacity());
-                w.extend(v.iter().map(|&c| c as u32));
-                self.codes = Codes::U32(w);
+        if code > u16::MAX as u32 {
+            if let Codes::U16(lo) = &mut self.codes {
+                let lo = std::mem::take(lo);
+                let mut hi = Vec::new();
+                let _ = hi.try_reserve_exact(lo.capacity());
+                hi.resize(lo.len(), 0u8);
+                self.codes = Codes::U24 { lo, hi };
             }
         }
     }
@@ -199,7 +208,7 @@ impl U64Column {
     fn make_raw(&mut self) {
         let mut raw = Vec::with_capacity(self.len().max(match &self.codes {
             Codes::U16(v) => v.capacity(),
-            Codes::U32(v) => v.capacity(),
+            Codes::U24 { lo, .. } => lo.capacity(),
             Codes::Raw(v) => v.capacity(),
         }));
         raw.extend(self.iter());
@@ -216,7 +225,10 @@ impl U64Column {
             if v == x && c != u32::MAX {
                 match &mut self.codes {
                     Codes::U16(codes) if c <= u16::MAX as u32 => return codes.push(c as u16),
-                    Codes::U32(codes) => return codes.push(c),
+                    Codes::U24 { lo, hi } => {
+                        lo.push(c as u16);
+                        return hi.push((c >> 16) as u8);
+                    }
                     _ => {}
                 }
             }
@@ -237,7 +249,10 @@ impl U64Column {
                 }
                 match &mut self.codes {
                     Codes::U16(v) => v.push(c as u16),
-                    Codes::U32(v) => v.push(c),
+                    Codes::U24 { lo, hi } => {
+                        lo.push(c as u16);
+                        hi.push((c >> 16) as u8);
+                    }
                     Codes::Raw(v) => v.push(x),
                 }
             }
@@ -267,9 +282,10 @@ impl U64Column {
                     *s = code as u16;
                 }
             }
-            Codes::U32(v) => {
-                if let Some(s) = v.get_mut(i) {
-                    *s = code;
+            Codes::U24 { lo, hi } => {
+                if let (Some(l), Some(h)) = (lo.get_mut(i), hi.get_mut(i)) {
+                    *l = code as u16;
+                    *h = (code >> 16) as u8;
                 }
             }
             Codes::Raw(v) => {
@@ -294,7 +310,10 @@ impl U64Column {
         self.values.shrink_to_fit();
         match &mut self.codes {
             Codes::U16(v) => v.shrink_to_fit(),
-            Codes::U32(v) => v.shrink_to_fit(),
+            Codes::U24 { lo, hi } => {
+                lo.shrink_to_fit();
+                hi.shrink_to_fit();
+            }
             Codes::Raw(v) => v.shrink_to_fit(),
         }
     }
@@ -487,7 +506,10 @@ mod tests {
         assert_eq!(c.get(300_000 + 65_999), Some(65_999));
         assert_eq!(c.get(300_000 + 66_001), Some(1));
         assert_eq!(c.get(1001), Some(1));
-        assert!(matches!(c.codes, Codes::U32(_)));
+        assert!(matches!(c.codes, Codes::U24 { .. }));
+        assert!((0..370_000).all(|i| c
+            .key(i)
+            .is_some_and(|k| c.value_of_key(k) == c.get(i).unwrap_or(1))));
         c.set(3, 7);
         assert_eq!(c.get(3), Some(7));
         let mut r = U64Column::default();
