@@ -1,15 +1,17 @@
 //! The container slots of the builder, by [`ObjId`](memviz_pickle::ObjId), in chunks of
-//! [`CHUNK`] ids.
+//! [`CHUNK`] ids of 4-byte slots.
 //!
 //! Nearly every container of a snapshot is a trace entry, lowered to a row the moment its items
 //! arrive, and entries come one after the other: a chunk whose ids are all trace entries with
-//! consecutive rows is kept as its first row (4 bytes instead of 64 slots of 8). Measured on
-//! two 150 MB tiles (1.9 M and 2.2 M entries): the slots took 16.7 MB and 25.5 MB (0.11x and
-//! 0.17x the file) as one `Vec<Obj>`, a few hundred kB this way. Chunks are compacted once the
-//! next one is full (an entry's dict gets its row only after its nested containers, a new
-//! traceback's frame dicts, got their ids); the storage of a compacted chunk is reused.
+//! consecutive rows is kept as its first row (4 bytes instead of 64 slots). Measured on two
+//! 150 MB tiles (1.9 M and 2.2 M entries): the slots took 16.7 MB and 25.5 MB (0.11x and 0.17x
+//! the file) as one `Vec<Obj>` of 8-byte slots; this way 0.2 MB and 2.8 MB (the segments and
+//! blocks before the trace of the real-file tile leave 10 k chunks that are not trace entries).
+//! Chunks are compacted once the next one is full (an entry's dict gets its row only after its
+//! nested containers, a new traceback's frame dicts, got their ids); the storage of a compacted
+//! chunk is reused.
 
-use super::Obj;
+use super::{Obj, EMPTY};
 
 /// Ids per chunk.
 const CHUNK: usize = 64;
@@ -17,16 +19,41 @@ const CHUNK: usize = 64;
 /// slots in [`Objs::slots`] (in chunks).
 const COMPACT: u32 = 1 << 31;
 
+/// A slot: a kind in the low 4 bits, a payload above. Payloads from [`P_WIDE`] up (and any
+/// [`T_WIDE`] slot) are in [`Objs::wide`]; [`EMPTY`] is [`P_EMPTY`].
+const P_BITS: u32 = 28;
+const P_EMPTY: u32 = (1 << P_BITS) - 1;
+const P_WIDE: u32 = P_EMPTY;
+const T_WIDE: u32 = 15;
+
 #[derive(Default)]
 pub(super) struct Objs {
     chunks: Vec<u32>,
     /// The slots of the chunks that are not compact, [`CHUNK`] each.
-    slots: Vec<Obj>,
+    slots: Vec<u32>,
+    /// Slots whose payload does not fit 28 bits.
+    wide: Vec<Obj>,
     /// Chunks of `slots` free for reuse.
     free: Vec<u32>,
     len: usize,
     /// Chunks below this one were already considered for compaction.
     settled: usize,
+}
+
+fn kind(o: Obj) -> (u32, u32) {
+    match o {
+        Obj::List(p) => (0, p),
+        Obj::Dict(p) => (1, p),
+        Obj::Tuple(p) => (2, p),
+        Obj::Event(p) => (3, p),
+        Obj::Events(p) => (4, p),
+        Obj::Frame(f) => (5, f.0),
+        Obj::Stack(s) => (6, s.0),
+        Obj::Block(p) => (7, p),
+        Obj::PlacedBlock(p) => (8, p),
+        Obj::Segment(p) => (9, p),
+        Obj::SegmentBlocks(p) => (10, p),
+    }
 }
 
 impl Objs {
@@ -45,6 +72,44 @@ impl Objs {
     }
 
     #[inline]
+    fn encode(&mut self, o: Obj) -> u32 {
+        let (t, p) = kind(o);
+        let p = match p {
+            EMPTY => P_EMPTY,
+            p if p < P_WIDE => p,
+            _ => {
+                // Beyond 2^28 (a store of more than 2 GB, 268 M rows...): kept whole aside.
+                let w = self.wide.len() as u32;
+                self.wide.push(o);
+                return (w << 4) | T_WIDE;
+            }
+        };
+        (p << 4) | t
+    }
+
+    #[inline]
+    fn decode(&self, w: u32) -> Option<Obj> {
+        let p = match w >> 4 {
+            P_EMPTY => EMPTY,
+            p => p,
+        };
+        Some(match w & 15 {
+            0 => Obj::List(p),
+            1 => Obj::Dict(p),
+            2 => Obj::Tuple(p),
+            3 => Obj::Event(p),
+            4 => Obj::Events(p),
+            5 => Obj::Frame(crate::FrameId(p)),
+            6 => Obj::Stack(crate::StackId(p)),
+            7 => Obj::Block(p),
+            8 => Obj::PlacedBlock(p),
+            9 => Obj::Segment(p),
+            10 => Obj::SegmentBlocks(p),
+            _ => return self.wide.get((w >> 4) as usize).copied(),
+        })
+    }
+
+    #[inline]
     pub(super) fn get(&self, i: usize) -> Option<Obj> {
         if i >= self.len {
             return None;
@@ -54,7 +119,7 @@ impl Objs {
         if c & COMPACT != 0 {
             return Some(Obj::Event((c & !COMPACT) + k as u32));
         }
-        self.slots.get(c as usize * CHUNK + k).copied()
+        self.decode(*self.slots.get(c as usize * CHUNK + k)?)
     }
 
     /// Replace the slot of container `i` (no-op past the end).
@@ -71,8 +136,9 @@ impl Objs {
         } else {
             c
         };
+        let w = self.encode(o);
         if let Some(slot) = self.slots.get_mut(c as usize * CHUNK + i % CHUNK) {
-            *slot = o;
+            *slot = w;
         }
     }
 
@@ -82,8 +148,11 @@ impl Objs {
     fn expand(&mut self, chunk: usize) -> u32 {
         let first = self.chunks.get(chunk).map_or(0, |c| c & !COMPACT);
         let s = self.new_chunk();
-        for (k, slot) in self.slot_chunk(s).iter_mut().enumerate() {
-            *slot = Obj::Event(first.wrapping_add(k as u32));
+        for k in 0..CHUNK {
+            let w = self.encode(Obj::Event(first.wrapping_add(k as u32)));
+            if let Some(slot) = self.slots.get_mut(s as usize * CHUNK + k) {
+                *slot = w;
+            }
         }
         if let Some(w) = self.chunks.get_mut(chunk) {
             *w = s;
@@ -122,14 +191,8 @@ impl Objs {
             return s;
         }
         let s = (self.slots.len() / CHUNK) as u32;
-        self.slots
-            .resize(self.slots.len() + CHUNK, Obj::List(super::EMPTY));
+        self.slots.resize(self.slots.len() + CHUNK, 0);
         s
-    }
-
-    fn slot_chunk(&mut self, s: u32) -> &mut [Obj] {
-        let at = s as usize * CHUNK;
-        self.slots.get_mut(at..at + CHUNK).unwrap_or(&mut [])
     }
 
     /// Compact the chunks below `end` that are runs of consecutive entry rows.
@@ -144,17 +207,14 @@ impl Objs {
                 continue;
             }
             let at = s as usize * CHUNK;
-            let Some(slots) = self.slots.get(at..at + CHUNK) else {
-                continue;
-            };
-            let first = match slots.first() {
-                Some(Obj::Event(r)) if r & COMPACT == 0 && *r <= !COMPACT - CHUNK as u32 => *r,
+            let first = match self.slots.get(at).and_then(|&w| self.decode(w)) {
+                Some(Obj::Event(r)) if r & COMPACT == 0 && r <= !COMPACT - CHUNK as u32 => r,
                 _ => continue,
             };
-            let run = slots
-                .iter()
-                .enumerate()
-                .all(|(k, o)| matches!(o, Obj::Event(r) if *r == first + k as u32));
+            let run = (0..CHUNK).all(|k| {
+                let w = self.slots.get(at + k).and_then(|&w| self.decode(w));
+                matches!(w, Some(Obj::Event(r)) if r == first + k as u32)
+            });
             if run {
                 if let Some(w) = self.chunks.get_mut(c) {
                     *w = COMPACT | first;
@@ -167,7 +227,7 @@ impl Objs {
     /// Approximate heap bytes.
     #[cfg(test)]
     fn heap_bytes(&self) -> usize {
-        self.chunks.capacity() * 4 + self.slots.capacity() * std::mem::size_of::<Obj>()
+        self.chunks.capacity() * 4 + self.slots.capacity() * 4
     }
 }
 
@@ -183,6 +243,9 @@ mod tests {
         for i in 0..10 {
             want.push(Obj::Dict(i));
         }
+        want.push(Obj::List(EMPTY));
+        want.push(Obj::Segment(u32::MAX - 1));
+        want.push(Obj::Stack(crate::StackId(P_WIDE)));
         for r in 0..10_000u32 {
             want.push(Obj::Event(r));
             if r % 1000 == 999 {
@@ -197,14 +260,14 @@ mod tests {
         }
         assert!(o.get(want.len()).is_none());
         assert!(
-            o.heap_bytes() < 4 * 1024 + 16 * CHUNK * 8,
+            o.heap_bytes() < 4 * 1024 + 16 * CHUNK * 4,
             "{}",
             o.heap_bytes()
         );
         // Setting a slot of a compact chunk expands it.
-        o.set(500, Obj::Tuple(7));
-        assert!(matches!(o.get(500), Some(Obj::Tuple(7))));
-        assert!(matches!(o.get(501), Some(Obj::Event(491))));
-        assert!(matches!(o.get(499), Some(Obj::Event(489))));
+        o.set(503, Obj::Tuple(7));
+        assert!(matches!(o.get(503), Some(Obj::Tuple(7))));
+        assert!(matches!(o.get(504), Some(Obj::Event(491))));
+        assert!(matches!(o.get(502), Some(Obj::Event(489))));
     }
 }
