@@ -113,8 +113,8 @@ impl<B: Builder> Unpickler<B> {
         }
     }
 
-    /// Reserve room for `memo_slots` memo entries up front (growing a large memo step by step
-    /// copies it each time, which wasm cannot avoid).
+    /// Reserve room for `memo_slots` memo entries up front (their chunks' words: growing a
+    /// large table step by step copies it each time, which wasm cannot avoid).
     pub fn reserve_memo(&mut self, memo_slots: usize) {
         self.memo.reserve(memo_slots.min(self.limits.max_memo));
     }
@@ -123,7 +123,7 @@ impl<B: Builder> Unpickler<B> {
     /// rest of the input at the rate so far (plus 5 %, and at least a sixteenth more) instead
     /// of letting it double.
     pub fn grow_memo_for(&mut self, done: u64, total: u64) {
-        let (len, cap) = (self.memo.len(), self.memo.slots.capacity());
+        let (len, cap) = (self.memo.len(), self.memo.capacity());
         if done == 0 || total <= done || len < cap - cap / 10 {
             return;
         }
