@@ -5,7 +5,7 @@
 //! arrive, and entries come one after the other: a chunk whose ids are all trace entries with
 //! consecutive rows is kept as its first row (4 bytes instead of 64 slots). Measured on two
 //! 150 MB tiles (1.9 M and 2.2 M entries): the slots took 16.7 MB and 25.5 MB (0.11x and 0.17x
-//! the file) as one `Vec<Obj>` of 8-byte slots; this way 0.2 MB and 2.8 MB (the segments and
+//! the file) as one `Vec<Obj>` of 8-byte slots; this way 0.5 MB and 2.8 MB (the segments and
 //! blocks before the trace of the real-file tile leave 10 k chunks that are not trace entries).
 //! Chunks are compacted once the next one is full (an entry's dict gets its row only after its
 //! nested containers, a new traceback's frame dicts, got their ids); the storage of a compacted
