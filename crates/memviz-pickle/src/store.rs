@@ -278,6 +278,16 @@ impl Store {
         }
     }
 
+    /// Item `k` of a list or tuple (None past its end, or for a dict of string keys).
+    pub fn seq_value(&self, at: Items, k: usize) -> Option<Value> {
+        let (len, _, shaped) = self.header(at);
+        if shaped || k >= len {
+            return None;
+        }
+        let w = *self.words.get(at.0 as usize + 1 + k)?;
+        Some(self.decode(w))
+    }
+
     /// Number of items (pairs count twice for a dict).
     pub fn len(&self, at: Items) -> usize {
         let (len, _, shaped) = self.header(at);
@@ -417,6 +427,9 @@ mod tests {
         assert_eq!(s.get(d1), vec![k(1), Value::Int(5), k(2), Value::None]);
         assert_eq!(s.get(d2), vec![k(1), Value::Int(6), k(2), k(3)]);
         assert_eq!(s.get(mixed), vec![Value::Int(1), k(1)]);
+        assert_eq!(s.seq_value(mixed, 1), Some(k(1)));
+        assert_eq!(s.seq_value(mixed, 2), None);
+        assert_eq!(s.seq_value(d2, 0), None);
         assert!(s.dict_has_key(d2, StrId(2)));
         assert_eq!(s.dict_value(d2, StrId(2)), Some(k(3)));
         assert_eq!(s.dict_value(d2, StrId(3)), None);

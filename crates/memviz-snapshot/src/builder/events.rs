@@ -182,7 +182,7 @@ impl SnapshotBuilder {
         v: Value,
         atoms: &Atoms,
     ) -> Result<Vec<DeviceTrace>, String> {
-        let Some(lists) = self.list_items(v).map(|x| x.to_vec()) else {
+        let Some(lists) = self.list_items(v) else {
             return Err("not a memory snapshot: `device_traces` is not a list".into());
         };
         let mut out = Vec::with_capacity(lists.len());
@@ -225,7 +225,7 @@ impl SnapshotBuilder {
                     Some(Obj::Event(r)) => rows.push(r),
                     Some(Obj::Dict(idx)) => {
                         // A trace entry without `action`: keep it as an unknown event.
-                        let p = self.items(idx).to_vec();
+                        let p = self.items(idx);
                         let r = self.apply_event(None, &p, atoms);
                         self.warnings.warn("no action", || {
                             "a trace entry has no `action`; kept as an unknown event".into()

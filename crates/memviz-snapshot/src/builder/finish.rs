@@ -171,10 +171,7 @@ impl SnapshotBuilder {
         let mut annotations = Vec::new();
         let mut extra = Vec::new();
         if layout == Layout::Dict {
-            let pairs: Vec<Value> = self
-                .dict_pairs(root)
-                .map(|p| p.to_vec())
-                .unwrap_or_default();
+            let pairs: Vec<Value> = self.dict_pairs(root).unwrap_or_default();
             for kv in pairs.chunks_exact(2) {
                 let Value::Str(key) = kv[0] else { continue };
                 let k = &self.keys;
@@ -239,10 +236,10 @@ impl SnapshotBuilder {
     }
 
     pub(super) fn read_annotations(&mut self, v: Value, atoms: &Atoms) -> Vec<Annotation> {
-        let items = self.list_items(v).map(|x| x.to_vec()).unwrap_or_default();
+        let items = self.list_items(v).unwrap_or_default();
         let mut out = Vec::with_capacity(items.len());
         for it in items {
-            let Some(pairs) = self.dict_pairs(it).map(|p| p.to_vec()) else {
+            let Some(pairs) = self.dict_pairs(it) else {
                 self.warnings.warn("annotation type", || {
                     "an external annotation is not a dict; skipped".into()
                 });

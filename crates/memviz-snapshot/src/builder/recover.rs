@@ -103,7 +103,7 @@ impl SnapshotBuilder {
                     Some(Obj::List(idx)) if idx != EMPTY => {
                         // `device_traces` was read to its end.
                         rec.traces_complete = true;
-                        traces = Some(self.items(idx).to_vec());
+                        traces = Some(self.items(idx));
                     }
                     Some(Obj::Events(run)) => {
                         rec.traces_complete = true;
@@ -127,7 +127,7 @@ impl SnapshotBuilder {
                             rec.cut_device = Some(lists.len() - 1);
                             if !tail.is_empty() {
                                 let mut items = match self.objs.get(*last as usize) {
-                                    Some(Obj::List(idx)) => self.items(idx).to_vec(),
+                                    Some(Obj::List(idx)) => self.items(idx),
                                     Some(Obj::Events(run)) => self.event_run_values(run),
                                     _ => Vec::new(),
                                 };

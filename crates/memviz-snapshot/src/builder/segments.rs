@@ -249,10 +249,7 @@ impl SnapshotBuilder {
                     .map_or((0, 0), |s| s.blocks);
                 return (a..b).filter_map(|j| self.placed_block(j)).collect();
             }
-            _ => list
-                .and_then(|b| self.list_items(b))
-                .map(|x| x.to_vec())
-                .unwrap_or_default(),
+            _ => list.and_then(|b| self.list_items(b)).unwrap_or_default(),
         };
         let mut out = Vec::with_capacity(items.len());
         for b in items {
@@ -391,9 +388,9 @@ impl SnapshotBuilder {
         let mut first_stack = None;
         if let Some(h) = p.history {
             let start = self.records.history.len() as u32;
-            let entries: Vec<Value> = self.list_items(h).map(|x| x.to_vec()).unwrap_or_default();
+            let entries: Vec<Value> = self.list_items(h).unwrap_or_default();
             for e in entries {
-                let Some(ep) = self.dict_pairs(e).map(|p| p.to_vec()) else {
+                let Some(ep) = self.dict_pairs(e) else {
                     continue;
                 };
                 let mut he = HistoryEntry {
@@ -441,16 +438,21 @@ impl SnapshotBuilder {
         v: Value,
         atoms: &Atoms,
     ) -> Result<(Vec<Segment>, Vec<Block>, Vec<(u32, Vec<StrId>)>), String> {
-        let Some(items) = self.list_items(v).map(|x| x.to_vec()) else {
+        let Some(len) = self.list_len(v) else {
             return Err("not a memory snapshot: `segments` is not a list".into());
         };
-        // Usually the list holds exactly the segments read as they came, in that order.
+        // Usually the list holds exactly the segments read as they came, in that order (checked
+        // in place: the list's values would take 16 bytes per segment).
         let n = self.records.segments.len();
-        let as_read = items.len() == n
-            && items
-                .iter()
-                .enumerate()
-                .all(|(i, it)| matches!(self.obj(*it), Some(Obj::Segment(s)) if s as usize == i));
+        let at = match self.obj(v) {
+            Some(Obj::List(idx) | Obj::Tuple(idx)) if idx != EMPTY => Some(Store::items_at(idx)),
+            _ => None,
+        };
+        let as_read = len == n
+            && (0..n).all(|i| {
+                let it = at.and_then(|at| self.store.seq_value(at, i));
+                matches!(it.and_then(|it| self.obj(it)), Some(Obj::Segment(s)) if s as usize == i)
+            });
         let tiled = self
             .records
             .segments
@@ -465,6 +467,7 @@ impl SnapshotBuilder {
                 std::mem::take(&mut r.forward_frames),
             ));
         }
+        let items = self.list_items(v).unwrap_or_default();
         let mut segments = Vec::with_capacity(items.len());
         // Sized once (doubling left up to half of the blocks' bytes unused in the model).
         let n_blocks: usize = items
