@@ -144,7 +144,7 @@ impl SnapshotBuilder {
                 .map_err(|_| "too many segments".to_string())?;
             let (mut s, list) = self.segment_fields(pairs, atoms);
             let first = self.records.blocks.len() as u32;
-            let gathered = self.gather_blocks(list, Some(first), atoms);
+            let gathered = self.gather_blocks(list, Some(first), first as usize, atoms);
             let mut addr = s.address;
             for p in gathered {
                 let (b, f) = self.place_block(p, addr, atoms);
@@ -237,6 +237,7 @@ impl SnapshotBuilder {
         &mut self,
         list: Option<Value>,
         placed_at: Option<u32>,
+        dest_len: usize,
         atoms: &Atoms,
     ) -> Vec<PendingBlock> {
         let items: Vec<Value> = match list.and_then(|l| self.obj(l)) {
@@ -247,12 +248,18 @@ impl SnapshotBuilder {
                     .segments
                     .get(s as usize)
                     .map_or((0, 0), |s| s.blocks);
+                if !self.blocks_fit(dest_len + b.saturating_sub(a) as usize) {
+                    return Vec::new();
+                }
                 return (a..b).filter_map(|j| self.placed_block(j)).collect();
             }
             _ => list.and_then(|b| self.list_items(b)).unwrap_or_default(),
         };
         let mut out = Vec::with_capacity(items.len());
         for b in items {
+            if !self.blocks_fit(dest_len + out.len() + 1) {
+                break;
+            }
             let p = match self.obj(b) {
                 Some(Obj::Block(i)) => {
                     let slot = self.records.pending.get_mut(i as usize);
@@ -268,10 +275,16 @@ impl SnapshotBuilder {
                     }
                     p
                 }
-                Some(Obj::PlacedBlock(j)) => match self.placed_block(j) {
-                    Some(p) => p,
-                    None => continue,
-                },
+                Some(Obj::PlacedBlock(j)) => {
+                    // Placed earlier in this same list (its block is still in `out`), or before.
+                    let here = placed_at
+                        .and_then(|at| j.checked_sub(at))
+                        .and_then(|k| out.get(k as usize).cloned());
+                    match here.or_else(|| self.placed_block(j)) {
+                        Some(p) => p,
+                        None => continue,
+                    }
+                }
                 Some(Obj::Dict(idx)) => {
                     let pairs = self.items(idx);
                     self.block_fields(&pairs, atoms)
@@ -285,6 +298,21 @@ impl SnapshotBuilder {
             out.push(p);
         }
         out
+    }
+
+    /// Whether a destination of `total` blocks stays within what the input can describe: a block
+    /// list or dict shared by several segments is copied into each, and a few bytes of memo
+    /// references can share one list thousands of times (quadratic memory from a small file).
+    /// The model never has more blocks than the file has containers (plus 4 096), as a file
+    /// that shares nothing.
+    fn blocks_fit(&mut self, total: usize) -> bool {
+        if total <= self.objs.len().saturating_add(4096) {
+            return true;
+        }
+        self.warnings.warn("shared blocks", || {
+            "segments share blocks more often than the file has containers; the copies past that are dropped".into()
+        });
+        false
     }
 
     /// A placed block of [`Records::blocks`] as a pending one again (a block dict that two
@@ -486,7 +514,7 @@ impl SnapshotBuilder {
                 _ => 0,
             })
             .sum();
-        let mut blocks = Vec::with_capacity(n_blocks);
+        let mut blocks = Vec::with_capacity(n_blocks.min(self.objs.len().saturating_add(4096)));
         let mut ff = Vec::new();
         for it in items {
             match self.obj(it) {
@@ -495,7 +523,13 @@ impl SnapshotBuilder {
                         continue;
                     };
                     let first = blocks.len() as u32;
-                    for j in s.blocks.0..s.blocks.1 {
+                    let n = s.blocks.1.saturating_sub(s.blocks.0) as usize;
+                    let range = if self.blocks_fit(blocks.len() + n) {
+                        s.blocks.0..s.blocks.1
+                    } else {
+                        0..0
+                    };
+                    for j in range {
                         if let Some(p) = self.placed_block(j) {
                             if let Some(f) = p.forward_frames {
                                 ff.push((blocks.len() as u32, f));
@@ -511,7 +545,7 @@ impl SnapshotBuilder {
                     let (mut s, list) = self.segment_fields(&pairs, atoms);
                     let first = blocks.len() as u32;
                     let mut addr = s.address;
-                    for p in self.gather_blocks(list, None, atoms) {
+                    for p in self.gather_blocks(list, None, blocks.len(), atoms) {
                         let (b, f) = self.place_block(p, addr, atoms);
                         addr = addr.wrapping_add(b.size);
                         if let Some(f) = f {
@@ -528,5 +562,63 @@ impl SnapshotBuilder {
             }
         }
         Ok((segments, blocks, ff))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A pickle of `m` segments that all share one list of `n` references to one block dict
+    /// (a few bytes per segment).
+    fn shared_blocks(m: usize, n: usize) -> Vec<u8> {
+        let mut p = vec![0x80, 2, b'}', b'('];
+        let s = |p: &mut Vec<u8>, t: &str| {
+            p.push(0x8c);
+            p.push(t.len() as u8);
+            p.extend_from_slice(t.as_bytes());
+        };
+        s(&mut p, "segments");
+        p.extend([b']', b'(']);
+        for k in 0..m {
+            p.extend([b'}', b'(']);
+            s(&mut p, "address");
+            p.extend([b'J', 0, 0, 0, 1]);
+            s(&mut p, "total_size");
+            p.extend([b'M', 0, 2]);
+            s(&mut p, "blocks");
+            if k == 0 {
+                p.extend([b']', b'q', 2, b'(', b'}', b'q', 1, b'(']);
+                s(&mut p, "size");
+                p.extend([b'M', 0, 2]);
+                s(&mut p, "state");
+                s(&mut p, "active_allocated");
+                p.push(b'u');
+                for _ in 1..n {
+                    p.extend([b'h', 1]);
+                }
+                p.push(b'e');
+            } else {
+                p.extend([b'h', 2]);
+            }
+            p.push(b'u');
+        }
+        p.push(b'e');
+        s(&mut p, "device_traces");
+        p.extend([b']', b'(', b']', b'e', b'u', b'.']);
+        p
+    }
+
+    #[test]
+    fn blocks_shared_by_many_segments_stay_bounded() {
+        let few = crate::load_slice(&shared_blocks(3, 5));
+        let few = few.unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(few.segments.len(), 3);
+        assert_eq!(few.blocks.len(), 15);
+        assert!(few.segments.iter().all(|s| s.blocks.1 - s.blocks.0 == 5));
+        // 20 000 segments x 20 000 blocks from under 1 MB: not 400 M blocks.
+        let many = crate::load_slice(&shared_blocks(20_000, 20_000));
+        let many = many.unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(many.segments.len(), 20_000);
+        assert!(many.blocks.len() < 100_000, "{}", many.blocks.len());
+        assert!(many.warnings.iter().any(|w| w.contains("share blocks")));
     }
 }
