@@ -2,10 +2,12 @@
 //! values): one flat arena of 8-byte words instead of a `Vec<Value>` (16 bytes a value, plus a
 //! 24-byte header and an allocation) per container.
 //!
-//! Measured on a 150 MB file tiled from a real snapshot (115 k segments, 228 k blocks kept
-//! generic until STOP): the generic items took 98 MB as `Vec<Vec<Value>>`, and the heap's peak
-//! while parsing was 1.506x the file; here a value is one word and a dict whose keys are all
-//! strings stores its key sequence once, as an interned shape: 30 MB, peak 1.069x.
+//! Measured on a 150 MB file tiled from a real snapshot (115 k segments, 228 k blocks, when
+//! memviz-snapshot kept them generic until STOP): the generic items took 98 MB as
+//! `Vec<Vec<Value>>`, and the heap's peak while parsing was 1.506x the file; here a value is
+//! one word and a dict whose keys are all strings stores its key sequence once, as an interned
+//! shape: 30 MB, peak 1.069x. (Segments and blocks are now read as their dicts complete; the
+//! store keeps the few containers nothing reads earlier, 1.6 MB on that file.)
 //!
 //! A container is an offset into the arena; its first word is a header (length and capacity in
 //! values), a dict of strings has a shape id next, then the values. A container extended when

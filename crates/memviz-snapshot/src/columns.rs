@@ -374,7 +374,7 @@ impl U64Column {
     }
 
     /// Drop the value → code index while the column is probably done (it is rebuilt if more
-    /// rows come): at the end of a parse it is freed before the segments are built, the peak.
+    /// rows come): at the end of a parse it is freed before the traces are sealed.
     pub(crate) fn release_index(&mut self) {
         self.index = CodeIndex::default();
         self.recent = Vec::new();
