@@ -150,10 +150,11 @@ pub struct Loader {
     size_hint: u64,
 }
 
-/// Real and generated snapshots spend 75 to 330 bytes of pickle per trace entry; sizing for 72
-/// over-reserves at worst (reserved, untouched memory costs nothing until used), while sizing
-/// for more than a file spends makes every column copy itself once more near the end (a
-/// generated 79-byte-per-entry file did, with 80).
+/// Real and generated snapshots spend 67 to 330 bytes of pickle per trace entry; sizing for 72
+/// over-reserves most (the slack is given back at STOP: 9 % of the rows of a 79-byte-per-entry
+/// file), while sizing for more than a file spends makes every column copy itself once more
+/// near the end (a generated 79-byte-per-entry file did, with 80; the 67-byte tile of a real
+/// file grows its columns once, by the rest the trace's rate projects).
 const BYTES_PER_EVENT_MIN: u64 = 72;
 
 impl Default for Loader {
@@ -220,8 +221,9 @@ impl Loader {
             .unwrap_or(usize::MAX)
             .min(1 << 26);
         if events > 1 << 14 {
-            // Containers and memo slots run at 1.0 to 1.3 per event; `grow` sizes them again
-            // from the rate so far when they fill up.
+            // Containers and memo slots run at 1.0 to 1.3 per event (their chunks' words are
+            // reserved now, the trace columns' rows at the first trace entry); `grow` sizes them
+            // again from the rate so far when they fill up.
             u.builder_mut().reserve(events);
             u.reserve_memo(events);
         }

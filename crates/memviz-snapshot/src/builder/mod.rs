@@ -1,11 +1,11 @@
 //! The pickle [`Builder`] that turns a snapshot pickle into the typed model while it streams.
 //!
 //! # How it works
-//! Containers get an [`Obj`] slot ([`objs`]: a run of trace entries costs 4 bytes per 64). A
+//! Containers get an [`Obj`] slot (`objs.rs`: a run of trace entries costs 4 bytes per 64). A
 //! dict whose items include the key `action` is a trace entry: its items are written straight
 //! into event columns and the slot becomes `Obj::Event(row)`, so no generic dict is kept for the
 //! (millions of) events. A dict with only block keys, or only segment keys, becomes a block or a
-//! segment of the model the same way ([`segments`]). Frame dicts and frame lists stay generic
+//! segment of the model the same way (`segments.rs`). Frame dicts and frame lists stay generic
 //! until first used, then are interned and their slot replaced by `Obj::Frame` / `Obj::Stack`, so
 //! a memo alias of the same list (how PyTorch shares tracebacks) costs one lookup. At STOP,
 //! [`SnapshotBuilder::finish`] reads the top-level dict: the segments read so far (or, for an odd
