@@ -1,6 +1,9 @@
 //! Memory per structure and per view, as the page's worker builds them: heap bytes (counted by
 //! the allocator) after parsing, after each structure of the first view, and after each other
 //! view is shown, with bytes per trace entry and the ratio to the file. One JSON line per step.
+//! `peak_per_file` is the high-water mark so far (what wasm memory keeps); `step_peak_per_file`
+//! the highest heap during that step alone, so a step's transient shows even below an earlier
+//! peak (the parse's).
 //! `cargo run -p memviz-viewer --release --example mem_budget -- FILE [--views]`
 //! (docs/limits.md has the table.)
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
@@ -17,20 +20,33 @@ struct Meter {
     entries: f64,
     last: usize,
     t: Instant,
+    /// Counted by the allocator but never touched (no page is used): it lifts the heap to the
+    /// high-water mark at the start of a step, so any byte the step holds above its starting
+    /// heap raises the mark (the allocator has no reset).
+    ballast: Vec<u8>,
+    /// The high-water mark without the ballast.
+    peak: usize,
 }
 
 impl Meter {
     fn step(&mut self, what: &str) {
-        let now = ALLOC.allocated();
+        let ms = self.t.elapsed().as_secs_f64() * 1e3;
+        let ballast = self.ballast.capacity();
+        let now = ALLOC.allocated() - ballast;
+        let peak = ALLOC.max_allocated();
         let delta = now as f64 - self.last as f64;
         println!(
-            "{{\"step\":\"{what}\",\"ms\":{:.0},\"delta_bytes\":{delta:.0},\"bytes_per_entry\":{:.1},\"heap_bytes\":{now},\"heap_per_file\":{:.3},\"peak_per_file\":{:.3}}}",
-            self.t.elapsed().as_secs_f64() * 1e3,
+            "{{\"step\":\"{what}\",\"ms\":{ms:.0},\"delta_bytes\":{delta:.0},\"bytes_per_entry\":{:.1},\"heap_bytes\":{now},\"heap_per_file\":{:.3},\"peak_per_file\":{:.3},\"step_peak_bytes\":{},\"step_peak_per_file\":{:.3}}}",
             delta / self.entries.max(1.0),
             now as f64 / self.file_bytes,
-            ALLOC.max_allocated() as f64 / self.file_bytes,
+            self.peak.max(peak - ballast) as f64 / self.file_bytes,
+            peak - ballast,
+            (peak - ballast) as f64 / self.file_bytes,
         );
+        self.peak = self.peak.max(peak - ballast);
         self.last = now;
+        self.ballast = Vec::new();
+        self.ballast = Vec::with_capacity(ALLOC.max_allocated() - ALLOC.allocated());
         self.t = Instant::now();
     }
 }
@@ -61,6 +77,8 @@ fn main() {
         entries,
         last: 0,
         t,
+        ballast: Vec::new(),
+        peak: 0,
     };
     println!(
         "{{\"file\":{:?},\"file_bytes\":{file_bytes},\"entries\":{entries},\"file_bytes_per_entry\":{:.1}}}",
