@@ -86,9 +86,13 @@ fn main() {
         file_bytes / entries.max(1.0)
     );
     m.step("model");
-    let tl = memviz_analysis::timeline::build(&snap, device);
+    let mut tl = memviz_analysis::timeline::build(&snap, device);
     m.step("timeline");
-    let layout = memviz_analysis::layout::Layout::build(&tl, memviz_viewer::VIEWER_LAYOUT);
+    // As the app: the timeline's steps go back while the layout is built.
+    let layout = memviz_analysis::layout::Layout::build_dropping_steps(
+        &mut tl,
+        memviz_viewer::VIEWER_LAYOUT,
+    );
     m.step("layout");
     let colors = memviz_analysis::color::element_colors(&snap, device, &tl);
     m.step("colors");
