@@ -96,7 +96,22 @@ fn main() {
     m.step("layout");
     let colors = memviz_analysis::color::element_colors(&snap, device, &tl);
     m.step("colors");
-    drop((tl, layout, colors));
+    // The first scene as the app's `initial_scene` builds it.
+    let scene = if layout.exact_point_count() > memviz_viewer::scene::STATIC_MAX_POINTS {
+        let steps = f64::from(layout.step_count().max(1));
+        let peak = (layout.peak_bytes as f64 * memviz_viewer::camera::Y_HEADROOM).max(1.0);
+        memviz_viewer::scene::build_columns(
+            &layout,
+            &colors,
+            [0.0, steps, 0.0, peak],
+            memviz_viewer::app::FIRST_SCENE_COLUMNS,
+            peak / 512.0,
+        )
+    } else {
+        memviz_viewer::scene::build_static(&layout, &colors)
+    };
+    m.step("first_scene");
+    drop((tl, layout, colors, scene));
     m.step("dropped");
     let mut app = App::new("x", snap);
     m.step("app_first_view");
