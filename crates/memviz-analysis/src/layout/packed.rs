@@ -231,8 +231,8 @@ impl Packed {
 }
 
 /// A [`Packed`] column filled value by value: each block is packed as soon as its
-/// [`BLOCK`] values are in, so the values are never all held unpacked. The blocks are reserved
-/// for the `expected` length; the bytes grow as [`reserve_extrapolated`] says.
+/// 64 values are in, so the values are never all held unpacked. The blocks are reserved for the
+/// `expected` length; the bytes grow as `reserve_extrapolated` says.
 #[derive(Clone, Debug)]
 pub struct PackedBuilder {
     pending: [u64; BLOCK],
