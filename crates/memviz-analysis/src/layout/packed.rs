@@ -228,6 +228,11 @@ impl Packed {
     pub fn heap_bytes(&self) -> usize {
         self.blocks.capacity() * 16 + self.bytes.capacity()
     }
+
+    /// Bytes of the values' offsets (padding included).
+    pub fn value_bytes(&self) -> usize {
+        self.bytes.len()
+    }
 }
 
 /// A [`Packed`] column filled value by value: each block is packed as soon as its
@@ -244,12 +249,18 @@ pub struct PackedBuilder {
 
 impl PackedBuilder {
     pub fn new(expected: usize) -> Self {
+        PackedBuilder::with_bytes(expected, 0)
+    }
+
+    /// A builder of `expected` values whose offsets are expected to take about `bytes` (when a
+    /// column of the same values in another order says so): reserved at once.
+    pub fn with_bytes(expected: usize, bytes: usize) -> Self {
         PackedBuilder {
             pending: [0; BLOCK],
             len: 0,
             expected,
             blocks: Vec::with_capacity(expected.div_ceil(BLOCK)),
-            bytes: Vec::new(),
+            bytes: Vec::with_capacity(bytes),
         }
     }
 

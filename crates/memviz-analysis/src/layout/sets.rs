@@ -121,7 +121,7 @@ impl OrderCounts {
         *word |= bit;
         let mut i = o / 64 + 1;
         while let Some(c) = self.tree.get_mut(i) {
-            *c = c.saturating_add(1);
+            *c = c.wrapping_add(1);
             i += i & i.wrapping_neg();
         }
     }
@@ -134,9 +134,10 @@ impl OrderCounts {
             .bits
             .get(w)
             .map_or(0, |&b| (b & ((1u64 << (o % 64)) - 1)).count_ones());
+        // No count passes the number of orders (a u32): plain adds.
         let mut i = w;
         while i > 0 {
-            s = s.saturating_add(self.tree.get(i).copied().unwrap_or(0));
+            s = s.wrapping_add(self.tree.get(i).copied().unwrap_or(0));
             i &= i - 1;
         }
         s
