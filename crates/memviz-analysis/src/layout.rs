@@ -21,16 +21,20 @@
 //! for every free of size `s` below it during its life, then `(t_end, b_last)`. Each free costs
 //! two points for every element above it, which is inherent to that output, so the build runs
 //! in two passes:
-//! 1. a replay with a lazily popped stack (the top is the live element with the largest push
-//!    order; a free is O(1) amortised) records push/end steps, base bottoms, the list of
-//!    *slides* (frees that had something above: step, order, size; the shared "offset change"
-//!    list) and, with a Fenwick tree over push orders, each element's number of slides below it.
-//!    That gives the exact point count in O((elements + steps) · log elements) before anything
-//!    big is allocated;
+//! 1. a replay records push/end steps, base bottoms, the list of *slides* (frees that had
+//!    something above: step, order, size; the shared "offset change" list) and each element's
+//!    number of slides below it. Whether a free has something above is whether its push order
+//!    is the largest live one (a 64-ary bitset tree of the live orders); the slides below an
+//!    element are those below its order at its end (a bitset of the slides' orders with a
+//!    Fenwick tree per 64 of them) less those before its push (all below it). That gives the
+//!    exact point count in O((elements + steps) · log elements) before anything big is
+//!    allocated, with about 8.3 bytes per element and the output's columns, packed as they are
+//!    produced (the `build` module has the memory);
 //! 2. in [`PointMode::Exact`] (the default), a second replay with a sorted stack fills the flat
 //!    polylines ([`Layout::point_offsets`] / [`Layout::point_steps`] /
 //!    [`Layout::point_bottoms`], 12 bytes per point). Finding the freed slot is a binary search;
 //!    the removal's memmove touches only the elements above, which get two points each anyway.
+//!    It replays pass 1's columns (pushes by push order, frees by end step), not the steps.
 //!
 //! In [`PointMode::Compact`] no polyline is stored: an element's points are derived on demand
 //! from its push step, base and the slides list: `bottom(t) = base − Σ s_f · ramp(t − t_f)` over
@@ -59,13 +63,15 @@
 
 use crate::steps::StepValues;
 use crate::timeline::Timeline;
-use packed::{Packed, PackedValue};
+use packed::Packed;
 
 mod build;
+mod exact;
 mod hit;
 pub mod packed;
 mod points;
 mod reference;
+mod sets;
 #[cfg(test)]
 mod tests;
 use hit::HitIndex;

@@ -1,54 +1,26 @@
 //! Building a [`Layout`]: the two replays of the module documentation.
+//!
+//! *Memory.* Nothing of the size of the output is held twice: the replay reads the timeline's
+//! steps in place (or takes them, [`Layout::build_dropping_steps`], giving their memory back as
+//! it goes), packs the per-action columns and the per-push ones (by push order) a block of 64
+//! at a time as they are produced, and keeps per element only its push order and end step
+//! (8 bytes) plus two bitset structures ([`sets`](super::sets), about 0.3 byte). The per-element
+//! columns are then packed by element from those, one vector freed at a time. On the 150 MB
+//! tiles (`mem_budget`: 646 k / 897 k elements, 1.25 M / 1.49 M actions) the layout is 11.4 /
+//! 12.5 bytes per trace entry (per element 15.5 bytes packed, per action 5.5, per slide 8), and
+//! taking the steps the build peaks about 1 MB above the heap it leaves; copying the steps, a
+//! lazy stack, a `u32` Fenwick tree and the columns unpacked until the end took 0.4× the file
+//! more.
 
+use super::exact;
+use super::packed::{reserve_extrapolated, PackedBuilder};
+use super::sets::{OrderCounts, TopSet};
 use super::*;
-
-pub(super) struct Fenwick(Vec<u32>);
-impl Fenwick {
-    fn new(n: usize) -> Self {
-        Fenwick(vec![0; n + 1])
-    }
-    fn add(&mut self, i: usize) {
-        let mut i = i + 1;
-        while i < self.0.len() {
-            self.0[i] = self.0[i].saturating_add(1);
-            i += i & i.wrapping_neg();
-        }
-    }
-    /// Sum over indices `< i`.
-    fn prefix(&self, i: usize) -> u32 {
-        let mut i = i.min(self.0.len().saturating_sub(1));
-        let mut s = 0u32;
-        while i > 0 {
-            s = s.saturating_add(self.0[i]);
-            i &= i - 1;
-        }
-        s
-    }
-}
-
-struct PointSink {
-    steps: Vec<u32>,
-    bottoms: Vec<u64>,
-    cursor: Vec<u32>,
-}
-impl PointSink {
-    fn write(&mut self, e: usize, step: u32, bottom: u64) {
-        let Some(c) = self.cursor.get_mut(e) else {
-            return;
-        };
-        if let (Some(s), Some(b)) = (
-            self.steps.get_mut(*c as usize),
-            self.bottoms.get_mut(*c as usize),
-        ) {
-            *s = step;
-            *b = bottom;
-            *c += 1;
-        }
-    }
-}
+use crate::timeline::{Element, Step};
 
 /// The replay order of §3.2/§3.4: initially present elements (after the flat-graph quirk), then
-/// the actions as `(element, event)`.
+/// the actions as `(element, event)`. (The parity oracle's input; the build reads the same
+/// order without copying it.)
 pub(super) fn replay_lists(timeline: &Timeline) -> (Vec<u32>, Vec<(u32, u32)>) {
     let mut initial = timeline.initially_present.clone();
     let mut actions: Vec<(u32, u32)> = timeline
@@ -63,147 +35,72 @@ pub(super) fn replay_lists(timeline: &Timeline) -> (Vec<u32>, Vec<(u32, u32)>) {
     }
     (initial, actions)
 }
-/// A [`Layout`] being built: its columns as vectors, packed at the end ([`Draft::finish`]).
-#[derive(Default)]
-struct Draft {
-    mode: PointMode,
-    height_bytes: Vec<u64>,
-    start_step: Vec<u32>,
-    end_step: Vec<u32>,
-    base_bytes: Vec<u64>,
-    order: Vec<u32>,
-    by_order: Vec<u32>,
-    steps: u32,
-    action_live: Vec<u64>,
-    action_event: Vec<u32>,
-    peak_bytes: u64,
-    peak_step: u32,
-    slides: Vec<Slide>,
-    exact_point_count: u64,
-    fell_back: bool,
-    point_offsets: Vec<u32>,
-    point_steps: Vec<u32>,
-    point_bottoms: Vec<u64>,
+
+/// A timeline's steps taken from it in order as they are replayed: reversed once in place, then
+/// popped, the vector trimmed every 1/32 of them so its memory goes back while the layout grows.
+struct TakenSteps<'a> {
+    steps: &'a mut Vec<Step>,
+    trim_at: usize,
+    chunk: usize,
 }
 
-/// A column packed, its vector freed at once (one column's vector at a time at the peak).
-fn pack<T: PackedValue>(v: Vec<T>) -> Packed {
-    Packed::from_slice(&v)
+impl<'a> TakenSteps<'a> {
+    fn new(steps: &'a mut Vec<Step>) -> Self {
+        steps.reverse();
+        let chunk = (steps.len() / 32).max(1 << 12);
+        TakenSteps {
+            trim_at: steps.len().saturating_sub(chunk),
+            steps,
+            chunk,
+        }
+    }
+}
+
+impl Iterator for TakenSteps<'_> {
+    type Item = (u32, u32);
+    #[inline]
+    fn next(&mut self) -> Option<(u32, u32)> {
+        let s = self.steps.pop()?;
+        if self.steps.len() <= self.trim_at {
+            self.steps.shrink_to_fit();
+            self.trim_at = self.steps.len().saturating_sub(self.chunk);
+        }
+        Some((s.element, s.event))
+    }
 }
 
 impl Layout {
     pub fn build(timeline: &Timeline, options: LayoutOptions) -> Layout {
-        let n = timeline.elements.len();
-        let (initial, actions) = replay_lists(timeline);
-        let mut l = Draft {
-            height_bytes: timeline.elements.iter().map(|e| e.size_bytes).collect(),
-            start_step: vec![0; n],
-            end_step: vec![0; n],
-            base_bytes: vec![0; n],
-            order: vec![NO_ORDER; n],
-            by_order: Vec::with_capacity(n),
-            ..Draft::default()
-        };
-        // Slides below each element: (slides so far at push) then (slides below during its life).
-        let mut slide_count: Vec<u32> = vec![0; n];
-        let mut fenwick = Fenwick::new(n);
-        // Lazy stack of push orders: the last entry is always live.
-        let mut stack: Vec<u32> = Vec::new();
-        let mut ended: Vec<bool> = vec![false; n];
-        let mut drawn: u64 = 0;
-        let mut t: u32 = 0;
-        l.action_live.reserve_exact(actions.len());
-        l.action_event.reserve_exact(actions.len());
+        let steps = &timeline.steps;
+        replay(
+            &timeline.elements,
+            &timeline.initially_present,
+            steps.len(),
+            steps.iter().map(|s| (s.element, s.event)),
+            options,
+        )
+    }
 
-        let push = |l: &mut Draft,
-                    stack: &mut Vec<u32>,
-                    slide_count: &mut [u32],
-                    drawn: &mut u64,
-                    t: u32,
-                    e: usize| {
-            let o = l.by_order.len() as u32;
-            l.order[e] = o;
-            l.by_order.push(e as u32);
-            l.start_step[e] = t;
-            l.base_bytes[e] = *drawn;
-            *drawn = drawn.saturating_add(l.height_bytes[e]);
-            stack.push(o);
-            slide_count[e] = l.slides.len() as u32;
-        };
-        for &e in &initial {
-            let e = e as usize;
-            if e < n && l.order[e] == NO_ORDER {
-                push(&mut l, &mut stack, &mut slide_count, &mut drawn, t, e);
-            }
-        }
-        for &(e, event) in &actions {
-            let e = e as usize;
-            if e >= n {
-                continue;
-            }
-            if l.order[e] == NO_ORDER {
-                push(&mut l, &mut stack, &mut slide_count, &mut drawn, t, e);
-                l.push_action(drawn, event, t);
-                t = t.saturating_add(1);
-            } else {
-                l.push_action(drawn, event, t);
-                t = t.saturating_add(1);
-                if ended[e] {
-                    // Cannot come from timeline::build (an element is pushed and freed once).
-                    continue;
-                }
-                ended[e] = true;
-                l.end_step[e] = t;
-                let o = l.order[e];
-                slide_count[e] = fenwick.prefix(o as usize).saturating_sub(slide_count[e]);
-                if stack.last() == Some(&o) {
-                    stack.pop();
-                    while let Some(&top) = stack.last() {
-                        match l.by_order.get(top as usize) {
-                            Some(&x) if ended[x as usize] => {
-                                stack.pop();
-                            }
-                            _ => break,
-                        }
-                    }
-                } else {
-                    l.slides.push(Slide { step: t, order: o });
-                    fenwick.add(o as usize);
-                    t = t.saturating_add(SLIDE_STEPS);
-                }
-                drawn = drawn.saturating_sub(l.height_bytes[e]);
-            }
-        }
-        // Still on the stack at the end.
-        let mut points: u64 = 0;
-        for &e in &l.by_order {
-            let e = e as usize;
-            if !ended[e] {
-                l.end_step[e] = NO_END;
-                slide_count[e] = fenwick
-                    .prefix(l.order[e] as usize)
-                    .saturating_sub(slide_count[e]);
-            }
-            points += 2 + 2 * slide_count[e] as u64;
-        }
-        l.exact_point_count = points;
-        l.steps = t;
-        l.slides.shrink_to_fit();
-
-        let exact = options.mode == PointMode::Exact
-            && points <= options.max_exact_points
-            && points < u32::MAX as u64;
-        l.fell_back = options.mode == PointMode::Exact && !exact;
-        if exact {
-            l.mode = PointMode::Exact;
-            l.fill_points(&initial, &actions, &slide_count);
-        } else {
-            l.mode = PointMode::Compact;
-        }
-        let mut layout = l.finish();
-        if !exact {
-            layout.build_slide_tree();
-        }
+    /// [`Layout::build`] taking the timeline's steps as they are replayed (they are empty
+    /// afterwards, as after [`Timeline::drop_steps`]): their memory goes back while the layout
+    /// grows, so building it costs about the layout's size more than the timeline held, not
+    /// the layout plus the steps.
+    pub fn build_dropping_steps(timeline: &mut Timeline, options: LayoutOptions) -> Layout {
+        let Timeline {
+            elements,
+            initially_present,
+            steps,
+            ..
+        } = timeline;
+        let count = steps.len();
+        let layout = replay(
+            elements,
+            initially_present,
+            count,
+            TakenSteps::new(steps),
+            options,
+        );
+        *steps = Vec::new();
         layout
     }
 
@@ -222,138 +119,272 @@ impl Layout {
     }
 }
 
-impl Draft {
-    /// The layout with its columns packed. On the 150 MB real-file tile (897 k elements, 1.49 M
-    /// actions) the per-element columns take 15.5 bytes per element instead of 32 (height 4.1,
-    /// start 1.6, end 2.9, base 4.3, order 1.3, by order 1.3) and the per-action ones 5.5 per
-    /// action instead of 12 (live bytes 4.25, event 1.25): 52.5 -> 28.0 MB for the layout.
-    fn finish(self) -> Layout {
-        // A never-drawn element (only in a hand-made timeline) starts at NO_START: `span` then
-        // needs no read of `order`.
-        let mut start_step = self.start_step;
-        for (s, &o) in start_step.iter_mut().zip(&self.order) {
-            if o == NO_ORDER {
-                *s = NO_START;
-            }
+/// Pass 1 of the module documentation in progress.
+struct Replay<'a> {
+    elements: &'a [Element],
+    /// Push order per element ([`NO_ORDER`] until pushed).
+    order: Vec<u32>,
+    /// End step per element: 0 while not freed (a free's end step is at least 1).
+    end: Vec<u32>,
+    live: TopSet,
+    /// The largest live push order.
+    top: Option<u32>,
+    /// Push orders of the slides so far.
+    slid: OrderCounts,
+    by_order: PackedBuilder,
+    /// Start step and base bytes by push order.
+    start: PackedBuilder,
+    base: PackedBuilder,
+    action_live: PackedBuilder,
+    action_event: PackedBuilder,
+    slides: Vec<Slide>,
+    actions: usize,
+    drawn_count: u32,
+    drawn: u64,
+    t: u32,
+    peak_bytes: u64,
+    peak_step: u32,
+    /// Σ over ended elements of the slides below their push order at their end, and Σ over
+    /// pushed elements of the slides before their push: an element's slides below it during
+    /// its life are the difference (every slide before its push is below it).
+    slides_below_at_end: u64,
+    slides_before_push: u64,
+    /// Per element, when exact mode is possible: the slides before its push, then (once it
+    /// ends) its slides below it during its life, which exact mode's offsets need.
+    counts: Option<Vec<u32>>,
+}
+
+impl Replay<'_> {
+    fn height(&self, e: usize) -> u64 {
+        self.elements.get(e).map_or(0, |x| x.size_bytes)
+    }
+
+    fn push(&mut self, e: usize) {
+        let o = self.drawn_count;
+        if let Some(slot) = self.order.get_mut(e) {
+            *slot = o;
         }
-        Layout {
-            mode: self.mode,
-            height_bytes: pack(self.height_bytes),
-            start_step: pack(start_step),
-            end_step: pack(self.end_step),
-            base_bytes: pack(self.base_bytes),
-            order: pack(self.order),
-            by_order: pack(self.by_order),
-            steps: self.steps,
-            action_live: pack(self.action_live),
-            action_event: pack(self.action_event),
-            peak_bytes: self.peak_bytes,
-            peak_step: self.peak_step,
-            slides: self.slides,
-            exact_point_count: self.exact_point_count,
-            fell_back: self.fell_back,
-            point_offsets: self.point_offsets,
-            point_steps: self.point_steps,
-            point_bottoms: self.point_bottoms,
-            slide_tree: Vec::new(),
-            slide_tree_size: 0,
-            hit: std::sync::OnceLock::new(),
+        self.drawn_count += 1;
+        self.by_order.push(e as u32);
+        self.start.push(self.t);
+        self.base.push(self.drawn);
+        self.drawn = self.drawn.saturating_add(self.height(e));
+        self.live.insert(o);
+        self.top = Some(o);
+        self.slides_before_push += self.slides.len() as u64;
+        if let Some(c) = self.counts.as_mut().and_then(|c| c.get_mut(e)) {
+            *c = self.slides.len() as u32;
         }
     }
 
-    /// Pass 2 of exact mode: replay with a sorted stack and write every point.
-    pub(super) fn fill_points(
-        &mut self,
-        initial: &[u32],
-        actions: &[(u32, u32)],
-        slide_count: &[u32],
-    ) {
-        let n = self.height_bytes.len();
-        let mut offsets = Vec::with_capacity(n + 1);
-        let mut acc: u32 = 0;
-        offsets.push(0);
-        for (&o, &c) in self.order.iter().zip(slide_count) {
-            if o != NO_ORDER {
-                acc = acc.saturating_add(2 + 2 * c);
-            }
-            offsets.push(acc);
+    /// Element `e` (push order `o`) ends: the slides below it so far.
+    fn ended(&mut self, e: usize, o: u32) {
+        let below = self.slid.below(o);
+        self.slides_below_at_end += u64::from(below);
+        if let Some(c) = self.counts.as_mut().and_then(|c| c.get_mut(e)) {
+            *c = below.saturating_sub(*c);
         }
-        let total = acc as usize;
-        let mut out = PointSink {
-            steps: vec![0u32; total],
-            bottoms: vec![0u64; total],
-            cursor: offsets[..n].to_vec(),
-        };
-        // The same replay as pass 1, now with real removals.
-        let mut stack: Vec<u32> = Vec::new();
-        let mut seen = vec![false; n];
-        let mut ended = vec![false; n];
-        let mut last_bottom: Vec<u64> = self.base_bytes.clone();
-        let mut t: u32 = 0;
-        for &e in initial {
-            let e = e as usize;
-            if e < n && self.order[e] != NO_ORDER && !seen[e] {
-                seen[e] = true;
-                stack.push(self.order[e]);
-                out.write(e, t, self.base_bytes[e]);
-            }
-        }
-        for &(e, _) in actions {
-            let e = e as usize;
-            if e >= n || self.order[e] == NO_ORDER {
-                continue;
-            }
-            if !seen[e] {
-                seen[e] = true;
-                stack.push(self.order[e]);
-                out.write(e, t, self.base_bytes[e]);
-                t = t.saturating_add(1);
-                continue;
-            }
-            t = t.saturating_add(1);
-            if ended[e] {
-                continue;
-            }
-            ended[e] = true;
-            let o = self.order[e];
-            out.write(e, t, last_bottom[e]);
-            let Ok(pos) = stack.binary_search(&o) else {
-                continue;
-            };
-            let size = self.height_bytes[e];
-            if pos + 1 < stack.len() {
-                for &above in &stack[pos + 1..] {
-                    let Some(&x) = self.by_order.get(above as usize) else {
-                        continue;
-                    };
-                    let x = x as usize;
-                    let b = last_bottom[x];
-                    let nb = b.saturating_sub(size);
-                    out.write(x, t, b);
-                    out.write(x, t.saturating_add(SLIDE_STEPS), nb);
-                    last_bottom[x] = nb;
-                }
-                t = t.saturating_add(SLIDE_STEPS);
-            }
-            stack.remove(pos);
-        }
-        for &o in &stack {
-            if let Some(&x) = self.by_order.get(o as usize) {
-                out.write(x as usize, t, last_bottom[x as usize]);
-            }
-        }
-        self.point_offsets = offsets;
-        self.point_steps = out.steps;
-        self.point_bottoms = out.bottoms;
     }
 
-    /// One action's timestep `t`: its live bytes and event, and the peak so far.
-    pub(super) fn push_action(&mut self, drawn: u64, event: u32, t: u32) {
-        if drawn > self.peak_bytes || self.action_live.is_empty() {
-            self.peak_bytes = drawn;
-            self.peak_step = t;
+    /// One action's timestep: its live bytes and event, and the peak so far.
+    fn action(&mut self, event: u32) {
+        if self.drawn > self.peak_bytes || self.action_live.is_empty() {
+            self.peak_bytes = self.drawn;
+            self.peak_step = self.t;
         }
-        self.action_live.push(drawn);
+        self.action_live.push(self.drawn);
         self.action_event.push(event);
+        self.t = self.t.saturating_add(1);
     }
+
+    fn step(&mut self, e: usize, event: u32) {
+        let Some(&o) = self.order.get(e) else {
+            return;
+        };
+        if o == NO_ORDER {
+            self.push(e);
+            self.action(event);
+            return;
+        }
+        self.action(event);
+        match self.end.get_mut(e) {
+            // Cannot come from timeline::build (an element is pushed and freed once).
+            Some(end) if *end != 0 => return,
+            Some(end) => *end = self.t,
+            None => return,
+        }
+        self.ended(e, o);
+        self.live.remove(o);
+        if self.top == Some(o) {
+            self.top = self.live.max_below(o);
+        } else {
+            if self.slides.len() == self.slides.capacity() {
+                reserve_extrapolated(&mut self.slides, 1, self.action_live.len(), self.actions);
+            }
+            self.slides.push(Slide {
+                step: self.t,
+                order: o,
+            });
+            self.slid.add(o);
+            self.t = self.t.saturating_add(SLIDE_STEPS);
+        }
+        self.drawn = self.drawn.saturating_sub(self.height(e));
+    }
+}
+
+/// Both passes over `initially_present` and `count` actions.
+fn replay(
+    elements: &[Element],
+    initially_present: &[u32],
+    count: usize,
+    actions: impl Iterator<Item = (u32, u32)>,
+    options: LayoutOptions,
+) -> Layout {
+    let n = elements.len();
+    // The flat-graph quirk: without steps, the last initially present element is the action.
+    let (initial, quirk) = match initially_present.split_last() {
+        Some((&last, rest)) if count == 0 => (rest, Some((last, NO_EVENT))),
+        _ => (initially_present, None),
+    };
+    let count = count + usize::from(quirk.is_some());
+    // Every action pushes or frees a drawn element (apart from repeated frees, only in a
+    // hand-made timeline), and every drawn element has two points: with more actions than the
+    // exact limit allows points, the layout is compact (the counts are then not kept; should a
+    // hand-made timeline prove that wrong, pass 2 counts them itself).
+    let counts = (options.mode == PointMode::Exact && count as u64 <= options.max_exact_points)
+        .then(|| vec![0u32; n]);
+    let mut r = Replay {
+        elements,
+        order: vec![NO_ORDER; n],
+        end: vec![0; n],
+        live: TopSet::new(n),
+        top: None,
+        slid: OrderCounts::new(n),
+        by_order: PackedBuilder::new(n),
+        start: PackedBuilder::new(n),
+        base: PackedBuilder::new(n),
+        action_live: PackedBuilder::new(count),
+        action_event: PackedBuilder::new(count),
+        slides: Vec::new(),
+        actions: count,
+        drawn_count: 0,
+        drawn: 0,
+        t: 0,
+        peak_bytes: 0,
+        peak_step: 0,
+        slides_below_at_end: 0,
+        slides_before_push: 0,
+        counts,
+    };
+    for &e in initial {
+        if r.order.get(e as usize) == Some(&NO_ORDER) {
+            r.push(e as usize);
+        }
+    }
+    for (e, event) in quirk.into_iter().chain(actions) {
+        r.step(e as usize, event);
+    }
+    // Still live at the end.
+    for e in 0..n {
+        if let (Some(&o), Some(&0)) = (r.order.get(e), r.end.get(e)) {
+            if o != NO_ORDER {
+                if let Some(end) = r.end.get_mut(e) {
+                    *end = NO_END;
+                }
+                r.ended(e, o);
+            }
+        }
+    }
+    let points = 2 * u64::from(r.drawn_count)
+        + 2 * r.slides_below_at_end.saturating_sub(r.slides_before_push);
+    let exact = options.mode == PointMode::Exact
+        && points <= options.max_exact_points
+        && points < u32::MAX as u64;
+    if !exact {
+        r.counts = None;
+    }
+    let Replay {
+        order,
+        end,
+        by_order,
+        start,
+        base,
+        action_live,
+        action_event,
+        mut slides,
+        t,
+        peak_bytes,
+        peak_step,
+        counts,
+        ..
+    } = r;
+    slides.shrink_to_fit();
+    let by_order = by_order.finish();
+    let start = start.finish();
+    let base = base.finish();
+    let mut layout = Layout {
+        mode: if exact {
+            PointMode::Exact
+        } else {
+            PointMode::Compact
+        },
+        steps: t,
+        action_live: action_live.finish(),
+        action_event: action_event.finish(),
+        peak_bytes,
+        peak_step,
+        exact_point_count: points,
+        fell_back: options.mode == PointMode::Exact && !exact,
+        ..Layout::default()
+    };
+    if exact {
+        let columns = exact::Columns {
+            elements,
+            order: &order,
+            end: &end,
+            by_order: &by_order,
+            start: &start,
+            base: &base,
+            slides: &slides,
+            last_step: t,
+        };
+        let p = exact::points(&columns, counts);
+        layout.point_offsets = p.offsets;
+        layout.point_steps = p.steps;
+        layout.point_bottoms = p.bottoms;
+    }
+    // The per-element columns, each vector freed once packed (the order first: the start
+    // steps and bases by element read it packed, so that its vector is not held beside them).
+    layout.order = Packed::from_fn(n, |e| order.get(e).map_or(0, |&o| u64::from(o)));
+    drop(order);
+    layout.end_step = Packed::from_fn(n, |e| end.get(e).map_or(0, |&x| u64::from(x)));
+    drop(end);
+    // By element from by push order, in one pass: the same values in about the same order
+    // (only the initially present elements move), so about the same bytes.
+    let by_element = |by_push: &Packed, undrawn: u64| {
+        let hint = by_push.value_bytes();
+        let mut b = PackedBuilder::with_bytes(n, hint.saturating_add(hint / 16));
+        for o in layout.order.iter::<u32>() {
+            b.push(match o {
+                NO_ORDER => undrawn,
+                o => by_push.get_u64(o as usize).unwrap_or(0),
+            });
+        }
+        b.finish()
+    };
+    // A never-drawn element (only in a hand-made timeline) starts at NO_START: `span` then
+    // needs no read of `order`.
+    let start_step = by_element(&start, u64::from(NO_START));
+    drop(start);
+    let base_bytes = by_element(&base, 0);
+    drop(base);
+    layout.start_step = start_step;
+    layout.base_bytes = base_bytes;
+    layout.height_bytes = Packed::from_fn(n, |e| elements.get(e).map_or(0, |x| x.size_bytes));
+    layout.by_order = by_order;
+    layout.slides = slides;
+    if !exact {
+        layout.build_slide_tree();
+    }
+    layout
 }

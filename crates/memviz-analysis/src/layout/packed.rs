@@ -54,50 +54,121 @@ pub struct Packed {
     bytes: Vec<u8>,
 }
 
+/// Bytes per value of a block whose values span `min..=max`.
+fn width_of(min: u64, max: u64) -> usize {
+    match max.saturating_sub(min) {
+        0 => 0,
+        1..=0xff => 1,
+        0x100..=0xffff => 2,
+        0x1_0000..=0xffff_ffff => 4,
+        _ => 8,
+    }
+}
+
+/// The block's offsets from `min`, `width` bytes each, into `out` (`width * values.len()` long).
+fn write_block(out: &mut [u8], values: &[u64], min: u64, width: usize) {
+    // A constant width per loop: a copy of a run-time length was a memmove call per value (most
+    // of the packing time).
+    match width {
+        1 => write::<u64, 1>(out, values, min),
+        2 => write::<u64, 2>(out, values, min),
+        4 => write::<u64, 4>(out, values, min),
+        8 => write::<u64, 8>(out, values, min),
+        _ => {}
+    }
+}
+
+/// `(min, max)` of a block.
+fn range_of(values: &[u64]) -> (u64, u64) {
+    values
+        .iter()
+        .fold((u64::MAX, 0u64), |(lo, hi), &v| (lo.min(v), hi.max(v)))
+}
+
+/// Room for `more` more items in `v`, which is at `done` of about `total` steps of its filling:
+/// enough for the next 1/16 of the steps at the rate so far (doubling during the first 1/64),
+/// so a vector filled along a replay is never more than about 1/16 of its size ahead of its
+/// length (doubling would be up to twice it) and is not reserved in full while the input it
+/// replaces is still held.
+pub(crate) fn reserve_extrapolated<T>(v: &mut Vec<T>, more: usize, done: usize, total: usize) {
+    if v.capacity() - v.len() >= more {
+        return;
+    }
+    let need = v.len().saturating_add(more);
+    let want = if done > 0 && done >= total / 64 {
+        let ahead = done
+            .saturating_add(total / 16)
+            .max(done.saturating_add(done / 16));
+        (v.len() as u128 * ahead as u128 / done as u128).min(usize::MAX as u128) as usize
+    } else {
+        need.saturating_mul(2)
+    };
+    v.reserve_exact(want.max(need).max(64) - v.len());
+}
+
 impl Packed {
     pub fn from_slice<T: PackedValue>(values: &[T]) -> Packed {
-        // Two passes: the blocks' minimum and width, then the offsets into a buffer of the exact
-        // size (pushing byte by byte into a growing vector took 3x longer).
-        let blocks = values.len().div_ceil(BLOCK);
-        let mut base = Vec::with_capacity(blocks);
-        let mut meta = Vec::with_capacity(blocks);
+        Packed::from_fn(values.len(), |i| values.get(i).map_or(0, |v| v.to_u64()))
+    }
+
+    /// The column of `f(0), f(1), …, f(len - 1)` ([`Packed::from_values`]).
+    pub fn from_fn(len: usize, f: impl Fn(usize) -> u64) -> Packed {
+        Packed::from_values(len, || (0..len).map(&f))
+    }
+
+    /// The column of the values `values()` yields, about `len` of them. Two passes (`values` is
+    /// called twice and must yield the same values): the blocks' minimum and width, then the
+    /// offsets into a buffer of the exact size (pushing byte by byte into a growing vector took
+    /// 3x longer), so no vector of the values is needed.
+    pub fn from_values<I: Iterator<Item = u64>>(len: usize, values: impl Fn() -> I) -> Packed {
+        let mut meta: Vec<(u64, u64)> = Vec::with_capacity(len.div_ceil(BLOCK));
+        let mut buf = [0u64; BLOCK];
+        // The next block into `buf`: its length (0 at the end).
+        let fill = |it: &mut I, buf: &mut [u64; BLOCK]| -> usize {
+            let mut k = 0;
+            for slot in buf.iter_mut() {
+                let Some(v) = it.next() else {
+                    break;
+                };
+                *slot = v;
+                k += 1;
+            }
+            k
+        };
         let mut total = 0usize;
-        for chunk in values.chunks(BLOCK) {
-            let (min, max) = chunk.iter().fold((u64::MAX, 0u64), |(lo, hi), v| {
-                (lo.min(v.to_u64()), hi.max(v.to_u64()))
-            });
-            let width: usize = match max.saturating_sub(min) {
-                0 => 0,
-                1..=0xff => 1,
-                0x100..=0xffff => 2,
-                0x1_0000..=0xffff_ffff => 4,
-                _ => 8,
-            };
-            base.push(min);
-            meta.push(((total as u64) << 4) | width as u64);
-            total += width * chunk.len();
+        let mut count = 0usize;
+        let mut it = values();
+        loop {
+            let k = fill(&mut it, &mut buf);
+            if k == 0 {
+                break;
+            }
+            let (min, max) = range_of(buf.get(..k).unwrap_or(&[]));
+            let width = width_of(min, max);
+            meta.push((min, ((total as u64) << 4) | width as u64));
+            total += width * k;
+            count += k;
+            if k < BLOCK {
+                break;
+            }
         }
         // 8 bytes of padding: a read is always 8 bytes, masked to the width.
         let mut bytes = vec![0u8; total + 8];
-        for ((chunk, &min), &m) in values.chunks(BLOCK).zip(&base).zip(&meta) {
+        let mut it = values();
+        for &(min, m) in &meta {
+            let k = fill(&mut it, &mut buf);
             let width = (m & 0xf) as usize;
             let start = (m >> 4) as usize;
-            let Some(out) = bytes.get_mut(start..start + width * chunk.len()) else {
-                continue;
-            };
-            // A constant width per loop: a copy of a run-time length was a memmove call per
-            // value (most of the packing time).
-            match width {
-                1 => write::<T, 1>(out, chunk, min),
-                2 => write::<T, 2>(out, chunk, min),
-                4 => write::<T, 4>(out, chunk, min),
-                8 => write::<T, 8>(out, chunk, min),
-                _ => {}
+            if let (Some(out), Some(values)) =
+                (bytes.get_mut(start..start + width * k), buf.get(..k))
+            {
+                write_block(out, values, min, width);
             }
         }
+        meta.shrink_to_fit();
         Packed {
-            len: values.len(),
-            blocks: base.into_iter().zip(meta).collect(),
+            len: count,
+            blocks: meta,
             bytes,
         }
     }
@@ -132,13 +203,123 @@ impl Packed {
         self.get_u64(i).map(T::from_u64)
     }
 
-    /// The values in order.
+    /// The values in order (a block's width and minimum read once per block).
     pub fn iter<T: PackedValue>(&self) -> impl Iterator<Item = T> + '_ {
-        (0..self.len).filter_map(move |i| self.get(i))
+        self.blocks
+            .iter()
+            .enumerate()
+            .flat_map(move |(b, &(base, meta))| {
+                let width = (meta & 0xf) as usize;
+                let start = (meta >> 4) as usize;
+                let mask = u64::MAX.checked_shr(64 - 8 * width as u32).unwrap_or(0);
+                let k = BLOCK.min(self.len.saturating_sub(b * BLOCK));
+                (0..k).map(move |j| {
+                    let at = start + j * width;
+                    let word = self
+                        .bytes
+                        .get(at..at + 8)
+                        .and_then(|w| w.try_into().ok())
+                        .map_or(0, u64::from_le_bytes);
+                    T::from_u64(base.wrapping_add(word & mask))
+                })
+            })
     }
 
     pub fn heap_bytes(&self) -> usize {
         self.blocks.capacity() * 16 + self.bytes.capacity()
+    }
+
+    /// Bytes of the values' offsets (padding included).
+    pub fn value_bytes(&self) -> usize {
+        self.bytes.len()
+    }
+}
+
+/// A [`Packed`] column filled value by value: each block is packed as soon as its
+/// 64 values are in, so the values are never all held unpacked. The blocks are reserved for the
+/// `expected` length; the bytes grow as `reserve_extrapolated` says.
+#[derive(Clone, Debug)]
+pub struct PackedBuilder {
+    pending: [u64; BLOCK],
+    len: usize,
+    expected: usize,
+    blocks: Vec<(u64, u64)>,
+    bytes: Vec<u8>,
+}
+
+impl PackedBuilder {
+    pub fn new(expected: usize) -> Self {
+        PackedBuilder::with_bytes(expected, 0)
+    }
+
+    /// A builder of `expected` values whose offsets are expected to take about `bytes` (when a
+    /// column of the same values in another order says so): reserved at once.
+    pub fn with_bytes(expected: usize, bytes: usize) -> Self {
+        PackedBuilder {
+            pending: [0; BLOCK],
+            len: 0,
+            expected,
+            blocks: Vec::with_capacity(expected.div_ceil(BLOCK)),
+            bytes: Vec::with_capacity(bytes),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline]
+    pub fn push<T: PackedValue>(&mut self, v: T) {
+        if let Some(slot) = self.pending.get_mut(self.len % BLOCK) {
+            *slot = v.to_u64();
+        }
+        self.len += 1;
+        if self.len.is_multiple_of(BLOCK) {
+            self.flush();
+        }
+    }
+
+    /// Packs the pending values (a full block, or the last one).
+    fn flush(&mut self) {
+        let k = self.len - self.blocks.len() * BLOCK;
+        let Some(values) = self.pending.get(..k) else {
+            return;
+        };
+        if k == 0 {
+            return;
+        }
+        let (min, max) = range_of(values);
+        let width = width_of(min, max);
+        let start = self.bytes.len();
+        // 8 more for the padding [`PackedBuilder::finish`] adds.
+        reserve_extrapolated(&mut self.bytes, width * k + 8, self.len, self.expected);
+        self.bytes.resize(start + width * k, 0);
+        if let Some(out) = self.bytes.get_mut(start..) {
+            write_block(out, values, min, width);
+        }
+        if self.blocks.len() == self.blocks.capacity() {
+            reserve_extrapolated(&mut self.blocks, 1, self.len, self.expected);
+        }
+        self.blocks
+            .push((min, ((start as u64) << 4) | width as u64));
+    }
+
+    /// The column, its vectors trimmed to their length.
+    pub fn finish(mut self) -> Packed {
+        self.flush();
+        // 8 bytes of padding: a read is always 8 bytes, masked to the width.
+        self.bytes.extend_from_slice(&[0; 8]);
+        self.bytes.shrink_to_fit();
+        self.blocks.shrink_to_fit();
+        Packed {
+            len: self.len,
+            blocks: self.blocks,
+            bytes: self.bytes,
+        }
     }
 }
 
@@ -161,5 +342,16 @@ mod tests {
         let p = Packed::from_slice(&u);
         assert!(p.iter::<u32>().eq(u.iter().copied()));
         assert!(Packed::from_slice::<u32>(&[]).is_empty());
+        // Built value by value: the same column, whatever the expected length.
+        for expected in [0, 10, v.len(), 10 * v.len()] {
+            let mut b = PackedBuilder::new(expected);
+            for &x in &v {
+                b.push(x);
+            }
+            assert_eq!(b.len(), v.len());
+            assert_eq!(b.finish(), Packed::from_slice(&v));
+        }
+        assert!(PackedBuilder::new(5).finish().is_empty());
+        assert_eq!(PackedBuilder::new(5).finish().get_u64(0), None);
     }
 }
