@@ -66,12 +66,13 @@ impl App {
         let Some(mem) = self.memory else {
             return Ok(());
         };
-        if need > mem.free() || !contiguous_room(largest) {
-            // The flamegraph stays for the panels that rebuild it.
-            let flame = matches!(panel, Panel::FlameMoment | Panel::FlameDiff);
-            let also = if flame { ViewKind::Flame } else { self.view() };
-            self.release_views_but(&[self.view(), self.timeline_kind(), also]);
+        if need <= mem.free() && contiguous_room(largest) {
+            return Ok(());
         }
+        // The flamegraph stays for the panels that rebuild it.
+        let flame = matches!(panel, Panel::FlameMoment | Panel::FlameDiff);
+        let also = if flame { ViewKind::Flame } else { self.view() };
+        self.release_views_but(&[self.view(), self.timeline_kind(), also]);
         let free = mem.free();
         let events = self.panel_counts(self.kind).events;
         if need > free {
@@ -114,7 +115,11 @@ impl App {
             need = need.saturating_add(panel_bytes(Panel::HitIndex, &c));
             largest = largest.max(panel_largest_allocation(Panel::HitIndex, &c));
         }
-        if panel == Panel::Highlight && self.show_flame {
+        let highlights = matches!(
+            panel,
+            Panel::Highlight | Panel::Search | Panel::LineHighlight
+        );
+        if highlights && self.show_flame {
             // The flamegraph shows the matches too: it is rebuilt with them.
             let fc = self.panel_counts(ViewKind::Active);
             need = need.saturating_add(panel_bytes(Panel::FlameMoment, &fc));
