@@ -119,6 +119,21 @@ impl App {
             panel,
             Panel::Highlight | Panel::Search | Panel::LineHighlight
         );
+        if highlights {
+            // A static scene (small traces) is rebuilt whole: its trapezoids (28 bytes each,
+            // split over tiles, in growing vectors), at most one per point.
+            let points = self
+                .files
+                .get(self.current)
+                .and_then(|f| f.devices.get(&(self.device, kind)))
+                .filter(|d| !d.windowed)
+                .map_or(0, |d| {
+                    d.layout
+                        .exact_point_count()
+                        .min(crate::scene::STATIC_MAX_POINTS)
+                });
+            need = need.saturating_add(points.saturating_mul(STATIC_SCENE_BYTES_PER_POINT));
+        }
         if highlights && self.show_flame {
             // The flamegraph shows the matches too: it is rebuilt with them.
             let fc = self.panel_counts(ViewKind::Active);
@@ -574,6 +589,10 @@ impl App {
         .to_string()
     }
 }
+
+/// Bytes per polyline point of a static scene rebuilt for a highlight (a 28-byte trapezoid,
+/// pieces split over tiles, vectors growing by doubling).
+const STATIC_SCENE_BYTES_PER_POINT: u64 = 64;
 
 /// Rows [`App::live_json`] lists (the largest); its count and total cover every live one.
 pub const LIVE_ROWS: usize = 2000;
