@@ -290,10 +290,11 @@ impl App {
     }
 
     /// Drops every built view except what showing the kinds in `keep` for the current file and
-    /// device needs, and the current Active Memory Timeline: search, the tables, tooltips and the flamegraph
-    /// read it, and rebuilding it later in a heap already grown to its 4 GiB ceiling can fail
-    /// where the estimate saw room (a 4 GB file: State History released it, the flamegraph's
-    /// rebuild then ran out of memory). A view that does not fit beside it says so instead.
+    /// device needs, and the current Active Memory Timeline: search, the tables, tooltips and
+    /// the flamegraph read it, and rebuilding it later in a heap already grown to its 4 GiB
+    /// ceiling can fail where the estimate saw room (a 4 GB file: State History released it,
+    /// the flamegraph's rebuild then ran out of memory). A view that does not fit beside it
+    /// says so instead.
     fn release_views_but(&mut self, keep: &[ViewKind]) {
         let (cur, dev) = (self.current, self.device);
         for (i, f) in self.files.iter_mut().enumerate() {

@@ -172,8 +172,8 @@ impl App {
         self.check_panel(Panel::HitIndex, self.kind, false)
     }
 
-    /// The legend of the timeline the panels read: from the hit index when it is built (or no [`Memory`]
-    /// is set), else by a pass over the elements that builds nothing.
+    /// The legend of the timeline the panels read: from the hit index when it is built (or no
+    /// [`Memory`] is set), else by a pass over the elements that builds nothing.
     pub(super) fn legend_entries(&self, n: usize) -> Vec<color::LegendEntry> {
         let Some((snap, d)) = self.parts() else {
             return Vec::new();
