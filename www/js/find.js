@@ -1,7 +1,30 @@
 // find.js: the search box (matches highlighted on the timeline, count and bytes shown, "only
 // matches" hides the rest) and the sortable per-source-line table (a row highlights its
-// allocations). Rows and numbers are Rust's (crates/memviz-viewer/src/app.rs `search`,
+// allocations). Rows and numbers are Rust's (crates/memviz-viewer/src/app/panels.rs `search`,
 // `lines_json`), placed with textContent only.
+//
+// A panel that cannot fit in the memory the page has left answers `{"unavailable": sentence}`
+// (Rust's sentence: what it needs, what is free, the command line that gives the same answer):
+// it is shown as text in the panel's own status line and, as a view that cannot fit is, in the
+// notice above the file (`onUnavailable`).
+
+/** Shows a panel's "cannot fit" sentence in the page's notice (set by main.js). */
+let notify = (_text) => {};
+
+/** Sets what shows a panel's "cannot fit" sentence outside the panel. */
+export function onUnavailable(fn) {
+  notify = fn;
+}
+
+/**
+ * Rust's sentence when `r` (a parsed answer) says the panel cannot fit in memory, else null.
+ * It is also handed to the notice.
+ */
+export function unavailable(r) {
+  if (r === null || typeof r !== 'object' || Array.isArray(r) || typeof r.unavailable !== 'string') return null;
+  notify(r.unavailable);
+  return r.unavailable;
+}
 
 /**
  * @param {object} els  `{input, only, status}`
@@ -33,7 +56,10 @@ export class SearchBox {
     const { result } = await this.call('search', [q, this.els.only.checked], { waitFrame: true });
     const r = JSON.parse(result);
     this.result = r;
-    if (r === null || r.query === '') {
+    const why = unavailable(r);
+    if (why !== null) {
+      this.els.status.textContent = why;
+    } else if (r === null || r.query === '') {
       this.els.status.textContent = '';
     } else if (r.error) {
       this.els.status.textContent = `bad pattern: ${r.error}`;
@@ -52,7 +78,7 @@ export class SearchBox {
 }
 
 /**
- * @param {object} els  `{panel, table, rows, allFrames}`
+ * @param {object} els  `{panel, table, rows, allFrames, status}`
  * @param {(method: string, args: any[], opts?: object) => Promise<{result: any}>} call
  * @param {(text: string) => void} onHighlight  called with a status line after a row click
  */
@@ -99,11 +125,15 @@ export class LinesTable {
     const want = `${this.key}|${this.els.allFrames.checked}`;
     if (this.loadedFor === want) return this.rows;
     const { result } = await this.call('lines', [this.els.allFrames.checked]);
-    this.rows = JSON.parse(result);
-    this.loadedFor = want;
+    const r = JSON.parse(result);
+    const why = unavailable(r);
+    this.els.status.textContent = why || '';
+    // Not kept when it could not be made: opening the panel again asks again.
+    this.rows = why === null && Array.isArray(r) ? r : [];
+    this.loadedFor = why === null ? want : null;
     this.selected = -1;
     this.render();
-    return this.rows;
+    return why === null ? this.rows : r;
   }
 
   sorted() {
@@ -149,8 +179,16 @@ export class LinesTable {
     this.selected = i;
     this.render();
     const { result } = await this.call('highlight_line', [r.file, r.line, r.name, this.els.allFrames.checked], { waitFrame: true });
-    this.onHighlight(`${Number(result).toLocaleString('en-US')} allocations from ${r.file}:${r.line} highlighted`);
-    return Number(result);
+    const answer = JSON.parse(result);
+    const why = unavailable(answer);
+    if (why !== null) {
+      this.selected = -1;
+      this.render();
+      this.onHighlight(why);
+      return 0;
+    }
+    this.onHighlight(`${Number(answer).toLocaleString('en-US')} allocations from ${r.file}:${r.line} highlighted`);
+    return Number(answer);
   }
 }
 
@@ -182,6 +220,12 @@ export class LiveTable {
     const r = JSON.parse(result);
     this.result = r;
     if (r === null) return r;
+    const why = unavailable(r);
+    if (why !== null) {
+      this.els.status.textContent = why;
+      this.els.rows.replaceChildren();
+      return r;
+    }
     this.els.status.textContent = `${r.count.toLocaleString('en-US')} allocations alive at timestep ${r.step.toLocaleString('en-US')}, ${r.total}${r.count > r.rows.length ? ` (the ${r.rows.length} largest listed)` : ''}`;
     this.els.rows.replaceChildren(...r.rows.map((x) => {
       const tr = document.createElement('tr');
@@ -226,6 +270,15 @@ export class LeaksPanel {
     const key = this.key;
     const { result } = await this.call('leaks', []);
     const r = JSON.parse(result);
+    const why = unavailable(r);
+    if (why !== null) {
+      // Not kept: opening the panel again asks again.
+      this.report = null;
+      this.loadedFor = null;
+      this.els.rule.textContent = why;
+      this.els.list.replaceChildren();
+      return r;
+    }
     this.report = r;
     this.loadedFor = key;
     if (r === null) return r;
@@ -320,6 +373,12 @@ export class FilesAndCompare {
       this.els.status.textContent = 'pick two opened files';
       return r;
     }
+    const why = unavailable(r);
+    if (why !== null) {
+      this.els.status.textContent = why;
+      this.els.rows.replaceChildren();
+      return r;
+    }
     this.els.status.textContent = `${r.group_count.toLocaleString('en-US')} stacks differ; segments only in A: ${r.segments_only_a} (${r.segments_only_a_bytes}), only in B: ${r.segments_only_b} (${r.segments_only_b_bytes})`;
     this.els.rows.replaceChildren(...r.groups.map((g) => {
       const tr = document.createElement('tr');
@@ -350,6 +409,8 @@ export class FlameControls {
     this.pending = false;
     /** `[a, b]` while the diff flamegraph is chosen. */
     this.diff = null;
+    /** Why the last choice could not be shown (Rust's sentence), or null. */
+    this.why = null;
     this.fixed = [...els.at.options].map((o) => o.cloneNode(true));
     els.at.addEventListener('change', () => this.apply());
     els.allFrames.addEventListener('change', () => this.apply());
@@ -386,8 +447,11 @@ export class FlameControls {
     this.setDiffOption(null);
     const lifetime = at === 'lifetime';
     const { result } = await this.call('flame_set', [lifetime ? 'peak' : at, lifetime, this.els.allFrames.checked], { waitFrame: true });
+    const st = JSON.parse(result);
+    // Shown instead of the status until the next choice (the flamegraph stays as it was).
+    this.why = unavailable(st);
     await this.refresh();
-    return JSON.parse(result);
+    return st;
   }
 
   /** Shows the diff flamegraph of opened files `a` and `b`; resolves with its state JSON. */
@@ -395,6 +459,7 @@ export class FlameControls {
     this.diff = [a, b];
     const { result } = await this.call('flame_diff', [a, b, this.els.allFrames.checked], { waitFrame: true });
     const st = JSON.parse(result);
+    this.why = unavailable(st);
     this.setDiffOption(st && st.diff ? `compare ${st.diff.a} → ${st.diff.b} (red: grew, blue: shrank)` : null);
     await this.refresh();
     return st;
@@ -426,7 +491,7 @@ export class FlameControls {
     let status = `${s.total_text} in ${s.nodes.toLocaleString('en-US')} frames`;
     if (s.diff) status = `A ${s.diff.a_text} → B ${s.diff.b_text} (${s.diff.delta_text}) in ${s.nodes.toLocaleString('en-US')} frames`;
     if (s.matched_text !== null && s.matched_text !== undefined) status += `; search matches ${s.matched_text}`;
-    this.els.status.textContent = status;
+    this.els.status.textContent = this.why || status;
     this.els.breadcrumb.replaceChildren(...info.breadcrumb.map((c, i) => {
       const b = document.createElement('button');
       b.type = 'button';

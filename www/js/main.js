@@ -7,7 +7,7 @@ import { ViewerClient } from './bridge.js';
 import { wireFileInputs } from './file_drop.js';
 import { StateHistory } from './state_history.js';
 import {
-  SearchBox, LinesTable, LiveTable, LeaksPanel, FilesAndCompare, FlameControls,
+  SearchBox, LinesTable, LiveTable, LeaksPanel, FilesAndCompare, FlameControls, onUnavailable, unavailable,
 } from './find.js';
 import { DeepLinks, EmbedHost, urlParam } from './share.js';
 
@@ -101,6 +101,10 @@ function showNotice(fileName, notice) {
   els.notice.textContent = text === '' ? '' : `${fileName}: ${sentence(text)}`;
   els.notice.hidden = text === '';
 }
+
+// A panel, the tooltips or the hit index that cannot fit in memory: Rust's sentence in the
+// notice, as for a view (until the next panel update replaces the notice).
+onUnavailable((text) => showNotice(els.fileName.textContent, text));
 
 /** `message` ending in one full stop (messages from Rust may end in `.`, `?` or `!`). */
 function sentence(message) {
@@ -531,6 +535,7 @@ async function workerCall(method, args, opts) {
 const searchBox = new SearchBox({ input: $('search-input'), only: $('search-only'), status: $('search-status') }, workerCall);
 const linesTable = new LinesTable({
   panel: $('lines-panel'), table: $('lines-table'), rows: $('lines-rows'), allFrames: $('lines-all-frames'),
+  status: $('lines-status'),
 }, workerCall, (text) => { $('search-status').textContent = text; });
 
 const liveTable = new LiveTable({
@@ -646,6 +651,8 @@ function showTooltip(json) {
   }
   tipJson = json || null;
   tip = json ? JSON.parse(json) : null;
+  // The hit index or the tooltips' context cannot fit in memory: said in the notice, no tooltip.
+  if (unavailable(tip) !== null) tip = null;
   embed.selection(tip);
   if (filesOpen > 0) links.schedule();
   if (tip === null) {

@@ -71,22 +71,62 @@ fn time_of(t: i64) -> Option<i64> {
     (t != NO_TIME).then_some(t)
 }
 
+/// For each query `(time, inclusive)`: how many timesteps have a time ([`step_times_us`])
+/// below `time` (at most `time` when `inclusive`), i.e. `partition_point` over those times.
+/// One pass over the timesteps with the queries sorted, so the times (8 bytes per timestep)
+/// are never stored. `None` when the device's trace has no timed event.
+fn steps_before(
+    snap: &Snapshot,
+    device: i64,
+    layout: &Layout,
+    queries: &[(i64, bool)],
+) -> Option<Vec<u32>> {
+    let tr = snap.trace(device)?;
+    let t0 = tr.times().find(|&t| t != NO_TIME)?;
+    let steps = layout.step_count();
+    let mut order: Vec<usize> = (0..queries.len()).collect();
+    // A strict bound before an inclusive one of the same time: the answers then never decrease.
+    order.sort_by_key(|&i| queries.get(i).copied().unwrap_or((i64::MAX, true)));
+    let mut out = vec![steps; queries.len()];
+    let passes = |t: i64, i: usize| match queries.get(i) {
+        Some(&(v, true)) => t <= v,
+        Some(&(v, false)) => t < v,
+        None => true,
+    };
+    let mut next = order.iter().copied().peekable();
+    let mut last = t0;
+    for (j, ev) in layout.step_event().iter().enumerate() {
+        if next.peek().is_none() {
+            break;
+        }
+        if ev != NO_EVENT {
+            if let Some(t) = tr.time_us(ev as usize).filter(|&t| t != NO_TIME) {
+                last = last.max(t);
+            }
+        }
+        while let Some(i) = next.next_if(|&i| !passes(last, i)) {
+            if let Some(slot) = out.get_mut(i) {
+                *slot = j as u32;
+            }
+        }
+    }
+    Some(out)
+}
+
 /// The phases of `device` (see the module documentation for pairing, placement and order).
 pub fn phases(snap: &Snapshot, device: i64, layout: &Layout) -> Vec<Phase> {
-    let times = step_times_us(snap, device, layout);
     let steps = layout.step_count();
-    let place = |start: Option<i64>, end: Option<i64>| -> (u32, u32) {
-        let Some(times) = times.as_deref() else {
-            return (0, 0);
-        };
-        let s = start.map_or(0, |s| times.partition_point(|&t| t < s) as u32);
-        let e = end.map_or(steps, |e| times.partition_point(|&t| t <= e) as u32);
-        (s, e.max(s))
-    };
-    // (sort key: start, file position) → phase.
+    // (sort key: start, file position) → phase, placed below.
     let mut out: Vec<((i64, usize), Phase)> = Vec::new();
     // Open STARTs per name: (file position, start time).
     let mut open: HashMap<&str, Vec<(usize, Option<i64>)>> = HashMap::new();
+    let phase = |name: &str, start_us: Option<i64>, end_us: Option<i64>| Phase {
+        name: name.to_string(),
+        start_us,
+        end_us,
+        start_step: 0,
+        end_step: 0,
+    };
     for (i, a) in snap.external_annotations.iter().enumerate() {
         if a.device != device {
             continue;
@@ -109,32 +149,38 @@ pub fn phases(snap: &Snapshot, device: i64, layout: &Layout) -> Vec<Phase> {
                 .get_mut(name)
                 .and_then(|v| v.pop())
                 .unwrap_or((i, None));
-            let (start_step, end_step) = place(start_us, end_us);
             out.push((
                 (start_us.unwrap_or(i64::MIN), pos),
-                Phase {
-                    name: name.to_string(),
-                    start_us,
-                    end_us,
-                    start_step,
-                    end_step,
-                },
+                phase(name, start_us, end_us),
             ));
         }
     }
     for (name, starts) in open {
         for (pos, start_us) in starts {
-            let (start_step, end_step) = place(start_us, None);
             out.push((
                 (start_us.unwrap_or(i64::MIN), pos),
-                Phase {
-                    name: name.to_string(),
-                    start_us,
-                    end_us: None,
-                    start_step,
-                    end_step,
-                },
+                phase(name, start_us, None),
             ));
+        }
+    }
+    // Placed on the timesteps: every phase's start (strict) and end (inclusive) at once.
+    let mut queries: Vec<(i64, bool)> = Vec::with_capacity(2 * out.len());
+    for (_, p) in &out {
+        queries.push((p.start_us.unwrap_or(i64::MIN), false));
+        queries.push((p.end_us.unwrap_or(i64::MAX), true));
+    }
+    if let Some(at) = steps_before(snap, device, layout, &queries) {
+        for (j, (_, p)) in out.iter_mut().enumerate() {
+            let s = match p.start_us {
+                Some(_) => at.get(2 * j).copied().unwrap_or(0),
+                None => 0,
+            };
+            let e = match p.end_us {
+                Some(_) => at.get(2 * j + 1).copied().unwrap_or(steps),
+                None => steps,
+            };
+            p.start_step = s;
+            p.end_step = e.max(s);
         }
     }
     out.sort_by_key(|(k, _)| *k);

@@ -164,53 +164,100 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
     let k = boundaries.len();
     let mut growth: Vec<LeakSuspect> = Vec::new();
     if k >= 3 {
-        // (group, lo, hi, size, alloc event or NO_EVENT, push step): alive at boundaries lo..hi.
-        let mut contrib: Vec<(u32, u32, u32, u64, u32, u32)> = Vec::new();
-        let mut reps: Vec<StackId> = Vec::new();
-        for (ei, el) in timeline.elements.iter().enumerate() {
-            let Some((s, e)) = layout.span(ei as u32) else {
-                continue;
-            };
+        // The elements alive at a boundary, grouped by stack with a counting sort: 4 bytes per
+        // element (its index), each element's other numbers looked up again when its group is
+        // scored, rather than a 32-byte record per element.
+        // (lo, hi, push step): alive at boundaries lo..hi.
+        let alive_at = |ei: usize| -> Option<(usize, usize, u32)> {
+            let (s, e) = layout.span(ei as u32)?;
             let lo = boundaries.partition_point(|&b| b < s);
             let hi = boundaries.partition_point(|&b| b < e);
-            if lo >= hi {
+            (lo < hi).then_some((lo, hi, s))
+        };
+        let mut start: Vec<usize> = Vec::new();
+        let mut reps: Vec<StackId> = Vec::new();
+        for (ei, el) in timeline.elements.iter().enumerate() {
+            if alive_at(ei).is_none() {
                 continue;
             }
             let (g, st) = group_of(&mut groups, el);
-            if reps.len() <= g as usize {
-                reps.resize(g as usize + 1, st);
+            let g = g as usize;
+            if reps.len() <= g {
+                reps.resize(g + 1, st);
             }
+            if start.len() <= g + 1 {
+                start.resize(g + 2, 0);
+            }
+            if let Some(c) = start.get_mut(g + 1) {
+                *c += 1;
+            }
+        }
+        for i in 1..start.len() {
+            let prev = start.get(i - 1).copied().unwrap_or(0);
+            if let Some(c) = start.get_mut(i) {
+                *c += prev;
+            }
+        }
+        let mut members = vec![0u32; start.last().copied().unwrap_or(0)];
+        let mut next = start.clone();
+        for (ei, el) in timeline.elements.iter().enumerate() {
+            if alive_at(ei).is_none() {
+                continue;
+            }
+            let (g, _) = group_of(&mut groups, el);
+            if let Some(n) = next.get_mut(g as usize) {
+                if let Some(slot) = members.get_mut(*n) {
+                    *slot = ei as u32;
+                }
+                *n += 1;
+            }
+        }
+        drop(next);
+        // (size, alloc event or NO_EVENT, push step, lo, hi) of a member.
+        let numbers = |ei: u32| -> Option<(u64, u32, u32, usize, usize)> {
+            let el = timeline.elements.get(ei as usize)?;
+            let (lo, hi, s) = alive_at(ei as usize)?;
             let ev = match el.origin {
                 Origin::Alloc { event } => event,
                 _ => NO_EVENT,
             };
-            contrib.push((g, lo as u32, hi as u32, el.size_bytes, ev, s));
-        }
-        contrib.sort_unstable_by_key(|c| c.0);
+            Some((el.size_bytes, ev, s, lo, hi))
+        };
         let first_b = boundaries.first().copied().unwrap_or(0);
         let mut diff = vec![0i128; k + 1];
-        for run in contrib.chunk_by(|x, y| x.0 == y.0) {
-            let Some(&(g, ..)) = run.first() else {
+        for g in 0..start.len().saturating_sub(1) {
+            let (Some(&a), Some(&z)) = (start.get(g), start.get(g + 1)) else {
                 continue;
             };
-            let y_first: u64 = run
-                .iter()
-                .filter(|c| c.1 == 0)
-                .fold(0u64, |a, c| a.saturating_add(c.3));
-            let at_end: Vec<&(u32, u32, u32, u64, u32, u32)> =
-                run.iter().filter(|c| c.2 as usize == k).collect();
-            let y_last: u64 = at_end.iter().fold(0u64, |a, c| a.saturating_add(c.3));
+            let Some(run) = members.get(a..z).filter(|r| !r.is_empty()) else {
+                continue;
+            };
+            let (mut y_first, mut y_last, mut count) = (0u64, 0u64, 0u64);
+            let (mut late_first, mut any_first) = (NO_EVENT, NO_EVENT);
+            diff.iter_mut().for_each(|d| *d = 0);
+            for (size, ev, s, lo, hi) in run.iter().filter_map(|&ei| numbers(ei)) {
+                if lo == 0 {
+                    y_first = y_first.saturating_add(size);
+                }
+                if hi == k {
+                    y_last = y_last.saturating_add(size);
+                    count += 1;
+                    if ev != NO_EVENT {
+                        any_first = any_first.min(ev);
+                        if s > first_b {
+                            late_first = late_first.min(ev);
+                        }
+                    }
+                }
+                if let Some(d) = diff.get_mut(lo) {
+                    *d = d.saturating_add(i128::from(size));
+                }
+                if let Some(d) = diff.get_mut(hi) {
+                    *d = d.saturating_sub(i128::from(size));
+                }
+            }
             if y_last <= y_first {
                 continue;
-            }
-            diff.iter_mut().for_each(|d| *d = 0);
-            for c in run {
-                if let Some(d) = diff.get_mut(c.1 as usize) {
-                    *d = d.saturating_add(i128::from(c.3));
-                }
-                if let Some(d) = diff.get_mut(c.2 as usize) {
-                    *d = d.saturating_sub(i128::from(c.3));
-                }
             }
             let mut y: Vec<i128> = Vec::with_capacity(k);
             let mut acc = 0i128;
@@ -230,18 +277,12 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
                 continue;
             }
             let slope = 2.0 * sdy as f64 / sdd as f64;
-            let count = at_end.len() as u64;
-            let first_event = at_end
-                .iter()
-                .filter(|c| c.4 != NO_EVENT && c.5 > first_b)
-                .map(|c| c.4)
-                .min()
-                .or_else(|| at_end.iter().map(|c| c.4).filter(|&e| e != NO_EVENT).min())
-                .unwrap_or(NO_EVENT);
-            let site = site_label(
-                snap,
-                reps.get(g as usize).copied().unwrap_or(StackId::EMPTY),
-            );
+            let first_event = if late_first != NO_EVENT {
+                late_first
+            } else {
+                any_first
+            };
+            let site = site_label(snap, reps.get(g).copied().unwrap_or(StackId::EMPTY));
             let explanation = format!(
                 "Live memory from {site} rose in {rises} of {} iterations ({} to {}), by {} per iteration on average, to {} in {} at the end of {}.",
                 k - 1,
@@ -254,7 +295,7 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
             );
             growth.push(LeakSuspect {
                 kind: "iteration_growth",
-                stack: groups.keys.get(g as usize).cloned().unwrap_or_default(),
+                stack: groups.keys.get(g).cloned().unwrap_or_default(),
                 bytes: y_last,
                 count,
                 growth_per_iteration: Some(slope),

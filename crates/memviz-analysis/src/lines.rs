@@ -183,49 +183,61 @@ pub fn attributed_text(snap: &Snapshot, stack: StackId, opts: LineOptions) -> St
 /// A row's identity: (filename, line, name), or `None` for `<no frames>`.
 type Key = Option<(StrId, i64, StrId)>;
 
-/// Row index per element, computed once per distinct stack.
-struct Attribution {
+/// Row index per element, computed once per distinct stack and looked up per element as it
+/// is needed (no per-element vector: a panel over tens of millions of events stays small).
+struct Attribution<'s> {
+    snap: &'s Snapshot,
+    device: i64,
+    opts: LineOptions,
     keys: Vec<Key>,
-    /// Per element.
-    row_of: Vec<u32>,
+    per_stack: Vec<u32>,
+    other_stacks: FxHashMap<StackId, u32>,
+    index: FxHashMap<Key, u32>,
 }
 
 const UNSEEN: u32 = u32::MAX;
 
-fn attribute(snap: &Snapshot, device: i64, timeline: &Timeline, opts: LineOptions) -> Attribution {
-    let mut per_stack: Vec<u32> = vec![UNSEEN; snap.stacks.len()];
-    let mut other_stacks: FxHashMap<StackId, u32> = FxHashMap::default();
-    let mut index: FxHashMap<Key, u32> = FxHashMap::default();
-    let mut keys: Vec<Key> = Vec::new();
-    let mut row_of = Vec::with_capacity(timeline.elements.len());
-    for el in &timeline.elements {
-        let stack = element_stack(snap, device, el);
-        let cached = match per_stack.get(stack.0 as usize) {
-            Some(&r) => r,
-            None => other_stacks.get(&stack).copied().unwrap_or(UNSEEN),
-        };
-        let row = if cached != UNSEEN {
-            cached
-        } else {
-            let key: Key = attributed_frame(snap, stack, opts)
-                .and_then(|id| snap.frame(id))
-                .map(|f| (f.filename, f.line, f.name));
-            let next = keys.len() as u32;
-            let row = *index.entry(key).or_insert_with(|| {
-                keys.push(key);
-                next
-            });
-            match per_stack.get_mut(stack.0 as usize) {
-                Some(slot) => *slot = row,
-                None => {
-                    other_stacks.insert(stack, row);
-                }
-            }
-            row
-        };
-        row_of.push(row);
+impl<'s> Attribution<'s> {
+    fn new(snap: &'s Snapshot, device: i64, opts: LineOptions) -> Self {
+        Attribution {
+            snap,
+            device,
+            opts,
+            keys: Vec::new(),
+            per_stack: vec![UNSEEN; snap.stacks.len()],
+            other_stacks: FxHashMap::default(),
+            index: FxHashMap::default(),
+        }
     }
-    Attribution { keys, row_of }
+
+    /// The row of `el` (an index into `keys`).
+    fn row(&mut self, el: &Element) -> u32 {
+        let snap = self.snap;
+        let stack = element_stack(snap, self.device, el);
+        let cached = match self.per_stack.get(stack.0 as usize) {
+            Some(&r) => r,
+            None => self.other_stacks.get(&stack).copied().unwrap_or(UNSEEN),
+        };
+        if cached != UNSEEN {
+            return cached;
+        }
+        let key: Key = attributed_frame(snap, stack, self.opts)
+            .and_then(|id| snap.frame(id))
+            .map(|f| (f.filename, f.line, f.name));
+        let next = self.keys.len() as u32;
+        let keys = &mut self.keys;
+        let row = *self.index.entry(key).or_insert_with(|| {
+            keys.push(key);
+            next
+        });
+        match self.per_stack.get_mut(stack.0 as usize) {
+            Some(slot) => *slot = row,
+            None => {
+                self.other_stacks.insert(stack, row);
+            }
+        }
+        row
+    }
 }
 
 fn key_text(snap: &Snapshot, key: &Key) -> (String, i64, String) {
@@ -277,10 +289,14 @@ pub fn line_table(
     layout: &Layout,
     opts: LineOptions,
 ) -> Vec<LineRow> {
-    let at = attribute(snap, device, timeline, opts);
-    let mut acc: Vec<(u64, u64, u64, u64)> = vec![(0, 0, 0, 0); at.keys.len()];
-    for (el, &row) in timeline.elements.iter().zip(&at.row_of) {
-        if let Some(a) = acc.get_mut(row as usize) {
+    let mut at = Attribution::new(snap, device, opts);
+    let mut acc: Vec<(u64, u64, u64, u64)> = Vec::new();
+    for el in &timeline.elements {
+        let row = at.row(el) as usize;
+        if acc.len() <= row {
+            acc.resize(row + 1, (0, 0, 0, 0));
+        }
+        if let Some(a) = acc.get_mut(row) {
             a.1 = a.1.saturating_add(el.size_bytes);
             a.2 = a.2.saturating_add(1);
             a.3 = a.3.max(el.size_bytes);
@@ -288,16 +304,16 @@ pub fn line_table(
     }
     if layout.step_count() > 0 {
         for e in live_elements_at(layout, layout.peak_step) {
-            let (Some(el), Some(&row)) =
-                (timeline.elements.get(e as usize), at.row_of.get(e as usize))
-            else {
+            let Some(el) = timeline.elements.get(e as usize) else {
                 continue;
             };
-            if let Some(a) = acc.get_mut(row as usize) {
+            let row = at.row(el) as usize;
+            if let Some(a) = acc.get_mut(row) {
                 a.0 = a.0.saturating_add(el.size_bytes);
             }
         }
     }
+    acc.resize(at.keys.len(), (0, 0, 0, 0));
     let mut rows: Vec<LineRow> = at
         .keys
         .iter()
@@ -334,21 +350,20 @@ fn elements_where(
     opts: LineOptions,
     pred: impl Fn(&str, i64, &str) -> bool,
 ) -> Vec<u32> {
-    let at = attribute(snap, device, timeline, opts);
-    let hit: Vec<bool> = at
-        .keys
-        .iter()
-        .map(|k| {
+    let mut at = Attribution::new(snap, device, opts);
+    let mut hit: Vec<bool> = Vec::new();
+    let mut out = Vec::new();
+    for (i, el) in timeline.elements.iter().enumerate() {
+        let row = at.row(el) as usize;
+        while let Some(k) = at.keys.get(hit.len()) {
             let (f, l, n) = key_text(snap, k);
-            pred(&f, l, &n)
-        })
-        .collect();
-    at.row_of
-        .iter()
-        .enumerate()
-        .filter(|(_, &r)| hit.get(r as usize).copied().unwrap_or(false))
-        .map(|(i, _)| i as u32)
-        .collect()
+            hit.push(pred(&f, l, &n));
+        }
+        if hit.get(row).copied().unwrap_or(false) {
+            out.push(i as u32);
+        }
+    }
+    out
 }
 
 /// The elements attributed to `file:line` (every row with that file and line, whatever the
@@ -500,10 +515,47 @@ pub fn live_table(
     layout: &Layout,
     step: u32,
 ) -> Vec<LiveRow> {
-    let live = live_elements_at(layout, step);
+    live_rows(snap, device, timeline, layout, step, usize::MAX).rows
+}
+
+/// [`live_rows`]: how many elements are alive and their bytes, and the largest of them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LiveRows {
+    /// Elements alive at the step.
+    pub count: usize,
+    /// Σ their sizes (saturating).
+    pub total_bytes: u64,
+    /// The `limit` largest, as [`live_table`] orders them.
+    pub rows: Vec<LiveRow>,
+}
+
+/// [`live_table`] cut to its first `limit` rows, with the count and bytes of every live
+/// element: only the rows listed are formatted (a page lists the 2000 largest of what can be
+/// millions).
+pub fn live_rows(
+    snap: &Snapshot,
+    device: i64,
+    timeline: &Timeline,
+    layout: &Layout,
+    step: u32,
+    limit: usize,
+) -> LiveRows {
+    let mut live = live_elements_at(layout, step);
+    live.retain(|&e| timeline.elements.get(e as usize).is_some());
     if live.is_empty() {
-        return Vec::new();
+        return LiveRows::default();
     }
+    let size = |e: u32| {
+        timeline
+            .elements
+            .get(e as usize)
+            .map_or(0, |el| el.size_bytes)
+    };
+    let count = live.len();
+    let total_bytes = live.iter().fold(0u64, |a, &e| a.saturating_add(size(e)));
+    live.sort_unstable_by(|&a, &b| size(b).cmp(&size(a)).then(a.cmp(&b)));
+    live.truncate(limit);
+    live.shrink_to_fit();
     let versions = tooltip::versions(snap, device);
     let streams = tooltip::stream_ordinals(snap);
     let tr = snap.trace(device);
@@ -546,7 +598,11 @@ pub fn live_table(
         })
         .collect();
     rows.sort_by(|a, b| b.size.cmp(&a.size).then(a.element.cmp(&b.element)));
-    rows
+    LiveRows {
+        count,
+        total_bytes,
+        rows,
+    }
 }
 
 #[cfg(test)]

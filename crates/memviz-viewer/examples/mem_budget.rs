@@ -1,10 +1,14 @@
-//! Memory per structure and per view, as the page's worker builds them: heap bytes (counted by
-//! the allocator) after parsing, after each structure of the first view, and after each other
-//! view is shown, with bytes per trace entry and the ratio to the file. One JSON line per step.
-//! `peak_per_file` is the high-water mark so far (what wasm memory keeps); `step_peak_per_file`
-//! the highest heap during that step alone, so a step's transient shows even below an earlier
-//! peak (the parse's).
-//! `cargo run -p memviz-viewer --release --example mem_budget -- FILE [--views]`
+//! Memory per structure, per view and per panel, as the page's worker builds them: heap bytes
+//! (counted by the allocator) after parsing, after each structure of the first view, and after
+//! each other view is shown, with bytes per trace entry and the ratio to the file. One JSON line
+//! per step. `--views` also walks the other views; `--panels` the panels and lazy structures
+//! (hit index, tooltips, leaks, source lines, alive at the peak, search, compare and diff
+//! flamegraph against itself), each with its peak above what was held before
+//! (`peak_bytes_per_entry`, what `memviz_viewer::memory::panel_bytes_per_event` must cover) and
+//! what it keeps (`kept_bytes_per_entry`). `peak_per_file` is the high-water mark so far (what wasm memory
+//! keeps); `step_peak_per_file` the highest heap during that step alone, so a step's transient
+//! shows even below an earlier peak (the parse's).
+//! `cargo run -p memviz-viewer --release --example mem_budget -- FILE [--views] [--panels]`
 //! (docs/limits.md has the table.)
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 use std::time::Instant;
@@ -53,8 +57,12 @@ impl Meter {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let path = args.next().expect("usage: mem_budget FILE [--views]");
-    let views = args.any(|a| a == "--views");
+    let path = args
+        .next()
+        .expect("usage: mem_budget FILE [--views] [--panels]");
+    let rest: Vec<String> = args.collect();
+    let views = rest.iter().any(|a| a == "--views");
+    let panels = rest.iter().any(|a| a == "--panels");
     let file_bytes = std::fs::metadata(&path).unwrap().len() as f64;
     let t = Instant::now();
     // Streamed in 4 MiB chunks as the page does (the file is never whole in memory).
@@ -113,6 +121,20 @@ fn main() {
     m.step("first_scene");
     drop((tl, layout, colors, scene));
     m.step("dropped");
+    let counts = format!(
+        "{{\"stacks\":{},\"stack_frames\":{},\"frames\":{},\"segments\":{},\"blocks\":{}}}",
+        snap.stacks.len(),
+        (0..snap.stacks.len())
+            .map(|i| snap.stack(memviz_snapshot::StackId(i as u32)).len())
+            .sum::<usize>(),
+        snap.frames.len(),
+        snap.segments.len(),
+        snap.blocks.len()
+    );
+    println!("{counts}");
+    if panels {
+        own_timeline_leaks(&snap, device, &mut m);
+    }
     let mut app = App::new("x", snap);
     m.step("app_first_view");
     if let Some(l) = app.layout() {
@@ -136,5 +158,102 @@ fn main() {
             app.set_view(kind);
             m.step(kind.name());
         }
+        app.set_view(ViewKind::Active);
     }
+    if panels {
+        walk_panels(&mut app, &mut m);
+    }
+}
+
+/// Runs `f`, printing the most the heap held above what it held before (the peak) and what
+/// is still held after the result is dropped, per trace entry.
+fn panel<T>(m: &mut Meter, what: &str, f: impl FnOnce() -> T) {
+    let before = ALLOC.allocated();
+    // Raises what is held now to the high-water mark so far, so that the high-water mark after
+    // `f` is this panel's own peak. Never touched, so it costs address space only.
+    let filler: Vec<u8> = Vec::with_capacity(ALLOC.max_allocated().saturating_sub(before));
+    let base = ALLOC.max_allocated();
+    let t = Instant::now();
+    let r = f();
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    let peak = ALLOC.max_allocated() - base;
+    drop(r);
+    drop(filler);
+    let kept = ALLOC.allocated() as f64 - before as f64;
+    println!(
+        "{{\"panel\":\"{what}\",\"ms\":{ms:.0},\"peak_bytes\":{peak},\"peak_bytes_per_entry\":{:.2},\"kept_bytes_per_entry\":{:.2},\"heap_bytes\":{}}}",
+        peak as f64 / m.entries.max(1.0),
+        kept / m.entries.max(1.0),
+        ALLOC.allocated()
+    );
+    m.last = ALLOC.allocated();
+    m.t = Instant::now();
+}
+
+/// Leak suspects when the Active Memory Timeline is not built: the panel builds its own
+/// timeline and compact layout.
+fn own_timeline_leaks(snap: &memviz_snapshot::Snapshot, device: i64, m: &mut Meter) {
+    panel(m, "leaks_own_timeline", || {
+        let mut tl = memviz_analysis::timeline::build(snap, device);
+        let l = memviz_analysis::layout::Layout::build(&tl, memviz_viewer::memory::PANEL_LAYOUT);
+        tl.drop_steps();
+        memviz_analysis::leaks::leaks(snap, device, &tl, &l)
+            .suspects
+            .len()
+    });
+    panel(m, "leaks_own_timeline_exact", || {
+        let tl = memviz_analysis::timeline::build(snap, device);
+        let l = memviz_analysis::layout::Layout::build(&tl, Default::default());
+        memviz_analysis::leaks::leaks(snap, device, &tl, &l)
+            .suspects
+            .len()
+    });
+}
+
+fn walk_panels(app: &mut App, m: &mut Meter) {
+    let g = *app.geometry();
+    let (cx, cy) = (
+        (g.plot.left + g.plot.right) / 2.0,
+        (g.plot.top + g.plot.bottom) * 0.75,
+    );
+    let (elements, device) = (app.layout().map_or(0, |l| l.element_count()), app.device());
+    println!("{{\"elements\":{elements}}}");
+    panel(m, "hit_index", || {
+        app.layout().map(|l| l.hit_index_heap_bytes())
+    });
+    if let Some(snap) = app.snapshot() {
+        panel(m, "address_versions", || {
+            memviz_analysis::tooltip::versions(snap, device)
+        });
+    }
+    panel(m, "tooltips", || app.hover(cx, cy));
+    let _ = app.pin(-1);
+    panel(m, "leaks", || app.leaks_json());
+    panel(m, "lines", || app.lines_json(false));
+    panel(m, "lines_all_frames", || app.lines_json(true));
+    let rows: serde_json::Value = serde_json::from_str(&app.lines_json(false)).unwrap();
+    let r = &rows[0];
+    let (file, line, name) = (
+        r["file"].as_str().unwrap_or("").to_owned(),
+        r["line"].as_i64().unwrap_or(0),
+        r["name"].as_str().unwrap_or("").to_owned(),
+    );
+    panel(m, "highlight_line", || {
+        app.highlight_line(&file, line, &name, false)
+    });
+    app.set_highlight(None, false);
+    panel(m, "highlight_all", || {
+        app.set_highlight(Some((0..elements as u32).collect()), false);
+    });
+    app.set_highlight(None, false);
+    panel(m, "live_at_peak", || app.live_json(-1));
+    panel(m, "search_all", || app.search("/./", false));
+    app.set_highlight(None, false);
+    panel(m, "search_labels", || app.search("fff_", false));
+    app.set_highlight(None, false);
+    panel(m, "diff_itself", || app.diff_json(0, 0));
+    app.set_view(ViewKind::Flame);
+    panel(m, "flame_at_peak", || app.flame_set("peak", false, false));
+    panel(m, "flame_lifetime", || app.flame_set("peak", true, false));
+    panel(m, "flame_diff_itself", || app.flame_diff(0, 0, false));
 }

@@ -13,9 +13,12 @@ use memviz_render::{rgba, Trapezoid, View};
 use memviz_snapshot::Snapshot;
 use serde_json::json;
 
+mod panels;
+pub use panels::{unavailable_json, LIVE_ROWS};
+
 use crate::camera::{Camera, PlotGeometry, RectCss, Y_HEADROOM};
 use crate::flame_view::FlameView;
-use crate::memory::{unavailable_message, view_bytes_per_event, Memory};
+use crate::memory::{unavailable_message, view_bytes_per_event, Memory, Panel};
 use crate::scene::{self, Batch, PlotScene, STATIC_MAX_POINTS};
 use crate::state_view::StateView;
 use crate::step_time::StepTimeIndex;
@@ -273,7 +276,7 @@ impl App {
             need = events as u64;
         }
         if need > mem.free() {
-            self.release_views_but(kind);
+            self.release_views_but(&[kind]);
         }
         let free = mem.free();
         if need <= free {
@@ -286,19 +289,23 @@ impl App {
         false
     }
 
-    /// Drops every built view except what showing `keep` for the current file and device needs,
-    /// and the current Active Memory Timeline: search, the tables, tooltips and the flamegraph
-    /// read it, and rebuilding it later in a heap already grown to its 4 GiB ceiling can fail
-    /// where the estimate saw room (a 4 GB file: State History released it, the flamegraph's
-    /// rebuild then ran out of memory). A view that does not fit beside it says so instead.
-    fn release_views_but(&mut self, keep: ViewKind) {
+    /// Drops every built view except what showing the kinds in `keep` for the current file and
+    /// device needs, and the current Active Memory Timeline: search, the tables, tooltips and
+    /// the flamegraph read it, and rebuilding it later in a heap already grown to its 4 GiB
+    /// ceiling can fail where the estimate saw room (a 4 GB file: State History released it,
+    /// the flamegraph's rebuild then ran out of memory). A view that does not fit beside it
+    /// says so instead.
+    fn release_views_but(&mut self, keep: &[ViewKind]) {
         let (cur, dev) = (self.current, self.device);
         for (i, f) in self.files.iter_mut().enumerate() {
-            f.devices
-                .retain(|&(d, k), _| i == cur && d == dev && (k == keep || k == ViewKind::Active));
+            f.devices.retain(|&(d, k), _| {
+                i == cur && d == dev && (keep.contains(&k) || k == ViewKind::Active)
+            });
         }
-        // A view of another (file, device), or not the one to show: released.
-        let stale = |k: Option<(usize, i64)>, kind: ViewKind| keep != kind || k != Some((cur, dev));
+        // A view of another (file, device), or not one to show: released.
+        let stale = |k: Option<(usize, i64)>, kind: ViewKind| {
+            !keep.contains(&kind) || k != Some((cur, dev))
+        };
         if stale(self.state_view.as_ref().map(|v| v.0), ViewKind::State) {
             self.state_view = None;
         }
@@ -496,6 +503,12 @@ impl App {
     pub fn flame_diff(&mut self, a: usize, b: usize, all_frames: bool) -> String {
         use memviz_analysis::diff::live_folded;
         use memviz_analysis::flame::{FlameTree, ValueUnit};
+        if self.files.get(a).is_none() || self.files.get(b).is_none() {
+            return "null".into();
+        }
+        if let Err(why) = self.check_pair(Panel::FlameDiff, a, b) {
+            return unavailable_json(&why);
+        }
         let tree = {
             let (Some(fa), Some(fb)) = (self.files.get(a), self.files.get(b)) else {
                 return "null".into();
@@ -536,6 +549,11 @@ impl App {
     pub fn flame_set(&mut self, at: &str, lifetime: bool, all_frames: bool) -> String {
         use memviz_analysis::flame::{At, FlameOptions};
         self.ensure_flame_view();
+        if self.flame_view.is_some() {
+            if let Err(why) = self.check_panel(Panel::FlameMoment, ViewKind::Active, false) {
+                return unavailable_json(&why);
+            }
+        }
         let device = self.device;
         let Some(f) = self.files.get(self.current) else {
             return "null".into();
@@ -726,283 +744,6 @@ impl App {
             return "[]".into();
         };
         crate::settings::rows_json(snap)
-    }
-
-    // ----- search, highlight, source lines ------------------------------------------------------
-
-    /// Highlights `elements` of the current timeline (the others faint grey, or hidden when
-    /// `only`); `None` clears. The scene is rebuilt with the new colours.
-    pub fn set_highlight(&mut self, elements: Option<Vec<u32>>, only: bool) {
-        let key = (self.device, self.timeline_kind());
-        let Some(d) = self
-            .files
-            .get_mut(self.current)
-            .and_then(|f| f.devices.get_mut(&key))
-        else {
-            return;
-        };
-        match elements {
-            None if d.highlight.is_none() => return,
-            None => {
-                d.highlight = None;
-                d.colors.clone_from(&d.base_colors);
-            }
-            Some(mut els) => {
-                els.sort_unstable();
-                els.dedup();
-                let other = if only {
-                    color::HIDDEN_COLOR
-                } else {
-                    color::DIM_COLOR
-                };
-                d.colors = vec![other; d.base_colors.len()];
-                for &e in &els {
-                    if let (Some(c), Some(&b)) =
-                        (d.colors.get_mut(e as usize), d.base_colors.get(e as usize))
-                    {
-                        *c = b;
-                    }
-                }
-                d.highlight = Some((els, only));
-            }
-        }
-        d.scene = initial_scene(&d.layout, &d.colors, d.windowed);
-        self.generation += 1;
-        self.needs_redraw = true;
-        if self.is_windowed() {
-            self.unsettled_since = Some(None);
-        }
-        if self.show_flame {
-            self.sync_flame_matches();
-        }
-    }
-
-    /// The timeline that search, the line table and highlights work on: the Active Memory
-    /// Timeline while the flamegraph (built from it) is shown, else the timeline kind shown.
-    fn timeline_kind(&self) -> ViewKind {
-        if self.show_flame {
-            ViewKind::Active
-        } else {
-            self.kind
-        }
-    }
-
-    /// Searches the current timeline (substring, or `/regex/`; see
-    /// `memviz_analysis::search`) and highlights the matches (`only`: hide the rest); an empty
-    /// query clears. JSON `{query, count, bytes, size, error}`.
-    pub fn search(&mut self, query: &str, only: bool) -> String {
-        if query.trim().is_empty() {
-            self.set_highlight(None, false);
-            return json!({"query": "", "count": 0, "bytes": 0, "size": "", "error": null})
-                .to_string();
-        }
-        let q = match memviz_analysis::search::parse_query(query) {
-            Ok(q) => q,
-            Err(e) => {
-                return json!({"query": query, "count": 0, "bytes": 0, "size": "", "error": e})
-                    .to_string()
-            }
-        };
-        let Some((snap, d)) = self.parts() else {
-            return "null".into();
-        };
-        let r = memviz_analysis::search::search(snap, self.device, &d.timeline, &q);
-        let out = json!({
-            "query": query,
-            "count": r.count,
-            "bytes": r.bytes,
-            "size": memviz_analysis::format::size_long(r.bytes),
-            "error": null,
-        });
-        self.set_highlight(Some(r.elements), only);
-        out.to_string()
-    }
-
-    /// The per-source-line table of the current timeline, JSON `[{file, line, name,
-    /// live_at_peak_bytes, total_bytes, count, largest_bytes, live, total, largest}]` (the last
-    /// three formatted); `all_frames`: attribute to the innermost frame of any kind.
-    #[must_use]
-    pub fn lines_json(&self, all_frames: bool) -> String {
-        use memviz_analysis::format::size_short;
-        use memviz_analysis::lines::{line_table, LineOptions};
-        let Some((snap, d)) = self.parts() else {
-            return "[]".into();
-        };
-        let opts = if all_frames {
-            LineOptions::ALL_FRAMES
-        } else {
-            LineOptions::default()
-        };
-        let rows: Vec<serde_json::Value> =
-            line_table(snap, self.device, &d.timeline, &d.layout, opts)
-                .into_iter()
-                .map(|r| {
-                    let mut v = serde_json::to_value(&r).unwrap_or_default();
-                    if let Some(o) = v.as_object_mut() {
-                        o.insert("live".into(), json!(size_short(r.live_at_peak_bytes)));
-                        o.insert("total".into(), json!(size_short(r.total_bytes)));
-                        o.insert("largest".into(), json!(size_short(r.largest_bytes)));
-                    }
-                    v
-                })
-                .collect();
-        json!(rows).to_string()
-    }
-
-    /// Highlights the elements of one row of [`App::lines_json`] (`file`, `line`, `name`);
-    /// returns how many.
-    pub fn highlight_line(&mut self, file: &str, line: i64, name: &str, all_frames: bool) -> usize {
-        use memviz_analysis::lines::{row_elements, LineOptions, LineRow};
-        let opts = if all_frames {
-            LineOptions::ALL_FRAMES
-        } else {
-            LineOptions::default()
-        };
-        let els = {
-            let Some((snap, d)) = self.parts() else {
-                return 0;
-            };
-            let row = LineRow {
-                file: file.to_owned(),
-                line,
-                name: name.to_owned(),
-                live_at_peak_bytes: 0,
-                total_bytes: 0,
-                count: 0,
-                largest_bytes: 0,
-            };
-            row_elements(snap, self.device, &d.timeline, opts, &row)
-        };
-        let n = els.len();
-        self.set_highlight(Some(els), false);
-        n
-    }
-
-    /// Leak suspects of the current device's Active Memory Timeline, JSON
-    /// (`memviz_analysis::leaks::LeakReport` plus `size` per suspect).
-    #[must_use]
-    pub fn leaks_json(&self) -> String {
-        let Some(f) = self.files.get(self.current) else {
-            return "null".into();
-        };
-        let own;
-        let (timeline, layout) = match f.devices.get(&(self.device, ViewKind::Active)) {
-            Some(d) => (&*d.timeline, &*d.layout),
-            None => {
-                let t = timeline::build(&f.snap, self.device);
-                let l = layout::Layout::build(&t, LayoutOptions::default());
-                own = (t, l);
-                (&own.0, &own.1)
-            }
-        };
-        let report = memviz_analysis::leaks::leaks(&f.snap, self.device, timeline, layout);
-        let mut v = serde_json::to_value(&report).unwrap_or_default();
-        if let Some(list) = v.get_mut("suspects").and_then(|x| x.as_array_mut()) {
-            for (sv, s) in list.iter_mut().zip(&report.suspects) {
-                if let Some(o) = sv.as_object_mut() {
-                    o.insert(
-                        "size".into(),
-                        json!(memviz_analysis::format::size_short(s.bytes)),
-                    );
-                    o.insert(
-                        "shown".into(),
-                        json!(memviz_analysis::frames::shown_frames(&s.stack)),
-                    );
-                }
-            }
-        }
-        v.to_string()
-    }
-
-    /// Every allocation alive at timestep `step` (the peak when negative) of the current
-    /// timeline, largest first, JSON `{step, total, rows: [LiveRow + size]}` (at most 2000 rows).
-    #[must_use]
-    pub fn live_json(&self, step: i64) -> String {
-        let Some((snap, d)) = self.parts() else {
-            return "null".into();
-        };
-        let step = if step < 0 {
-            d.layout.peak_step
-        } else {
-            u32::try_from(step)
-                .unwrap_or(u32::MAX)
-                .min(d.layout.step_count().saturating_sub(1))
-        };
-        let rows =
-            memviz_analysis::lines::live_table(snap, self.device, &d.timeline, &d.layout, step);
-        let total: u64 = rows.iter().fold(0u64, |a, r| a.saturating_add(r.size));
-        let list: Vec<serde_json::Value> = rows
-            .iter()
-            .take(2000)
-            .map(|r| {
-                let mut v = serde_json::to_value(r).unwrap_or_default();
-                if let Some(o) = v.as_object_mut() {
-                    o.insert(
-                        "size_text".into(),
-                        json!(memviz_analysis::format::size_short(r.size)),
-                    );
-                }
-                v
-            })
-            .collect();
-        json!({
-            "step": step,
-            "count": rows.len(),
-            "total": memviz_analysis::format::size_long(total),
-            "rows": list,
-        })
-        .to_string()
-    }
-
-    /// Compares the live allocations of files `a` and `b` (all devices), JSON: the
-    /// `memviz_analysis::diff::Diff` (groups sorted by growth; at most 500 groups) plus
-    /// formatted sizes, the group and segment counts, and the file names.
-    #[must_use]
-    pub fn diff_json(&self, a: usize, b: usize) -> String {
-        use memviz_analysis::format::size_short;
-        let (Some(fa), Some(fb)) = (self.files.get(a), self.files.get(b)) else {
-            return "null".into();
-        };
-        let d = memviz_analysis::diff::diff(&fa.snap, &fb.snap, None);
-        let signed = |x: u64, y: u64| {
-            if y >= x {
-                format!("+{}", size_short(y - x))
-            } else {
-                format!("-{}", size_short(x - y))
-            }
-        };
-        let groups: Vec<serde_json::Value> = d
-            .groups
-            .iter()
-            .take(500)
-            .map(|g| {
-                json!({
-                    "stack": g.stack,
-                    "shown": memviz_analysis::frames::shown_frames(&g.stack),
-                    "bytes_a": g.bytes_a,
-                    "bytes_b": g.bytes_b,
-                    "count_a": g.count_a,
-                    "count_b": g.count_b,
-                    "a": size_short(g.bytes_a),
-                    "b": size_short(g.bytes_b),
-                    "delta": signed(g.bytes_a, g.bytes_b),
-                })
-            })
-            .collect();
-        let seg_bytes = |v: &[memviz_analysis::diff::SegmentKey]| {
-            size_short(v.iter().fold(0u64, |s, k| s.saturating_add(k.total_size)))
-        };
-        json!({
-            "a": fa.name,
-            "b": fb.name,
-            "group_count": d.groups.len(),
-            "groups": groups,
-            "segments_only_a": d.segments_only_a.len(),
-            "segments_only_b": d.segments_only_b.len(),
-            "segments_only_a_bytes": seg_bytes(&d.segments_only_a),
-            "segments_only_b_bytes": seg_bytes(&d.segments_only_b),
-        })
-        .to_string()
     }
 
     /// The timestep of the last click on the plot (pinned or not), when there was one.
@@ -1817,11 +1558,17 @@ impl App {
         if !self.geom.plot.contains([css_x, css_y]) {
             return None;
         }
+        if !self.hit_index_fits_now() {
+            return None;
+        }
         let [x, y] = self.camera.data_from_css_px(&self.geom, [css_x, css_y]);
         self.data()?.layout.hit(x, y)
     }
 
     fn tooltip_json(&mut self, element: u32, pinned: bool) -> Option<String> {
+        if let Err(why) = self.ensure_tooltips() {
+            return Some(unavailable_json(&why));
+        }
         let geom = self.geom;
         let f = self.files.get_mut(self.current)?;
         let snap = &f.snap;
@@ -1854,6 +1601,11 @@ impl App {
             }
             return v.hover(snap, css_x, css_y);
         }
+        if self.pinned.is_none() && self.geom.plot.contains([css_x, css_y]) {
+            if let Err(why) = self.ensure_hit_index() {
+                return Some(unavailable_json(&why));
+            }
+        }
         let hit = self.element_at(css_x, css_y);
         if hit != self.hover {
             self.hover = hit;
@@ -1883,6 +1635,11 @@ impl App {
         }
         if self.pinned.take().is_some() {
             return self.hover(css_x, css_y);
+        }
+        if self.geom.plot.contains([css_x, css_y]) {
+            if let Err(why) = self.ensure_hit_index() {
+                return Some(unavailable_json(&why));
+            }
         }
         let hit = self.element_at(css_x, css_y)?;
         self.pinned = Some(hit);
@@ -1929,11 +1686,7 @@ impl App {
     /// The `n` largest allocation sites at the peak, JSON (`LegendEntry` list).
     #[must_use]
     pub fn legend(&self, n: usize) -> String {
-        let entries = match self.parts() {
-            Some((snap, d)) => color::legend(snap, self.device, &d.timeline, &d.layout, n),
-            None => Vec::new(),
-        };
-        serde_json::to_string(&entries).unwrap_or_else(|_| "[]".into())
+        serde_json::to_string(&self.legend_entries(n)).unwrap_or_else(|_| "[]".into())
     }
 
     /// The file's devices, JSON: `[{device, events, segments, current}]`.
@@ -2037,8 +1790,7 @@ fn build_device(
             ViewKind::Pools => timeline::build_pools(snap, device),
             ViewKind::Active | ViewKind::State | ViewKind::Flame => timeline::build(snap, device),
         };
-        let layout = layout::Layout::build(&timeline, VIEWER_LAYOUT);
-        timeline.drop_steps();
+        let layout = layout::Layout::build_dropping_steps(&mut timeline, VIEWER_LAYOUT);
         (Rc::new(timeline), Rc::new(layout))
     });
     let colors = color::element_colors(snap, device, &timeline);

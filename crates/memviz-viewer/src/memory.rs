@@ -9,6 +9,14 @@
 //! views keep working. Without a [`Memory`] (the CLI, tests) every view is built.
 
 use crate::app::ViewKind;
+use memviz_analysis::layout::{LayoutOptions, PointMode};
+
+/// The layout a panel builds for itself when the view it reads is not built (leak suspects
+/// without the Active Memory Timeline): no stored polylines, which a panel never draws.
+pub const PANEL_LAYOUT: LayoutOptions = LayoutOptions {
+    mode: PointMode::Compact,
+    max_exact_points: 0,
+};
 
 /// A probe of the bytes in use and the most the viewer may hold.
 #[derive(Clone, Copy, Debug)]
@@ -99,4 +107,271 @@ pub fn unavailable_message(kind: ViewKind, need: u64, free: u64, events: usize) 
         size_short(need),
         size_short(free)
     )
+}
+
+// ----- panels and lazily built structures ---------------------------------------------------
+
+/// A panel or a structure built on first use, checked like a view before it is built
+/// ([`panel_bytes`]): when it does not fit, the views it does not need are released, and if
+/// it still does not fit it is not built and its entry point answers with
+/// [`panel_unavailable_message`] instead (JSON `{"unavailable": "…"}`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Panel {
+    /// The layout's hit index (built on the first hover or click on a timeline).
+    HitIndex,
+    /// The tooltips' per-device context: address versions, stream ordinals, segments by
+    /// address, `annotate` events (built on the first tooltip).
+    Tooltips,
+    /// Leak suspects.
+    Leaks,
+    /// The per-source-line table.
+    Lines,
+    /// The allocations of one row of the source-line table, highlighted.
+    LineHighlight,
+    /// Every allocation alive at a timestep.
+    Live,
+    /// A search over the timeline's allocations, its matches highlighted.
+    Search,
+    /// A highlight: the timeline's colours and first scene rebuilt.
+    Highlight,
+    /// Two files' live allocations compared by stack.
+    Compare,
+    /// The diff flamegraph of two files.
+    FlameDiff,
+    /// The flamegraph rebuilt at another moment (or bytes × lifetime).
+    FlameMoment,
+}
+
+impl Panel {
+    /// What the sentence calls it.
+    #[must_use]
+    pub fn title(self) -> &'static str {
+        match self {
+            Panel::HitIndex => {
+                "Finding the allocation under the pointer (the timeline's hit index)"
+            }
+            Panel::Tooltips => "The tooltips",
+            Panel::Leaks => "The leak suspects",
+            Panel::Lines => "The source-line table",
+            Panel::LineHighlight => "Highlighting a source line",
+            Panel::Live => "The table of allocations alive at a moment",
+            Panel::Search => "The search",
+            Panel::Highlight => "The highlight",
+            Panel::Compare => "The comparison",
+            Panel::FlameDiff => "The diff flamegraph",
+            Panel::FlameMoment => "The flamegraph at that moment",
+        }
+    }
+
+    /// The command line that gives the same answer (`FILE`, `A`, `B` stand for the files).
+    #[must_use]
+    pub fn cli(self, device: i64) -> String {
+        match self {
+            Panel::HitIndex | Panel::Tooltips => format!(
+                "`memviz folded FILE --device {device}` gives the live bytes by stack at the peak"
+            ),
+            Panel::Leaks => format!("`memviz leaks FILE --device {device}` gives the same answer"),
+            Panel::Lines | Panel::LineHighlight => {
+                format!("`memviz lines FILE --device {device}` gives the same table")
+            }
+            Panel::Live => format!(
+                "`memviz folded FILE --device {device} --at EVENT` gives the live bytes by \
+                 stack after any event"
+            ),
+            Panel::Search | Panel::Highlight => format!(
+                "`memviz folded FILE --device {device} --all-frames` lists the stacks to search"
+            ),
+            Panel::Compare => "`memviz diff A B` gives the same answer".to_owned(),
+            Panel::FlameDiff => "`memviz diff A B --folded` gives its stacks".to_owned(),
+            Panel::FlameMoment => format!(
+                "`memviz folded FILE --device {device}` (with `--at`, `--lifetime`, `--range` \
+                 or `--phase`) gives its stacks"
+            ),
+        }
+    }
+}
+
+/// The counts a panel's estimate is made from, all known before it is built.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PanelCounts {
+    /// Trace entries of the device.
+    pub events: u64,
+    /// Elements of the timeline the panel reads.
+    pub elements: u64,
+    /// Timesteps of its layout.
+    pub steps: u64,
+    /// Frame references of the interned stacks (Σ stack lengths) of the file, or of both files
+    /// for the comparisons.
+    pub stack_frames: u64,
+    /// Segments of the file (of both files for the comparisons).
+    pub segments: u64,
+    /// Blocks of those segments.
+    pub blocks: u64,
+}
+
+/// Heap bytes per trace entry of the device a panel needs at its peak (above what is held
+/// before it), rounded up from `cargo run -p memviz-viewer --release --example mem_budget --
+/// FILE --panels` on the two 150 MB tiled snapshots of docs/limits.md (the training emulator's,
+/// 1.90 M entries, 646 k elements, 62 k stack frames; a real file's, 2.24 M entries, 897 k
+/// elements, 115 k segments), the Active Memory Timeline shown. Per entry, on the two files:
+/// - tooltips (address versions: 4 per entry, and the address tables) 5.9 and 11.6;
+/// - alive at a moment 5.9 and 11.6 (the same versions, for the rows' labels; the live
+///   elements are per element below);
+/// - search 5.9 and 11.6 when the query could match an address label (the same versions),
+///   then per element below.
+///
+/// What scales with the timeline's elements is [`panel_bytes_per_element`], with the stacks'
+/// frames and the segments [`panel_bytes`]; the measured totals per trace entry are in
+/// docs/limits.md. Without the Active Memory Timeline built the leak suspects also need
+/// [`LEAKS_OWN_TIMELINE_BYTES_PER_EVENT`].
+#[must_use]
+pub const fn panel_bytes_per_event(panel: Panel) -> u64 {
+    match panel {
+        Panel::Tooltips | Panel::Live | Panel::Search => 12,
+        _ => 0,
+    }
+}
+
+/// Heap bytes per element of the timeline a panel reads (measured as in
+/// [`panel_bytes_per_event`], per element on the two files):
+/// - hit index 42.4 and 27.4 (12 per canonical-node entry, 4 per bucket entry), with 16 per
+///   bucket of its segment tree and 8 per bucket in [`hit_index_bytes`];
+/// - a highlight (a search's, a source line's, any set) 38.0 and 38.2: the colours, the matches
+///   and the column level of detail of the first scene (8 per element of the window, twice);
+/// - leak suspects 10.4 and 0.2 (the elements alive at an iteration boundary, by stack; with
+///   the stacks' text, [`PER_STACK_FRAME`]);
+/// - source lines 1.6 and 4.1 (the elements alive at the peak, the rows);
+/// - alive at a moment: the live elements, 4 each (the rest is the versions per entry);
+/// - the flamegraph at a moment or over the lifetime 20.7 and 2.3 (live elements, values by
+///   stack; with the stacks' text, [`PER_STACK_FRAME`]).
+#[must_use]
+pub const fn panel_bytes_per_element(panel: Panel) -> u64 {
+    match panel {
+        Panel::HitIndex => 48,
+        Panel::Highlight | Panel::LineHighlight => 40,
+        Panel::Search => 4 + 40,
+        Panel::Leaks => 8,
+        Panel::Lines => 6,
+        Panel::Live | Panel::FlameMoment => 6,
+        Panel::Tooltips | Panel::Compare | Panel::FlameDiff => 0,
+    }
+}
+
+/// Bytes per frame reference of the stacks a panel prints (stacks as text: the leak suspects,
+/// the comparison and the flamegraphs group by them), an upper bound: every stack printed.
+/// Measured: the comparison of the emulator's file with itself 2.8 MB, its diff flamegraph
+/// 6.2 MB, its flamegraph over the lifetime 13.4 MB, for 2 × 62 k frame references.
+pub const PER_STACK_FRAME: u64 = 160;
+/// Bytes per segment of both files in the comparison (segment keys, the multiset of the other
+/// side, the segments only on one side): 93 on the real file compared with itself (21.4 MB,
+/// 2 × 115 k segments).
+pub const PER_SEGMENT: u64 = 100;
+
+/// The hit index of a layout with `elements` elements and `steps` timesteps: per element
+/// [`panel_bytes_per_element`]`(HitIndex)`, and per 64-timestep bucket (`HIT_BUCKET_STEPS`) its
+/// offsets and the segment tree's nodes (a power of two of them, twice: offsets and cursors
+/// while it is built).
+#[must_use]
+pub fn hit_index_bytes(elements: u64, steps: u64) -> u64 {
+    let buckets = steps
+        .div_ceil(u64::from(memviz_analysis::layout::HIT_BUCKET_STEPS))
+        .max(1);
+    let tree = buckets.checked_next_power_of_two().unwrap_or(u64::MAX / 4);
+    elements
+        .saturating_mul(panel_bytes_per_element(Panel::HitIndex))
+        .saturating_add(tree.saturating_mul(2 * 4 * 2))
+        .saturating_add(buckets.saturating_mul(4 * 2))
+}
+
+/// The estimate a panel is checked against: what it builds at its peak, from counts known
+/// before it is built, plus 1 MiB.
+#[must_use]
+pub fn panel_bytes(panel: Panel, c: &PanelCounts) -> u64 {
+    let by_events = c.events.saturating_mul(panel_bytes_per_event(panel));
+    let by_elements = c.elements.saturating_mul(panel_bytes_per_element(panel));
+    let by_stacks = c.stack_frames.saturating_mul(PER_STACK_FRAME);
+    let extra = match panel {
+        Panel::HitIndex => hit_index_bytes(c.elements, c.steps).saturating_sub(by_elements),
+        // Versions of every block and segment.
+        Panel::Tooltips | Panel::Live | Panel::Search => {
+            c.segments.saturating_add(c.blocks).saturating_mul(4)
+        }
+        Panel::Compare => by_stacks.saturating_add(c.segments.saturating_mul(PER_SEGMENT)),
+        Panel::FlameDiff | Panel::FlameMoment | Panel::Leaks => by_stacks,
+        Panel::Lines | Panel::LineHighlight | Panel::Highlight => 0,
+    };
+    by_events
+        .saturating_add(by_elements)
+        .saturating_add(extra)
+        .saturating_add(1 << 20)
+}
+
+/// The largest single allocation a panel makes, which in a wasm heap needs that many contiguous
+/// free bytes: probed with `try_reserve_exact` ([`contiguous_room`]) before the panel is built.
+#[must_use]
+pub fn panel_largest_allocation(panel: Panel, c: &PanelCounts) -> u64 {
+    match panel {
+        // Address versions (4 per entry) and the table of addresses.
+        Panel::Tooltips | Panel::Live | Panel::Search => c.events.saturating_mul(8),
+        // The hit index's cumulative heights: 8 per canonical-node entry.
+        Panel::HitIndex => c.elements.saturating_mul(24),
+        // Per element: the first scene's trees, match lists, group members.
+        _ => c.elements.saturating_mul(8),
+    }
+}
+
+/// The sentence a panel that cannot fit answers with.
+#[must_use]
+pub fn panel_unavailable_message(
+    panel: Panel,
+    need: u64,
+    free: u64,
+    events: u64,
+    device: i64,
+) -> String {
+    use memviz_analysis::format::size_short;
+    format!(
+        "{} of this trace ({events} events) needs about {} of memory, more than the {} this \
+         page has left, so it is not built; the views still work. On the command line, {}",
+        panel.title(),
+        size_short(need),
+        size_short(free),
+        panel.cli(device)
+    )
+}
+
+/// The sentence of a panel whose total fits in the memory left but whose largest single
+/// allocation (`largest`) does not find that many contiguous free bytes.
+#[must_use]
+pub fn panel_fragmented_message(
+    panel: Panel,
+    largest: u64,
+    free: u64,
+    events: u64,
+    device: i64,
+) -> String {
+    use memviz_analysis::format::size_short;
+    format!(
+        "{} of this trace ({events} events) needs about {} of memory in one piece, which the {}          this page has left no longer holds, so it is not built; the views still work. On the          command line, {}",
+        panel.title(),
+        size_short(largest),
+        size_short(free),
+        panel.cli(device)
+    )
+}
+
+/// Heap bytes per trace entry the leak suspects need when the Active Memory Timeline is not
+/// built: its timeline and compact layout ([`PANEL_LAYOUT`]) at the layout's build peak,
+/// rounded up from 47.9–53.9 (`mem_budget --panels`, `leaks_own_timeline`).
+pub const LEAKS_OWN_TIMELINE_BYTES_PER_EVENT: u64 = 56;
+
+/// True when `bytes` contiguous bytes can be had now (reserved and given back at once; in a
+/// wasm heap the memory grown for it stays as free space for what follows).
+#[must_use]
+pub fn contiguous_room(bytes: u64) -> bool {
+    let Ok(n) = usize::try_from(bytes) else {
+        return false;
+    };
+    let mut probe: Vec<u8> = Vec::new();
+    probe.try_reserve_exact(n).is_ok()
 }

@@ -9,7 +9,9 @@
 //!   sentence naming the estimate and the CLI; the memory actually in use is checked too;
 //! - a view built later (segments, private pools, State History, flamegraph) is checked against
 //!   what is left (`memviz_viewer::memory`); a view that cannot fit says so and the others keep
-//!   working;
+//!   working; so is every panel and structure built on first use (hit index, tooltips, leaks,
+//!   source lines, search, …: `memviz_viewer::memory::panel_bytes`), which answers
+//!   `{"unavailable": sentence}` instead;
 //! - anything that still runs out (an allocation past 4 GiB traps) kills only the worker: the
 //!   page replaces it and reopens the files it had (www/js/main.js).
 //!

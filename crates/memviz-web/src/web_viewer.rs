@@ -295,32 +295,46 @@ impl WebViewer {
             .map_or_else(|| "null".to_owned(), |a| a.search(query, only))
     }
 
-    /// The per-source-line table of the current timeline, JSON.
+    /// The per-source-line table of the current timeline, JSON (`{"unavailable": sentence}`
+    /// when it cannot fit in memory, as for every panel below).
     pub fn lines(&mut self, all_frames: bool) -> String {
         self.core
-            .app_ref()
+            .app()
             .map_or_else(|| "[]".to_owned(), |a| a.lines_json(all_frames))
     }
 
-    /// Highlights one row of the source-line table; returns how many allocations.
-    pub fn highlight_line(&mut self, file: &str, line: f64, name: &str, all_frames: bool) -> u32 {
+    /// Highlights one row of the source-line table; JSON: how many allocations, or
+    /// `{"unavailable": sentence}`.
+    pub fn highlight_line(
+        &mut self,
+        file: &str,
+        line: f64,
+        name: &str,
+        all_frames: bool,
+    ) -> String {
         let line = if line.is_finite() { line as i64 } else { 0 };
-        self.core.app().map_or(0, |a| {
-            u32::try_from(a.highlight_line(file, line, name, all_frames)).unwrap_or(u32::MAX)
-        })
+        match self
+            .core
+            .app()
+            .map(|a| a.highlight_line(file, line, name, all_frames))
+        {
+            Some(Ok(n)) => n.to_string(),
+            Some(Err(why)) => memviz_viewer::app::unavailable_json(&why),
+            None => "0".to_owned(),
+        }
     }
 
     /// Leak suspects of the current device, JSON (`LeakReport` with a `size` per suspect).
-    pub fn leaks(&self) -> String {
+    pub fn leaks(&mut self) -> String {
         self.core
-            .app_ref()
+            .app()
             .map_or_else(|| "null".to_owned(), memviz_viewer::App::leaks_json)
     }
 
     /// Every allocation alive at timestep `step` (`-1`: the last clicked one, or the peak
     /// before any click; below -1: the peak), JSON `{step, count, total, rows}`.
-    pub fn live(&self, step: f64) -> String {
-        let Some(app) = self.core.app_ref() else {
+    pub fn live(&mut self, step: f64) -> String {
+        let Some(app) = self.core.app() else {
             return "null".to_owned();
         };
         let step = if step.is_finite() && step >= 0.0 {
@@ -334,8 +348,8 @@ impl WebViewer {
     }
 
     /// Compares the live allocations of opened files `a` and `b`, JSON (`App::diff_json`).
-    pub fn diff(&self, a: u32, b: u32) -> String {
-        self.core.app_ref().map_or_else(
+    pub fn diff(&mut self, a: u32, b: u32) -> String {
+        self.core.app().map_or_else(
             || "null".to_owned(),
             |app| app.diff_json(a as usize, b as usize),
         )

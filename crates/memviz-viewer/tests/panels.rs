@@ -1,0 +1,189 @@
+//! Panels and structures built on first use are checked against the memory left, as views
+//! are: one that cannot fit answers with a sentence instead of being built, and the app keeps
+//! working (views draw, and the same panel works once there is room).
+#![cfg(not(target_arch = "wasm32"))]
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::*;
+use memviz_viewer::memory::Memory;
+use memviz_viewer::{App, ViewKind};
+
+thread_local! {
+    static USED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+fn used() -> u64 {
+    USED.with(std::cell::Cell::get)
+}
+fn set_free(budget: u64, free: u64) {
+    USED.with(|u| u.set(budget - free));
+}
+
+fn json(s: &str) -> serde_json::Value {
+    serde_json::from_str(s).unwrap_or_else(|e| panic!("{e}: {s}"))
+}
+
+/// The sentence of an `{"unavailable": …}` answer, checked for what it must say.
+fn sentence(answer: &str, cli: &str) -> String {
+    let v = json(answer);
+    let s = v["unavailable"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not unavailable: {answer}"))
+        .to_owned();
+    assert!(
+        s.contains("of memory") && s.contains("this page has left") && s.contains("not built"),
+        "{s}"
+    );
+    assert!(s.contains(cli), "{cli} in {s}");
+    s
+}
+
+fn hit_index_built(app: &App) -> bool {
+    let l = app.layout().unwrap();
+    l.heap_bytes() != l.heap_bytes_without_hit()
+}
+
+/// The middle of the plot (where the pools fixture has allocations).
+fn plot_point(app: &App) -> (f64, f64) {
+    let p = app.geometry().plot;
+    ((p.left + p.right) / 2.0, p.bottom - 2.0)
+}
+
+#[test]
+fn panels_that_cannot_fit_say_so_and_the_app_still_works() {
+    let load = |name: &str| {
+        let bytes = std::fs::read(fixture(name)).unwrap();
+        memviz_snapshot::load_slice(&bytes).unwrap()
+    };
+    let budget: u64 = 1 << 30;
+    let mut app = App::with_memory(
+        "pools.pickle",
+        load("pools.pickle"),
+        Memory { used, budget },
+    );
+    app.add_file("proto5.pickle", load("proto5.pickle"));
+    assert!(app.select_file(0));
+    assert!(app.layout().is_some(), "the active timeline fits");
+    // The flamegraph is built while there is room (its own rebuilds are checked below).
+    app.set_view(ViewKind::Flame);
+    assert!(app.unavailable().is_none());
+    app.set_view(ViewKind::Active);
+
+    // Room for the small views of this file (bytes per event), none for a panel (each needs
+    // at least 1 MiB).
+    set_free(budget, 256 << 10);
+    let (x, y) = plot_point(&app);
+
+    sentence(&app.leaks_json(), "`memviz leaks FILE --device 0`");
+    sentence(&app.lines_json(false), "`memviz lines FILE --device 0`");
+    sentence(&app.lines_json(true), "`memviz lines FILE --device 0`");
+    sentence(
+        &app.live_json(-1),
+        "`memviz folded FILE --device 0 --at EVENT`",
+    );
+    sentence(&app.diff_json(0, 1), "`memviz diff A B`");
+    let why = app.highlight_line("x.py", 1, "f", false).unwrap_err();
+    assert!(
+        why.starts_with("Highlighting a source line of this trace ("),
+        "{why}"
+    );
+    let s = json(&app.search("a", false));
+    assert_eq!(s["count"], 0);
+    assert!(s["unavailable"]
+        .as_str()
+        .unwrap()
+        .starts_with("The search of this trace"));
+    assert_eq!(app.highlighted(), None, "nothing highlighted");
+    app.set_highlight(Some(vec![0, 1]), true);
+    assert_eq!(
+        app.highlighted(),
+        None,
+        "a highlight that cannot fit is not set"
+    );
+
+    // Hover and click: the hit index is not built, the answer says why.
+    let tip = app.hover(x, y).expect("an answer");
+    sentence(&tip, "`memviz folded FILE --device 0`");
+    assert!(tip.contains("hit index"), "{tip}");
+    sentence(
+        &app.click(x, y).expect("an answer"),
+        "`memviz folded FILE --device 0`",
+    );
+    assert_eq!(app.pinned(), None);
+    assert_eq!(app.element_at(x, y), None);
+    assert!(!hit_index_built(&app), "no hit index built");
+    // Tooltips: their context is not built either.
+    sentence(
+        &app.pin(0).expect("an answer"),
+        "`memviz folded FILE --device 0`",
+    );
+    // The legend is still there, without building the hit index.
+    let legend = json(&app.legend(5));
+    assert!(!legend.as_array().unwrap().is_empty(), "{legend}");
+    assert!(!hit_index_built(&app));
+
+    // The flamegraph's rebuilds and the diff flamegraph.
+    app.set_view(ViewKind::Flame);
+    assert_eq!(app.view(), ViewKind::Flame);
+    sentence(
+        &app.flame_set("peak", true, false),
+        "`memviz folded FILE --device 0` (with `--at`",
+    );
+    sentence(&app.flame_diff(0, 1, false), "`memviz diff A B --folded`");
+
+    // The views still work: another view is built and drawn, the Active one draws.
+    app.set_view(ViewKind::Segments);
+    assert_eq!(app.view(), ViewKind::Segments);
+    assert!(app.unavailable().is_none(), "{:?}", app.unavailable());
+    assert!(!app.plot_batches().1.is_empty(), "segments drawn");
+    let _ = app.overlay();
+    app.set_view(ViewKind::Active);
+    assert!(!app.plot_batches().1.is_empty(), "active drawn");
+    let _ = app.overlay();
+    let _ = app.axis_ticks();
+    let _ = app.state_json();
+
+    // With room again, every panel answers.
+    set_free(budget, budget);
+    let leaks = json(&app.leaks_json());
+    assert!(leaks["suspects"].is_array(), "{leaks}");
+    let lines = json(&app.lines_json(false));
+    let rows = lines.as_array().unwrap();
+    assert!(!rows.is_empty());
+    let r = &rows[0];
+    let n = app
+        .highlight_line(
+            r["file"].as_str().unwrap(),
+            r["line"].as_i64().unwrap(),
+            r["name"].as_str().unwrap(),
+            false,
+        )
+        .unwrap();
+    assert_eq!(n as u64, r["count"].as_u64().unwrap());
+    assert_eq!(app.highlighted(), Some(n));
+    app.set_highlight(None, false);
+    let live = json(&app.live_json(-1));
+    assert!(live["count"].as_u64().unwrap() > 0, "{live}");
+    assert!(hit_index_built(&app), "built for the live table");
+    let s = json(&app.search("/./", false));
+    assert!(s.get("unavailable").is_none(), "{s}");
+    assert!(s["count"].as_u64().unwrap() > 0);
+    assert!(app.highlighted().is_some());
+    app.set_highlight(None, false);
+    let d = json(&app.diff_json(0, 1));
+    assert!(d["groups"].is_array(), "{d}");
+    let tip = json(&app.pin(0).expect("a tooltip"));
+    assert_eq!(tip["pinned"], true, "{tip}");
+    let _ = app.pin(-1);
+    let hovered = app.hover(x, y);
+    assert!(
+        hovered.is_none_or(|t| json(&t).get("unavailable").is_none()),
+        "a tooltip or nothing"
+    );
+    app.set_view(ViewKind::Flame);
+    let st = json(&app.flame_set("peak", true, false));
+    assert!(st.get("unavailable").is_none(), "{st}");
+    let st = json(&app.flame_diff(0, 1, false));
+    assert!(st.get("unavailable").is_none(), "{st}");
+}
