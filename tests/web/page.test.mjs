@@ -1423,7 +1423,8 @@ describe('share and embed: ?url=, deep links, the embedding protocol, CSP (WebGL
       // A hash for the state view selects its event.
       await page.evaluate(() => window.memviz.setView('state'));
       await page.evaluate(() => window.memviz.stateHistory.select(2));
-      const h2 = await page.evaluate(() => window.memviz.links.write());
+      // A restore from the forward step may still be running: write() answers null until it ends.
+      const h2 = await poll(() => page.evaluate(() => window.memviz.links.write()), 'the state view\'s hash');
       assert.match(h2, /view=state/);
       assert.match(h2, /event=2/);
       // Malformed hashes are ignored, never an error.
