@@ -8,28 +8,40 @@ use memviz_analysis::layout::Layout;
 /// The stack of live elements at the sampled timesteps of [`build_columns`], swept left to
 /// right. Elements are the window's candidates (live at the first sample, or pushed before the
 /// last), indexed densely in push order.
+///
+/// About 21 bytes per candidate (a whole-trace window's candidates are every element): the
+/// height and its Fenwick node (8 + 8), a pop (4) and the max tree over blocks of
+/// [`BLOCK`] candidates. Push orders, elements and pushes are not stored: candidates past the
+/// ones live at the first sample are the push orders `lo..hi`, the element comes from the
+/// layout, and pushes come in candidate order.
 pub(crate) struct ColumnStack {
-    /// Push order of each candidate, ascending.
-    orders: Vec<u32>,
-    /// Element of each candidate.
-    elements: Vec<u32>,
+    /// Push orders of the candidates live at the first sample and pushed before `lo`,
+    /// ascending; candidates `before.len()..m` are the push orders `lo..`.
+    before: Vec<u32>,
+    lo: u32,
+    m: usize,
     /// Height of each candidate while live, else 0.
     live_height: Vec<u64>,
     /// Fenwick tree over `live_height` (1-based).
     fenwick: Vec<u64>,
-    /// Max tree over candidates: the live candidate with the largest height in a node's range
-    /// (`NONE` for none); leaves at `size + i`.
+    /// Max tree over blocks of [`BLOCK`] candidates: the live candidate with the largest height
+    /// in a node's range (`NONE` for none; ties: the lowest candidate); leaves at `size + b`.
     max_tree: Vec<u32>,
     size: usize,
-    /// Updates per sample: candidate index, high bit set for a pop.
-    updates: Vec<u32>,
-    update_offsets: Vec<u32>,
+    /// Pops per sample (candidate indices), counting-sorted by the sample they take effect at.
+    pops: Vec<u32>,
+    pop_offsets: Vec<u32>,
+    /// The next candidate to push (pushes are in candidate order).
+    next_push: usize,
     /// Samples applied so far.
     applied: usize,
+    /// The sampled timesteps (ascending) and the last one.
+    sample_steps: Vec<u32>,
 }
 
 const NONE: u32 = u32::MAX;
-const POP: u32 = 1 << 31;
+/// Candidates per leaf of the max tree: a pop rescans its leaf's block.
+const BLOCK: usize = 16;
 
 impl ColumnStack {
     pub(crate) fn new(layout: &Layout, samples: &[(u32, u32)]) -> Self {
@@ -41,112 +53,126 @@ impl ColumnStack {
         // pushed after `first` up to `last` are the range `lo..hi`.
         let span_of = |o: u32| layout.element_at_order(o).and_then(|e| layout.span(e));
         let start_of = |o: u32| span_of(o).map_or(u32::MAX, |s| s.0);
-        let total = layout.element_count().min(u32::MAX as usize) as u32;
+        let total = layout.drawn_count();
         let lo = partition_point_u32(total, |o| start_of(o) <= first);
         let hi = partition_point_u32(total, |o| start_of(o) <= last);
-        let mut orders: Vec<u32> = (0..lo)
+        let before: Vec<u32> = (0..lo)
             .filter(|&o| span_of(o).is_some_and(|s| s.1 > first))
             .collect();
-        orders.extend(lo..hi);
-        if orders.len() >= (POP as usize) {
+        let m = before.len() + (hi - lo) as usize;
+        if m >= NONE as usize {
             return Self::empty();
         }
-        let elements: Vec<u32> = orders
-            .iter()
-            .map(|&o| layout.element_at_order(o).unwrap_or(0))
-            .collect();
-        let m = orders.len();
-        let size = m.max(1);
+        let blocks = m.div_ceil(BLOCK).max(1);
         let mut st = ColumnStack {
-            orders,
-            elements,
+            before,
+            lo,
+            m,
             live_height: vec![0; m],
             fenwick: vec![0; m + 1],
-            max_tree: vec![NONE; 2 * size],
-            size,
-            updates: Vec::new(),
-            update_offsets: Vec::new(),
+            max_tree: vec![NONE; 2 * blocks],
+            size: blocks,
+            pops: Vec::new(),
+            pop_offsets: Vec::new(),
+            next_push: 0,
             applied: 0,
+            sample_steps: samples.iter().map(|&(_, s)| s).collect(),
         };
-        // Bucket each push and pop by the first sample it affects (counting sort).
-        let bucket = |step: u32| samples.partition_point(|&(_, s)| s < step);
-        let mut counts = vec![0u32; samples.len() + 1];
-        let each = |st: &mut ColumnStack, f: &mut dyn FnMut(usize, u32)| {
-            for i in 0..m {
-                let e = st.elements.get(i).copied().unwrap_or(0);
-                let Some((s0, s1)) = layout.span(e) else {
-                    continue;
-                };
-                let add = if s0 <= first { 0 } else { bucket(s0) };
-                let pop = if s1 > last { samples.len() } else { bucket(s1) };
-                if add >= pop {
-                    continue;
-                }
-                f(add, i as u32);
-                if pop < samples.len() {
-                    f(pop, i as u32 | POP);
-                }
-            }
+        // Bucket each pop by the first sample it affects (counting sort).
+        let steps = &st.sample_steps;
+        let bucket = |step: u32| steps.partition_point(|&s| s < step);
+        let pop_bucket = |i: usize| -> Option<usize> {
+            let (s0, s1) = st.element(layout, i).and_then(|e| layout.span(e))?;
+            let add = if s0 <= first { 0 } else { bucket(s0) };
+            let pop = if s1 > last { steps.len() } else { bucket(s1) };
+            (add < pop && pop < steps.len()).then_some(pop)
         };
-        each(&mut st, &mut |k, _| {
-            if let Some(c) = counts.get_mut(k) {
+        let mut offsets = vec![0u32; steps.len() + 2];
+        for i in 0..m {
+            if let Some(c) = pop_bucket(i).and_then(|k| offsets.get_mut(k + 2)) {
                 *c += 1;
             }
-        });
-        let mut offsets = Vec::with_capacity(counts.len() + 1);
-        let mut acc = 0u32;
-        offsets.push(0);
-        for c in &counts {
-            acc += c;
-            offsets.push(acc);
         }
-        let mut fill = offsets.clone();
-        let mut updates = vec![0u32; acc as usize];
-        each(&mut st, &mut |k, v| {
-            if let Some(at) = fill.get_mut(k) {
-                if let Some(slot) = updates.get_mut(*at as usize) {
-                    *slot = v;
+        for k in 1..offsets.len() {
+            let prev = offsets.get(k - 1).copied().unwrap_or(0);
+            if let Some(c) = offsets.get_mut(k) {
+                *c += prev;
+            }
+        }
+        let mut pops = vec![0u32; offsets.last().copied().unwrap_or(0) as usize];
+        for i in 0..m {
+            if let Some(at) = pop_bucket(i).and_then(|k| offsets.get_mut(k + 1)) {
+                if let Some(slot) = pops.get_mut(*at as usize) {
+                    *slot = i as u32;
                 }
                 *at += 1;
             }
-        });
-        st.updates = updates;
-        st.update_offsets = offsets;
+        }
+        offsets.pop();
+        st.pops = pops;
+        st.pop_offsets = offsets;
         st
     }
 
     fn empty() -> Self {
         ColumnStack {
-            orders: Vec::new(),
-            elements: Vec::new(),
+            before: Vec::new(),
+            lo: 0,
+            m: 0,
             live_height: Vec::new(),
             fenwick: vec![0],
             max_tree: vec![NONE; 2],
             size: 1,
-            updates: Vec::new(),
-            update_offsets: Vec::new(),
+            pops: Vec::new(),
+            pop_offsets: Vec::new(),
+            next_push: 0,
             applied: 0,
+            sample_steps: Vec::new(),
         }
+    }
+
+    /// Push order of candidate `i`.
+    fn order(&self, i: usize) -> u32 {
+        match self.before.get(i) {
+            Some(&o) => o,
+            None => self.lo + (i - self.before.len()) as u32,
+        }
+    }
+
+    /// Element of candidate `i`.
+    fn element(&self, layout: &Layout, i: usize) -> Option<u32> {
+        layout.element_at_order(self.order(i))
     }
 
     /// Applies the pushes and pops up to and including sample `k`.
     pub(crate) fn advance_to(&mut self, k: usize, layout: &Layout) {
         while self.applied <= k {
-            let a = self.update_offsets.get(self.applied).copied().unwrap_or(0) as usize;
-            let b = self
-                .update_offsets
-                .get(self.applied + 1)
-                .copied()
-                .unwrap_or(0) as usize;
-            for j in a..b {
-                let v = self.updates.get(j).copied().unwrap_or(0);
-                let i = (v & !POP) as usize;
-                let h = if v & POP != 0 {
-                    0
-                } else {
-                    self.elements.get(i).map_or(0, |&e| layout.height_bytes(e))
+            let Some(&step) = self.sample_steps.get(self.applied) else {
+                break;
+            };
+            // Pushes: every candidate starting by this sample, unless it also ends by it.
+            while self.next_push < self.m {
+                let i = self.next_push;
+                let e = self.element(layout, i);
+                let Some((s0, s1)) = e.and_then(|e| layout.span(e)) else {
+                    self.next_push += 1;
+                    continue;
                 };
-                self.set(i, h);
+                if s0 > step && i >= self.before.len() {
+                    break;
+                }
+                self.next_push += 1;
+                let last = self.sample_steps.last().copied().unwrap_or(0);
+                if s1 <= step && s1 <= last {
+                    continue;
+                }
+                self.set(i, e.map_or(0, |e| layout.height_bytes(e)));
+            }
+            let a = self.pop_offsets.get(self.applied).copied().unwrap_or(0) as usize;
+            let b = self.pop_offsets.get(self.applied + 1).copied().unwrap_or(0) as usize;
+            for j in a..b {
+                let i = self.pops.get(j).copied().unwrap_or(0) as usize;
+                self.set(i, 0);
             }
             self.applied += 1;
         }
@@ -164,26 +190,33 @@ impl ColumnStack {
             }
             j += j & j.wrapping_neg();
         }
-        let mut node = self.size + i;
-        if let Some(leaf) = self.max_tree.get_mut(node) {
-            *leaf = if h > 0 { i as u32 } else { NONE };
+        // The leaf: a push competes with its block's best; a pop rescans the block.
+        let block = i / BLOCK;
+        let mut node = self.size + block;
+        let cur = self.max_tree.get(node).copied().unwrap_or(NONE);
+        let leaf = if h > prev {
+            self.larger(cur, i as u32)
+        } else {
+            let end = ((block + 1) * BLOCK).min(self.m);
+            (block * BLOCK..end).fold(NONE, |best, c| self.larger(best, c as u32))
+        };
+        if leaf == cur && h > prev {
+            return;
         }
-        // Up the max tree: a push stops below an ancestor holding an element at least as tall;
-        // a pop recomputes the whole path (so no ancestor keeps a popped element).
-        let me = i as u32;
+        if let Some(l) = self.max_tree.get_mut(node) {
+            *l = leaf;
+        }
+        // Up the max tree: a push stops below an ancestor holding a larger element; a pop
+        // recomputes the whole path (so no ancestor keeps a popped element).
         while node > 1 {
             node /= 2;
-            let cur = self.max_tree.get(node).copied().unwrap_or(NONE);
-            let best = if h > prev {
-                if self.height(cur) >= h && cur != me {
-                    break;
-                }
-                me
-            } else {
-                let l = self.max_tree.get(2 * node).copied().unwrap_or(NONE);
-                let r = self.max_tree.get(2 * node + 1).copied().unwrap_or(NONE);
-                self.larger(l, r)
-            };
+            let l = self.max_tree.get(2 * node).copied().unwrap_or(NONE);
+            let r = self.max_tree.get(2 * node + 1).copied().unwrap_or(NONE);
+            let best = self.larger(l, r);
+            let slot = self.max_tree.get(node).copied().unwrap_or(NONE);
+            if best == slot && h > prev {
+                break;
+            }
             if let Some(n) = self.max_tree.get_mut(node) {
                 *n = best;
             }
@@ -197,12 +230,26 @@ impl ColumnStack {
         self.live_height.get(i as usize).copied().unwrap_or(0)
     }
 
+    /// The taller of two candidates (`NONE` loses; ties: `a`, which keeps a row's colour
+    /// from column to column where equal elements are stacked).
     fn larger(&self, a: u32, b: u32) -> u32 {
-        if self.height(b) > self.height(a) {
+        let (ha, hb) = (self.height(a), self.height(b));
+        if hb > ha {
             b
+        } else if ha == 0 {
+            NONE
         } else {
             a
         }
+    }
+
+    /// The number of candidates with push order `<= o`.
+    fn candidates_up_to(&self, o: u32) -> usize {
+        let n = self.before.partition_point(|&b| b <= o);
+        if o < self.lo {
+            return n;
+        }
+        n + ((o - self.lo) as usize + 1).min(self.m - self.before.len())
     }
 
     /// Live bytes of candidates `0..i`.
@@ -241,8 +288,16 @@ impl ColumnStack {
 
     /// The live candidate with the largest height in `a..=b`.
     fn largest_in(&self, a: usize, b: usize) -> u32 {
-        let mut best = NONE;
-        let (mut l, mut r) = (a + self.size, b + self.size + 1);
+        let (ba, bb) = (a / BLOCK, b / BLOCK);
+        let scan = |best: u32, r: std::ops::RangeInclusive<usize>| {
+            r.fold(best, |best, c| self.larger(best, c as u32))
+        };
+        if ba == bb {
+            return scan(NONE, a..=b);
+        }
+        let mut best = scan(NONE, a..=(ba + 1) * BLOCK - 1);
+        best = scan(best, bb * BLOCK..=b);
+        let (mut l, mut r) = (ba + 1 + self.size, bb + self.size);
         while l < r {
             if l & 1 == 1 {
                 best = self.larger(best, self.max_tree.get(l).copied().unwrap_or(NONE));
@@ -269,16 +324,13 @@ impl ColumnStack {
         px: f64,
         mut f: impl FnMut(i64, u32),
     ) {
-        let m = self.orders.len();
+        let m = self.m;
         if m == 0 {
             return;
         }
         // A slide in progress leaves a gap of `part` bytes above the freed element's slot.
         let (gap_at, gap) = match layout.slide_at_step(step) {
-            Some((so, part)) => (
-                self.prefix(self.orders.partition_point(|&o| o <= so)) as f64,
-                part.max(0.0),
-            ),
+            Some((so, part)) => (self.prefix(self.candidates_up_to(so)) as f64, part.max(0.0)),
             None => (f64::INFINITY, 0.0),
         };
         let total = self.prefix(m) as f64 + gap;
@@ -319,7 +371,7 @@ impl ColumnStack {
             carry = b.map(|i| (i, top_of(i)));
             match (a, b) {
                 (Some(a), Some(b)) if a == b => {
-                    let e = self.elements.get(a).copied().unwrap_or(0);
+                    let e = self.element(layout, a).unwrap_or(0);
                     // Every row inside this element takes its colour at once.
                     let last = ((top_of(a) - wy0) / px).floor() as i64;
                     let through = last.max(row + 1);
@@ -331,7 +383,10 @@ impl ColumnStack {
                 }
                 (Some(a), Some(b)) if a < b => {
                     let best = self.largest_in(a, b);
-                    if let Some(&e) = self.elements.get(best as usize) {
+                    if let Some(e) = (best != NONE)
+                        .then(|| self.element(layout, best as usize))
+                        .flatten()
+                    {
                         f(row, e);
                     }
                 }
