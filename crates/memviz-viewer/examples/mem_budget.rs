@@ -137,6 +137,14 @@ fn main() {
     }
     let mut app = App::new("x", snap);
     m.step("app_first_view");
+    // As the page: the summary (its JSON and table) once the file is open.
+    if let Some(snap) = app.file_snapshot(0) {
+        let summary = memviz_analysis::summary::summarize(snap);
+        let kept = (summary.to_json(), summary.to_table());
+        drop(summary);
+        m.step("summary");
+        drop(kept);
+    }
     if let Some(l) = app.layout() {
         println!(
             "{{\"layout_heap_bytes\":{},\"hit_index_bytes\":{},\"timeline_steps\":{},\"slides\":{},\"layout_steps\":{},\"elements\":{}}}",
