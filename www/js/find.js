@@ -7,6 +7,7 @@
 // (Rust's sentence: what it needs, what is free, the command line that gives the same answer):
 // it is shown as text in the panel's own status line and, as a view that cannot fit is, in the
 // notice above the file (`onUnavailable`).
+import { setChildren } from './dom.js';
 
 /** Shows a panel's "cannot fit" sentence in the page's notice (set by main.js). */
 let notify = (_text) => {};
@@ -151,7 +152,7 @@ export class LinesTable {
       th.setAttribute('aria-sort', th.dataset.key === this.sortKey ? (this.descending ? 'descending' : 'ascending') : 'none');
     }
     const shown = this.sorted().slice(0, 500);
-    this.els.rows.replaceChildren(...shown.map(({ r, i }) => {
+    setChildren(this.els.rows, shown.map(({ r, i }) => {
       const tr = document.createElement('tr');
       tr.dataset.i = String(i);
       tr.setAttribute('aria-selected', String(i === this.selected));
@@ -227,7 +228,7 @@ export class LiveTable {
       return r;
     }
     this.els.status.textContent = `${r.count.toLocaleString('en-US')} allocations alive at timestep ${r.step.toLocaleString('en-US')}, ${r.total}${r.count > r.rows.length ? ` (the ${r.rows.length} largest listed)` : ''}`;
-    this.els.rows.replaceChildren(...r.rows.map((x) => {
+    setChildren(this.els.rows, r.rows.map((x) => {
       const tr = document.createElement('tr');
       for (const text of [x.label, x.size_text, x.age_steps.toLocaleString('en-US'), ageText(x.age_us), `stream ${x.stream}`, x.top_frame]) {
         const td = document.createElement('td');
@@ -285,7 +286,7 @@ export class LeaksPanel {
     this.els.rule.textContent = r.suspects.length === 0
       ? `No suspects. Memory settled at timestep ${r.settled_step.toLocaleString('en-US')} (${r.settled_rule}).`
       : `Settled at timestep ${r.settled_step.toLocaleString('en-US')}: ${r.settled_rule}`;
-    this.els.list.replaceChildren(...r.suspects.slice(0, 50).map((x) => {
+    setChildren(this.els.list, r.suspects.slice(0, 50).map((x) => {
       const li = document.createElement('li');
       li.className = x.kind;
       const p = document.createElement('div');
@@ -327,7 +328,7 @@ export class FilesAndCompare {
   async loadFiles() {
     const { result } = await this.call('files', []);
     this.files = JSON.parse(result);
-    this.els.filesRows.replaceChildren(...this.files.map((f) => {
+    setChildren(this.els.filesRows, this.files.map((f) => {
       const tr = document.createElement('tr');
       tr.setAttribute('aria-current', String(f.current));
       for (const text of [f.name, `cuda:${f.device}`, f.peak, f.final, f.reserved]) {
@@ -348,7 +349,7 @@ export class FilesAndCompare {
     }));
     const fill = (select, pick) => {
       const keep = select.value;
-      select.replaceChildren(...this.files.map((f) => {
+      setChildren(select, this.files.map((f) => {
         const o = document.createElement('option');
         o.value = String(f.file);
         o.textContent = f.name;
@@ -380,7 +381,7 @@ export class FilesAndCompare {
       return r;
     }
     this.els.status.textContent = `${r.group_count.toLocaleString('en-US')} stacks differ; segments only in A: ${r.segments_only_a} (${r.segments_only_a_bytes}), only in B: ${r.segments_only_b} (${r.segments_only_b_bytes})`;
-    this.els.rows.replaceChildren(...r.groups.map((g) => {
+    setChildren(this.els.rows, r.groups.map((g) => {
       const tr = document.createElement('tr');
       const cells = [g.shown.slice(0, 4).join('\n') || '<no frames>', g.a, g.b, g.delta, `${g.count_a} → ${g.count_b}`];
       for (const text of cells) {
@@ -435,7 +436,7 @@ export class FlameControls {
       o.textContent = `phase ${p.name} (bytes × lifetime within it)`;
       options.push(o);
     }
-    this.els.at.replaceChildren(...options);
+    setChildren(this.els.at, options);
     this.els.at.value = options.some((o) => o.value === keep) ? keep : 'peak';
     return this.apply();
   }
@@ -492,7 +493,7 @@ export class FlameControls {
     if (s.diff) status = `A ${s.diff.a_text} → B ${s.diff.b_text} (${s.diff.delta_text}) in ${s.nodes.toLocaleString('en-US')} frames`;
     if (s.matched_text !== null && s.matched_text !== undefined) status += `; search matches ${s.matched_text}`;
     this.els.status.textContent = this.why || status;
-    this.els.breadcrumb.replaceChildren(...info.breadcrumb.map((c, i) => {
+    setChildren(this.els.breadcrumb, info.breadcrumb.map((c, i) => {
       const b = document.createElement('button');
       b.type = 'button';
       b.className = 'secondary';
@@ -505,7 +506,7 @@ export class FlameControls {
       });
       return b;
     }));
-    this.els.labels.replaceChildren(...info.labels.map((l) => {
+    setChildren(this.els.labels, info.labels.map((l) => {
       const span = document.createElement('span');
       span.textContent = l.short || l.text;
       span.title = l.text;

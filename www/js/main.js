@@ -10,6 +10,7 @@ import {
   SearchBox, LinesTable, LiveTable, LeaksPanel, FilesAndCompare, FlameControls, onUnavailable, unavailable,
 } from './find.js';
 import { DeepLinks, EmbedHost, urlParam } from './share.js';
+import { setChildren } from './dom.js';
 
 const $ = (id) => /** @type {any} */ (document.getElementById(id));
 const els = {
@@ -362,7 +363,7 @@ els.cancel.addEventListener('click', () => {
 // ----- panel: selectors, legend, summary ------------------------------------------------------
 
 function fillSelect(select, options) {
-  select.replaceChildren(...options.map(({ value, label, selected }) => {
+  setChildren(select, options.map(({ value, label, selected }) => {
     const o = document.createElement('option');
     o.value = String(value);
     o.textContent = label;
@@ -388,7 +389,7 @@ function showPanel(panelJson, table, summary) {
   els.xAxis.querySelector('option[value="time"]').disabled = !state.has_time;
   const what = { segments: 'segments (or mapped ranges)', pools: 'allocations and pool envelopes' }[panel.view] || 'allocations';
   els.peak.textContent = `peak ${panel.peak} · ${state.elements.toLocaleString('en-US')} ${what} drawn`;
-  els.legend.replaceChildren(...panel.legend.map((e) => {
+  setChildren(els.legend, panel.legend.map((e) => {
     const li = document.createElement('li');
     const sw = document.createElement('span');
     sw.className = 'swatch';
@@ -465,7 +466,7 @@ function showView(view, key) {
 function showSettings(rows) {
   els.settingsNone.hidden = rows.length > 0;
   els.settingsTable.hidden = rows.length === 0;
-  els.settingsRows.replaceChildren(...rows.map((r) => {
+  setChildren(els.settingsRows, rows.map((r) => {
     const tr = document.createElement('tr');
     for (const text of [r.key, r.value, r.meaning]) {
       const td = document.createElement('td');
@@ -486,13 +487,13 @@ function showTicks(ticks) {
   if (key === lastTicks) return;
   lastTicks = key;
   els.xLabels.style.top = `${p.bottom + 4}px`;
-  els.xLabels.replaceChildren(...ticks.x.map((t) => {
+  setChildren(els.xLabels, ticks.x.map((t) => {
     const s = document.createElement('span');
     s.textContent = t.label;
     s.style.left = `${t.pos_css_px}px`;
     return s;
   }));
-  $('phase-labels').replaceChildren(...(ticks.phases || []).map((ph) => {
+  setChildren($('phase-labels'), (ticks.phases || []).map((ph) => {
     const s = document.createElement('span');
     s.textContent = ph.name;
     s.title = ph.name;
@@ -502,7 +503,7 @@ function showTicks(ticks) {
     return s;
   }));
   els.yLabels.style.width = `${p.left - 6}px`;
-  els.yLabels.replaceChildren(...ticks.y.map((t) => {
+  setChildren(els.yLabels, ticks.y.map((t) => {
     const s = document.createElement('span');
     s.textContent = t.label;
     s.style.top = `${t.pos_css_px}px`;

@@ -2,6 +2,7 @@
 // row per *visible* event, whatever the trace length), search, keyboard navigation, the
 // header and the OOM explanation. Rows, the header, the OOM numbers and every label come from
 // Rust as text (crates/memviz-viewer/src/state_view.rs) and are placed with textContent only.
+import { setChildren } from './dom.js';
 
 /** Height of one (two-line) row, CSS px: matches `#state-rows .row` in main.css. */
 const ROW_H = 36;
@@ -155,7 +156,7 @@ export class StateHistory {
       div.textContent = `${k}: ${r.text}`;
       children.push(div);
     }
-    this.els.rows.replaceChildren(...children);
+    setChildren(this.els.rows, children);
     if (this.selected >= first && this.selected < last) {
       this.els.list.setAttribute('aria-activedescendant', `state-row-${this.selected}`);
     }
@@ -241,14 +242,14 @@ export class StateHistory {
       ['largest free block (same stream and pool)', oom.largest_free],
       ['verdict', oom.kind === 'fragmentation' ? 'fragmentation' : 'genuinely out of memory'],
     ];
-    e.oomNumbers.replaceChildren(...pairs.flatMap(([k, v]) => {
+    setChildren(e.oomNumbers, pairs.flatMap(([k, v]) => {
       const dt = document.createElement('dt');
       dt.textContent = k;
       const dd = document.createElement('dd');
       dd.textContent = v;
       return [dt, dd];
     }));
-    e.oomBiggest.replaceChildren(...oom.biggest_live_text.map((b) => {
+    setChildren(e.oomBiggest, oom.biggest_live_text.map((b) => {
       const li = document.createElement('li');
       const btn = document.createElement('button');
       btn.type = 'button';
