@@ -207,18 +207,20 @@ pub struct PanelCounts {
     pub segments: u64,
     /// Blocks of those segments.
     pub blocks: u64,
+    /// Distinct addresses of the file's traces (summed over devices; every entry when a trace
+    /// keeps its addresses raw).
+    pub addresses: u64,
 }
 
 /// Heap bytes per trace entry of the device a panel needs at its peak (above what is held
-/// before it), rounded up from `cargo run -p memviz-viewer --release --example mem_budget --
-/// FILE --panels` on the two 150 MB tiled snapshots of docs/limits.md (the training emulator's,
+/// before it), from `cargo run -p memviz-viewer --release --example mem_budget -- FILE
+/// --panels` on the two 150 MB tiled snapshots of docs/limits.md (the training emulator's,
 /// 1.90 M entries, 646 k elements, 62 k stack frames; a real file's, 2.24 M entries, 897 k
-/// elements, 115 k segments), the Active Memory Timeline shown. Per entry, on the two files:
-/// - tooltips (address versions: 4 per entry, and the address tables) 5.9 and 11.6;
-/// - alive at a moment 5.9 and 11.6 (the same versions, for the rows' labels; the live
-///   elements are per element below);
-/// - search 5.9 and 11.6 when the query could match an address label (the same versions),
-///   then per element below.
+/// elements, 115 k segments), the Active Memory Timeline shown: the address versions of the
+/// tooltips, the rows alive at a moment and a search that could match an address label, 4 per
+/// entry, with their counters' hash maps, [`PER_ADDRESS`] per distinct address (5.9 and 11.6
+/// per entry in all on the two files; estimated 7.3 and 12.3: the real file's tile has 115 k
+/// segments and 229 k blocks, each with an address of its own).
 ///
 /// What scales with the timeline's elements is [`panel_bytes_per_element`], with the stacks'
 /// frames and the segments [`panel_bytes`]; the measured totals per trace entry are in
@@ -227,7 +229,7 @@ pub struct PanelCounts {
 #[must_use]
 pub const fn panel_bytes_per_event(panel: Panel) -> u64 {
     match panel {
-        Panel::Tooltips | Panel::Live | Panel::Search => 12,
+        Panel::Tooltips | Panel::Live | Panel::Search => 4,
         _ => 0,
     }
 }
@@ -236,8 +238,9 @@ pub const fn panel_bytes_per_event(panel: Panel) -> u64 {
 /// [`panel_bytes_per_event`], per element on the two files):
 /// - hit index 42.4 and 27.4 (12 per canonical-node entry, 4 per bucket entry), with 16 per
 ///   bucket of its segment tree and 8 per bucket in [`hit_index_bytes`];
-/// - a highlight (a search's, a source line's, any set) 38.0 and 38.2: the colours, the matches
-///   and the column level of detail of the first scene (8 per element of the window, twice);
+/// - a highlight (a search's, a source line's, any set) 21.8 and 22.6 (a line's 17.8 and
+///   18.7): the colours, the matches and the column level of detail of the first scene (about
+///   21 per element of the window);
 /// - leak suspects 10.4 and 0.2 (the elements alive at an iteration boundary, by stack; with
 ///   the stacks' text, [`PER_STACK_FRAME`]);
 /// - source lines 1.6 and 4.1 (the elements alive at the peak, the rows);
@@ -248,8 +251,8 @@ pub const fn panel_bytes_per_event(panel: Panel) -> u64 {
 pub const fn panel_bytes_per_element(panel: Panel) -> u64 {
     match panel {
         Panel::HitIndex => 48,
-        Panel::Highlight | Panel::LineHighlight => 40,
-        Panel::Search => 4 + 40,
+        Panel::Highlight | Panel::LineHighlight => 28,
+        Panel::Search => 4 + 28,
         Panel::Leaks => 8,
         Panel::Lines => 6,
         Panel::Live | Panel::FlameMoment => 6,
@@ -266,6 +269,9 @@ pub const PER_STACK_FRAME: u64 = 160;
 /// side, the segments only on one side): 93 on the real file compared with itself (21.4 MB,
 /// 2 × 115 k segments).
 pub const PER_SEGMENT: u64 = 100;
+/// Bytes per distinct address of the address versions' counters (a hash map of address →
+/// count, twice as many slots as entries at worst, 12 bytes and a control byte each).
+pub const PER_ADDRESS: u64 = 32;
 
 /// The hit index of a layout with `elements` elements and `steps` timesteps: per element
 /// [`panel_bytes_per_element`]`(HitIndex)`, and per 64-timestep bucket (`HIT_BUCKET_STEPS`) its
@@ -292,18 +298,24 @@ pub fn panel_bytes(panel: Panel, c: &PanelCounts) -> u64 {
     let by_stacks = c.stack_frames.saturating_mul(PER_STACK_FRAME);
     let extra = match panel {
         Panel::HitIndex => hit_index_bytes(c.elements, c.steps).saturating_sub(by_elements),
-        // Versions of every block and segment.
-        Panel::Tooltips | Panel::Live | Panel::Search => {
-            c.segments.saturating_add(c.blocks).saturating_mul(4)
-        }
+        // Versions of every block and segment, the counters per distinct address (the
+        // blocks' and segments' addresses counted as distinct too).
+        Panel::Tooltips | Panel::Live | Panel::Search => c
+            .segments
+            .saturating_add(c.blocks)
+            .saturating_mul(4 + PER_ADDRESS)
+            .saturating_add(c.addresses.saturating_mul(PER_ADDRESS)),
         Panel::Compare => by_stacks.saturating_add(c.segments.saturating_mul(PER_SEGMENT)),
         Panel::FlameDiff | Panel::FlameMoment | Panel::Leaks => by_stacks,
         Panel::Lines | Panel::LineHighlight | Panel::Highlight => 0,
     };
-    by_events
-        .saturating_add(by_elements)
-        .saturating_add(extra)
-        .saturating_add(1 << 20)
+    let total = if panel == Panel::Search {
+        // The versions (for labels) are dropped before the matches are highlighted.
+        by_events.saturating_add(extra).max(by_elements)
+    } else {
+        by_events.saturating_add(by_elements).saturating_add(extra)
+    };
+    total.saturating_add(1 << 20)
 }
 
 /// The largest single allocation a panel makes, which in a wasm heap needs that many contiguous
@@ -311,8 +323,11 @@ pub fn panel_bytes(panel: Panel, c: &PanelCounts) -> u64 {
 #[must_use]
 pub fn panel_largest_allocation(panel: Panel, c: &PanelCounts) -> u64 {
     match panel {
-        // Address versions (4 per entry) and the table of addresses.
-        Panel::Tooltips | Panel::Live | Panel::Search => c.events.saturating_mul(8),
+        // Address versions (4 per entry) or the counters' table.
+        Panel::Tooltips | Panel::Live | Panel::Search => c
+            .events
+            .saturating_mul(4)
+            .max(c.addresses.saturating_mul(PER_ADDRESS / 2)),
         // The hit index's cumulative heights: 8 per canonical-node entry.
         Panel::HitIndex => c.elements.saturating_mul(24),
         // Per element: the first scene's trees, match lists, group members.
