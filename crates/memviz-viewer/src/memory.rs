@@ -207,9 +207,6 @@ pub struct PanelCounts {
     pub segments: u64,
     /// Blocks of those segments.
     pub blocks: u64,
-    /// Distinct addresses of the file's traces (summed over devices; every entry when a trace
-    /// keeps its addresses raw).
-    pub addresses: u64,
 }
 
 /// Heap bytes per trace entry of the device a panel needs at its peak (above what is held
@@ -217,10 +214,9 @@ pub struct PanelCounts {
 /// --panels` on the two 150 MB tiled snapshots of docs/limits.md (the training emulator's,
 /// 1.90 M entries, 646 k elements, 62 k stack frames; a real file's, 2.24 M entries, 897 k
 /// elements, 115 k segments), the Active Memory Timeline shown: the address versions of the
-/// tooltips, the rows alive at a moment and a search that could match an address label, 4 per
-/// entry, with their counters' hash maps, [`PER_ADDRESS`] per distinct address (5.9 and 11.6
-/// per entry in all on the two files; estimated 7.3 and 12.3: the real file's tile has 115 k
-/// segments and 229 k blocks, each with an address of its own).
+/// tooltips, the rows alive at a moment and a search that could match an address label (4
+/// per entry, with their counters' hash maps: 5.9 and 11.6 per entry in all on the two files;
+/// the real file's tile has 6 times the distinct addresses).
 ///
 /// What scales with the timeline's elements is [`panel_bytes_per_element`], with the stacks'
 /// frames and the segments [`panel_bytes`]; the measured totals per trace entry are in
@@ -229,7 +225,7 @@ pub struct PanelCounts {
 #[must_use]
 pub const fn panel_bytes_per_event(panel: Panel) -> u64 {
     match panel {
-        Panel::Tooltips | Panel::Live | Panel::Search => 4,
+        Panel::Tooltips | Panel::Live | Panel::Search => 12,
         _ => 0,
     }
 }
@@ -269,9 +265,6 @@ pub const PER_STACK_FRAME: u64 = 160;
 /// side, the segments only on one side): 93 on the real file compared with itself (21.4 MB,
 /// 2 × 115 k segments).
 pub const PER_SEGMENT: u64 = 100;
-/// Bytes per distinct address of the address versions' counters (a hash map of address →
-/// count, twice as many slots as entries at worst, 12 bytes and a control byte each).
-pub const PER_ADDRESS: u64 = 32;
 
 /// The hit index of a layout with `elements` elements and `steps` timesteps: per element
 /// [`panel_bytes_per_element`]`(HitIndex)`, and per 64-timestep bucket (`HIT_BUCKET_STEPS`) its
@@ -298,13 +291,10 @@ pub fn panel_bytes(panel: Panel, c: &PanelCounts) -> u64 {
     let by_stacks = c.stack_frames.saturating_mul(PER_STACK_FRAME);
     let extra = match panel {
         Panel::HitIndex => hit_index_bytes(c.elements, c.steps).saturating_sub(by_elements),
-        // Versions of every block and segment, the counters per distinct address (the
-        // blocks' and segments' addresses counted as distinct too).
-        Panel::Tooltips | Panel::Live | Panel::Search => c
-            .segments
-            .saturating_add(c.blocks)
-            .saturating_mul(4 + PER_ADDRESS)
-            .saturating_add(c.addresses.saturating_mul(PER_ADDRESS)),
+        // Versions of every block and segment.
+        Panel::Tooltips | Panel::Live | Panel::Search => {
+            c.segments.saturating_add(c.blocks).saturating_mul(4)
+        }
         Panel::Compare => by_stacks.saturating_add(c.segments.saturating_mul(PER_SEGMENT)),
         Panel::FlameDiff | Panel::FlameMoment | Panel::Leaks => by_stacks,
         Panel::Lines | Panel::LineHighlight | Panel::Highlight => 0,
@@ -323,11 +313,8 @@ pub fn panel_bytes(panel: Panel, c: &PanelCounts) -> u64 {
 #[must_use]
 pub fn panel_largest_allocation(panel: Panel, c: &PanelCounts) -> u64 {
     match panel {
-        // Address versions (4 per entry) or the counters' table.
-        Panel::Tooltips | Panel::Live | Panel::Search => c
-            .events
-            .saturating_mul(4)
-            .max(c.addresses.saturating_mul(PER_ADDRESS / 2)),
+        // Address versions (4 per entry) and the table of addresses.
+        Panel::Tooltips | Panel::Live | Panel::Search => c.events.saturating_mul(8),
         // The hit index's cumulative heights: 8 per canonical-node entry.
         Panel::HitIndex => c.elements.saturating_mul(24),
         // Per element: the first scene's trees, match lists, group members.

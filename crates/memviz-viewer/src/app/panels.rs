@@ -51,11 +51,6 @@ impl App {
             stack_frames: stack_frames(snap),
             segments: snap.segments.len() as u64,
             blocks: snap.blocks.len() as u64,
-            addresses: snap
-                .traces
-                .iter()
-                .map(|t| t.addr_key_space().unwrap_or(t.len()) as u64)
-                .sum(),
         }
     }
 
