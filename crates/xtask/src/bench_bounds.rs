@@ -352,18 +352,24 @@ fn matrix_table(rows: &[(&Input, Vec<Option<Cell>>)], no_dist: bool) -> String {
     t
 }
 
-/// The first stderr line of every run that was not ok or exited 2, one line per distinct
-/// message and input; then the exit-2 messages, to judge whether they are clear sentences.
+/// The first stderr line of every run that exited non-zero or printed on stderr, one line per
+/// distinct message and input: to judge whether an exit 2 says what is wrong in a clear
+/// sentence naming the file (a run killed for time or RSS prints nothing).
 fn failure_notes(rows: &[(&Input, Vec<Option<Cell>>)]) -> String {
-    let mut t = String::from("First stderr line of the runs that did not exit 0:\n\n");
+    let mut t =
+        String::from("First stderr line of the runs that exited non-zero or wrote to stderr:\n\n");
+    let mut any = false;
     for (input, cells) in rows {
         let mut seen: Vec<(String, String, Vec<&str>)> = Vec::new();
         for (cell, command) in cells.iter().zip(COMMANDS) {
             let Some(c) = cell else { continue };
-            if c.code == Some(0) && verdict(c) == "ok" {
+            if c.first_err.is_empty() {
                 continue;
             }
-            let v = verdict(c);
+            let v = match c.code {
+                Some(n) => format!("exit {n}, {}", verdict(c)),
+                None => verdict(c),
+            };
             match seen
                 .iter_mut()
                 .find(|(m, vv, _)| *m == c.first_err && *vv == v)
@@ -373,9 +379,12 @@ fn failure_notes(rows: &[(&Input, Vec<Option<Cell>>)]) -> String {
             }
         }
         for (msg, v, cmds) in seen {
-            let msg = if msg.is_empty() { "(nothing)" } else { &msg };
+            any = true;
             let _ = writeln!(t, "- {} ({}; {v}): {msg}", input.class, cmds.join(", "));
         }
+    }
+    if !any {
+        t.push_str("(none)\n");
     }
     t
 }
