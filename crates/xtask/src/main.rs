@@ -1,6 +1,7 @@
 //! Project tasks for memviz: install the pinned web toolchain, serve the viewer, run every test, benchmark, fuzz.
 //!
-//! Run as `cargo xtask <command>` (an alias in `.cargo/config.toml`). Std only.
+//! Run as `cargo xtask <command>` (an alias in `.cargo/config.toml`). Std only, plus libc on Linux for
+//! the one wait4 call of `rusage.rs` (bench-bounds' peak RSS).
 //!
 //! # How it works
 //! Every command runs from the repository root and puts cargo's `bin` folder first on `PATH`, so
@@ -52,6 +53,15 @@ commands:
                           the analyses after load (default sizes 150 500): state history
                           selection vs a full undo (state_bench), flamegraph, search, lines,
                           leaks, diff of two 150 MB snapshots (find_bench), as JSON lines
+  bench-bounds [--out DIR] [--scale-steps] [--steps A,B]
+                          issue 14's budgets: builds memviz, writes every hostile class of
+                          tests/fixtures/bounds.py (into target/bounds/), runs summary, state,
+                          oom, folded, diff, leaks, lines and html (html only with a built dist/)
+                          on each with a 10 s limit; a markdown table of time, peak RSS (wait4),
+                          exit and verdict (ok / over-time / over-RSS / abort 134 / panic 101 /
+                          signal); --scale-steps: the count-driven classes at scale 1 and 10
+                          (--steps A,B) and the time ratio per command (target <= x15). Exits 0
+                          unless the harness itself fails
   fuzz [--secs 60 | --runs N] [--target unpickle|snapshot|analysis] [--max-len N] [--keep-going]
                           run the cargo-fuzz targets in tests/fuzz (needs nightly), each for N
                           seconds or N runs, on corpora seeded from the generated fixtures, with
@@ -60,6 +70,8 @@ commands:
 ";
 
 mod bench_big;
+mod bench_bounds;
+mod rusage;
 
 type Result<T, E = String> = std::result::Result<T, E>;
 
@@ -80,6 +92,9 @@ fn main() -> ExitCode {
         "bench" => parse_sizes(rest).and_then(|sizes| bench(&sizes)),
         "bench-page" => parse_positional_sizes(rest).and_then(|sizes| bench_page(&sizes)),
         "bench-big" => bench_big::parse_args(rest).and_then(|a| bench_big::bench_big(&a)),
+        "bench-bounds" => {
+            bench_bounds::parse_args(rest).and_then(|a| bench_bounds::bench_bounds(&a))
+        }
         "bench-analysis" => {
             parse_positional_sizes_or(rest, &[150, 500]).and_then(|sizes| bench_analysis(&sizes))
         }
