@@ -1604,6 +1604,41 @@ describe('hostile and broken files (WebGL2)', () => {
     assert.equal(await bodyState(page), 'ready');
   });
 
+  test('every hostile class of tests/fixtures/bounds.py opens or is refused with an alert naming it; the page stays usable; the demo opens after them', { timeout: 600_000 }, async () => {
+    const dir = fixture('bounds');
+    fs.mkdirSync(dir, { recursive: true });
+    const r = spawnSync('python3', [path.join(ROOT, 'tests/fixtures/bounds.py'), 'all', dir], { encoding: 'utf8' });
+    assert.equal(r.status, 0, `bounds.py all: ${r.stderr}`);
+    const classes = r.stdout.trim().split('\n').map((l) => l.split('\t'));
+    assert.ok(classes.length >= 15, r.stdout);
+    const outcomes = {};
+    for (const [cls, file] of classes) {
+      const name = path.basename(file);
+      const state = await openWithInput(page, file);
+      assert.ok(state === 'ready' || state === 'error', `${cls}: settles (${state})`);
+      if (state === 'error') {
+        const alert = page.getByRole('alert');
+        await alert.waitFor({ state: 'visible' });
+        const text = await alert.textContent();
+        assert.ok(text.includes(`"${name}"`), `${cls}: the alert names the file: ${text}`);
+        assert.equal(await page.locator('#error *').count(), 0, `${cls}: no markup in the alert`);
+        outcomes[cls] = text;
+      } else {
+        outcomes[cls] = 'ready';
+      }
+      // The page is still usable: a good file opens (in the same or a restarted worker).
+      assert.equal(await openWithInput(page, GOOD()), 'ready', `${cls}: a good file opens after it`);
+    }
+    // Refused, as the CLI refuses them: not a snapshot, or expanding past the budget.
+    assert.match(outcomes['non-segment-list'], /segment/, 'the list of dicts that are not segments');
+    assert.equal(outcomes['multi-member-gzip'], 'ready', 'a two-member gzip opens');
+    assert.match(outcomes['gzip-json'], /JSON/, 'gzipped JSON is named');
+    await page.screenshot({ path: path.join(SCREENSHOTS, shot('bounds-last')) });
+    assert.equal(await openDemo(page), 'ready', 'the demo opens in the same tab');
+    assert.deepEqual(await summaryJson(page), cliSummary(DEMO));
+    await assertDrawn(page, shot('bounds-then-demo'));
+  });
+
   test('no page errors, no request outside dist/', () => {
     assert.deepEqual(b.badRequests, []);
     assert.deepEqual(b.pageErrors, []);
