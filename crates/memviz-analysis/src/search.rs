@@ -55,6 +55,18 @@ pub enum Query {
 }
 
 impl Query {
+    /// Whether the query could match an element's address label: only then does [`search`]
+    /// format labels, with the address versions they need.
+    #[must_use]
+    pub fn may_match_labels(&self) -> bool {
+        match self {
+            Query::Substring(n) => label_may_contain(n),
+            Query::Regex(re) => re.may_match_over(LABEL_ALPHABET),
+        }
+    }
+}
+
+impl Query {
     /// Does `text` match?
     pub fn is_match(&self, text: &str) -> bool {
         match self {
@@ -213,10 +225,7 @@ pub fn search(snap: &Snapshot, device: i64, timeline: &Timeline, q: &Query) -> S
         sizes: FxHashMap::default(),
     };
     // Labels are formatted per element, so skip them when no label can match.
-    let labels = match q {
-        Query::Substring(n) => label_may_contain(n),
-        Query::Regex(re) => re.may_match_over(LABEL_ALPHABET),
-    };
+    let labels = q.may_match_labels();
     let versions = labels.then(|| tooltip::versions(snap, device));
     let streams = (labels && !timeline.pools.is_empty()).then(|| tooltip::stream_ordinals(snap));
     let tr = snap.trace(device);

@@ -298,7 +298,14 @@ impl App {
                     .to_string()
             }
         };
-        if let Err(why) = self.check_panel(Panel::Search, self.timeline_kind(), false) {
+        // A query no address label can match needs no address versions: only its matches
+        // and their highlight.
+        let panel = if q.may_match_labels() {
+            Panel::Search
+        } else {
+            Panel::Highlight
+        };
+        if let Err(why) = self.check_panel(panel, self.timeline_kind(), false) {
             return json!({"query": query, "count": 0, "bytes": 0, "size": "", "error": null,
                 "unavailable": why})
             .to_string();
