@@ -66,7 +66,7 @@ impl Warnings {
         self.list.push((msg(), 1));
     }
 
-    /// Like [`Self::warn`], but kept past [`MAX_KINDS`]: for the few warnings that say the
+    /// Like [`Self::warn`], but kept past the `MAX_KINDS` kinds: for the few warnings that say the
     /// model was cut.
     pub fn warn_always(&mut self, key: &str, msg: impl FnOnce() -> String) {
         if self.list.len() >= MAX_KINDS && !self.index.contains_key(key) {

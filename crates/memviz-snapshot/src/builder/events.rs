@@ -261,7 +261,7 @@ impl SnapshotBuilder {
                     }),
                 }
             }
-            self.rows.sort_sparse();
+            // (Rows added here for entries without `action` come last: still sorted.)
             let n = rows.len();
             out.push(self.gather(rows.into_iter(), n)?);
         }
