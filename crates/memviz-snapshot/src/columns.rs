@@ -654,4 +654,29 @@ mod tests {
         e.seal();
         assert!(e.is_empty());
     }
+
+    /// Exceptions set for earlier rows, backwards (each would have moved every later one):
+    /// read back before and after sealing.
+    #[test]
+    fn time_exceptions_set_out_of_order() {
+        let n = 20_000usize;
+        let mut c = TimeColumn::default();
+        let mut v: Vec<i64> = (0..n as i64).map(|i| 1_000_000 + i).collect();
+        for &t in &v {
+            c.push(t);
+        }
+        c.push(1); // an exception at the end
+        v.push(1);
+        for i in (0..n).rev().step_by(3) {
+            let t = -(i as i64);
+            c.set(i, t);
+            v[i] = t;
+        }
+        c.set(6, 7);
+        v[6] = 7;
+        assert!(c.iter().eq(v.iter().copied()));
+        c.seal();
+        assert!(c.late.is_empty());
+        assert!(c.iter().eq(v.iter().copied()));
+    }
 }

@@ -158,6 +158,21 @@ impl SnapshotBuilder {
     /// The rarely present keys of a trace entry (and unknown ones).
     #[inline(never)]
     fn apply_rare(&mut self, key: StrId, val: Value, row: u32, atoms: &Atoms) {
+        let r = &mut self.rows;
+        let grown = match self.event_keys.get(key) {
+            EventKey::DeviceFree => room(&mut r.device_free, "the trace's sparse fields"),
+            EventKey::PoolId => room(&mut r.pool_id, "the trace's sparse fields"),
+            EventKey::InternalMetadata => {
+                room(&mut r.internal_metadata, "the trace's sparse fields")
+            }
+            EventKey::Category => room(&mut r.category, "the trace's sparse fields"),
+            EventKey::ForwardFrames => room(&mut r.forward_frames, "the trace's sparse fields"),
+            _ => Ok(()),
+        };
+        if let Err(e) = grown {
+            self.budget.fail(e);
+            return;
+        }
         match self.event_keys.get(key) {
             EventKey::DeviceFree => {
                 let x = self.u64_of(val, atoms, "device_free");

@@ -134,6 +134,17 @@ pub(crate) fn room_needed(len: usize, cap: usize, done: u64, total: u64) -> Opti
     (want > cap).then(|| want.max(cap + cap / 16) - len)
 }
 
+/// Room for one more item in `v`, fallibly (doubling, as `push` would): an error naming `what`
+/// instead of an abort when the memory is not there.
+#[inline]
+pub(crate) fn room<T>(v: &mut Vec<T>, what: &str) -> Result<(), String> {
+    if v.len() == v.capacity() {
+        v.try_reserve(v.len().max(16))
+            .map_err(|_| frames::oom(what, v.len() * std::mem::size_of::<T>()))?;
+    }
+    Ok(())
+}
+
 fn int_i128(v: Value, atoms: &Atoms) -> Option<i128> {
     match v {
         Value::Int(i) => Some(i as i128),
@@ -493,6 +504,7 @@ impl Builder for SnapshotBuilder {
                     if consecutive {
                         let run = u32::try_from(self.runs.len())
                             .map_err(|_| "too many trace lists".to_string())?;
+                        room(&mut self.runs, "the trace lists")?;
                         self.runs.push((first, items.len() as u32));
                         self.objs.set(i as usize, Obj::Events(run));
                         return Ok(());

@@ -149,6 +149,7 @@ impl SnapshotBuilder {
             let p = self.block_fields(pairs, atoms);
             let i = u32::try_from(self.records.pending.len())
                 .map_err(|_| "too many blocks".to_string())?;
+            room(&mut self.records.pending, "the blocks")?;
             self.records.pending.push(Some(p));
             self.records.pending_live += 1;
             return Ok(Some(Obj::Block(i)));
@@ -168,11 +169,14 @@ impl SnapshotBuilder {
                 addr = addr.wrapping_add(b.size);
                 if let Some(f) = f {
                     let at = self.records.blocks.len() as u32;
+                    room(&mut self.records.forward_frames, "the blocks")?;
                     self.records.forward_frames.push((at, f));
                 }
+                room(&mut self.records.blocks, "the blocks")?;
                 self.records.blocks.push(b);
             }
             s.blocks = (first, self.records.blocks.len() as u32);
+            room(&mut self.records.segments, "the segments")?;
             self.records.segments.push(s);
             if let Some(Value::Obj(ObjId(l))) = list {
                 // The list's blocks are placed: it stands for them now, and its items (usually
@@ -531,6 +535,10 @@ impl SnapshotBuilder {
                     first_real_size = Some(he.real_size);
                     first_stack = Some(he.stack);
                 }
+                if let Err(e) = room(&mut self.records.history, "the history entries") {
+                    self.budget.fail(e);
+                    break;
+                }
                 self.records.history.push(he);
             }
             let end = self.records.history.len() as u32;
@@ -646,10 +654,12 @@ impl SnapshotBuilder {
                             if let Some(f) = p.forward_frames {
                                 ff.push((blocks.len() as u32, f));
                             }
+                            room(&mut blocks, "the blocks")?;
                             blocks.push(p.block);
                         }
                     }
                     s.blocks = (first, blocks.len() as u32);
+                    room(&mut segments, "the segments")?;
                     segments.push(s);
                 }
                 Some(Obj::Dict(idx)) => {
@@ -663,9 +673,11 @@ impl SnapshotBuilder {
                         if let Some(f) = f {
                             ff.push((blocks.len() as u32, f));
                         }
+                        room(&mut blocks, "the blocks")?;
                         blocks.push(b);
                     }
                     s.blocks = (first, blocks.len() as u32);
+                    room(&mut segments, "the segments")?;
                     segments.push(s);
                 }
                 _ => self
