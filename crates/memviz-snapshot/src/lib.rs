@@ -18,9 +18,10 @@
 //! What a load builds grows at most linearly in the pickle bytes read (issue 14):
 //! * made once per thing the file writes out (a row per entry dict, a frame per frame dict, a
 //!   stack per frame list, a segment or block per dict, a slot per container, a memo slot per
-//!   put, a value per VM stack push): at most about 24 bytes of heap per byte read (the VM's
-//!   16-byte values, the store's 8-byte words and their doubling), far less for real files
-//!   (the model is 0.3x a real file's size). A frame list filled in many batches is interned
+//!   put, a value per VM stack push): at most about 40 bytes of heap per byte read at the
+//!   peak (measured: 10 MB of one-byte opcodes, `]` or TUPLE1, peak at 29 to 39 MB of RSS per
+//!   MB: the VM's 16-byte values above one MARK, the store's 8-byte words, container slots, and
+//!   vectors doubling), far less for real files (the model is 0.3x a real file's size). A frame list filled in many batches is interned
 //!   once, when first used, so a deep stack costs its frames and not a copy per batch; a dict
 //!   filled one item at a time grows in place.
 //! * made per *reference* (memo gets of a shared object: a stack interned again after its list

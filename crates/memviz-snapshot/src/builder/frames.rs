@@ -160,6 +160,10 @@ impl SnapshotBuilder {
         atoms: &Atoms,
         strict: bool,
     ) -> Result<Option<StackId>, String> {
+        // Not a frame list at all (a trace or device list): no key is built for it.
+        if strict && items.first().is_some_and(|v| !self.is_frame(*v)) {
+            return Ok(None);
+        }
         let mut key = std::mem::take(&mut self.obj_scratch);
         key.clear();
         let all_objs = items.iter().all(|v| match v {
