@@ -441,17 +441,20 @@ impl TimeColumn {
             let base = *self.bases.get(i >> TIME_CHUNK_SHIFT)?;
             return Some(base.wrapping_add(off as i64));
         }
-        if !self.late.is_empty() {
-            if let Some(&t) = self.late.get(&(i as u32)) {
-                return Some(t);
-            }
+        Some(self.exception(i))
+    }
+
+    /// The time of a row that is an exception (out of line: `get` stays small enough to be
+    /// inlined into the loops over a trace).
+    #[inline(never)]
+    fn exception(&self, i: usize) -> i64 {
+        if let Some(&t) = self.late.get(&(i as u32)) {
+            return t;
         }
-        Some(
-            match self.exceptions.binary_search_by_key(&(i as u32), |e| e.0) {
-                Ok(j) => self.exceptions.get(j).map_or(NO_TIME, |e| e.1),
-                Err(_) => NO_TIME,
-            },
-        )
+        match self.exceptions.binary_search_by_key(&(i as u32), |e| e.0) {
+            Ok(j) => self.exceptions.get(j).map_or(NO_TIME, |e| e.1),
+            Err(_) => NO_TIME,
+        }
     }
 
     pub fn iter(&self) -> impl Iterator<Item = i64> + '_ {

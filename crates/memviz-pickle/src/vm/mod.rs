@@ -102,7 +102,8 @@ impl<B: Builder> Unpickler<B> {
         Unpickler {
             builder,
             atoms,
-            stack: Vec::with_capacity(1024),
+            // Never more room than `max_stack`: a value fits while `len < capacity`.
+            stack: Vec::with_capacity(1024.min(limits.max_stack)),
             marks: Vec::with_capacity(64),
             memo: Memo::default(),
             carry: Vec::new(),
@@ -260,8 +261,23 @@ impl<B: Builder> Unpickler<B> {
         })
     }
 
+    #[inline]
     pub(super) fn push_value(&mut self, at: u64, v: Value) -> Result<(), PickleError> {
-        if self.stack.len() >= self.limits.max_stack {
+        if self.stack.len() == self.stack.capacity() {
+            self.grow_stack(at)?;
+        }
+        self.stack.push(v);
+        Ok(())
+    }
+
+    /// Room for more values on the stack, fallibly: double it (never past `max_stack`, so the
+    /// capacity is the limit), or fail with an error instead of aborting when the limit is
+    /// reached or the memory is not there.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn grow_stack(&mut self, at: u64) -> Result<(), PickleError> {
+        let len = self.stack.len();
+        if len >= self.limits.max_stack {
             return Err(self.err(
                 at,
                 ErrorKind::Limit {
@@ -270,18 +286,6 @@ impl<B: Builder> Unpickler<B> {
                 },
             ));
         }
-        if self.stack.len() == self.stack.capacity() {
-            self.grow_stack(at)?;
-        }
-        self.stack.push(v);
-        Ok(())
-    }
-
-    /// Room for more values on the stack, fallibly: double it (never past `max_stack`), or fail
-    /// with an error instead of aborting when the memory is not there.
-    #[cold]
-    pub(super) fn grow_stack(&mut self, at: u64) -> Result<(), PickleError> {
-        let len = self.stack.len();
         let more = len
             .max(1024)
             .min(self.limits.max_stack.saturating_sub(len))

@@ -72,10 +72,8 @@ impl<B: Builder> Unpickler<B> {
                             buf[op_at + 1] as usize
                         };
                         match self.memo.get(i) {
-                            Some(v)
-                                if self.stack.len()
-                                    < self.stack.capacity().min(self.limits.max_stack) =>
-                            {
+                            // The capacity never exceeds `max_stack` (see `grow_stack`).
+                            Some(v) if self.stack.len() < self.stack.capacity() => {
                                 self.stack.push(v)
                             }
                             _ => {

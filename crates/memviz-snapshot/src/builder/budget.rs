@@ -57,6 +57,8 @@ pub(crate) struct Budget {
     json_cut: Cell<bool>,
     /// The first refusal, kept until the builder can return it.
     error: Option<String>,
+    /// Set with `error` or `reads_over`: the one flag [`Budget::check`] reads.
+    over: Cell<bool>,
 }
 
 /// `bytes` as a short decimal amount ("0.07 GB", "12.3 GB").
@@ -112,6 +114,7 @@ impl Budget {
                 COPY_FLOOR >> 20
             );
             self.error = Some(e.clone());
+            self.over.set(true);
             return Err(e);
         }
         self.copies = total;
@@ -124,6 +127,7 @@ impl Budget {
         if self.error.is_none() {
             self.error = Some(e);
         }
+        self.over.set(true);
     }
 
     /// Count `n` values about to be read back out of a generic container: false (and nothing
@@ -136,6 +140,7 @@ impl Budget {
         let total = self.reads.get().saturating_add(n as u64);
         if total > self.read_limit() {
             self.reads_over.set(true);
+            self.over.set(true);
             return false;
         }
         self.reads.set(total);
@@ -180,7 +185,7 @@ impl Budget {
     /// The refusal as an `Err`, if any.
     #[inline]
     pub(crate) fn check(&self) -> Result<(), String> {
-        if self.error.is_none() && !self.reads_over.get() {
+        if !self.over.get() {
             return Ok(());
         }
         Err(self.error().unwrap_or_default())

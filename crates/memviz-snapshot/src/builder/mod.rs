@@ -575,7 +575,7 @@ impl Builder for SnapshotBuilder {
         if let Some(Obj::Dict(EMPTY)) = obj {
             if pairs.first() == Some(&action) || pairs.chunks_exact(2).any(|kv| kv[0] == action) {
                 // A trace entry: lower it to a row right away (which marks its containers).
-                let row = self.apply_event(None, pairs, atoms)?;
+                let row = self.apply_event(None, pairs, atoms);
                 self.objs.set(i as usize, Obj::Event(row));
                 return self.budget.check();
             }
@@ -597,7 +597,7 @@ impl Builder for SnapshotBuilder {
                 Ok(())
             }
             Some(Obj::Event(row)) => {
-                self.apply_event(Some(row), pairs, atoms)?;
+                self.apply_event(Some(row), pairs, atoms);
                 self.budget.check()
             }
             Some(Obj::Segment(_) | Obj::Block(_) | Obj::PlacedBlock(_)) => Err(
