@@ -697,3 +697,33 @@ fn a_segment_listed_many_times_is_bounded() {
     assert!(e.contains("segment dict listed again"), "{e}");
     assert_budget_heap("shared segment", bytes.len(), peak);
 }
+
+/// A segment dict of 1 000 keys listed 100 000 times (300 KB): each reference read its 2 000
+/// values again (2·10⁸). The values read back out of shared containers are bounded too.
+#[test]
+fn a_large_dict_read_again_per_reference_is_refused() {
+    let mut p = P::new();
+    p.op(b"}(").s("segments").op(b"](}");
+    let seg = p.memoize();
+    p.op(b"(")
+        .s("address")
+        .int(1 << 20)
+        .s("total_size")
+        .int(512);
+    for k in 0..1000 {
+        p.s(&format!("spare{k}")).int(1);
+    }
+    p.op(b"u");
+    for _ in 0..100_000 {
+        p.get(seg);
+    }
+    p.op(b"e").s("device_traces").op(b"]u.");
+    let bytes = std::mem::take(&mut p.b);
+    let (r, peak) = load_peak(&bytes);
+    let e = refused(r);
+    assert!(
+        e.contains("values read back out of shared containers; memo gets"),
+        "{e}"
+    );
+    assert_budget_heap("shared large dict", bytes.len(), peak);
+}

@@ -106,9 +106,9 @@ impl Budget {
         let limit = self.copy_limit();
         if total > limit {
             let e = format!(
-                "this file expands to more than {} in memory, past the limit of {COPY_FACTOR}x \
-                 the {} pickle bytes read plus {} MB: {why}. A memory snapshot written by \
-                 PyTorch never does this, so the file is refused",
+                "this file expands to more than {} in memory; {why} (the limit is \
+                 {COPY_FACTOR}x the {} pickle bytes read plus {} MB). A memory snapshot \
+                 written by PyTorch never does this, so the file is refused",
                 gb(limit),
                 self.input,
                 COPY_FLOOR >> 20
@@ -171,10 +171,10 @@ impl Budget {
         self.reads_over.get().then(|| {
             format!(
                 "this file expands to more than {} million values read back out of shared \
-                 containers (memo gets of the same lists and dicts, each read again per \
-                 reference), past the limit of {READ_FACTOR} per pickle byte read ({} bytes) \
-                 plus {} million. A memory snapshot written by PyTorch never does this, so the \
-                 file is refused",
+                 containers; memo gets of the same lists and dicts are read again for each \
+                 reference (the limit is {READ_FACTOR} per pickle byte read, {} bytes, plus {} \
+                 million). A memory snapshot written by PyTorch never does this, so the file \
+                 is refused",
                 self.read_limit() / 1_000_000,
                 self.input,
                 READ_FLOOR / 1_000_000
@@ -207,7 +207,10 @@ mod tests {
             e.starts_with("this file expands to more than 0.07 GB in memory"),
             "{e}"
         );
-        assert!(e.contains(": stacks. A memory snapshot"), "{e}");
+        assert!(
+            e.contains("in memory; stacks (the limit is 4x the 1000"),
+            "{e}"
+        );
         assert!(b.check().is_err());
         // More input, more room; the refusal stays.
         b.set_input(1 << 30);

@@ -234,7 +234,8 @@ impl SnapshotBuilder {
         let len = self.rows.len();
         self.rows.try_reserve(len.max(1024)).map_err(|_| {
             format!(
-                "out of memory: the trace columns need room for more than {len} events and the                  system has no more to give (the file is too large for the memory available)"
+                "out of memory: the trace columns need room for more than {len} events and the \
+                 system has no more to give (the file is too large for the memory available)"
             )
         })
     }
