@@ -48,6 +48,9 @@ pub enum ErrorKind {
     EmptyStop,
     /// The builder rejected a container operation.
     Builder(String),
+    /// Memory for `what` (about `bytes` in all) could not be allocated: reported instead of
+    /// aborting the process.
+    OutOfMemory { what: &'static str, bytes: u64 },
 }
 
 impl fmt::Display for PickleError {
@@ -101,6 +104,10 @@ impl fmt::Display for ErrorKind {
             BadLength { opcode, len } => write!(f, "{opcode} has an impossible length {len}"),
             EmptyStop => write!(f, "STOP with nothing on the stack: expected a value to return"),
             Builder(msg) => write!(f, "{msg}"),
+            OutOfMemory { what, bytes } => write!(
+                f,
+                "out of memory: {what} needs more than {bytes} bytes and the system has no more to give (the file is too large for the memory available)"
+            ),
         }
     }
 }

@@ -28,17 +28,38 @@ impl Interner {
         Self::default()
     }
 
-    /// The id of `s`, adding it if new.
+    /// The id of `s`, adding it if new. Aborts when memory runs out: for file data use
+    /// [`Self::try_intern`].
     pub fn intern(&mut self, s: &str) -> StrId {
-        if let Some(id) = self.index.get(s) {
-            return *id;
+        match self.try_intern(s) {
+            Some(id) => id,
+            None => {
+                self.strings.reserve(1);
+                self.try_intern(s).unwrap_or(StrId(u32::MAX))
+            }
         }
-        let id = StrId(self.strings.len() as u32);
+    }
+
+    /// The id of `s`, adding it if new; None when the tables cannot grow (no memory, or
+    /// 2^32 - 1 strings) instead of aborting.
+    pub fn try_intern(&mut self, s: &str) -> Option<StrId> {
+        if let Some(id) = self.index.get(s) {
+            return Some(*id);
+        }
+        let id = StrId(
+            u32::try_from(self.strings.len())
+                .ok()
+                .filter(|&i| i != u32::MAX)?,
+        );
+        if self.strings.len() == self.strings.capacity() {
+            self.strings.try_reserve(self.strings.len().max(64)).ok()?;
+        }
+        self.index.try_reserve(1).ok()?;
         let arc: Arc<str> = Arc::from(s);
         self.heap_bytes += s.len() + 16;
         self.strings.push(arc.clone());
         self.index.insert(arc, id);
-        id
+        Some(id)
     }
 
     /// The id of `s` if it was interned.

@@ -14,7 +14,10 @@
 //! Nothing is ever imported or executed: `GLOBAL`, `STACK_GLOBAL`, `REDUCE`, `BUILD`, `NEWOBJ`,
 //! `INST`, `OBJ`, `EXT*` and `PERSID` are refused with an error naming the opcode, its byte offset
 //! and (for globals) the class the file wanted. Limits ([`Limits`]) bound the mark depth, memo size,
-//! stack size and string length so hostile input cannot exhaust memory.
+//! stack size and string length so hostile input cannot exhaust memory; the stack, the memo and
+//! the string table grow fallibly (an [`ErrorKind::OutOfMemory`] error, never an abort), and
+//! the [`Store`] of generic containers grows every container by doubling (linear in the items
+//! it is given, in whatever order and batches they come).
 //!
 //! [`tree::TreeBuilder`] is a generic builder (a plain value tree) for tests and tools.
 

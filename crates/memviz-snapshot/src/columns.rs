@@ -10,6 +10,7 @@
 //! * stack: 4.
 
 use crate::model::{Action, NO_TIME};
+use std::collections::TryReserveError;
 
 /// Distinct values a dictionary column keeps at most; past it the column stores raw values.
 const MAX_DISTINCT: usize = 1 << 20;
@@ -218,19 +219,16 @@ impl U64Column {
         (rows, table)
     }
 
-    /// Room for exactly `n` more rows (no growth slack: the loader sizes columns from the file).
-    pub(crate) fn reserve(&mut self, n: usize) {
+    /// Room for exactly `n` more rows (no growth slack: the loader sizes columns from the file);
+    /// an error when the memory is not there.
+    pub(crate) fn reserve(&mut self, n: usize) -> Result<(), TryReserveError> {
         match &mut self.codes {
-            Codes::U16(v) => {
-                let _ = v.try_reserve_exact(n);
-            }
+            Codes::U16(v) => v.try_reserve_exact(n),
             Codes::U24 { lo, hi } => {
-                let _ = lo.try_reserve_exact(n);
-                let _ = hi.try_reserve_exact(n);
+                lo.try_reserve_exact(n)?;
+                hi.try_reserve_exact(n)
             }
-            Codes::Raw(v) => {
-                let _ = v.try_reserve_exact(n);
-            }
+            Codes::Raw(v) => v.try_reserve_exact(n),
         }
     }
 
@@ -413,12 +411,15 @@ const ESCAPE: u32 = u32::MAX;
 /// `time_us` per row: a base per chunk of 4 096 rows (its first time) and a `u32` offset from
 /// it per row (71 minutes of microseconds). Rows before the base, too far after it, or without
 /// a time are exceptions, kept sorted by row (none in a non-decreasing trace of under an hour
-/// per chunk).
+/// per chunk). An exception set for an earlier row while parsing (an entry whose items come in
+/// two batches) waits in `late` until the column is sealed: inserting it in place moved the
+/// rows after it, quadratic time for a file that does it for every entry.
 #[derive(Debug, Clone, Default)]
 pub struct TimeColumn {
     bases: Vec<i64>,
     offsets: Vec<u32>,
     exceptions: Vec<(u32, i64)>,
+    late: rustc_hash::FxHashMap<u32, i64>,
     /// Some row has a time.
     any: bool,
 }
@@ -440,12 +441,20 @@ impl TimeColumn {
             let base = *self.bases.get(i >> TIME_CHUNK_SHIFT)?;
             return Some(base.wrapping_add(off as i64));
         }
-        Some(
-            match self.exceptions.binary_search_by_key(&(i as u32), |e| e.0) {
-                Ok(j) => self.exceptions.get(j).map_or(NO_TIME, |e| e.1),
-                Err(_) => NO_TIME,
-            },
-        )
+        Some(self.exception(i))
+    }
+
+    /// The time of a row that is an exception (out of line: `get` stays small enough to be
+    /// inlined into the loops over a trace).
+    #[inline(never)]
+    fn exception(&self, i: usize) -> i64 {
+        if let Some(&t) = self.late.get(&(i as u32)) {
+            return t;
+        }
+        match self.exceptions.binary_search_by_key(&(i as u32), |e| e.0) {
+            Ok(j) => self.exceptions.get(j).map_or(NO_TIME, |e| e.1),
+            Err(_) => NO_TIME,
+        }
     }
 
     pub fn iter(&self) -> impl Iterator<Item = i64> + '_ {
@@ -453,12 +462,14 @@ impl TimeColumn {
     }
 
     pub fn heap_bytes(&self) -> usize {
-        self.offsets.capacity() * 4 + self.bases.capacity() * 8 + self.exceptions.capacity() * 16
+        self.offsets.capacity() * 4
+            + self.bases.capacity() * 8
+            + (self.exceptions.capacity() + self.late.capacity()) * 16
     }
 
-    /// Room for exactly `n` more rows.
-    pub(crate) fn reserve(&mut self, n: usize) {
-        let _ = self.offsets.try_reserve_exact(n);
+    /// Room for exactly `n` more rows; an error when the memory is not there.
+    pub(crate) fn reserve(&mut self, n: usize) -> Result<(), TryReserveError> {
+        self.offsets.try_reserve_exact(n)
     }
 
     fn offset_for(&mut self, i: usize, t: i64) -> u32 {
@@ -493,7 +504,9 @@ impl TimeColumn {
                             e.1 = t;
                         }
                     }
-                    Err(j) => self.exceptions.insert(j, (row, t)),
+                    Err(_) => {
+                        self.late.insert(row, t);
+                    }
                 }
             }
             _ => self.exceptions.push((row, t)),
@@ -528,6 +541,11 @@ impl TimeColumn {
         if !self.any {
             *self = TimeColumn::default();
             return;
+        }
+        if !self.late.is_empty() {
+            self.exceptions.extend(self.late.drain());
+            self.exceptions.sort_unstable_by_key(|e| e.0);
+            self.late = Default::default();
         }
         self.offsets.shrink_to_fit();
         self.bases.shrink_to_fit();
@@ -638,5 +656,30 @@ mod tests {
         e.push(NO_TIME);
         e.seal();
         assert!(e.is_empty());
+    }
+
+    /// Exceptions set for earlier rows, backwards (each would have moved every later one):
+    /// read back before and after sealing.
+    #[test]
+    fn time_exceptions_set_out_of_order() {
+        let n = 20_000usize;
+        let mut c = TimeColumn::default();
+        let mut v: Vec<i64> = (0..n as i64).map(|i| 1_000_000 + i).collect();
+        for &t in &v {
+            c.push(t);
+        }
+        c.push(1); // an exception at the end
+        v.push(1);
+        for i in (0..n).rev().step_by(3) {
+            let t = -(i as i64);
+            c.set(i, t);
+            v[i] = t;
+        }
+        c.set(6, 7);
+        v[6] = 7;
+        assert!(c.iter().eq(v.iter().copied()));
+        c.seal();
+        assert!(c.late.is_empty());
+        assert!(c.iter().eq(v.iter().copied()));
     }
 }

@@ -68,12 +68,28 @@ const SNIFF_LEN: usize = 64;
 /// Names what a non-pickle file looks like, from its first bytes.
 pub fn sniff_other(head: &[u8]) -> String {
     let head = &head[..head.len().min(SNIFF_LEN)];
+    format!(
+        "this file is {} (first bytes: {})",
+        what_it_is(head),
+        hex(head)
+    )
+}
+
+/// The first 8 bytes in hex, for messages.
+fn hex(head: &[u8]) -> String {
+    let hex: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    hex.join(" ")
+}
+
+/// What data that is not a pickle of protocol 2 or later looks like, from its first bytes.
+fn what_it_is(head: &[u8]) -> &'static str {
+    let head = &head[..head.len().min(SNIFF_LEN)];
     let starts = |m: &[u8]| head.starts_with(m);
     let trimmed: &[u8] = {
         let n = head.iter().take_while(|b| b.is_ascii_whitespace()).count();
         head.get(n..).unwrap_or(&[])
     };
-    let what = if starts(b"PK\x03\x04") {
+    if starts(b"PK\x03\x04") {
         "a zip archive (torch.save writes model checkpoints and tensors this way), not a memory snapshot"
     } else if starts(b"\x89PNG") {
         "a PNG image, not a memory snapshot"
@@ -83,12 +99,18 @@ pub fn sniff_other(head: &[u8]) -> String {
         "a GIF image, not a memory snapshot"
     } else if starts(b"%PDF") {
         "a PDF document, not a memory snapshot"
+    } else if starts(&[0x1f, 0x8b]) {
+        "gzip-compressed data inside gzip; decompress it (`gzip -dc FILE > FILE.pickle`) and open the result"
     } else if starts(b"BZh") {
         "bzip2-compressed data; decompress it first (memviz opens raw and gzip-compressed pickles)"
     } else if starts(b"\xfd7zXZ") {
         "xz-compressed data; decompress it first (memviz opens raw and gzip-compressed pickles)"
     } else if starts(b"\x28\xb5\x2f\xfd") {
         "zstd-compressed data; decompress it first (memviz opens raw and gzip-compressed pickles)"
+    } else if protocol0(head) {
+        "a pickle of protocol 0 (the text protocol of pickle.dump(obj, f, protocol=0)), which \
+         torch never writes for memory snapshots and memviz does not read: load it in Python and \
+         dump it again with a binary protocol (pickle.dump(obj, f), protocol 2 to 5)"
     } else if trimmed.starts_with(b"{") || trimmed.starts_with(b"[") {
         "JSON text, not a pickle; memviz reads the pickle written by torch.cuda.memory._dump_snapshot()"
     } else if trimmed.starts_with(b"<") {
@@ -103,28 +125,175 @@ pub fn sniff_other(head: &[u8]) -> String {
         "a pickle of protocol 0 or 1 (text), which memory snapshots never use"
     } else {
         "not a pickle: unknown binary data"
-    };
-    let hex: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!("this file is {what} (first bytes: {})", hex.join(" "))
+    }
 }
+
+/// True when `head` reads as the start of a protocol-0 pickle: text opcodes only, each whole
+/// (the last one may be cut by the end of `head`), the first a MARK, a container, a scalar or a
+/// class name. Plain text fails at its first letter that is no such opcode (or a line that is
+/// no such operand).
+fn protocol0(head: &[u8]) -> bool {
+    /// The argument line of a text opcode: all of it up to `\n`, and whether it is valid.
+    fn line(rest: &[u8], ok: impl Fn(&[u8]) -> bool) -> Option<(usize, bool)> {
+        match rest.iter().position(|&b| b == b'\n') {
+            Some(n) => Some((n + 1, ok(&rest[..n]))),
+            // Cut by the end of the window: valid so far.
+            None => Some((rest.len(), true)),
+        }
+    }
+    let digits = |l: &[u8]| !l.is_empty() && l.iter().all(u8::is_ascii_digit);
+    let int = |l: &[u8]| {
+        let l = l.strip_prefix(b"-").unwrap_or(l);
+        let l = l.strip_suffix(b"L").unwrap_or(l);
+        digits(l) || l == b"00" || l == b"01"
+    };
+    let float = |l: &[u8]| {
+        !l.is_empty()
+            && l.iter()
+                .all(|b| b.is_ascii_digit() || b"+-.eEinfa".contains(b))
+    };
+    let quoted =
+        |l: &[u8]| l.len() >= 2 && matches!(l.first(), Some(b'\'' | b'"')) && l.first() == l.last();
+    let ident = |l: &[u8]| {
+        !l.is_empty()
+            && l.iter()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
+    };
+    let mut pos = 0;
+    let mut ops = 0;
+    while pos < head.len() {
+        let op = head[pos];
+        let rest = &head[pos + 1..];
+        let arg = match op {
+            b'(' | b')' | b'N' | b'd' | b'l' | b't' | b'a' | b's' | b'u' | b'e' | b'0' | b'1'
+            | b'2' | b'R' | b'b' => Some((0, true)),
+            b'.' => return ops > 0,
+            b'p' | b'g' => line(rest, digits),
+            b'I' => line(rest, int),
+            b'L' => line(rest, int),
+            b'F' => line(rest, float),
+            b'S' => line(rest, quoted),
+            // Raw-unicode-escaped text: any line.
+            b'V' => line(rest, |_| true),
+            // GLOBAL / INST: module line then name line.
+            b'c' | b'i' => line(rest, ident).and_then(|(n, ok)| {
+                let more = line(&rest[n..], ident)?;
+                Some((n + more.0, ok && more.1))
+            }),
+            _ => None,
+        };
+        match arg {
+            Some((n, true)) => pos += 1 + n,
+            _ => return false,
+        }
+        ops += 1;
+        if ops == 1
+            && !matches!(
+                op,
+                b'(' | b'N' | b'I' | b'L' | b'F' | b'S' | b'V' | b'c' | b'i'
+            )
+        {
+            return false;
+        }
+    }
+    ops >= 2
+}
+
+/// The most pickle bytes a gzip file may decompress to per compressed byte (beyond
+/// [`GZIP_FLOOR`]). Real snapshots compress 9 to 40 times (`gzip -9` on the corpus); deflate
+/// can reach 1 032, so a 10 MB file could otherwise stand for a 10 GB pickle, and the model is
+/// linear in the pickle bytes.
+pub const GZIP_MAX_RATIO: u64 = 100;
+/// Pickle bytes any gzip file may decompress to.
+pub const GZIP_FLOOR: u64 = 64 << 20;
 
 /// Feeds decompressed bytes to the unpickler; keeps the first error.
 struct PickleSink {
     u: Unpickler<SnapshotBuilder>,
     error: Option<PickleError>,
+    /// The decompressed data is not a pickle: what it is (see [`what_it_is`]).
+    not_pickle: Option<String>,
+    /// The first decompressed bytes, until there are enough to tell a pickle ([`SNIFF_LEN`]).
+    head: Option<Vec<u8>>,
     /// Decompressed bytes written.
     written: u64,
+    /// Compressed bytes pushed so far (the chunk being decompressed included).
+    compressed: u64,
+}
+
+impl PickleSink {
+    fn new(u: Unpickler<SnapshotBuilder>) -> Self {
+        PickleSink {
+            u,
+            error: None,
+            not_pickle: None,
+            head: Some(Vec::new()),
+            written: 0,
+            compressed: 0,
+        }
+    }
+
+    /// Feed decompressed bytes (the sniffed head first).
+    fn feed(&mut self, buf: &[u8]) {
+        if self.error.is_some() || self.not_pickle.is_some() {
+            return;
+        }
+        self.u.builder_mut().set_input_bytes(self.written);
+        if let Err(e) = self.u.push(buf) {
+            self.error = Some(e);
+        }
+    }
+
+    /// Decide from the first decompressed bytes (all of them at the end of the stream).
+    fn sniff(&mut self, at_end: bool) {
+        let Some(head) = self.head.as_ref() else {
+            return;
+        };
+        if head.len() < SNIFF_LEN && !at_end {
+            return;
+        }
+        let head = self.head.take().unwrap_or_default();
+        if head.first() == Some(&0x80) || head.is_empty() {
+            self.feed(&head);
+        } else {
+            self.not_pickle = Some(format!(
+                "this gzip-compressed file holds {} (first bytes after decompression: {})",
+                what_it_is(&head),
+                hex(&head)
+            ));
+        }
+    }
+
+    fn failed(&self) -> bool {
+        self.error.is_some() || self.not_pickle.is_some()
+    }
 }
 
 impl Write for PickleSink {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.written += buf.len() as u64;
-        if self.error.is_none() {
-            if let Err(e) = self.u.push(buf) {
-                self.error = Some(e);
-            }
+        let limit = self
+            .compressed
+            .saturating_mul(GZIP_MAX_RATIO)
+            .saturating_add(GZIP_FLOOR);
+        if self.written > limit && self.not_pickle.is_none() && self.error.is_none() {
+            self.not_pickle = Some(format!(
+                "this gzip file expands to more than {} MB of pickle from {} compressed bytes \
+                 (more than {GZIP_MAX_RATIO} times; memory snapshots compress 9 to 40 times): \
+                 refused as a decompression bomb. If it is a real snapshot, decompress it \
+                 (`gzip -dc FILE > FILE.pickle`) and open the pickle",
+                limit >> 20,
+                self.compressed
+            ));
         }
-        if self.error.is_some() {
+        match &mut self.head {
+            Some(head) => {
+                head.extend_from_slice(buf);
+                self.sniff(false);
+            }
+            None => self.feed(buf),
+        }
+        if self.failed() {
             return Err(std::io::Error::other("pickle error"));
         }
         Ok(buf.len())
@@ -137,7 +306,9 @@ impl Write for PickleSink {
 enum State {
     Sniff(Vec<u8>),
     Raw(Box<Unpickler<SnapshotBuilder>>),
-    Gzip(Box<flate2::write::GzDecoder<PickleSink>>),
+    /// A gzip stream of one or more members (as `cat a.gz b.gz` and `pigz` write), decompressed
+    /// as it arrives.
+    Gzip(Box<flate2::write::MultiGzDecoder<PickleSink>>),
     Failed(LoadError),
 }
 
@@ -243,26 +414,32 @@ impl Loader {
                 self.start(head)
             }
             State::Raw(u) => {
+                u.builder_mut().set_input_bytes(self.bytes_read);
                 let r = u.push(chunk);
                 Self::grow(u, self.bytes_read, self.size_hint);
                 r.map_err(|e| self.fail(LoadError::from_pickle(&e, false)))
             }
-            State::Gzip(g) => match g.write_all(chunk) {
-                Ok(()) => {
-                    Self::grow(&mut g.get_mut().u, self.bytes_read, self.size_hint);
-                    Ok(())
+            State::Gzip(g) => {
+                g.get_mut().compressed = self.bytes_read;
+                match g.write_all(chunk) {
+                    Ok(()) => {
+                        Self::grow(&mut g.get_mut().u, self.bytes_read, self.size_hint);
+                        Ok(())
+                    }
+                    Err(io) => {
+                        let sink = g.get_ref();
+                        let e = match (sink.error.as_ref(), sink.not_pickle.as_ref()) {
+                            (Some(pe), _) => LoadError::from_pickle(pe, true),
+                            (None, Some(what)) => LoadError::plain(what.clone()),
+                            (None, None) => LoadError::plain(format!(
+                                "the gzip data is corrupt ({io}): the .gz file is damaged; \
+                                 copy or compress the snapshot again"
+                            )),
+                        };
+                        Err(self.fail(e))
+                    }
                 }
-                Err(io) => {
-                    let e = match g.get_ref().error.as_ref() {
-                        Some(pe) => LoadError::from_pickle(pe, true),
-                        None => LoadError::plain(format!(
-                            "the gzip data is corrupt ({io}): the .gz file is damaged; \
-                             copy or compress the snapshot again"
-                        )),
-                    };
-                    Err(self.fail(e))
-                }
-            },
+            }
         }
     }
 
@@ -284,12 +461,8 @@ impl Loader {
         if head.first() == Some(&0x80) {
             self.state = State::Raw(Box::new(self.unpickler(false)));
         } else if head.starts_with(&[0x1f, 0x8b]) {
-            let sink = PickleSink {
-                u: self.unpickler(true),
-                error: None,
-                written: 0,
-            };
-            self.state = State::Gzip(Box::new(flate2::write::GzDecoder::new(sink)));
+            let sink = PickleSink::new(self.unpickler(true));
+            self.state = State::Gzip(Box::new(flate2::write::MultiGzDecoder::new(sink)));
         } else {
             return Err(self.fail(LoadError::plain(sniff_other(&head))));
         }
@@ -318,9 +491,21 @@ impl Loader {
             State::Failed(e) => return Err(e),
             State::Sniff(_) => return Err(LoadError::plain("the file is empty (0 bytes)")),
             State::Raw(u) => (*u, false, bytes_read),
-            State::Gzip(g) => {
-                let written = g.get_ref().written;
-                match g.finish() {
+            State::Gzip(mut g) => {
+                let finished = g.try_finish();
+                let sink = g.get_mut();
+                let written = sink.written;
+                // A stream shorter than the sniffing window is decided now.
+                if finished.is_ok() {
+                    sink.sniff(true);
+                }
+                if let Some(what) = &sink.not_pickle {
+                    return Err(LoadError::plain(what.clone()));
+                }
+                if let Some(pe) = &sink.error {
+                    return Err(LoadError::from_pickle(pe, true));
+                }
+                match finished.and_then(|()| g.finish()) {
                     Ok(sink) => (sink.u, true, sink.written),
                     Err(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
                         return Err(LoadError::plain(format!(

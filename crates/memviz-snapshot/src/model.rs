@@ -62,11 +62,21 @@ impl StackTable {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    pub(crate) fn push(&mut self, frames: &[FrameId]) -> StackId {
-        let id = StackId((self.offsets.len() - 1) as u32);
+    /// Add a stack: None (and nothing added) when the memory is not there, or past 2^32 - 1
+    /// frames or stacks (the offsets are `u32`).
+    pub(crate) fn try_push(&mut self, frames: &[FrameId]) -> Option<StackId> {
+        let id = StackId(u32::try_from(self.offsets.len() - 1).ok()?);
+        let end = u32::try_from(self.frames.len().checked_add(frames.len())?).ok()?;
+        if self.frames.capacity() - self.frames.len() < frames.len() {
+            let more = frames.len().max(self.frames.len());
+            self.frames.try_reserve(more).ok()?;
+        }
+        if self.offsets.len() == self.offsets.capacity() {
+            self.offsets.try_reserve(self.offsets.len()).ok()?;
+        }
         self.frames.extend_from_slice(frames);
-        self.offsets.push(self.frames.len() as u32);
-        id
+        self.offsets.push(end);
+        Some(id)
     }
 }
 

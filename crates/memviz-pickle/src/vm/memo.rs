@@ -107,11 +107,11 @@ impl Memo {
         })
     }
 
-    /// Append an encoded slot.
+    /// Append an encoded slot; false when the memory for it is not there.
     #[inline]
-    fn push_slot(&mut self, e: u32) {
-        if self.len.is_multiple_of(CHUNK) {
-            self.start_chunk();
+    fn push_slot(&mut self, e: u32) -> bool {
+        if self.len.is_multiple_of(CHUNK) && !self.start_chunk() {
+            return false;
         }
         let at = self
             .chunks
@@ -121,24 +121,41 @@ impl Memo {
             *s = e;
         }
         self.len += 1;
+        true
     }
 
-    /// Slots for the next chunk (the one before last is compacted first, when it can be).
+    /// The slots of a new chunk (a free one, else more of `slots`), fallibly.
+    fn take_chunk(&mut self) -> Option<u32> {
+        if let Some(s) = self.free.pop() {
+            return Some(s);
+        }
+        let s = u32::try_from(self.slots.len() / CHUNK).ok()?;
+        if self.slots.len() == self.slots.capacity() {
+            // Doubling, as `resize` would, but an error instead of an abort.
+            let more = self.slots.len().max(16 * CHUNK);
+            self.slots.try_reserve(more).ok()?;
+        }
+        self.slots.resize(self.slots.len() + CHUNK, M_UNSET);
+        Some(s)
+    }
+
+    /// Slots for the next chunk (the one before last is compacted first, when it can be);
+    /// false when the memory is not there.
     #[cold]
-    fn start_chunk(&mut self) {
+    fn start_chunk(&mut self) -> bool {
         let end = self.chunks.len().saturating_sub(1);
         while self.settled < end {
             let c = self.settled;
             self.settled += 1;
             self.compact(c);
         }
-        let s = match self.free.pop() {
-            Some(s) => s,
-            None => {
-                let s = (self.slots.len() / CHUNK) as u32;
-                self.slots.resize(self.slots.len() + CHUNK, M_UNSET);
-                s
-            }
+        if self.chunks.len() == self.chunks.capacity()
+            && self.chunks.try_reserve(self.chunks.len().max(64)).is_err()
+        {
+            return false;
+        }
+        let Some(s) = self.take_chunk() else {
+            return false;
         };
         // A reused chunk is cleared: slots past the length read as unset.
         let at = s as usize * CHUNK;
@@ -146,6 +163,7 @@ impl Memo {
             slots.fill(M_UNSET);
         }
         self.chunks.push(s);
+        true
     }
 
     /// Keep chunk `c` as its first id if it holds [`CHUNK`] consecutive container ids.
@@ -180,14 +198,7 @@ impl Memo {
             return Some(w as usize * CHUNK);
         }
         let first = w & !COMPACT;
-        let s = match self.free.pop() {
-            Some(s) => s,
-            None => {
-                let s = (self.slots.len() / CHUNK) as u32;
-                self.slots.resize(self.slots.len() + CHUNK, M_UNSET);
-                s
-            }
-        };
+        let s = self.take_chunk()?;
         let at = s as usize * CHUNK;
         for (k, slot) in self.slots.get_mut(at..at + CHUNK)?.iter_mut().enumerate() {
             *slot = ((first + k as u32) << 3) | M_OBJ;
@@ -198,49 +209,57 @@ impl Memo {
         Some(at)
     }
 
-    pub(super) fn push(&mut self, v: Value) {
+    /// Push a value; false when the memory for it is not there (so for every push below).
+    pub(super) fn push(&mut self, v: Value) -> bool {
         let e = self.encode(v);
-        self.push_slot(e);
+        self.push_slot(e)
     }
 
     /// Push a container id (its slot encoded inline, no `Value` through memory).
     #[inline]
-    pub(super) fn push_obj(&mut self, o: ObjId) {
+    pub(super) fn push_obj(&mut self, o: ObjId) -> bool {
         if o.0 < M_PAYLOAD {
-            self.push_slot((o.0 << 3) | M_OBJ);
+            self.push_slot((o.0 << 3) | M_OBJ)
         } else {
-            self.push(Value::Obj(o));
+            self.push(Value::Obj(o))
         }
     }
 
     /// Push a string id.
     #[inline]
-    pub(super) fn push_str(&mut self, s: crate::StrId) {
+    pub(super) fn push_str(&mut self, s: crate::StrId) -> bool {
         if s.0 < M_PAYLOAD {
-            self.push_slot((s.0 << 3) | M_STR);
+            self.push_slot((s.0 << 3) | M_STR)
         } else {
-            self.push(Value::Str(s));
+            self.push(Value::Str(s))
         }
     }
 
-    /// Overwrite slot `i` (below the length).
-    pub(super) fn set(&mut self, i: usize, v: Value) {
+    /// Overwrite slot `i` (below the length); false when the memory for it is not there.
+    pub(super) fn set(&mut self, i: usize, v: Value) -> bool {
         if i >= self.len {
-            return;
+            return true;
         }
         let e = self.encode(v);
-        if let Some(at) = self.explicit(i / CHUNK) {
-            if let Some(slot) = self.slots.get_mut(at + i % CHUNK) {
-                *slot = e;
+        match self.explicit(i / CHUNK) {
+            Some(at) => {
+                if let Some(slot) = self.slots.get_mut(at + i % CHUNK) {
+                    *slot = e;
+                }
+                true
             }
+            None => false,
         }
     }
 
-    /// Unset slots up to `len`.
-    pub(super) fn fill_unset_to(&mut self, len: usize) {
+    /// Unset slots up to `len`; false when the memory for them is not there.
+    pub(super) fn fill_unset_to(&mut self, len: usize) -> bool {
         while self.len < len {
-            self.push_slot(M_UNSET);
+            if !self.push_slot(M_UNSET) {
+                return false;
+            }
         }
+        true
     }
 }
 
@@ -268,7 +287,7 @@ mod memo_tests {
             Value::Obj(ObjId(1 << 29)),
         ];
         for v in vals {
-            m.push(v);
+            assert!(m.push(v));
         }
         for (i, v) in vals.iter().enumerate() {
             assert_eq!(m.get(i), Some(*v), "{v:?}");
@@ -285,7 +304,7 @@ mod memo_tests {
             } else {
                 Value::Obj(ObjId(i + 5))
             };
-            m.push(v);
+            assert!(m.push(v));
             want.push(v);
         }
         assert!(m.slots.len() < 40 * CHUNK, "{}", m.slots.len());
@@ -294,10 +313,10 @@ mod memo_tests {
         }
         assert_eq!(m.get(want.len()), None);
         // Overwriting a slot of a compact chunk, and a gap.
-        m.set(500, Value::Int(3));
+        assert!(m.set(500, Value::Int(3)));
         want[500] = Value::Int(3);
-        m.fill_unset_to(10_100);
-        m.push(Value::None);
+        assert!(m.fill_unset_to(10_100));
+        assert!(m.push(Value::None));
         for (i, v) in want.iter().enumerate() {
             assert_eq!(m.get(i), Some(*v));
         }

@@ -102,7 +102,8 @@ impl<B: Builder> Unpickler<B> {
         Unpickler {
             builder,
             atoms,
-            stack: Vec::with_capacity(1024),
+            // Never more room than `max_stack`: a value fits while `len < capacity`.
+            stack: Vec::with_capacity(1024.min(limits.max_stack)),
             marks: Vec::with_capacity(64),
             memo: Memo::default(),
             carry: Vec::new(),
@@ -260,8 +261,23 @@ impl<B: Builder> Unpickler<B> {
         })
     }
 
+    #[inline]
     pub(super) fn push_value(&mut self, at: u64, v: Value) -> Result<(), PickleError> {
-        if self.stack.len() >= self.limits.max_stack {
+        if self.stack.len() == self.stack.capacity() {
+            self.grow_stack(at)?;
+        }
+        self.stack.push(v);
+        Ok(())
+    }
+
+    /// Room for more values on the stack, fallibly: double it (never past `max_stack`, so the
+    /// capacity is the limit), or fail with an error instead of aborting when the limit is
+    /// reached or the memory is not there.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn grow_stack(&mut self, at: u64) -> Result<(), PickleError> {
+        let len = self.stack.len();
+        if len >= self.limits.max_stack {
             return Err(self.err(
                 at,
                 ErrorKind::Limit {
@@ -270,8 +286,19 @@ impl<B: Builder> Unpickler<B> {
                 },
             ));
         }
-        self.stack.push(v);
-        Ok(())
+        let more = len
+            .max(1024)
+            .min(self.limits.max_stack.saturating_sub(len))
+            .max(1);
+        self.stack.try_reserve_exact(more).map_err(|_| {
+            self.err(
+                at,
+                ErrorKind::OutOfMemory {
+                    what: "the pickle's value stack",
+                    bytes: (len + more) as u64 * std::mem::size_of::<Value>() as u64,
+                },
+            )
+        })
     }
 
     pub(super) fn pop_mark(&mut self, at: u64, op: u8) -> Result<usize, PickleError> {
@@ -297,7 +324,9 @@ impl<B: Builder> Unpickler<B> {
             ));
         }
         if idx < self.memo.len() {
-            self.memo.set(idx, v);
+            if !self.memo.set(idx, v) {
+                return Err(self.memo_oom(at));
+            }
         } else {
             // Real producers number slots sequentially, one put per opcode of at least one byte,
             // so an index never exceeds the bytes read. Allow modest gaps, but bound them in
@@ -313,10 +342,23 @@ impl<B: Builder> Unpickler<B> {
                     },
                 ));
             }
-            self.memo.fill_unset_to(idx);
-            self.memo.push(v);
+            if !(self.memo.fill_unset_to(idx) && self.memo.push(v)) {
+                return Err(self.memo_oom(at));
+            }
         }
         Ok(())
+    }
+
+    /// The error for a memo that cannot grow.
+    #[cold]
+    pub(super) fn memo_oom(&self, at: u64) -> PickleError {
+        self.err(
+            at,
+            ErrorKind::OutOfMemory {
+                what: "the pickle's memo",
+                bytes: self.memo.len() as u64 * 4,
+            },
+        )
     }
 
     pub(super) fn memo_get(&mut self, at: u64, index: u64) -> Result<(), PickleError> {
@@ -338,15 +380,23 @@ impl<B: Builder> Unpickler<B> {
 
     pub(super) fn string(&mut self, at: u64, raw: &[u8]) -> Result<Value, PickleError> {
         let s = match std::str::from_utf8(raw) {
-            Ok(s) => self.atoms.strings.intern(s),
+            Ok(s) => self.atoms.strings.try_intern(s),
             // Python writes lone surrogates with 'surrogatepass'; keep the text, replace the bad bytes.
             Err(_) => {
                 let lossy = String::from_utf8_lossy(raw);
-                self.atoms.strings.intern(&lossy)
+                self.atoms.strings.try_intern(&lossy)
             }
         };
-        let _ = at;
-        Ok(Value::Str(s))
+        match s {
+            Some(s) => Ok(Value::Str(s)),
+            None => Err(self.err(
+                at,
+                ErrorKind::OutOfMemory {
+                    what: "the table of the file's strings",
+                    bytes: self.atoms.strings.heap_bytes() as u64,
+                },
+            )),
+        }
     }
 
     pub(super) fn check_len(&self, at: u64, op: u8, len: u64) -> Result<usize, PickleError> {

@@ -72,7 +72,8 @@ impl<B: Builder> Unpickler<B> {
                             buf[op_at + 1] as usize
                         };
                         match self.memo.get(i) {
-                            Some(v) if self.stack.len() < self.limits.max_stack => {
+                            // The capacity never exceeds `max_stack` (see `grow_stack`).
+                            Some(v) if self.stack.len() < self.stack.capacity() => {
                                 self.stack.push(v)
                             }
                             _ => {
@@ -101,7 +102,9 @@ impl<B: Builder> Unpickler<B> {
                             },
                         ));
                     }
-                    self.memo.push(v);
+                    if !self.memo.push(v) {
+                        return Err(self.memo_oom(at));
+                    }
                 }
                 // ---- ints
                 b'K' => {
@@ -331,7 +334,7 @@ impl<B: Builder> Unpickler<B> {
                         kind: ErrorKind::Builder(e),
                     })?;
                 self.stack.truncate(from);
-                self.stack.push(Value::Obj(id));
+                self.push_value(at, Value::Obj(id))?;
             }
             0x8b => {
                 // LONG4
@@ -435,7 +438,7 @@ impl<B: Builder> Unpickler<B> {
                     kind: ErrorKind::Builder(e),
                 })?;
                 self.stack.truncate(m);
-                self.stack.push(Value::Obj(id));
+                self.push_value(at, Value::Obj(id))?;
             }
             b'0' => {
                 // POP
@@ -573,11 +576,9 @@ impl<B: Builder> Unpickler<B> {
     #[inline]
     fn memoize_next_obj(&mut self, buf: &[u8], pos: usize, id: ObjId) -> usize {
         match self.memoizes_next(buf, pos) {
-            Some(n) => {
-                self.memo.push_obj(id);
-                n
-            }
-            None => 0,
+            // When the memo cannot grow, the opcode is left to the loop (which fails there).
+            Some(n) if self.memo.push_obj(id) => n,
+            _ => 0,
         }
     }
 
@@ -585,11 +586,8 @@ impl<B: Builder> Unpickler<B> {
     #[inline]
     fn memoize_next_str(&mut self, buf: &[u8], pos: usize, id: crate::StrId) -> usize {
         match self.memoizes_next(buf, pos) {
-            Some(n) => {
-                self.memo.push_str(id);
-                n
-            }
-            None => 0,
+            Some(n) if self.memo.push_str(id) => n,
+            _ => 0,
         }
     }
 

@@ -95,13 +95,32 @@ impl SnapshotBuilder {
 
     /// Write trace-entry items into row `row`, or into a new row (returned) when None; the
     /// containers among them are marked consumed.
+    ///
+    /// When the columns cannot grow, the error is kept in the budget (the caller's
+    /// `budget.check()` returns it) and nothing is written: a `Result` here cost the hot path
+    /// 10 instructions per entry.
     pub(super) fn apply_event(&mut self, row: Option<u32>, pairs: &[Value], atoms: &Atoms) -> u32 {
         if !self.trace_started {
             self.start_trace();
         }
         let (mut e, row) = match row {
             Some(r) => (self.rows.read(r as usize), r),
-            None => (Row::EMPTY, self.rows.len() as u32),
+            None => {
+                if self.rows.full() {
+                    if let Err(e) = self.grow_rows() {
+                        self.budget.fail(e);
+                        return 0;
+                    }
+                }
+                match u32::try_from(self.rows.len()) {
+                    Ok(r) => (Row::EMPTY, r),
+                    Err(_) => {
+                        self.budget
+                            .fail("more than 4 billion trace entries".to_string());
+                        return 0;
+                    }
+                }
+            }
         };
         for kv in pairs.chunks_exact(2) {
             let (key, val) = (kv[0], kv[1]);
@@ -146,6 +165,21 @@ impl SnapshotBuilder {
     /// The rarely present keys of a trace entry (and unknown ones).
     #[inline(never)]
     fn apply_rare(&mut self, key: StrId, val: Value, row: u32, atoms: &Atoms) {
+        let r = &mut self.rows;
+        let grown = match self.event_keys.get(key) {
+            EventKey::DeviceFree => room(&mut r.device_free, "the trace's sparse fields"),
+            EventKey::PoolId => room(&mut r.pool_id, "the trace's sparse fields"),
+            EventKey::InternalMetadata => {
+                room(&mut r.internal_metadata, "the trace's sparse fields")
+            }
+            EventKey::Category => room(&mut r.category, "the trace's sparse fields"),
+            EventKey::ForwardFrames => room(&mut r.forward_frames, "the trace's sparse fields"),
+            _ => Ok(()),
+        };
+        if let Err(e) = grown {
+            self.budget.fail(e);
+            return;
+        }
         match self.event_keys.get(key) {
             EventKey::DeviceFree => {
                 let x = self.u64_of(val, atoms, "device_free");
@@ -168,9 +202,9 @@ impl SnapshotBuilder {
                 self.rows.forward_frames.push((row, f));
             }
             EventKey::Other => {
-                let name = atoms.str(key).to_string();
+                let name = crate::warnings::quoted(atoms.str(key));
                 self.warnings.warn(&format!("event key {name}"), || {
-                    format!("trace entries have an unknown key `{name}`; ignored")
+                    format!("trace entries have an unknown key {name}; ignored")
                 });
             }
             _ => {}
@@ -185,15 +219,27 @@ impl SnapshotBuilder {
         let Some(lists) = self.list_items(v) else {
             return Err("not a memory snapshot: `device_traces` is not a list".into());
         };
-        let mut out = Vec::with_capacity(lists.len());
+        // Each device's trace is a model structure of its own, made per list (a reference to
+        // one list, or an empty one, is two bytes of the file): charged to the budget.
+        self.budget.charge(
+            lists.len() as u64 * std::mem::size_of::<DeviceTrace>() as u64,
+            "each list of `device_traces` becomes a device trace of its own (hundreds of bytes \
+             each, even when the list is empty or shared)",
+        )?;
+        // The sparse columns (device_free, pool ids, …) by row, once, for every device's lookup
+        // (each device scanned all of them: quadratic with many devices).
+        self.rows.sort_sparse();
+        let mut out = Vec::new();
+        out.try_reserve_exact(lists.len())
+            .map_err(|_| frames::oom("the device traces", lists.len() * 400))?;
         for l in lists {
             if let Some(Obj::Events(run)) = self.obj(l) {
                 let (start, len) = self.runs.get(run as usize).copied().unwrap_or((0, 0));
                 if start == 0 && len as usize == self.rows.len() {
                     out.push(self.gather_all());
                 } else {
-                    let rows: Vec<u32> = (start..start.saturating_add(len)).collect();
-                    out.push(self.gather(&rows));
+                    let end = start.saturating_add(len);
+                    out.push(self.gather(start..end, len as usize)?);
                 }
                 continue;
             }
@@ -227,6 +273,7 @@ impl SnapshotBuilder {
                         // A trace entry without `action`: keep it as an unknown event.
                         let p = self.items(idx);
                         let r = self.apply_event(None, &p, atoms);
+                        self.budget.check()?;
                         self.warnings.warn("no action", || {
                             "a trace entry has no `action`; kept as an unknown event".into()
                         });
@@ -237,8 +284,11 @@ impl SnapshotBuilder {
                     }),
                 }
             }
-            out.push(self.gather(&rows));
+            // (Rows added here for entries without `action` come last: still sorted.)
+            let n = rows.len();
+            out.push(self.gather(rows.into_iter(), n)?);
         }
+        self.budget.check()?;
         Ok(out)
     }
 
@@ -247,51 +297,47 @@ impl SnapshotBuilder {
         std::mem::take(&mut self.rows).into_trace()
     }
 
-    /// Copy the given event rows into one device's columns.
-    pub(super) fn gather(&mut self, rows: &[u32]) -> DeviceTrace {
+    /// Copy the given event rows (about `n` of them) into one device's columns: a copy,
+    /// charged to the budget (a trace list shared by several devices is copied into each).
+    pub(super) fn gather(
+        &mut self,
+        rows: impl Iterator<Item = u32>,
+        n: usize,
+    ) -> Result<DeviceTrace, String> {
+        self.budget.charge(
+            n as u64 * ROW_BYTES,
+            "a trace list shared by several devices is copied into each",
+        )?;
         // Rows already moved out (a trace list referenced twice) are dropped, so that every
         // column keeps the same length.
         let staged = self.rows.len();
-        let rows: Vec<u32> = rows
-            .iter()
-            .copied()
-            .filter(|&r| (r as usize) < staged)
-            .collect();
-        let rows = &rows[..];
-        let n = rows.len();
         let r = &self.rows;
         let mut out = Rows {
             hint: n,
             ..Rows::default()
         };
-        for &row in rows {
+        out.try_reserve(n)
+            .map_err(|_| frames::oom("a device's trace", n * ROW_BYTES as usize))?;
+        let has_sparse = r.has_sparse();
+        for row in rows.filter(|&r| (r as usize) < staged) {
+            let pos = out.len() as u32;
             out.push(&r.read(row as usize));
-        }
-        // Sparse columns: map global row → position in this trace.
-        let has_sparse = !(r.device_free.is_empty()
-            && r.pool_id.is_empty()
-            && r.internal_metadata.is_empty()
-            && r.category.is_empty()
-            && r.forward_frames.is_empty());
-        if has_sparse && n > 0 {
-            let mut pos: FxHashMap<u32, u32> = FxHashMap::default();
-            for (p, row) in rows.iter().enumerate() {
-                pos.insert(*row, p as u32);
+            if has_sparse {
+                let lines = r.copy_sparse(row, pos, &mut out);
+                if lines > 0 {
+                    self.budget.charge(
+                        lines as u64 * 4 + 32,
+                        "a trace list shared by several devices copies its `forward_frames` into each",
+                    )?;
+                }
             }
-            fn remap<T: Clone>(src: &[(u32, T)], pos: &FxHashMap<u32, u32>) -> Vec<(u32, T)> {
-                let mut v: Vec<(u32, T)> = src
-                    .iter()
-                    .filter_map(|(row, x)| pos.get(row).map(|p| (*p, x.clone())))
-                    .collect();
-                v.sort_by_key(|e| e.0);
-                v
-            }
-            out.device_free = remap(&r.device_free, &pos);
-            out.pool_id = remap(&r.pool_id, &pos);
-            out.internal_metadata = remap(&r.internal_metadata, &pos);
-            out.category = remap(&r.category, &pos);
-            out.forward_frames = remap(&r.forward_frames, &pos);
         }
-        out.into_trace()
+        // A row listed twice or out of order puts its sparse entries out of order.
+        out.sort_sparse();
+        Ok(out.into_trace())
     }
 }
+
+/// Model bytes of a trace row copied into a device's trace (action, address and size codes,
+/// time, stack), as charged to the budget.
+const ROW_BYTES: u64 = 16;

@@ -4,7 +4,9 @@ use super::*;
 
 impl SnapshotBuilder {
     /// Generic conversion to JSON (settings, extensions). Containers can contain themselves
-    /// through the memo, so the output is cut at depth 64 and after 100 000 values.
+    /// through the memo, so the output is cut at depth 64 and after 100 000 values; a shared
+    /// container or string is converted again for each reference, so the JSON of the whole file
+    /// is cut too, past the budget's JSON allowance (linear in the bytes read).
     pub(super) fn to_json(&self, v: Value, atoms: &Atoms, depth: u32) -> serde_json::Value {
         // (Non-string dict keys are cut to MAX_KEY_CHARS by `short_key`.)
         let mut budget = 100_000usize;
@@ -19,7 +21,14 @@ impl SnapshotBuilder {
         budget: &mut usize,
     ) -> serde_json::Value {
         use serde_json::Value as J;
-        if depth > 64 || *budget == 0 {
+        // Each value costs its text (strings) plus 16 bytes, from the file's allowance.
+        let cost = 16
+            + match v {
+                Value::Str(s) => atoms.str(s).len(),
+                Value::Bytes(b) => atoms.bytes(b).len(),
+                _ => 0,
+            };
+        if depth > 64 || *budget == 0 || !self.budget.json(cost) {
             return J::String("...".into());
         }
         *budget -= 1;
@@ -49,7 +58,10 @@ impl SnapshotBuilder {
                     let mut m = serde_json::Map::new();
                     for kv in self.items(idx).chunks_exact(2) {
                         let key = match kv[0] {
-                            Value::Str(s) => atoms.str(s).to_string(),
+                            Value::Str(s) if self.budget.json(atoms.str(s).len()) => {
+                                atoms.str(s).to_string()
+                            }
+                            Value::Str(_) => "...".to_string(),
                             // A container key becomes its JSON text, cut short: keys nested as
                             // each other's keys would otherwise re-escape and double per level.
                             other => short_key(
@@ -78,7 +90,9 @@ impl SnapshotBuilder {
                     )
                 }
                 Some(Obj::Frame(_)) => J::String("<frame>".into()),
-                Some(Obj::Stack(_)) => J::String("<stack>".into()),
+                Some(Obj::Stack(_) | Obj::FreshStack(_) | Obj::OpenStack(_)) => {
+                    J::String("<stack>".into())
+                }
                 Some(Obj::Segment(_)) => J::String("<segment>".into()),
                 Some(Obj::Block(_) | Obj::PlacedBlock(_)) => J::String("<block>".into()),
                 Some(Obj::SegmentBlocks(_)) => J::String("<blocks>".into()),
@@ -112,7 +126,7 @@ impl SnapshotBuilder {
                         .chunks_exact(2)
                         .take(12)
                         .map(|kv| match kv[0] {
-                            Value::Str(s) => format!("'{}'", atoms.str(s)),
+                            Value::Str(s) => format!("'{}'", crate::warnings::short(atoms.str(s))),
                             other => other.type_name().to_string(),
                         })
                         .collect();
@@ -125,8 +139,10 @@ impl SnapshotBuilder {
             }
             Some(Obj::List(idx)) => {
                 // A bare list of segments (FORMAT.md §6); a list holding no dict at all is
-                // some other pickled list.
+                // some other pickled list, and so is one whose dicts have none of a segment's
+                // keys.
                 let items = self.items(idx);
+                self.refuse_non_segments(&items, &atoms)?;
                 if let Some(first) = items.first().filter(|_| {
                     !items
                         .iter()
@@ -134,7 +150,12 @@ impl SnapshotBuilder {
                 }) {
                     let what = match self.obj(*first) {
                         Some(Obj::Event(_)) => "trace entries",
-                        Some(Obj::List(_) | Obj::Stack(_)) => "lists",
+                        Some(
+                            Obj::List(_)
+                            | Obj::Stack(_)
+                            | Obj::FreshStack(_)
+                            | Obj::OpenStack(_),
+                        ) => "lists",
                         Some(Obj::Tuple(_)) => "tuples",
                         Some(Obj::Frame(_)) => "stack frames",
                         Some(Obj::Block(_) | Obj::PlacedBlock(_)) => "blocks",
@@ -179,15 +200,21 @@ impl SnapshotBuilder {
                 } else if key == k.allocator_settings {
                     allocator_settings = Some(self.to_json(kv[1], &atoms, 0));
                 } else if key == k.external_annotations {
-                    annotations = self.read_annotations(kv[1], &atoms);
+                    annotations = self.read_annotations(kv[1], &atoms)?;
                 } else if key == k.host_segments || key == k.host_traces || key == k.categories {
                     extra.push((atoms.str(key).to_string(), self.to_json(kv[1], &atoms, 0)));
                 } else {
-                    let name = atoms.str(key).to_string();
+                    let name = crate::warnings::quoted(atoms.str(key));
                     self.warnings.warn(&format!("top key {name}"), || {
-                        format!("unknown top-level key `{name}` ignored")
+                        format!("unknown top-level key {name} ignored")
                     });
-                    extra.push((name, self.to_json(kv[1], &atoms, 0)));
+                    let key = atoms.str(key);
+                    let key = if self.budget.json(key.len()) {
+                        key.to_string()
+                    } else {
+                        crate::warnings::short(key)
+                    };
+                    extra.push((key, self.to_json(kv[1], &atoms, 0)));
                 }
             }
         }
@@ -207,6 +234,16 @@ impl SnapshotBuilder {
             None => Vec::new(),
         };
         self.check_invariants(&segments, &blocks, &traces, &atoms);
+        if let Some(limit) = self.budget.json_cut() {
+            self.warnings.warn_always("json cut", || {
+                format!(
+                    "`allocator_settings` or other top-level keys were cut (\"...\"): their \
+                     shared values repeat past {} MB of text",
+                    limit >> 20
+                )
+            });
+        }
+        self.budget.check()?;
 
         atoms.strings.freeze();
         let SnapshotBuilder {
@@ -235,10 +272,82 @@ impl SnapshotBuilder {
         })
     }
 
-    pub(super) fn read_annotations(&mut self, v: Value, atoms: &Atoms) -> Vec<Annotation> {
-        let items = self.list_items(v).unwrap_or_default();
-        let mut out = Vec::with_capacity(items.len());
+    /// A bare list (FORMAT.md §6) is a list of segments when one item was read as a segment
+    /// or is a dict with at least one of a segment's keys. A list of dicts without any is some
+    /// other pickled data (it opened as an empty snapshot): refused, naming the keys found
+    /// (the first few distinct ones, escaped and cut).
+    fn refuse_non_segments(&self, items: &[Value], atoms: &Atoms) -> Result<(), String> {
+        const KEYS_SHOWN: usize = 8;
+        let mut dicts = 0usize;
+        let mut found: Vec<StrId> = Vec::new();
+        let mut more = false;
+        let mut other_keys = false;
         for it in items {
+            let idx = match self.obj(*it) {
+                Some(Obj::Segment(_)) => return Ok(()),
+                Some(Obj::Dict(idx)) => idx,
+                _ => continue,
+            };
+            dicts += 1;
+            let pairs = self.items(idx);
+            if self.record_keys.any_segment_key(&pairs) {
+                return Ok(());
+            }
+            for kv in pairs.chunks_exact(2) {
+                match kv[0] {
+                    Value::Str(k) if found.contains(&k) => {}
+                    Value::Str(k) if found.len() < KEYS_SHOWN => found.push(k),
+                    Value::Str(_) => more = true,
+                    _ => other_keys = true,
+                }
+            }
+        }
+        if dicts == 0 {
+            return Ok(());
+        }
+        let mut names: Vec<String> = found
+            .iter()
+            .map(|&k| crate::warnings::quoted(atoms.str(k)))
+            .collect();
+        if other_keys {
+            names.push("keys that are not strings".into());
+        }
+        let keys = if names.is_empty() {
+            "no keys at all".to_string()
+        } else {
+            format!(
+                "the keys {}{}",
+                names.join(", "),
+                if more { ", …" } else { "" }
+            )
+        };
+        Err(format!(
+            "a valid pickle, but not a memory snapshot: the top level is a list of {dicts} dict{} \
+             with none of a segment's keys (`address`, `total_size`, `blocks`, …); found {keys} \
+             (expected a dict with the keys 'segments' and 'device_traces', or a list of segment dicts)",
+            if dicts == 1 { "" } else { "s" }
+        ))
+    }
+
+    pub(super) fn read_annotations(
+        &mut self,
+        v: Value,
+        atoms: &Atoms,
+    ) -> Result<Vec<Annotation>, String> {
+        let items = self.list_items(v).unwrap_or_default();
+        let mut out = Vec::new();
+        out.try_reserve_exact(items.len())
+            .map_err(|_| super::frames::oom("the annotations", items.len() * 48))?;
+        for it in items {
+            // An entry (and its extra pairs) is made per reference: charged to the budget.
+            let pairs_len = match self.obj(it) {
+                Some(Obj::Dict(idx)) if idx != EMPTY => self.store.len(Store::items_at(idx)),
+                _ => 0,
+            };
+            self.budget.charge(
+                std::mem::size_of::<Annotation>() as u64 + pairs_len as u64 * 4,
+                "an annotation dict listed again in `external_annotations` is copied for each reference",
+            )?;
             let Some(pairs) = self.dict_pairs(it) else {
                 self.warnings.warn("annotation type", || {
                     "an external annotation is not a dict; skipped".into()
@@ -267,9 +376,11 @@ impl SnapshotBuilder {
                     a.extra.push((key, s));
                 }
             }
+            // Exactly the extras (what the budget was charged for), not the doubling's slack.
+            a.extra.shrink_to_fit();
             out.push(a);
         }
-        out
+        Ok(out)
     }
 
     pub(super) fn check_invariants(
@@ -311,12 +422,17 @@ impl SnapshotBuilder {
                     format!("device {d}: time_us goes backwards in the trace")
                 });
             }
-            // Rows per action code (the unknown actions are the codes from 10).
+            if t.is_empty() {
+                continue;
+            }
+            // Rows per action code (the unknown actions are the codes from 10, as many as
+            // there are unknown names).
             let mut counts = [0u64; 256];
             for rows in t.action.0.chunks(CHECK_ROWS) {
                 count_codes(rows, &mut counts);
             }
-            for (code, &n) in counts.iter().enumerate().skip(10) {
+            let codes = 10 + self.unknown_actions.len();
+            for (code, &n) in counts.iter().enumerate().take(codes).skip(10) {
                 let Action::Unknown(u) = Action::from_code(code as u8) else {
                     continue;
                 };
@@ -331,10 +447,10 @@ impl SnapshotBuilder {
                 let name = if s == NO_STR {
                     "<missing>".to_string()
                 } else {
-                    atoms.str(s).to_string()
+                    crate::warnings::quoted(atoms.str(s))
                 };
                 self.warnings.warn(&format!("unknown action {d} {name}"), || {
-                    format!("device {d}: {n} trace entries have the unknown action `{name}`; shown as unknown events")
+                    format!("device {d}: {n} trace entries have the unknown action {name}; shown as unknown events")
                 });
             }
         }

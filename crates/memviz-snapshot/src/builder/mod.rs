@@ -12,6 +12,7 @@
 //! file, segments still generic), settings and annotations from their generic dicts, and each
 //! device's trace by gathering its event rows.
 
+pub mod budget;
 mod events;
 mod finish;
 mod frames;
@@ -23,6 +24,8 @@ mod segments;
 
 use crate::model::*;
 use crate::warnings::Warnings;
+use budget::Budget;
+use frames::OpenStack;
 use keys::{EventKeys, Keys};
 use memviz_pickle::{Atoms, Builder, ObjId, Store, StrId, Value};
 use objs::Objs;
@@ -46,7 +49,16 @@ enum Obj {
     /// 400 MB for a 2 GB file, and more while it doubles).
     Events(u32),
     Frame(FrameId),
+    /// A frame list interned and used (handed to an event, block or segment).
     Stack(StackId),
+    /// A frame list interned when its first batch of items arrived, not used yet: a second
+    /// batch makes it an [`Obj::OpenStack`] (how CPython writes a stack of more than 1 000
+    /// frames) without the copy a used stack costs.
+    FreshStack(StackId),
+    /// A frame list being filled in several batches: its frames so far are
+    /// `open[i].frames`, interned (once) when it is first used, so n batches cost O(n) and
+    /// not a new stack each (n²/2 frames: a 300 KB file asked for 8 GB).
+    OpenStack(u32),
     /// A block dict read when its items arrived, not yet placed in a segment: index into
     /// `records.pending` (see [`segments`]).
     Block(u32),
@@ -97,6 +109,15 @@ pub struct SnapshotBuilder {
     /// One bit per container: set once it became an item of another container. At a cut, the
     /// containers without it are exactly those still open on the VM's stack (see [`Self::recover`]).
     consumed: Vec<u64>,
+    /// Frame lists being filled ([`Obj::OpenStack`]); entries given back are empty.
+    open: Vec<OpenStack>,
+    /// Entries of `open` free for reuse.
+    open_free: Vec<u32>,
+    /// Legacy `history` lists read so far, by container id: their range of
+    /// [`Records::history`](segments::Records), shared by every block that refers to the list.
+    history_ranges: FxHashMap<u32, (u32, u32)>,
+    /// Copies made per reference, bounded by the bytes read ([`budget`]).
+    pub(crate) budget: Budget,
     pub(crate) warnings: Warnings,
 }
 
@@ -113,6 +134,17 @@ pub(crate) fn room_needed(len: usize, cap: usize, done: u64, total: u64) -> Opti
     (want > cap).then(|| want.max(cap + cap / 16) - len)
 }
 
+/// Room for one more item in `v`, fallibly (doubling, as `push` would): an error naming `what`
+/// instead of an abort when the memory is not there.
+#[inline]
+pub(crate) fn room<T>(v: &mut Vec<T>, what: &str) -> Result<(), String> {
+    if v.len() == v.capacity() {
+        v.try_reserve(v.len().max(16))
+            .map_err(|_| frames::oom(what, v.len() * std::mem::size_of::<T>()))?;
+    }
+    Ok(())
+}
+
 fn int_i128(v: Value, atoms: &Atoms) -> Option<i128> {
     match v {
         Value::Int(i) => Some(i as i128),
@@ -126,6 +158,12 @@ impl SnapshotBuilder {
     /// Trace entries read so far (every device).
     pub(crate) fn entries(&self) -> usize {
         self.rows.stack.len()
+    }
+
+    /// The pickle bytes read so far, counting the chunk about to be pushed: what the copies
+    /// made per reference are bounded by ([`budget`]).
+    pub fn set_input_bytes(&mut self, bytes: u64) {
+        self.budget.set_input(bytes);
     }
 
     /// A builder and the atoms (with its keys pre-interned) to start the unpickler with.
@@ -157,6 +195,10 @@ impl SnapshotBuilder {
             scratch: Vec::new(),
             obj_scratch: Vec::new(),
             consumed: Vec::new(),
+            open: Vec::new(),
+            open_free: Vec::new(),
+            history_ranges: FxHashMap::default(),
+            budget: Budget::default(),
             warnings: Warnings::default(),
         };
         (b, atoms)
@@ -180,15 +222,22 @@ impl SnapshotBuilder {
         }
     }
 
-    /// Room for exactly `more` event rows in every column.
+    /// Room for exactly `more` event rows in every column (what the memory allows).
     fn reserve_rows(&mut self, more: usize) {
-        let r = &mut self.rows;
-        r.hint = r.len().saturating_add(more);
-        let _ = r.action.try_reserve_exact(more);
-        r.addr.reserve(more);
-        r.size.reserve(more);
-        r.time_us.reserve(more);
-        let _ = r.stack.try_reserve_exact(more);
+        let _ = self.rows.try_reserve(more);
+    }
+
+    /// Room for the next event row: the columns double, fallibly (an error instead of an
+    /// abort when the memory is not there).
+    #[cold]
+    fn grow_rows(&mut self) -> Result<(), String> {
+        let len = self.rows.len();
+        self.rows.try_reserve(len.max(1024)).map_err(|_| {
+            format!(
+                "out of memory: the trace columns need room for more than {len} events and the \
+                 system has no more to give (the file is too large for the memory available)"
+            )
+        })
     }
 
     /// `done` of `total` input bytes were read: when the event columns are nearly full, size
@@ -248,8 +297,10 @@ impl SnapshotBuilder {
         }
     }
 
+    /// The items of a generic container (counted against the reads of the [`budget`]:
+    /// nothing once they are spent).
     fn items(&self, idx: u32) -> Vec<Value> {
-        if idx == EMPTY {
+        if idx == EMPTY || !self.budget.read(self.store.len(Store::items_at(idx))) {
             return Vec::new();
         }
         self.store.get(Store::items_at(idx))
@@ -257,7 +308,7 @@ impl SnapshotBuilder {
 
     /// Move the items out of a generic container's storage.
     fn take_items(&mut self, idx: u32) -> Vec<Value> {
-        if idx == EMPTY {
+        if idx == EMPTY || !self.budget.read(self.store.len(Store::items_at(idx))) {
             return Vec::new();
         }
         self.store.take(Store::items_at(idx))
@@ -349,8 +400,12 @@ impl SnapshotBuilder {
     }
 
     fn pair_of(&mut self, v: Value, atoms: &Atoms, what: &'static str) -> (i64, i64) {
-        let items: Option<[Value; 2]> = match self.list_items(v).as_deref() {
-            Some(&[a, b]) => Some([a, b]),
+        // The length first: a long shared list is not read again for each reference.
+        let items: Option<[Value; 2]> = match self.list_len(v) {
+            Some(2) => match self.list_items(v).as_deref() {
+                Some(&[a, b]) => Some([a, b]),
+                _ => None,
+            },
             _ => None,
         };
         match items {
@@ -386,6 +441,20 @@ impl SnapshotBuilder {
             Some(Obj::List(idx) | Obj::Tuple(idx)) => Some(self.store.len(Store::items_at(idx))),
             _ => None,
         }
+    }
+
+    /// The first `max` items of a list or tuple (counted against the reads of the budget).
+    fn list_prefix(&self, v: Value, max: usize) -> Option<Vec<Value>> {
+        let at = match self.obj(v) {
+            Some(Obj::List(EMPTY) | Obj::Tuple(EMPTY)) => return Some(Vec::new()),
+            Some(Obj::List(idx) | Obj::Tuple(idx)) => Store::items_at(idx),
+            _ => return None,
+        };
+        let n = self.store.len(at).min(max);
+        if !self.budget.read(n) {
+            return Some(Vec::new());
+        }
+        Some((0..n).filter_map(|k| self.store.seq_value(at, k)).collect())
     }
 
     /// Items of a list or tuple.
@@ -436,18 +505,19 @@ impl Builder for SnapshotBuilder {
                     if consecutive {
                         let run = u32::try_from(self.runs.len())
                             .map_err(|_| "too many trace lists".to_string())?;
+                        room(&mut self.runs, "the trace lists")?;
                         self.runs.push((first, items.len() as u32));
                         self.objs.set(i as usize, Obj::Events(run));
                         return Ok(());
                     }
                 }
                 // A frame list (a traceback): intern it now instead of keeping its items.
-                let slot = match self.intern_stack(items, atoms, true) {
-                    Some(id) => Obj::Stack(id),
+                let slot = match self.intern_stack(items, atoms, true)? {
+                    Some(id) => Obj::FreshStack(id),
                     None => Obj::List(self.new_store(items, false)?),
                 };
                 self.objs.set(i as usize, slot);
-                Ok(())
+                self.budget.check()
             }
             Some(Obj::List(idx)) => {
                 let idx = self.extend_store(idx, items, false)?;
@@ -474,17 +544,20 @@ impl Builder for SnapshotBuilder {
                 self.objs.set(i as usize, Obj::List(idx));
                 Ok(())
             }
+            Some(Obj::FreshStack(s)) => {
+                // A second batch (a stack of more than 1 000 frames, as CPython writes it).
+                self.open_stack(i, s, false, items, atoms)?;
+                self.budget.check()
+            }
             Some(Obj::Stack(s)) => {
-                // A frame list extended after first use (never done by real producers): re-intern.
-                let mut frames = self.stacks.get(s).to_vec();
-                for it in items {
-                    if let Some(f) = self.frame_of(*it, atoms) {
-                        frames.push(f);
-                    }
-                }
-                let id = self.stacks.push(&frames);
-                self.objs.set(i as usize, Obj::Stack(id));
-                Ok(())
+                // A frame list extended after it was used (never done by real producers): the
+                // next use interns it again, charged to the budget.
+                self.open_stack(i, s, true, items, atoms)?;
+                self.budget.check()
+            }
+            Some(Obj::OpenStack(k)) => {
+                self.extend_open(k, items, atoms)?;
+                self.budget.check()
             }
             _ => Err("APPENDS onto something that is not a list".into()),
         }
@@ -505,7 +578,7 @@ impl Builder for SnapshotBuilder {
                 // A trace entry: lower it to a row right away (which marks its containers).
                 let row = self.apply_event(None, pairs, atoms);
                 self.objs.set(i as usize, Obj::Event(row));
-                return Ok(());
+                return self.budget.check();
             }
         }
         self.mark_consumed(pairs);
@@ -517,7 +590,7 @@ impl Builder for SnapshotBuilder {
                     Obj::Dict(self.new_store(pairs, true)?)
                 };
                 self.objs.set(i as usize, slot);
-                Ok(())
+                self.budget.check()
             }
             Some(Obj::Dict(idx)) => {
                 let idx = self.extend_store(idx, pairs, true)?;
@@ -526,7 +599,7 @@ impl Builder for SnapshotBuilder {
             }
             Some(Obj::Event(row)) => {
                 self.apply_event(Some(row), pairs, atoms);
-                Ok(())
+                self.budget.check()
             }
             Some(Obj::Segment(_) | Obj::Block(_) | Obj::PlacedBlock(_)) => Err(
                 "SETITEMS onto a segment or block dict that was already read (its items in two parts)"

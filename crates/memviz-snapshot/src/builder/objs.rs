@@ -53,6 +53,8 @@ fn kind(o: Obj) -> (u32, u32) {
         Obj::PlacedBlock(p) => (8, p),
         Obj::Segment(p) => (9, p),
         Obj::SegmentBlocks(p) => (10, p),
+        Obj::FreshStack(s) => (11, s.0),
+        Obj::OpenStack(p) => (12, p),
     }
 }
 
@@ -105,6 +107,8 @@ impl Objs {
             8 => Obj::PlacedBlock(p),
             9 => Obj::Segment(p),
             10 => Obj::SegmentBlocks(p),
+            11 => Obj::FreshStack(crate::StackId(p)),
+            12 => Obj::OpenStack(p),
             _ => return self.wide.get((w >> 4) as usize).copied(),
         })
     }
@@ -180,6 +184,23 @@ impl Objs {
         }
         let c = self.chunks.len();
         self.settle(c.saturating_sub(1));
+        // Grow fallibly (doubling, as `push` and `resize` would): an error, not an abort.
+        let oom = || {
+            format!(
+                "out of memory: the slots of more than {} containers do not fit the memory available",
+                self.len
+            )
+        };
+        if self.chunks.len() == self.chunks.capacity() {
+            self.chunks
+                .try_reserve(self.chunks.len().max(64))
+                .map_err(|_| oom())?;
+        }
+        if self.free.is_empty() && self.slots.capacity() - self.slots.len() < CHUNK {
+            self.slots
+                .try_reserve(self.slots.len().max(16 * CHUNK))
+                .map_err(|_| oom())?;
+        }
         let s = self.new_chunk();
         self.chunks.push(s);
         Ok(())

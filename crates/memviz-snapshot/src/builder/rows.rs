@@ -4,6 +4,7 @@ use crate::columns::{ActionColumn, TimeColumn, U64Column};
 use crate::model::*;
 use memviz_pickle::StrId;
 use rustc_hash::FxHashMap;
+use std::collections::TryReserveError;
 
 /// Event rows in file order, before they are split by device: written straight into the
 /// compact columns of the model (so a whole trace in file order moves into its
@@ -84,6 +85,77 @@ impl Row {
 impl Rows {
     pub(super) fn len(&self) -> usize {
         self.action.len()
+    }
+
+    /// Room for exactly `more` rows in the dense columns, fallibly; the columns that change
+    /// from constant to coded reserve up to the new `hint`.
+    pub(super) fn try_reserve(&mut self, more: usize) -> Result<(), TryReserveError> {
+        self.hint = self.len().saturating_add(more);
+        self.action.try_reserve_exact(more)?;
+        self.addr.reserve(more)?;
+        self.size.reserve(more)?;
+        self.time_us.reserve(more)?;
+        self.stack.try_reserve_exact(more)
+    }
+
+    /// True when a row has one of the rarely present fields.
+    pub(super) fn has_sparse(&self) -> bool {
+        !(self.device_free.is_empty()
+            && self.pool_id.is_empty()
+            && self.internal_metadata.is_empty()
+            && self.category.is_empty()
+            && self.forward_frames.is_empty())
+    }
+
+    /// Sort the rarely present fields by row (stable: a row set twice keeps its file order);
+    /// rows are pushed in order, so this is a check unless an entry got items in two batches.
+    pub(super) fn sort_sparse(&mut self) {
+        fn sort<T>(v: &mut [(u32, T)]) {
+            if !v.is_sorted_by_key(|e| e.0) {
+                v.sort_by_key(|e| e.0);
+            }
+        }
+        sort(&mut self.device_free);
+        sort(&mut self.pool_id);
+        sort(&mut self.internal_metadata);
+        sort(&mut self.category);
+        sort(&mut self.forward_frames);
+    }
+
+    /// Copy the rarely present fields of row `row` (sorted: [`Self::sort_sparse`]) to row
+    /// `pos` of `out`: a binary search per field. Returns the `forward_frames` lines copied.
+    pub(super) fn copy_sparse(&self, row: u32, pos: u32, out: &mut Rows) -> usize {
+        fn copy<T: Clone>(src: &[(u32, T)], row: u32, pos: u32, dst: &mut Vec<(u32, T)>) {
+            let from = src.partition_point(|e| e.0 < row);
+            for e in src
+                .get(from..)
+                .unwrap_or(&[])
+                .iter()
+                .take_while(|e| e.0 == row)
+            {
+                dst.push((pos, e.1.clone()));
+            }
+        }
+        copy(&self.device_free, row, pos, &mut out.device_free);
+        copy(&self.pool_id, row, pos, &mut out.pool_id);
+        copy(
+            &self.internal_metadata,
+            row,
+            pos,
+            &mut out.internal_metadata,
+        );
+        copy(&self.category, row, pos, &mut out.category);
+        let before = out.forward_frames.len();
+        copy(&self.forward_frames, row, pos, &mut out.forward_frames);
+        out.forward_frames
+            .get(before..)
+            .map_or(0, |f| f.iter().map(|x| x.1.len()).sum())
+    }
+
+    /// True when the next row needs the columns to grow.
+    #[inline]
+    pub(super) fn full(&self) -> bool {
+        self.stack.len() == self.stack.capacity()
     }
 
     pub(super) fn read(&self, r: usize) -> Row {

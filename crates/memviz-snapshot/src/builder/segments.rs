@@ -51,6 +51,10 @@ impl Records {
     }
 }
 
+/// Blocks the model may have beyond one per container of the file (see
+/// [`SnapshotBuilder::blocks_fit`]).
+const BLOCKS_SLACK: usize = 4096;
+
 /// Bits of a key in [`RecordKeys`].
 const BLOCK_KEY: u8 = 1;
 const SEGMENT_KEY: u8 = 2;
@@ -112,6 +116,19 @@ impl RecordKeys {
     }
 }
 
+impl RecordKeys {
+    /// True when one key of `pairs` is a segment's.
+    pub(super) fn any_segment_key(&self, pairs: &[Value]) -> bool {
+        pairs.chunks_exact(2).any(|kv| match kv[0] {
+            Value::Str(s) => self
+                .0
+                .get(s.0 as usize)
+                .is_some_and(|k| k & SEGMENT_KEY != 0),
+            _ => false,
+        })
+    }
+}
+
 fn has_key(pairs: &[Value], key: StrId) -> bool {
     pairs.chunks_exact(2).any(|kv| kv[0] == Value::Str(key))
 }
@@ -132,6 +149,7 @@ impl SnapshotBuilder {
             let p = self.block_fields(pairs, atoms);
             let i = u32::try_from(self.records.pending.len())
                 .map_err(|_| "too many blocks".to_string())?;
+            room(&mut self.records.pending, "the blocks")?;
             self.records.pending.push(Some(p));
             self.records.pending_live += 1;
             return Ok(Some(Obj::Block(i)));
@@ -151,11 +169,14 @@ impl SnapshotBuilder {
                 addr = addr.wrapping_add(b.size);
                 if let Some(f) = f {
                     let at = self.records.blocks.len() as u32;
+                    room(&mut self.records.forward_frames, "the blocks")?;
                     self.records.forward_frames.push((at, f));
                 }
+                room(&mut self.records.blocks, "the blocks")?;
                 self.records.blocks.push(b);
             }
             s.blocks = (first, self.records.blocks.len() as u32);
+            room(&mut self.records.segments, "the segments")?;
             self.records.segments.push(s);
             if let Some(Value::Obj(ObjId(l))) = list {
                 // The list's blocks are placed: it stands for them now, and its items (usually
@@ -221,9 +242,9 @@ impl SnapshotBuilder {
             } else if key == k.blocks {
                 block_list = Some(val);
             } else {
-                let name = atoms.str(key).to_string();
+                let name = crate::warnings::quoted(atoms.str(key));
                 self.warnings.warn(&format!("segment key {name}"), || {
-                    format!("segments have an unknown key `{name}`; ignored")
+                    format!("segments have an unknown key {name}; ignored")
                 });
             }
         }
@@ -251,11 +272,31 @@ impl SnapshotBuilder {
                 if !self.blocks_fit(dest_len + b.saturating_sub(a) as usize) {
                     return Vec::new();
                 }
-                return (a..b).filter_map(|j| self.placed_block(j)).collect();
+                let mut out = Vec::new();
+                for j in a..b {
+                    out.extend(self.placed_block(j));
+                }
+                return out;
             }
-            _ => list.and_then(|b| self.list_items(b)).unwrap_or_default(),
+            _ => {
+                // Read no more items than the blocks that may still be placed (a shared list is
+                // not read again whole for each segment once that is spent).
+                let room = self
+                    .objs
+                    .len()
+                    .saturating_add(BLOCKS_SLACK)
+                    .saturating_sub(dest_len);
+                if list
+                    .and_then(|b| self.list_len(b))
+                    .is_some_and(|n| n > room)
+                {
+                    self.blocks_fit(usize::MAX);
+                }
+                list.and_then(|b| self.list_prefix(b, room))
+                    .unwrap_or_default()
+            }
         };
-        let mut out = Vec::with_capacity(items.len());
+        let mut out: Vec<PendingBlock> = Vec::with_capacity(items.len());
         for b in items {
             if !self.blocks_fit(dest_len + out.len() + 1) {
                 break;
@@ -280,6 +321,13 @@ impl SnapshotBuilder {
                     let here = placed_at
                         .and_then(|at| j.checked_sub(at))
                         .and_then(|k| out.get(k as usize).cloned());
+                    let lines = here
+                        .as_ref()
+                        .and_then(|p| p.forward_frames.as_ref())
+                        .map_or(0, Vec::len);
+                    if lines > 0 && !self.charge_forward_copy(lines) {
+                        continue;
+                    }
                     match here.or_else(|| self.placed_block(j)) {
                         Some(p) => p,
                         None => continue,
@@ -306,10 +354,10 @@ impl SnapshotBuilder {
     /// The model never has more blocks than the file has containers (plus 4 096), as a file
     /// that shares nothing.
     fn blocks_fit(&mut self, total: usize) -> bool {
-        if total <= self.objs.len().saturating_add(4096) {
+        if total <= self.objs.len().saturating_add(BLOCKS_SLACK) {
             return true;
         }
-        self.warnings.warn("shared blocks", || {
+        self.warnings.warn_always("shared blocks", || {
             "segments share blocks more often than the file has containers; the copies past that are dropped".into()
         });
         false
@@ -317,15 +365,23 @@ impl SnapshotBuilder {
 
     /// A placed block of [`Records::blocks`] as a pending one again (a block dict that two
     /// segments share: placed again in the second, its legacy fill already done).
-    fn placed_block(&self, j: u32) -> Option<PendingBlock> {
+    /// Its `forward_frames` are copied: charged to the budget.
+    fn placed_block(&mut self, j: u32) -> Option<PendingBlock> {
         let block = self.records.blocks.get(j as usize)?.clone();
-        let forward_frames = self
+        let ff = self
             .records
             .forward_frames
             .binary_search_by_key(&j, |f| f.0)
-            .ok()
+            .ok();
+        let lines = ff
             .and_then(|i| self.records.forward_frames.get(i))
-            .map(|f| f.1.clone());
+            .map_or(0, |f| f.1.len());
+        let forward_frames = match ff {
+            Some(i) if self.charge_forward_copy(lines) => {
+                self.records.forward_frames.get(i).map(|f| f.1.clone())
+            }
+            _ => None,
+        };
         Some(PendingBlock {
             block,
             file_addr: None,
@@ -333,6 +389,19 @@ impl SnapshotBuilder {
             history: None,
             forward_frames,
         })
+    }
+
+    /// Charge a copy of `lines` forward-frame lines of a block placed again; false when the
+    /// budget is spent (the refusal is kept).
+    fn charge_forward_copy(&mut self, lines: usize) -> bool {
+        lines == 0
+            || self
+                .budget
+                .charge(
+                    lines as u64 * 4 + 32,
+                    "a block placed in several segments copies its `forward_frames` into each",
+                )
+                .is_ok()
     }
 
     /// A block's own fields.
@@ -367,9 +436,9 @@ impl SnapshotBuilder {
                     Value::Str(s) if s == k.active_pending_free => BlockState::ActivePendingFree,
                     Value::Str(s) if s == k.inactive => BlockState::Inactive,
                     Value::Str(s) => {
-                        let name = atoms.str(s).to_string();
+                        let name = crate::warnings::quoted(atoms.str(s));
                         self.warnings.warn(&format!("block state {name}"), || {
-                            format!("unknown block state `{name}`")
+                            format!("unknown block state {name}")
                         });
                         BlockState::Unknown
                     }
@@ -385,9 +454,9 @@ impl SnapshotBuilder {
             } else if key == k.forward_frames {
                 p.forward_frames = Some(self.strs_of(val, "forward_frames"));
             } else {
-                let name = atoms.str(key).to_string();
+                let name = crate::warnings::quoted(atoms.str(key));
                 self.warnings.warn(&format!("block key {name}"), || {
-                    format!("blocks have an unknown key `{name}`; ignored")
+                    format!("blocks have an unknown key {name}; ignored")
                 });
             }
         }
@@ -414,9 +483,34 @@ impl SnapshotBuilder {
         // Legacy (torch 2.0) history entries.
         let mut first_real_size = None;
         let mut first_stack = None;
-        if let Some(h) = p.history {
+        let shared = match p.history {
+            Some(Value::Obj(ObjId(l))) => self.history_ranges.get(&l).copied(),
+            _ => None,
+        };
+        if let Some((start, end)) = shared {
+            // A history list read for another block: the same entries, shared by range (a list
+            // shared by n blocks was copied n times: 10 GB from an 840 KB file).
+            if let Some(he) = self
+                .records
+                .history
+                .get(start as usize)
+                .filter(|_| end > start)
+            {
+                first_real_size = Some(he.real_size);
+                first_stack = Some(he.stack);
+            }
+            b.history = (start, end);
+        } else if let Some(h) = p.history {
             let start = self.records.history.len() as u32;
-            let entries: Vec<Value> = self.list_items(h).unwrap_or_default();
+            let n = self.list_len(h).unwrap_or(0);
+            let charged = self.budget.charge(
+                n as u64 * std::mem::size_of::<HistoryEntry>() as u64,
+                "the entries of legacy `history` lists are copied for each reference to their dicts",
+            );
+            let entries: Vec<Value> = match charged {
+                Ok(()) => self.list_items(h).unwrap_or_default(),
+                Err(_) => Vec::new(),
+            };
             for e in entries {
                 let Some(ep) = self.dict_pairs(e) else {
                     continue;
@@ -441,9 +535,17 @@ impl SnapshotBuilder {
                     first_real_size = Some(he.real_size);
                     first_stack = Some(he.stack);
                 }
+                if let Err(e) = room(&mut self.records.history, "the history entries") {
+                    self.budget.fail(e);
+                    break;
+                }
                 self.records.history.push(he);
             }
-            b.history = (start, self.records.history.len() as u32);
+            let end = self.records.history.len() as u32;
+            if let Value::Obj(ObjId(l)) = h {
+                self.history_ranges.insert(l, (start, end));
+            }
+            b.history = (start, end);
         }
         if !p.has_frames {
             // SEMANTICS.md §2 legacy fill: frames = history[0].frames; requested = requested || history[0].real_size || size.
@@ -496,7 +598,9 @@ impl SnapshotBuilder {
             ));
         }
         let items = self.list_items(v).unwrap_or_default();
-        let mut segments = Vec::with_capacity(items.len());
+        // Room for one segment per container of the file at most: a list of references to one
+        // dict asks for more (each copy is charged to the budget as it is made).
+        let mut segments = Vec::with_capacity(items.len().min(self.objs.len()));
         // Sized once (doubling left up to half of the blocks' bytes unused in the model).
         let n_blocks: usize = items
             .iter()
@@ -506,17 +610,33 @@ impl SnapshotBuilder {
                     .segments
                     .get(s as usize)
                     .map_or(0, |s| s.blocks.1.saturating_sub(s.blocks.0) as usize),
-                Some(Obj::Dict(idx)) if idx != EMPTY => self
-                    .store
-                    .dict_value(Store::items_at(idx), self.keys.blocks)
-                    .and_then(|b| self.list_len(b))
-                    .unwrap_or(0),
+                Some(Obj::Dict(idx))
+                    if idx != EMPTY && self.budget.read(self.store.len(Store::items_at(idx))) =>
+                {
+                    self.store
+                        .dict_value(Store::items_at(idx), self.keys.blocks)
+                        .and_then(|b| self.list_len(b))
+                        .unwrap_or(0)
+                }
                 _ => 0,
             })
             .sum();
-        let mut blocks = Vec::with_capacity(n_blocks.min(self.objs.len().saturating_add(4096)));
+        let mut blocks = Vec::new();
+        blocks
+            .try_reserve_exact(n_blocks.min(self.objs.len().saturating_add(BLOCKS_SLACK)))
+            .map_err(|_| super::frames::oom("the blocks", n_blocks.saturating_mul(48)))?;
         let mut ff = Vec::new();
+        // A segment listed again is a copy in the model: charged to the budget.
+        let mut seen = rustc_hash::FxHashSet::default();
         for it in items {
+            if let Value::Obj(ObjId(o)) = it {
+                if !seen.insert(o) {
+                    self.budget.charge(
+                        std::mem::size_of::<Segment>() as u64,
+                        "a segment dict listed again in `segments` is copied for each reference",
+                    )?;
+                }
+            }
             match self.obj(it) {
                 Some(Obj::Segment(i)) => {
                     let Some(mut s) = self.records.segments.get(i as usize).cloned() else {
@@ -534,10 +654,12 @@ impl SnapshotBuilder {
                             if let Some(f) = p.forward_frames {
                                 ff.push((blocks.len() as u32, f));
                             }
+                            room(&mut blocks, "the blocks")?;
                             blocks.push(p.block);
                         }
                     }
                     s.blocks = (first, blocks.len() as u32);
+                    room(&mut segments, "the segments")?;
                     segments.push(s);
                 }
                 Some(Obj::Dict(idx)) => {
@@ -551,9 +673,11 @@ impl SnapshotBuilder {
                         if let Some(f) = f {
                             ff.push((blocks.len() as u32, f));
                         }
+                        room(&mut blocks, "the blocks")?;
                         blocks.push(b);
                     }
                     s.blocks = (first, blocks.len() as u32);
+                    room(&mut segments, "the segments")?;
                     segments.push(s);
                 }
                 _ => self

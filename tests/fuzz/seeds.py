@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""Memo-heavy fuzz seeds (issue 14): the shapes that made small files ask for gigabytes, at a
+size the fuzzers run fast (each under 4 KiB), so that mutations explore around them.
+
+    python3 tests/fuzz/seeds.py DIR     # writes seed-memo-*.bin into DIR
+
+Each file starts with the control byte 63 (as the seeds `cargo xtask fuzz` writes), then the
+file. Standard library only; deterministic (gzip with mtime 0)."""
+import gzip
+import os
+import struct
+import sys
+
+CONTROL = bytes([63])
+
+
+class P:
+    """A tiny pickle-opcode writer (the same as crates/memviz-snapshot/tests/hostile.rs)."""
+
+    def __init__(self, proto=4):
+        self.b = bytearray(b"\x80" + bytes([proto]))
+        self.memo = 0
+
+    def op(self, *bs):
+        for x in bs:
+            self.b += x if isinstance(x, (bytes, bytearray)) else bytes([x])
+        return self
+
+    def s(self, t):
+        e = t.encode()
+        return self.op(0x8C, bytes([len(e)]), e)
+
+    def int(self, i):
+        if 0 <= i < 256:
+            return self.op(b"K", bytes([i]))
+        return self.op(b"J", struct.pack("<i", i))
+
+    def memoize(self):
+        self.op(0x94)
+        self.memo += 1
+        return self.memo - 1
+
+    def get(self, i):
+        return self.op(b"h", bytes([i]))
+
+    def frame(self, name, line=1):
+        self.op(b"}")
+        m = self.memoize()
+        self.op(b"(").s("name").s(name).s("filename").s("x.py").s("line").int(line).op(b"u")
+        return m
+
+    def head(self):
+        self.op(b"}")
+        self.memoize()
+        return self.op(b"(").s("segments").op(b"]").s("device_traces").op(b"](](")
+
+    def tail(self):
+        return bytes(self.op(b"eeu.").b)
+
+    def event(self, frames=None, addr=4096, extra=b""):
+        self.op(b"}(").s("action").s("alloc").s("addr").int(addr).s("size").int(512)
+        if frames is not None:
+            self.s("frames").get(frames)
+        return self.op(extra, b"u")
+
+
+def single_appends(n=100):
+    p = P().head()
+    f = p.frame("f")
+    p.op(b"0]")
+    lst = p.memoize()
+    for _ in range(n):
+        p.get(f).op(b"a")
+    p.op(b"0")
+    p.event(lst)
+    return p.tail()
+
+
+def batches(n=300, batch=100):
+    p = P().head()
+    a, b = p.frame("a", 1), p.frame("b", 2)
+    p.op(b"00]")
+    lst = p.memoize()
+    for k in range(0, n, batch):
+        p.op(b"(")
+        for j in range(batch):
+            p.get(a if (k + j) % 2 == 0 else b)
+        p.op(b"e")
+    p.op(b"0")
+    p.event(lst)
+    return p.tail()
+
+
+def extend_after_use(n=12):
+    p = P().head()
+    f = p.frame("f")
+    p.op(b"0]")
+    lst = p.memoize()
+    p.op(b"0")
+    for i in range(n):
+        p.get(lst).get(f).op(b"a0")
+        p.event(lst, 4096 + 512 * i)
+    return p.tail()
+
+
+def shared_trace(events=10, devices=40):
+    p = P()
+    p.op(b"}(").s("segments").op(b"]").s("device_traces").op(b"](]")
+    lone = p.memoize()
+    p.event().op(b"a0]")
+    lst = p.memoize()
+    p.op(b"(")
+    for k in range(events):
+        p.event(addr=4096 + 512 * k)
+    p.op(b"e0").get(lone)
+    for _ in range(devices):
+        p.get(lst)
+    return bytes(p.op(b"eu.").b)
+
+
+def shared_history(blocks=20, entries=30):
+    p = P()
+    p.op(b"}(").s("segments").op(b"](}(").s("address").int(1 << 20)
+    p.s("total_size").int(512 * blocks).s("blocks").op(b"](")
+    shared = None
+    for _ in range(blocks):
+        p.op(b"}(").s("size").int(512).s("state").s("inactive").s("history")
+        if shared is None:
+            p.op(b"}")
+            h = p.memoize()
+            p.op(b"(").s("addr").int(1).s("real_size").int(512).op(b"u0]")
+            shared = p.memoize()
+            p.op(b"(")
+            for _ in range(entries):
+                p.get(h)
+            p.op(b"e")
+        else:
+            p.get(shared)
+        p.op(b"u")
+    p.op(b"eue").s("device_traces").op(b"]u.")
+    return bytes(p.b)
+
+
+def many_devices(n=80):
+    p = P()
+    p.op(b"}(").s("segments").op(b"]").s("device_traces").op(b"](")
+    for d in range(n):
+        p.op(b"]}(").s("action").s("oom").s("size").int(512).s("device_free").int(d).op(b"ua")
+    return bytes(p.op(b"eu.").b)
+
+
+def single_setitems(n=200):
+    p = P()
+    p.op(b"}")
+    p.memoize()
+    p.op(b"(").s("segments").op(b"]").s("device_traces").op(b"]u").s("zzz").op(b"}")
+    for i in range(n):
+        p.int(i).op(b"Ns")
+    return bytes(p.op(b"s.").b)
+
+
+def shared_json(keys=30, items=40):
+    p = P()
+    p.op(b"}(").s("segments").op(b"]").s("device_traces").op(b"]")
+    p.s("x" * 40)
+    sid = p.memoize()
+    p.op(b"0]")
+    lst = p.memoize()
+    p.op(b"(")
+    for _ in range(items):
+        p.get(sid)
+    p.op(b"e0")
+    for k in range(keys):
+        p.s("k%d" % k).get(lst)
+    return bytes(p.op(b"u.").b)
+
+
+def shared_forward_frames(events=30, lines=20):
+    p = P().head().op(b"]")
+    ff = p.memoize()
+    p.op(b"(")
+    for i in range(lines):
+        p.s('  File "m.py", line %d' % i)
+    p.op(b"e0")
+    for i in range(events):
+        p.op(b"}(").s("action").s("alloc").s("addr").int(4096 + 512 * i)
+        p.s("forward_frames").get(ff).op(b"u")
+    return p.tail()
+
+
+def shared_annotation(count=60, extras=10):
+    p = P()
+    p.op(b"}(").s("segments").op(b"]").s("device_traces").op(b"]")
+    p.s("external_annotations").op(b"](}")
+    a = p.memoize()
+    p.op(b"(").s("name").s("step").s("stage").s("START")
+    for i in range(extras):
+        p.s("x%d" % i).s("v")
+    p.op(b"u")
+    for _ in range(count - 1):
+        p.get(a)
+    return bytes(p.op(b"eu.").b)
+
+
+def shared_segment(count=200):
+    p = P()
+    p.op(b"}(").s("segments").op(b"](}")
+    seg = p.memoize()
+    p.op(b"(").s("address").int(1 << 20).s("total_size").int(512).s("spare").int(1).op(b"u")
+    for _ in range(count):
+        p.get(seg)
+    return bytes(p.op(b"e").s("device_traces").op(b"]u.").b)
+
+
+def not_segments():
+    p = P()
+    p.op(b"](}(").s("name").s("a").s("value").int(1).op(b"u}(").s("weight").int(2).op(b"ue.")
+    return bytes(p.b)
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else "."
+    os.makedirs(out, exist_ok=True)
+    small = single_appends(40)
+    seeds = {
+        "single-appends": single_appends(),
+        "batches": batches(),
+        "extend-after-use": extend_after_use(),
+        "shared-trace": shared_trace(),
+        "shared-history": shared_history(),
+        "many-devices": many_devices(),
+        "single-setitems": single_setitems(),
+        "shared-json": shared_json(),
+        "shared-forward-frames": shared_forward_frames(),
+        "shared-annotation": shared_annotation(),
+        "shared-segment": shared_segment(),
+        "not-segments": not_segments(),
+        "multi-member.gz": gzip.compress(small[:50], mtime=0) + gzip.compress(small[50:], mtime=0),
+        "gzip-of-json.gz": gzip.compress(b'{"segments": [], "device_traces": []}', mtime=0),
+        "protocol-0": b"(dp0\nVsegments\np1\n(lp2\nsVdevice_traces\np3\n(lp4\ns.",
+    }
+    for name, body in seeds.items():
+        assert len(body) < 4096, (name, len(body))
+        with open(os.path.join(out, "seed-memo-%s.bin" % name), "wb") as f:
+            f.write(CONTROL + body)
+    print("%d seeds in %s" % (len(seeds), out))
+
+
+if __name__ == "__main__":
+    main()
