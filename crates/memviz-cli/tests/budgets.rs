@@ -22,12 +22,6 @@ use std::time::{Duration, Instant};
 /// by the parser/CLI work of issue 14; emptied when it lands.
 /// What each run did on ac35674 (`cargo xtask bench-bounds` prints the numbers):
 const KNOWN_FAILING: &[(&str, &str)] = &[
-    // RSS past 2 GB on every command: the frame list's references are expanded.
-    ("memo-bomb", "*"),
-    // RSS past 2 GB on every command (10 GB and over 10 s when not killed).
-    ("frame-batches", "*"),
-    // RSS past 2 GB on every command (9.6 GB and over 10 s when not killed).
-    ("gzip-stack-bomb", "*"),
     // Peak RSS 1.08 GB: State History checkpoints sized by the final, nearly empty state.
     ("empty-cache-end", "state"),
     ("empty-cache-end", "oom"),
@@ -35,14 +29,6 @@ const KNOWN_FAILING: &[(&str, &str)] = &[
     ("many-ooms", "oom"),
     // Peak RSS 1.6 GB.
     ("shared-annotations", "leaks"),
-    // Exit 0: opens as an empty snapshot instead of being refused naming its keys.
-    ("non-segment-list", "*"),
-    // Exit 2: "the gzip data is corrupt" for a valid two-member gzip.
-    ("multi-member-gzip", "*"),
-    // Exit 2 without naming JSON ("not a pickle of protocol 2 or later … found 0x7b").
-    ("gzip-json", "*"),
-    // Exit 2: "this file is a text file, not a pickle".
-    ("protocol0", "*"),
 ];
 
 /// Whether CLASS × COMMAND is a known failure.
