@@ -4,6 +4,7 @@
 
 pub mod annotations;
 pub mod color;
+pub mod devices;
 pub mod diff;
 pub mod flame;
 pub mod format;
@@ -18,3 +19,6 @@ pub mod steps;
 pub mod summary;
 pub mod timeline;
 pub mod tooltip;
+
+#[cfg(test)]
+mod test_util;
