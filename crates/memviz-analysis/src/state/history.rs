@@ -41,7 +41,7 @@ const MIN_GAP: usize = 512;
 /// Whether row `r` is a `free_completed` merged into the `free_requested` just before it
 /// (§2). The row before cannot itself be merged (a merged row is a `free_completed`), so two
 /// rows decide it.
-fn absorbed(tr: &DeviceTrace, r: usize) -> bool {
+pub(super) fn absorbed(tr: &DeviceTrace, r: usize) -> bool {
     r > 0
         && tr.action(r) == Some(Action::FreeCompleted)
         && tr.action(r - 1) == Some(Action::FreeRequested)
@@ -49,7 +49,7 @@ fn absorbed(tr: &DeviceTrace, r: usize) -> bool {
 }
 
 /// The merged event starting at trace row `r` (not an absorbed row).
-fn event_at(tr: &DeviceTrace, r: usize) -> Event {
+pub(super) fn event_at(tr: &DeviceTrace, r: usize) -> Event {
     let kind = match tr.action(r) {
         Some(Action::Alloc) => Kind::Alloc,
         Some(Action::FreeRequested) if absorbed(tr, r + 1) => Kind::Free,
@@ -79,7 +79,7 @@ fn event_at(tr: &DeviceTrace, r: usize) -> Event {
 }
 
 /// The row of the event before the one at row `r` (`r > 0`).
-fn prev_row(tr: &DeviceTrace, r: usize) -> usize {
+pub(super) fn prev_row(tr: &DeviceTrace, r: usize) -> usize {
     let p = r.saturating_sub(1);
     if absorbed(tr, p) {
         p.saturating_sub(1)

@@ -29,12 +29,14 @@
 mod history;
 mod map;
 mod oom;
+mod oom_scan;
 #[cfg(test)]
 mod tests;
 
 pub use history::{History, BYTES_PER_EVENT};
 pub use map::{apply, AddrMap, Iter, State};
-pub use oom::{explain_oom, OomReport};
+pub use oom::{explain_oom, segment_size_for, OomReport};
+pub use oom_scan::{OomScan, Reports, WORK_LIMIT};
 
 use memviz_snapshot::{Action, Snapshot, StackId};
 
