@@ -222,7 +222,7 @@ impl History {
         }
     }
 
-    fn oom_reports_each(&self, snap: &Snapshot) -> Vec<OomReport> {
+    pub(super) fn oom_reports_each(&self, snap: &Snapshot) -> Vec<OomReport> {
         let tr = snap.trace(self.device);
         self.events(snap)
             .enumerate()
