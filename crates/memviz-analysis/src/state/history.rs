@@ -21,12 +21,11 @@
 //! when the credit covers its estimated size. Their total stays under the budget whatever the
 //! state's size; small overlays are frequent, large ones far apart.
 
-use std::collections::BTreeMap;
-
 use memviz_snapshot::{Action, DeviceTrace, Snapshot, StackId};
 use rustc_hash::FxHashMap;
 
-use super::map::{undo, AddrMap, State, Store};
+use super::map::{undo, State};
+use super::work::Work;
 use super::{Blk, Event, Kind, Seg, Src};
 
 /// Every `SAMPLE`-th event's trace row is kept; other rows are found by a walk of fewer than
@@ -130,156 +129,6 @@ impl EventIndex {
             }
         }
         Some(r)
-    }
-}
-
-/// The state during an undo pass: the final state plus an overlay of the entries that differ
-/// from it (`None`: absent here, present there). An entry that becomes equal to the final
-/// one again leaves the overlay, so the overlay is exactly the difference.
-struct Work<'b> {
-    base: &'b State,
-    segs: BTreeMap<u64, Option<Seg>>,
-    blocks: BTreeMap<u64, Option<Blk>>,
-    reserved: u64,
-    allocated: u64,
-    inconsistencies: u32,
-}
-
-impl<'b> Work<'b> {
-    fn new(base: &'b State) -> Self {
-        Work {
-            base,
-            segs: BTreeMap::new(),
-            blocks: BTreeMap::new(),
-            reserved: base.reserved_bytes,
-            allocated: base.allocated_bytes,
-            inconsistencies: base.inconsistencies,
-        }
-    }
-
-    fn set_seg(&mut self, addr: u64, v: Option<Seg>) {
-        if self.base.segments.get(&addr).copied() == v {
-            self.segs.remove(&addr);
-        } else {
-            self.segs.insert(addr, v);
-        }
-    }
-
-    fn set_blk(&mut self, addr: u64, v: Option<Blk>) {
-        if self.base.blocks.get(&addr).copied() == v {
-            self.blocks.remove(&addr);
-        } else {
-            self.blocks.insert(addr, v);
-        }
-    }
-
-    fn overlay_len(&self) -> usize {
-        self.segs.len() + self.blocks.len()
-    }
-
-    /// The final state with the overlay merged in.
-    fn into_state(self) -> State {
-        State {
-            segments: merge(&self.base.segments, &self.segs),
-            blocks: merge(&self.base.blocks, &self.blocks),
-            reserved_bytes: self.reserved,
-            allocated_bytes: self.allocated,
-            inconsistencies: self.inconsistencies,
-        }
-    }
-}
-
-fn merge<V: Copy>(base: &AddrMap<V>, over: &BTreeMap<u64, Option<V>>) -> AddrMap<V> {
-    let len = over.iter().fold(base.len(), |n, (a, v)| {
-        let n = if v.is_some() { n + 1 } else { n };
-        if base.contains_key(a) {
-            n.saturating_sub(1)
-        } else {
-            n
-        }
-    });
-    let mut out: Vec<(u64, V)> = Vec::with_capacity(len);
-    let mut it = over.iter().peekable();
-    for &(a, v) in base.as_slice() {
-        let mut replaced = false;
-        while let Some((&oa, ov)) = it.peek() {
-            if oa > a {
-                break;
-            }
-            if let Some(x) = ov {
-                out.push((oa, *x));
-            }
-            replaced = oa == a;
-            it.next();
-        }
-        if !replaced {
-            out.push((a, v));
-        }
-    }
-    out.extend(it.filter_map(|(&a, v)| v.map(|x| (a, x))));
-    AddrMap::from_sorted(out)
-}
-
-impl Store for Work<'_> {
-    fn seg(&self, addr: u64) -> Option<Seg> {
-        match self.segs.get(&addr) {
-            Some(v) => *v,
-            None => self.base.segments.get(&addr).copied(),
-        }
-    }
-    fn seg_at_or_before(&self, addr: u64) -> Option<(u64, Seg)> {
-        let over = self
-            .segs
-            .range(..=addr)
-            .rev()
-            .find_map(|(&a, v)| v.map(|s| (a, s)));
-        let lo = over.map_or(0, |o| o.0);
-        let base = self
-            .base
-            .segments
-            .range(lo..=addr)
-            .rev()
-            .find(|(a, _)| !self.segs.contains_key(a))
-            .map(|(&a, &s)| (a, s));
-        match (over, base) {
-            (Some(o), Some(b)) => Some(if b.0 > o.0 { b } else { o }),
-            (o, b) => o.or(b),
-        }
-    }
-    fn put_seg(&mut self, addr: u64, seg: Seg) {
-        if let Some(old) = self.seg(addr) {
-            self.reserved = self.reserved.saturating_sub(old.size);
-        }
-        self.reserved = self.reserved.saturating_add(seg.size);
-        self.set_seg(addr, Some(seg));
-    }
-    fn take_seg(&mut self, addr: u64) -> Option<Seg> {
-        let old = self.seg(addr)?;
-        self.reserved = self.reserved.saturating_sub(old.size);
-        self.set_seg(addr, None);
-        Some(old)
-    }
-    fn blk(&self, addr: u64) -> Option<Blk> {
-        match self.blocks.get(&addr) {
-            Some(v) => *v,
-            None => self.base.blocks.get(&addr).copied(),
-        }
-    }
-    fn put_blk(&mut self, addr: u64, blk: Blk) {
-        if let Some(old) = self.blk(addr) {
-            self.allocated = self.allocated.saturating_sub(old.requested);
-        }
-        self.allocated = self.allocated.saturating_add(blk.requested);
-        self.set_blk(addr, Some(blk));
-    }
-    fn take_blk(&mut self, addr: u64) -> Option<Blk> {
-        let old = self.blk(addr)?;
-        self.allocated = self.allocated.saturating_sub(old.requested);
-        self.set_blk(addr, None);
-        Some(old)
-    }
-    fn inconsistent(&mut self) {
-        self.inconsistencies = self.inconsistencies.saturating_add(1);
     }
 }
 
@@ -533,6 +382,7 @@ impl History {
             ));
         }
         w.segs = segs.into_iter().collect();
+        w.index_overlay();
         let n = get_var(b, &mut at)?;
         let mut addr = 0u64;
         let mut blocks = Vec::new();

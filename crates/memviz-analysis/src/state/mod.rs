@@ -32,6 +32,7 @@ mod oom;
 mod oom_scan;
 #[cfg(test)]
 mod tests;
+mod work;
 
 pub use history::{History, BYTES_PER_EVENT};
 pub use map::{apply, AddrMap, Iter, State};

@@ -191,8 +191,16 @@ fn new_segment_verdicts() {
     let empty = State::default();
     let r = explain_oom(&empty, 0, 6 * MIB, Some(12 * MIB), 0, (0, 0));
     assert_eq!(r.kind, "out_of_memory");
-    assert!(r.verdict.contains("needs a new segment of 20.0MiB"), "{}", r.verdict);
-    assert!(r.verdict.contains("12.0MiB free on the device"), "{}", r.verdict);
+    assert!(
+        r.verdict.contains("needs a new segment of 20.0MiB"),
+        "{}",
+        r.verdict
+    );
+    assert!(
+        r.verdict.contains("12.0MiB free on the device"),
+        "{}",
+        r.verdict
+    );
     assert!(!r.verdict.contains("neither alone"), "{}", r.verdict);
     // The device has room for the new segment: the segment's allocation failed otherwise.
     let r = explain_oom(&empty, 0, 6 * MIB, Some(30 * MIB), 0, (0, 0));
@@ -206,10 +214,18 @@ fn new_segment_verdicts() {
     let s = state(&[(0, 5 * MIB, 0)], &[]);
     let r = explain_oom(&s, 0, 6 * MIB, Some(16 * MIB), 0, (0, 0));
     assert_eq!(r.kind, "fragmentation");
-    assert!(r.verdict.contains("releasing cached segments"), "{}", r.verdict);
+    assert!(
+        r.verdict.contains("releasing cached segments"),
+        "{}",
+        r.verdict
+    );
     // Neither the device nor the cache alone holds the request: unchanged.
     let r = explain_oom(&s, 0, 6 * MIB, Some(2 * MIB), 0, (0, 0));
-    assert!(r.verdict.starts_with("Memory held in the cache"), "{}", r.verdict);
+    assert!(
+        r.verdict.starts_with("Memory held in the cache"),
+        "{}",
+        r.verdict
+    );
 }
 
 /// A deterministic pseudo-random sequence (64-bit LCG, high bits).
