@@ -312,7 +312,7 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
             );
             growth.push(LeakSuspect {
                 kind: "iteration_growth",
-                stack: groups.keys.get(g).cloned().unwrap_or_default(),
+                stack: groups.lines(g),
                 bytes: y_last,
                 count,
                 growth_per_iteration: Some(slope),
@@ -398,7 +398,7 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
             let verb = if a.count == 1 { "is" } else { "are" };
             LeakSuspect {
                 kind: "alive_at_end",
-                stack: groups.keys.get(g).cloned().unwrap_or_default(),
+                stack: groups.lines(g),
                 bytes: a.bytes,
                 count: a.count,
                 growth_per_iteration: None,
