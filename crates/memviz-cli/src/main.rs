@@ -138,6 +138,7 @@ pub(crate) fn one_file<'a>(
 }
 
 fn main() -> ExitCode {
+    huge_pages::install();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let rest = args.get(1..).unwrap_or(&[]);
     let result = match args.first().map(|s| s.as_str()) {
