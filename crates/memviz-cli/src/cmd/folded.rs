@@ -12,7 +12,7 @@
 use crate::out::{stdout, Done};
 use crate::{load, one_file, option};
 use memviz_analysis::flame::{self, At, FlameOptions};
-use memviz_analysis::layout::{Layout, LayoutOptions};
+use memviz_analysis::layout::{Layout, LayoutOptions, PointMode};
 use memviz_analysis::timeline;
 use std::io::Write;
 
@@ -106,7 +106,16 @@ pub fn run(args: &[String]) -> Done {
         None => snap.default_device(),
     };
     let tl = timeline::build(&snap, device);
-    let layout = Layout::build(&tl, LayoutOptions::default());
+    // Compact: the numbers of the layout without its polylines, which only drawing needs (in
+    // exact mode they take up to 192 MiB: 143 MB for a 1 MB trace of 3,500 segments freed
+    // oldest first).
+    let layout = Layout::build(
+        &tl,
+        LayoutOptions {
+            mode: PointMode::Compact,
+            ..LayoutOptions::default()
+        },
+    );
     if let Some(name) = phase {
         let phases = memviz_analysis::annotations::phases(&snap, device, &layout);
         let p = phases.iter().find(|p| p.name == name).ok_or_else(|| {

@@ -6,7 +6,7 @@
 use crate::out::{stdout, Done};
 use crate::{load, one_file, option, USAGE};
 use memviz_analysis::format::{count, size_short};
-use memviz_analysis::layout::{Layout, LayoutOptions};
+use memviz_analysis::layout::{Layout, LayoutOptions, PointMode};
 use memviz_analysis::lines::{line_table, LineOptions, LineRow};
 use memviz_analysis::timeline;
 use std::io::Write;
@@ -71,7 +71,16 @@ pub fn run(args: &[String]) -> Done {
         None => snap.default_device(),
     };
     let tl = timeline::build(&snap, device);
-    let layout = Layout::build(&tl, LayoutOptions::default());
+    // Compact: the numbers of the layout without its polylines, which only drawing needs (in
+    // exact mode they take up to 192 MiB: 143 MB for a 1 MB trace of 3,500 segments freed
+    // oldest first).
+    let layout = Layout::build(
+        &tl,
+        LayoutOptions {
+            mode: PointMode::Compact,
+            ..LayoutOptions::default()
+        },
+    );
     let rows = line_table(&snap, device, &tl, &layout, opts);
     let mut out = stdout();
     if json {
