@@ -208,9 +208,39 @@ fn only_in(mine: &[SegmentKey], other: &[SegmentKey]) -> Vec<SegmentKey> {
 
 /// Compare the final states of `a` and `b` (see the module documentation).
 pub fn diff(a: &Snapshot, b: &Snapshot, device: Option<i64>) -> Diff {
-    let mut groups = StackGroups::default();
-    let mut acc: Vec<Acc> = Vec::new();
-    for (side, snap) in [a, b].into_iter().enumerate() {
+    let mut d = DiffBuilder::new(device);
+    d.add(0, a);
+    d.add(1, b);
+    d.finish()
+}
+
+/// [`diff`] one snapshot at a time: what it needs of a snapshot (its live bytes per stack
+/// group, its segment keys) is taken by [`DiffBuilder::add`], so the first snapshot can be
+/// dropped before the second is loaded (`memviz diff` then holds one model, not two).
+pub struct DiffBuilder {
+    device: Option<i64>,
+    groups: StackGroups,
+    acc: Vec<Acc>,
+    keys: [Vec<SegmentKey>; 2],
+}
+
+impl DiffBuilder {
+    #[must_use]
+    pub fn new(device: Option<i64>) -> Self {
+        DiffBuilder {
+            device,
+            groups: StackGroups::default(),
+            acc: Vec::new(),
+            keys: [Vec::new(), Vec::new()],
+        }
+    }
+
+    /// Adds `snap` as side A (`side` 0) or B (1; anything else is ignored).
+    pub fn add(&mut self, side: usize, snap: &Snapshot) {
+        if side > 1 {
+            return;
+        }
+        let device = self.device;
         let mut cache = StackCache::new(snap);
         for seg in snap
             .segments
@@ -221,37 +251,50 @@ pub fn diff(a: &Snapshot, b: &Snapshot, device: Option<i64>) -> Diff {
                 if blk.state != BlockState::ActiveAllocated {
                     continue;
                 }
-                let g = cache.group(&mut groups, blk.stack) as usize;
-                if acc.len() <= g {
-                    acc.resize(g + 1, Acc::default());
+                let g = cache.group(&mut self.groups, blk.stack) as usize;
+                if self.acc.len() <= g {
+                    self.acc.resize(g + 1, Acc::default());
                 }
-                if let Some(x) = acc.get_mut(g) {
+                if let Some(x) = self.acc.get_mut(g) {
                     x.bytes[side] = x.bytes[side].saturating_add(blk.requested_size);
                     x.count[side] = x.count[side].saturating_add(1);
                 }
             }
         }
+        if let Some(k) = self.keys.get_mut(side) {
+            *k = segment_keys(snap, device);
+        }
     }
-    acc.resize(groups.len(), Acc::default());
-    let mut out: Vec<DiffGroup> = acc
-        .into_iter()
-        .enumerate()
-        .filter(|(_, x)| x.bytes[0] != x.bytes[1] || x.count[0] != x.count[1])
-        .map(|(g, x)| DiffGroup {
-            stack: groups.lines(g),
-            bytes_a: x.bytes[0],
-            bytes_b: x.bytes[1],
-            count_a: x.count[0],
-            count_b: x.count[1],
-        })
-        .collect();
-    let delta = |g: &DiffGroup| i128::from(g.bytes_b) - i128::from(g.bytes_a);
-    out.sort_by(|x, y| delta(y).cmp(&delta(x)).then_with(|| x.stack.cmp(&y.stack)));
-    let (ka, kb) = (segment_keys(a, device), segment_keys(b, device));
-    Diff {
-        groups: out,
-        segments_only_a: only_in(&ka, &kb),
-        segments_only_b: only_in(&kb, &ka),
+
+    /// The comparison of the two sides added.
+    #[must_use]
+    pub fn finish(self) -> Diff {
+        let DiffBuilder {
+            groups,
+            mut acc,
+            keys: [ka, kb],
+            ..
+        } = self;
+        acc.resize(groups.len(), Acc::default());
+        let mut out: Vec<DiffGroup> = acc
+            .into_iter()
+            .enumerate()
+            .filter(|(_, x)| x.bytes[0] != x.bytes[1] || x.count[0] != x.count[1])
+            .map(|(g, x)| DiffGroup {
+                stack: groups.lines(g),
+                bytes_a: x.bytes[0],
+                bytes_b: x.bytes[1],
+                count_a: x.count[0],
+                count_b: x.count[1],
+            })
+            .collect();
+        let delta = |g: &DiffGroup| i128::from(g.bytes_b) - i128::from(g.bytes_a);
+        out.sort_by(|x, y| delta(y).cmp(&delta(x)).then_with(|| x.stack.cmp(&y.stack)));
+        Diff {
+            groups: out,
+            segments_only_a: only_in(&ka, &kb),
+            segments_only_b: only_in(&kb, &ka),
+        }
     }
 }
 

@@ -257,11 +257,37 @@ pub fn write_diff_folded(
     device: Option<i64>,
     all_frames: bool,
 ) -> io::Result<()> {
-    let mut texts = Texts::new(true, all_frames);
-    let mut items = Vec::new();
-    for (side, snap) in [a, b].into_iter().enumerate() {
+    let mut d = DiffFolded::new(device, all_frames);
+    d.add(0, a);
+    d.add(1, b);
+    d.write(w)
+}
+
+/// [`write_diff_folded`] one snapshot at a time (the first can be dropped before the second
+/// is loaded): each side's printed stacks and live bytes are kept, not the snapshot.
+pub struct DiffFolded {
+    device: Option<i64>,
+    texts: Texts,
+    items: Vec<Item>,
+}
+
+impl DiffFolded {
+    #[must_use]
+    pub fn new(device: Option<i64>, all_frames: bool) -> Self {
+        DiffFolded {
+            device,
+            texts: Texts::new(true, all_frames),
+            items: Vec::new(),
+        }
+    }
+
+    /// Adds `snap` as side A (`side` 0) or B (1; anything else is ignored).
+    pub fn add(&mut self, side: usize, snap: &Snapshot) {
+        if side > 1 {
+            return;
+        }
         let mut frames = FxHashMap::default();
-        for (&st, &v) in &live_values(snap, device) {
+        for (&st, &v) in &live_values(snap, self.device) {
             if v == 0 {
                 continue;
             }
@@ -269,13 +295,18 @@ pub fn write_diff_folded(
             if let Some(x) = pair.get_mut(side) {
                 *x = v;
             }
-            items.push((texts.stack(snap, &mut frames, st), pair));
+            let stack = self.texts.stack(snap, &mut frames, st);
+            self.items.push((stack, pair));
         }
     }
-    let items = sorted(&texts, items);
-    for (stack, [x, y]) in &items {
-        texts.write_line(w, stack)?;
-        writeln!(w, " {x} {y}")?;
+
+    /// Writes the lines, sorted, stacks that print alike merged.
+    pub fn write(self, w: &mut dyn Write) -> io::Result<()> {
+        let items = sorted(&self.texts, self.items);
+        for (stack, [x, y]) in &items {
+            self.texts.write_line(w, stack)?;
+            writeln!(w, " {x} {y}")?;
+        }
+        Ok(())
     }
-    Ok(())
 }

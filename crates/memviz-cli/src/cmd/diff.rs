@@ -6,7 +6,7 @@
 
 use crate::load;
 use crate::out::{stdout, Done};
-use memviz_analysis::diff::{diff, Diff, DiffGroup, SegmentKey};
+use memviz_analysis::diff::{Diff, DiffBuilder, DiffGroup, SegmentKey};
 use memviz_analysis::format::{count, size_short};
 
 use std::io::Write;
@@ -37,15 +37,20 @@ pub fn run(args: &[String]) -> Done {
     };
     let device = crate::device_option(args)?;
     let json = args.iter().any(|a| a == "--json");
-    let a = load(file_a)?;
-    let b = load(file_b)?;
+    // One model at a time: what the comparison needs of A is taken before B is loaded.
     let mut out = stdout();
     if args.iter().any(|a| a == "--folded") {
         let all = args.iter().any(|a| a == "--all-frames");
-        memviz_analysis::flame::write_diff_folded(&mut out, &a, &b, device, all)?;
+        let mut d = memviz_analysis::flame::DiffFolded::new(device, all);
+        d.add(0, &load(file_a)?);
+        d.add(1, &load(file_b)?);
+        d.write(&mut out)?;
         return out.finish();
     }
-    let d = diff(&a, &b, device);
+    let mut d = DiffBuilder::new(device);
+    d.add(0, &load(file_a)?);
+    d.add(1, &load(file_b)?);
+    let d = d.finish();
     if json {
         serde_json::to_writer(&mut out, &d)?;
         writeln!(out)?;
