@@ -36,7 +36,7 @@
 //! *Order.* `iteration_growth` suspects first, by growth descending, then `alive_at_end` ones
 //! by bytes descending; ties by count descending, then by stack text.
 
-use crate::annotations::{iterations, phases, Phase};
+use crate::annotations::{iteration_spans, phase_spans, PhaseSpan};
 use crate::diff::{StackCache, StackGroups};
 use crate::format::size_short;
 use crate::frames::{element_stack, site_label};
@@ -84,6 +84,22 @@ struct AliveAcc {
     stack: StackId,
 }
 
+/// Longest phase name quoted in a sentence, in bytes: a name is data and may be any length
+/// (real ones are like `ProfilerStep#12`); a longer one is cut, with `…`.
+pub const NAME_SHOWN: usize = 200;
+
+/// `name`, cut to [`NAME_SHOWN`] bytes (at a character boundary) when longer.
+fn shown(name: &str) -> std::borrow::Cow<'_, str> {
+    if name.len() <= NAME_SHOWN {
+        return name.into();
+    }
+    let mut end = NAME_SHOWN;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", name.get(..end).unwrap_or("")).into()
+}
+
 fn plural(n: u64, one: &str, many: &str) -> String {
     if n == 1 {
         format!("1 {one}")
@@ -99,8 +115,8 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
     let timed = snap
         .trace(device)
         .is_some_and(|t| t.times().any(|x| x != NO_TIME));
-    let iters: Vec<Phase> = if timed {
-        iterations(&phases(snap, device, layout))
+    let iters: Vec<PhaseSpan> = if timed {
+        iteration_spans(snap, &phase_spans(snap, device, layout))
             .into_iter()
             .filter(|p| p.end_step > 0 && p.start_step < steps)
             .collect()
@@ -115,7 +131,7 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
                 s,
                 format!(
                     "end of the first iteration phase ({}, {} phases): timestep {s}",
-                    first.name,
+                    shown(first.name(snap)),
                     iters.len()
                 ),
             )
@@ -158,7 +174,7 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
         let b = p.end_step.saturating_sub(1).min(last_step);
         if boundaries.last().is_none_or(|&l| b > l) {
             boundaries.push(b);
-            boundary_names.push(&p.name);
+            boundary_names.push(p.name(snap));
         }
     }
     let k = boundaries.len();
@@ -303,12 +319,12 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
             let explanation = format!(
                 "Live memory from {site} rose in {rises} of {} iterations ({} to {}), by {} per iteration on average, to {} in {} at the end of {}.",
                 k - 1,
-                boundary_names.first().copied().unwrap_or(""),
-                boundary_names.last().copied().unwrap_or(""),
+                shown(boundary_names.first().copied().unwrap_or("")),
+                shown(boundary_names.last().copied().unwrap_or("")),
                 size_short(slope.round() as u64),
                 size_short(y_last),
                 plural(count, "allocation", "allocations"),
-                boundary_names.last().copied().unwrap_or(""),
+                shown(boundary_names.last().copied().unwrap_or("")),
             );
             growth.push(LeakSuspect {
                 kind: "iteration_growth",
@@ -421,5 +437,19 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
         settled_step,
         settled_rule,
         suspects,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_names_are_cut() {
+        assert_eq!(shown("ProfilerStep#3"), "ProfilerStep#3");
+        let long = "é".repeat(150);
+        let cut = shown(&long);
+        assert!(cut.ends_with('…') && cut.len() <= NAME_SHOWN + '…'.len_utf8());
+        assert!(long.starts_with(cut.trim_end_matches('…')));
     }
 }

@@ -563,3 +563,38 @@ fn out_of_memory_is_a_sentence() {
         "{err}"
     );
 }
+
+/// One long phase name (50 KB) shared by 20 k annotations: phases are told apart by string id,
+/// not copied per annotation; a sentence quotes the name cut to 200 bytes.
+#[test]
+fn a_long_phase_name_shared_by_many_annotations() {
+    let name = format!("{}#1", "P".repeat(50_000));
+    let mut s = Snap {
+        segments: vec![segment(0, BASE, vec![inactive(2 * MIB)])],
+        ..Snap::default()
+    };
+    s.traces.push(vec![
+        new(Event::new("alloc", BASE, 512).at(T0 + 1)),
+        new(Event::new("free_requested", BASE, 512).at(T0 + 2)),
+        new(Event::new("free_completed", BASE, 512).at(T0 + 2)),
+    ]);
+    for _ in 0..10_000 {
+        s.annotations.push((name.clone(), "START", 0, T0));
+        s.annotations.push((name.clone(), "END", 0, T0 + 5));
+    }
+    let f = s.write(&dir(), "long_phase_name.pickle");
+    assert!(std::fs::metadata(&f).expect("file").len() < 1_000_000);
+    let f = path_str(&f);
+    let (code, out, err) = memviz(&["leaks", &f]);
+    assert_eq!(code, 0, "{err}");
+    let first = out.lines().next().expect("a line");
+    assert!(
+        first.contains(&format!("({}…, 10000 phases)", &name[..200])),
+        "{}",
+        &first[..first.len().min(400)]
+    );
+    assert!(first.len() < 600, "{} bytes", first.len());
+    let (code, out, err) = memviz(&["folded", &f, "--phase", &name]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().count(), 1, "{out}");
+}

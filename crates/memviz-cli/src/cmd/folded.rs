@@ -117,8 +117,8 @@ pub fn run(args: &[String]) -> Done {
         },
     );
     if let Some(name) = phase {
-        let phases = memviz_analysis::annotations::phases(&snap, device, &layout);
-        let p = phases.iter().find(|p| p.name == name).ok_or_else(|| {
+        let phases = memviz_analysis::annotations::phase_spans(&snap, device, &layout);
+        let p = phases.iter().find(|p| p.name(&snap) == name).ok_or_else(|| {
             format!(
                 "{file}: device {device}: no phase named {name:?} ({} phases in external_annotations)",
                 phases.len()
