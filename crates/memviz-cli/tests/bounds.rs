@@ -344,6 +344,15 @@ fn empty_cache_after_a_peak() {
         "{} checkpoint bytes for {events} events",
         h.checkpoint_bytes()
     );
+    // An interval chosen for a byte budget holds to it although the final state is empty.
+    let budget = 256 << 10;
+    let iv = memviz_analysis::state::History::interval_for(&snap, 0, budget);
+    let every = memviz_analysis::state::History::build(&snap, 0, iv);
+    assert!(
+        every.checkpoint_bytes() <= budget + 4096,
+        "{} checkpoint bytes at interval {iv}",
+        every.checkpoint_bytes()
+    );
     // Every selection still gives the state (compared with a history of dense checkpoints).
     let dense = memviz_analysis::state::History::build(&snap, 0, 16);
     for k in (0..events).step_by(997) {

@@ -252,6 +252,29 @@ impl Writer {
     }
 }
 
+/// The most entries the overlay on the final state (the difference a checkpoint stores) has
+/// at any event of `device`'s trace: one backward pass.
+fn largest_overlay(snap: &Snapshot, device: i64, base: &State) -> usize {
+    let Some(tr) = snap.trace(device) else {
+        return 0;
+    };
+    let index = EventIndex::build(tr);
+    let Some(last) = index.len.checked_sub(1) else {
+        return 0;
+    };
+    let Some(mut r) = index.row(tr, last) else {
+        return 0;
+    };
+    let mut work = Work::new(base);
+    let mut most = 0;
+    for _ in 0..last {
+        undo(&mut work, &event_at(tr, r));
+        r = prev_row(tr, r);
+        most = most.max(work.overlay_len());
+    }
+    most
+}
+
 impl History {
     /// Builds the event list and a checkpoint after every `interval`-th event counted back from
     /// the last (at least 1), in one backward pass.
@@ -415,12 +438,23 @@ impl History {
         Some(w)
     }
 
-    /// A checkpoint interval keeping whole-state checkpoints near `budget_bytes` (at least 64).
-    /// Checkpoints store differences, so they take at most that.
+    /// A checkpoint interval keeping [`History::build`]'s checkpoints near `budget_bytes` in all
+    /// (at least 64). A checkpoint is the difference between the state at its event and the
+    /// final state, which can be far larger than the final state (a trace that ends after
+    /// `empty_cache()` is nearly empty at the end): the interval is chosen from the largest
+    /// difference along the trace, found by one backward pass, not from the final state (which
+    /// made a 9.4 MB trace take 1 GB of checkpoints). [`History::build_within`] bounds the bytes
+    /// directly and needs no such pass.
     #[must_use]
     pub fn interval_for(snap: &Snapshot, device: i64, budget_bytes: usize) -> usize {
         let n = snap.trace(device).map_or(0, |t| t.len());
-        let per_state = State::from_snapshot(snap, device).heap_bytes().max(64);
+        let base = State::from_snapshot(snap, device);
+        // Bytes per overlay entry as a whole state holds them (an encoded entry takes less).
+        let entry = std::mem::size_of::<(u64, Blk)>();
+        let per_state = base
+            .heap_bytes()
+            .max(largest_overlay(snap, device, &base).saturating_mul(entry))
+            .max(64);
         let count = (budget_bytes / per_state).max(1);
         (n / count).max(64)
     }
