@@ -44,7 +44,10 @@ pub(crate) const USAGE: &str = "usage:
                                  dist/: --dist, $MEMVIZ_DIST, the repo's dist/, ./dist)
                                  and FILE, gzip-compressed; opens offline from file://
 
-FILE is a snapshot pickle from torch.cuda.memory._dump_snapshot(), raw or gzip-compressed.";
+FILE is a snapshot pickle from torch.cuda.memory._dump_snapshot(), raw or gzip-compressed.
+A reader that stops early (| head) ends a command quietly. MEMVIZ_MAX_MEMORY=BYTES (or with a
+K, M or G suffix) limits the memory memviz takes (default: the machine's physical memory); a
+file that needs more ends with exit 2 and a sentence saying so.";
 
 /// Read and parse a file in 1 MiB chunks, as the browser does. A file that ends before the
 /// pickle's STOP opens with what was read before the cut, and a warning on stderr.

@@ -68,11 +68,12 @@ struct GapTree {
 }
 
 impl GapTree {
-    fn new(n: usize) -> Self {
-        GapTree {
-            n,
-            t: vec![Node::default(); 2 * n],
-        }
+    /// `None` when its memory cannot be had.
+    fn new(n: usize) -> Option<Self> {
+        let mut t = Vec::new();
+        t.try_reserve_exact(n.checked_mul(2)?).ok()?;
+        t.resize(2 * n, Node::default());
+        Some(GapTree { n, t })
     }
 
     /// Fills the internal nodes from the leaves.
@@ -173,8 +174,10 @@ fn overlaps(a: u64, seg: &Seg, next: u64) -> bool {
 }
 
 impl Live {
-    fn new(base: &State, addrs: Vec<u64>) -> Live {
+    /// `None` when the gap tree's memory cannot be had.
+    fn new(base: &State, addrs: Vec<u64>) -> Option<Live> {
         let n = addrs.len();
+        let gaps = GapTree::new(n)?;
         let mut live = Live {
             segs: base.segments.iter().map(|(&a, &s)| (a, s)).collect(),
             blocks: base.blocks.iter().map(|(&a, &b)| (a, b)).collect(),
@@ -182,7 +185,7 @@ impl Live {
             allocated: base.allocated_bytes,
             inconsistencies: base.inconsistencies,
             addrs,
-            gaps: GapTree::new(n),
+            gaps,
             untracked: false,
             by_size: base
                 .blocks
@@ -218,7 +221,7 @@ impl Live {
             }
             prev = Some((a, *s));
         }
-        live
+        Some(live)
     }
 
     /// The gap entry of the live block at `a` (from the live block before it).
@@ -553,13 +556,23 @@ impl<'s> OomScan<'s> {
             return Ok(scan);
         };
         let base = State::from_snapshot_in(snap, segments);
+        let no_memory = |what: &str| {
+            format!("device {device}: not enough memory for the {what} of its {ooms} oom events")
+        };
+        addrs
+            .try_reserve_exact(base.blocks.len())
+            .map_err(|_| no_memory("block addresses"))?;
         addrs.extend(base.blocks.keys().copied());
         addrs.sort_unstable();
         addrs.dedup();
         addrs.shrink_to_fit();
-        let mut live = Live::new(&base, addrs);
+        // The gap tree takes 48 bytes per address, the reports 32 per oom event: reserved
+        // fallibly, so a state too large for the memory left is an error, not an abort.
+        scan.records
+            .try_reserve_exact(ooms)
+            .map_err(|_| no_memory("reports"))?;
+        let mut live = Live::new(&base, addrs).ok_or_else(|| no_memory("block index"))?;
         drop(base);
-        scan.records.reserve_exact(ooms);
         for k in (0..events).rev() {
             let e = event_at(tr, r);
             if tr.action(r) == Some(Action::Oom) {
