@@ -1,6 +1,10 @@
 //! Pure, deterministic analyses over the snapshot model: timeline pairing, live bytes, summaries,
 //! the Active Memory Timeline layout with its hit test, tooltips, frames and colours, the
 //! allocator state after any event (checkpointed).
+//!
+//! Every analysis is linear (or n log n) in the model: no loop over devices rescans all
+//! segments ([`devices::DeviceSegments`]), no loop over iterations rescans all stacks, and
+//! stack and phase texts are made once per distinct frame or name, not per use.
 
 pub mod annotations;
 pub mod color;

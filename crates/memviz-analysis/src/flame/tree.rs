@@ -15,7 +15,7 @@ pub enum ValueUnit {
     /// Live bytes at a moment.
     #[default]
     Bytes,
-    /// Bytes × timesteps ([`FlameOptions::lifetime`]).
+    /// Bytes × timesteps ([`super::FlameOptions::lifetime`]).
     ByteSteps,
 }
 
@@ -95,7 +95,7 @@ impl FlameTree {
     /// The tree of `entries` where each node also knows the part of its total that comes from
     /// `matched` ([`FlameNode::matched`]): stacks of `matched` are summed into the stacks of
     /// `entries` they equal; a matched value is capped at its stack's value, and a stack only
-    /// in `matched` is ignored (it is meant to be a subset, e.g. [`folded_of`] the matches).
+    /// in `matched` is ignored (it is meant to be a subset, e.g. [`super::folded_of`] the matches).
     pub fn build_marked(
         entries: &[FoldedEntry],
         matched: &[FoldedEntry],

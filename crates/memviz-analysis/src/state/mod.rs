@@ -12,6 +12,8 @@
 //! at or after the wanted event into the final state and undoes at most
 //! [`History::interval`] events (`history` has the memory budget and its numbers).
 //! [`State`] keeps its segments and blocks in sorted vectors ([`AddrMap`], `map` says why).
+//! [`OomScan`] explains every `oom` event of a device in one backward pass of its own
+//! (`oom_scan` says how), rather than a state per event.
 //!
 //! # Labels
 //! Every [`Seg`] and [`Blk`] carries a [`Src`] (4 bytes, in place of a stack id, so checkpoint
