@@ -21,10 +21,10 @@
 //!   lists are sorted by `(device, address, total_size, stream)`.
 
 use crate::frames::{frame_text, keep_frame};
-use memviz_snapshot::{BlockState, Snapshot, StackId};
+use memviz_snapshot::{BlockState, FrameId, Snapshot, StackId};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-use std::collections::HashMap;
+use std::rc::Rc;
 
 /// Live bytes and block counts of one stack in A and in B.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -65,29 +65,67 @@ pub fn stack_lines(snap: &Snapshot, stack: StackId) -> Vec<String> {
         .collect()
 }
 
-/// Groups of equal stack text, shared by any number of snapshots.
+/// Groups of equal stack text, shared by any number of snapshots. A stack is the list of its
+/// kept frames' text ids (each distinct [`frame_text`] stored once), so a group costs 4 bytes
+/// per frame; the lines themselves ([`StackGroups::lines`]) are made only for what is shown.
+/// (Keying groups by their `Vec<String>` lines, stored twice, took 88 bytes per frame of every
+/// distinct stack.)
 #[derive(Default)]
 pub(crate) struct StackGroups {
-    pub(crate) keys: Vec<Vec<String>>,
-    index: HashMap<Vec<String>, u32>,
+    texts: Vec<Rc<str>>,
+    text_index: FxHashMap<Rc<str>, u32>,
+    keys: Vec<Rc<[u32]>>,
+    index: FxHashMap<Rc<[u32]>, u32>,
 }
 
 impl StackGroups {
-    fn intern(&mut self, key: Vec<String>) -> u32 {
-        if let Some(&g) = self.index.get(&key) {
+    fn text_id(&mut self, text: String) -> u32 {
+        if let Some(&i) = self.text_index.get(text.as_str()) {
+            return i;
+        }
+        let i = self.texts.len() as u32;
+        let rc: Rc<str> = Rc::from(text);
+        self.texts.push(Rc::clone(&rc));
+        self.text_index.insert(rc, i);
+        i
+    }
+
+    fn intern(&mut self, key: Vec<u32>) -> u32 {
+        if let Some(&g) = self.index.get(key.as_slice()) {
             return g;
         }
         let g = self.keys.len() as u32;
-        self.keys.push(key.clone());
-        self.index.insert(key, g);
+        let rc: Rc<[u32]> = Rc::from(key);
+        self.keys.push(Rc::clone(&rc));
+        self.index.insert(rc, g);
         g
+    }
+
+    /// Number of groups.
+    pub(crate) fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// The stack lines of group `g` ([`stack_lines`] of its stacks); empty past the end.
+    pub(crate) fn lines(&self, g: usize) -> Vec<String> {
+        self.keys.get(g).map_or_else(Vec::new, |k| {
+            k.iter()
+                .map(|&t| {
+                    self.texts
+                        .get(t as usize)
+                        .map_or_else(String::new, |s| s.to_string())
+                })
+                .collect()
+        })
     }
 }
 
-/// One snapshot's `StackId` → group cache.
+/// One snapshot's `StackId` → group cache (and `FrameId` → text id: `None` for a frame the
+/// filter drops).
 pub(crate) struct StackCache<'s> {
     snap: &'s Snapshot,
     ids: FxHashMap<StackId, u32>,
+    frames: FxHashMap<FrameId, Option<u32>>,
 }
 
 impl<'s> StackCache<'s> {
@@ -95,6 +133,7 @@ impl<'s> StackCache<'s> {
         StackCache {
             snap,
             ids: FxHashMap::default(),
+            frames: FxHashMap::default(),
         }
     }
 
@@ -102,7 +141,23 @@ impl<'s> StackCache<'s> {
         if let Some(&g) = self.ids.get(&id) {
             return g;
         }
-        let g = groups.intern(stack_lines(self.snap, id));
+        let snap = self.snap;
+        let mut key = Vec::new();
+        for &f in snap.stack(id) {
+            let t = match self.frames.get(&f) {
+                Some(&t) => t,
+                None => {
+                    let t = snap
+                        .frame(f)
+                        .filter(|fr| keep_frame(snap, fr))
+                        .map(|fr| groups.text_id(frame_text(snap, fr)));
+                    self.frames.insert(f, t);
+                    t
+                }
+            };
+            key.extend(t);
+        }
+        let g = groups.intern(key);
         self.ids.insert(id, g);
         g
     }
@@ -153,9 +208,39 @@ fn only_in(mine: &[SegmentKey], other: &[SegmentKey]) -> Vec<SegmentKey> {
 
 /// Compare the final states of `a` and `b` (see the module documentation).
 pub fn diff(a: &Snapshot, b: &Snapshot, device: Option<i64>) -> Diff {
-    let mut groups = StackGroups::default();
-    let mut acc: Vec<Acc> = Vec::new();
-    for (side, snap) in [a, b].into_iter().enumerate() {
+    let mut d = DiffBuilder::new(device);
+    d.add(0, a);
+    d.add(1, b);
+    d.finish()
+}
+
+/// [`diff`] one snapshot at a time: what it needs of a snapshot (its live bytes per stack
+/// group, its segment keys) is taken by [`DiffBuilder::add`], so the first snapshot can be
+/// dropped before the second is loaded (`memviz diff` then holds one model, not two).
+pub struct DiffBuilder {
+    device: Option<i64>,
+    groups: StackGroups,
+    acc: Vec<Acc>,
+    keys: [Vec<SegmentKey>; 2],
+}
+
+impl DiffBuilder {
+    #[must_use]
+    pub fn new(device: Option<i64>) -> Self {
+        DiffBuilder {
+            device,
+            groups: StackGroups::default(),
+            acc: Vec::new(),
+            keys: [Vec::new(), Vec::new()],
+        }
+    }
+
+    /// Adds `snap` as side A (`side` 0) or B (1; anything else is ignored).
+    pub fn add(&mut self, side: usize, snap: &Snapshot) {
+        if side > 1 {
+            return;
+        }
+        let device = self.device;
         let mut cache = StackCache::new(snap);
         for seg in snap
             .segments
@@ -166,38 +251,50 @@ pub fn diff(a: &Snapshot, b: &Snapshot, device: Option<i64>) -> Diff {
                 if blk.state != BlockState::ActiveAllocated {
                     continue;
                 }
-                let g = cache.group(&mut groups, blk.stack) as usize;
-                if acc.len() <= g {
-                    acc.resize(g + 1, Acc::default());
+                let g = cache.group(&mut self.groups, blk.stack) as usize;
+                if self.acc.len() <= g {
+                    self.acc.resize(g + 1, Acc::default());
                 }
-                if let Some(x) = acc.get_mut(g) {
+                if let Some(x) = self.acc.get_mut(g) {
                     x.bytes[side] = x.bytes[side].saturating_add(blk.requested_size);
                     x.count[side] = x.count[side].saturating_add(1);
                 }
             }
         }
+        if let Some(k) = self.keys.get_mut(side) {
+            *k = segment_keys(snap, device);
+        }
     }
-    acc.resize(groups.keys.len(), Acc::default());
-    let mut out: Vec<DiffGroup> = groups
-        .keys
-        .into_iter()
-        .zip(acc)
-        .filter(|(_, x)| x.bytes[0] != x.bytes[1] || x.count[0] != x.count[1])
-        .map(|(stack, x)| DiffGroup {
-            stack,
-            bytes_a: x.bytes[0],
-            bytes_b: x.bytes[1],
-            count_a: x.count[0],
-            count_b: x.count[1],
-        })
-        .collect();
-    let delta = |g: &DiffGroup| i128::from(g.bytes_b) - i128::from(g.bytes_a);
-    out.sort_by(|x, y| delta(y).cmp(&delta(x)).then_with(|| x.stack.cmp(&y.stack)));
-    let (ka, kb) = (segment_keys(a, device), segment_keys(b, device));
-    Diff {
-        groups: out,
-        segments_only_a: only_in(&ka, &kb),
-        segments_only_b: only_in(&kb, &ka),
+
+    /// The comparison of the two sides added.
+    #[must_use]
+    pub fn finish(self) -> Diff {
+        let DiffBuilder {
+            groups,
+            mut acc,
+            keys: [ka, kb],
+            ..
+        } = self;
+        acc.resize(groups.len(), Acc::default());
+        let mut out: Vec<DiffGroup> = acc
+            .into_iter()
+            .enumerate()
+            .filter(|(_, x)| x.bytes[0] != x.bytes[1] || x.count[0] != x.count[1])
+            .map(|(g, x)| DiffGroup {
+                stack: groups.lines(g),
+                bytes_a: x.bytes[0],
+                bytes_b: x.bytes[1],
+                count_a: x.count[0],
+                count_b: x.count[1],
+            })
+            .collect();
+        let delta = |g: &DiffGroup| i128::from(g.bytes_b) - i128::from(g.bytes_a);
+        out.sort_by(|x, y| delta(y).cmp(&delta(x)).then_with(|| x.stack.cmp(&y.stack)));
+        Diff {
+            groups: out,
+            segments_only_a: only_in(&ka, &kb),
+            segments_only_b: only_in(&kb, &ka),
+        }
     }
 }
 

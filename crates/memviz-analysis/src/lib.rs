@@ -1,9 +1,14 @@
 //! Pure, deterministic analyses over the snapshot model: timeline pairing, live bytes, summaries,
 //! the Active Memory Timeline layout with its hit test, tooltips, frames and colours, the
 //! allocator state after any event (checkpointed).
+//!
+//! Every analysis is linear (or n log n) in the model: no loop over devices rescans all
+//! segments ([`devices::DeviceSegments`]), no loop over iterations rescans all stacks, and
+//! stack and phase texts are made once per distinct frame or name, not per use.
 
 pub mod annotations;
 pub mod color;
+pub mod devices;
 pub mod diff;
 pub mod flame;
 pub mod format;
@@ -18,3 +23,6 @@ pub mod steps;
 pub mod summary;
 pub mod timeline;
 pub mod tooltip;
+
+#[cfg(test)]
+mod test_util;

@@ -21,12 +21,11 @@
 //! when the credit covers its estimated size. Their total stays under the budget whatever the
 //! state's size; small overlays are frequent, large ones far apart.
 
-use std::collections::BTreeMap;
-
 use memviz_snapshot::{Action, DeviceTrace, Snapshot, StackId};
 use rustc_hash::FxHashMap;
 
-use super::map::{undo, AddrMap, State, Store};
+use super::map::{undo, State};
+use super::work::Work;
 use super::{Blk, Event, Kind, Seg, Src};
 
 /// Every `SAMPLE`-th event's trace row is kept; other rows are found by a walk of fewer than
@@ -41,7 +40,7 @@ const MIN_GAP: usize = 512;
 /// Whether row `r` is a `free_completed` merged into the `free_requested` just before it
 /// (§2). The row before cannot itself be merged (a merged row is a `free_completed`), so two
 /// rows decide it.
-fn absorbed(tr: &DeviceTrace, r: usize) -> bool {
+pub(super) fn absorbed(tr: &DeviceTrace, r: usize) -> bool {
     r > 0
         && tr.action(r) == Some(Action::FreeCompleted)
         && tr.action(r - 1) == Some(Action::FreeRequested)
@@ -49,7 +48,7 @@ fn absorbed(tr: &DeviceTrace, r: usize) -> bool {
 }
 
 /// The merged event starting at trace row `r` (not an absorbed row).
-fn event_at(tr: &DeviceTrace, r: usize) -> Event {
+pub(super) fn event_at(tr: &DeviceTrace, r: usize) -> Event {
     let kind = match tr.action(r) {
         Some(Action::Alloc) => Kind::Alloc,
         Some(Action::FreeRequested) if absorbed(tr, r + 1) => Kind::Free,
@@ -79,7 +78,7 @@ fn event_at(tr: &DeviceTrace, r: usize) -> Event {
 }
 
 /// The row of the event before the one at row `r` (`r > 0`).
-fn prev_row(tr: &DeviceTrace, r: usize) -> usize {
+pub(super) fn prev_row(tr: &DeviceTrace, r: usize) -> usize {
     let p = r.saturating_sub(1);
     if absorbed(tr, p) {
         p.saturating_sub(1)
@@ -130,156 +129,6 @@ impl EventIndex {
             }
         }
         Some(r)
-    }
-}
-
-/// The state during an undo pass: the final state plus an overlay of the entries that differ
-/// from it (`None`: absent here, present there). An entry that becomes equal to the final
-/// one again leaves the overlay, so the overlay is exactly the difference.
-struct Work<'b> {
-    base: &'b State,
-    segs: BTreeMap<u64, Option<Seg>>,
-    blocks: BTreeMap<u64, Option<Blk>>,
-    reserved: u64,
-    allocated: u64,
-    inconsistencies: u32,
-}
-
-impl<'b> Work<'b> {
-    fn new(base: &'b State) -> Self {
-        Work {
-            base,
-            segs: BTreeMap::new(),
-            blocks: BTreeMap::new(),
-            reserved: base.reserved_bytes,
-            allocated: base.allocated_bytes,
-            inconsistencies: base.inconsistencies,
-        }
-    }
-
-    fn set_seg(&mut self, addr: u64, v: Option<Seg>) {
-        if self.base.segments.get(&addr).copied() == v {
-            self.segs.remove(&addr);
-        } else {
-            self.segs.insert(addr, v);
-        }
-    }
-
-    fn set_blk(&mut self, addr: u64, v: Option<Blk>) {
-        if self.base.blocks.get(&addr).copied() == v {
-            self.blocks.remove(&addr);
-        } else {
-            self.blocks.insert(addr, v);
-        }
-    }
-
-    fn overlay_len(&self) -> usize {
-        self.segs.len() + self.blocks.len()
-    }
-
-    /// The final state with the overlay merged in.
-    fn into_state(self) -> State {
-        State {
-            segments: merge(&self.base.segments, &self.segs),
-            blocks: merge(&self.base.blocks, &self.blocks),
-            reserved_bytes: self.reserved,
-            allocated_bytes: self.allocated,
-            inconsistencies: self.inconsistencies,
-        }
-    }
-}
-
-fn merge<V: Copy>(base: &AddrMap<V>, over: &BTreeMap<u64, Option<V>>) -> AddrMap<V> {
-    let len = over.iter().fold(base.len(), |n, (a, v)| {
-        let n = if v.is_some() { n + 1 } else { n };
-        if base.contains_key(a) {
-            n.saturating_sub(1)
-        } else {
-            n
-        }
-    });
-    let mut out: Vec<(u64, V)> = Vec::with_capacity(len);
-    let mut it = over.iter().peekable();
-    for &(a, v) in base.as_slice() {
-        let mut replaced = false;
-        while let Some((&oa, ov)) = it.peek() {
-            if oa > a {
-                break;
-            }
-            if let Some(x) = ov {
-                out.push((oa, *x));
-            }
-            replaced = oa == a;
-            it.next();
-        }
-        if !replaced {
-            out.push((a, v));
-        }
-    }
-    out.extend(it.filter_map(|(&a, v)| v.map(|x| (a, x))));
-    AddrMap::from_sorted(out)
-}
-
-impl Store for Work<'_> {
-    fn seg(&self, addr: u64) -> Option<Seg> {
-        match self.segs.get(&addr) {
-            Some(v) => *v,
-            None => self.base.segments.get(&addr).copied(),
-        }
-    }
-    fn seg_at_or_before(&self, addr: u64) -> Option<(u64, Seg)> {
-        let over = self
-            .segs
-            .range(..=addr)
-            .rev()
-            .find_map(|(&a, v)| v.map(|s| (a, s)));
-        let lo = over.map_or(0, |o| o.0);
-        let base = self
-            .base
-            .segments
-            .range(lo..=addr)
-            .rev()
-            .find(|(a, _)| !self.segs.contains_key(a))
-            .map(|(&a, &s)| (a, s));
-        match (over, base) {
-            (Some(o), Some(b)) => Some(if b.0 > o.0 { b } else { o }),
-            (o, b) => o.or(b),
-        }
-    }
-    fn put_seg(&mut self, addr: u64, seg: Seg) {
-        if let Some(old) = self.seg(addr) {
-            self.reserved = self.reserved.saturating_sub(old.size);
-        }
-        self.reserved = self.reserved.saturating_add(seg.size);
-        self.set_seg(addr, Some(seg));
-    }
-    fn take_seg(&mut self, addr: u64) -> Option<Seg> {
-        let old = self.seg(addr)?;
-        self.reserved = self.reserved.saturating_sub(old.size);
-        self.set_seg(addr, None);
-        Some(old)
-    }
-    fn blk(&self, addr: u64) -> Option<Blk> {
-        match self.blocks.get(&addr) {
-            Some(v) => *v,
-            None => self.base.blocks.get(&addr).copied(),
-        }
-    }
-    fn put_blk(&mut self, addr: u64, blk: Blk) {
-        if let Some(old) = self.blk(addr) {
-            self.allocated = self.allocated.saturating_sub(old.requested);
-        }
-        self.allocated = self.allocated.saturating_add(blk.requested);
-        self.set_blk(addr, Some(blk));
-    }
-    fn take_blk(&mut self, addr: u64) -> Option<Blk> {
-        let old = self.blk(addr)?;
-        self.allocated = self.allocated.saturating_sub(old.requested);
-        self.set_blk(addr, None);
-        Some(old)
-    }
-    fn inconsistent(&mut self) {
-        self.inconsistencies = self.inconsistencies.saturating_add(1);
     }
 }
 
@@ -401,6 +250,29 @@ impl Writer {
         }
         start
     }
+}
+
+/// The most entries the overlay on the final state (the difference a checkpoint stores) has
+/// at any event of `device`'s trace: one backward pass.
+fn largest_overlay(snap: &Snapshot, device: i64, base: &State) -> usize {
+    let Some(tr) = snap.trace(device) else {
+        return 0;
+    };
+    let index = EventIndex::build(tr);
+    let Some(last) = index.len.checked_sub(1) else {
+        return 0;
+    };
+    let Some(mut r) = index.row(tr, last) else {
+        return 0;
+    };
+    let mut work = Work::new(base);
+    let mut most = 0;
+    for _ in 0..last {
+        undo(&mut work, &event_at(tr, r));
+        r = prev_row(tr, r);
+        most = most.max(work.overlay_len());
+    }
+    most
 }
 
 impl History {
@@ -533,6 +405,7 @@ impl History {
             ));
         }
         w.segs = segs.into_iter().collect();
+        w.index_overlay();
         let n = get_var(b, &mut at)?;
         let mut addr = 0u64;
         let mut blocks = Vec::new();
@@ -565,12 +438,23 @@ impl History {
         Some(w)
     }
 
-    /// A checkpoint interval keeping whole-state checkpoints near `budget_bytes` (at least 64).
-    /// Checkpoints store differences, so they take at most that.
+    /// A checkpoint interval keeping [`History::build`]'s checkpoints near `budget_bytes` in all
+    /// (at least 64). A checkpoint is the difference between the state at its event and the
+    /// final state, which can be far larger than the final state (a trace that ends after
+    /// `empty_cache()` is nearly empty at the end): the interval is chosen from the largest
+    /// difference along the trace, found by one backward pass, not from the final state (which
+    /// made a 9.4 MB trace take 1 GB of checkpoints). [`History::build_within`] bounds the bytes
+    /// directly and needs no such pass.
     #[must_use]
     pub fn interval_for(snap: &Snapshot, device: i64, budget_bytes: usize) -> usize {
         let n = snap.trace(device).map_or(0, |t| t.len());
-        let per_state = State::from_snapshot(snap, device).heap_bytes().max(64);
+        let base = State::from_snapshot(snap, device);
+        // Bytes per overlay entry as a whole state holds them (an encoded entry takes less).
+        let entry = std::mem::size_of::<(u64, Blk)>();
+        let per_state = base
+            .heap_bytes()
+            .max(largest_overlay(snap, device, &base).saturating_mul(entry))
+            .max(64);
         let count = (budget_bytes / per_state).max(1);
         (n / count).max(64)
     }

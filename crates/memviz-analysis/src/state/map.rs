@@ -11,6 +11,7 @@
 use std::ops::{Bound, RangeBounds};
 
 use super::{Blk, Event, Kind, Seg, Src};
+use crate::devices::SegmentsOf;
 use memviz_snapshot::{BlockState as FileBlockState, Snapshot};
 
 /// A map from address to `V`: entries sorted by address in one `Vec`. Lookups and ranges are
@@ -213,12 +214,16 @@ impl State {
     /// The final snapshot's state of `device` (§6.1).
     #[must_use]
     pub fn from_snapshot(snap: &Snapshot, device: i64) -> State {
+        Self::from_snapshot_in(snap, SegmentsOf::Scan(device))
+    }
+
+    /// [`State::from_snapshot`] of the device whose final segments are `segments` (every device
+    /// in turn: from one [`crate::devices::DeviceSegments`]).
+    #[must_use]
+    pub fn from_snapshot_in(snap: &Snapshot, segments: SegmentsOf<'_>) -> State {
         let mut segs: Vec<(u64, Seg)> = Vec::new();
         let mut blocks: Vec<(u64, Blk)> = Vec::new();
-        for (si, seg) in snap.segments.iter().enumerate() {
-            if seg.device != device {
-                continue;
-            }
+        for (si, seg) in segments.iter(snap) {
             segs.push((
                 seg.address,
                 Seg {

@@ -12,6 +12,8 @@
 //! at or after the wanted event into the final state and undoes at most
 //! [`History::interval`] events (`history` has the memory budget and its numbers).
 //! [`State`] keeps its segments and blocks in sorted vectors ([`AddrMap`], `map` says why).
+//! [`OomScan`] explains every `oom` event of a device in one backward pass of its own
+//! (`oom_scan` says how), rather than a state per event.
 //!
 //! # Labels
 //! Every [`Seg`] and [`Blk`] carries a [`Src`] (4 bytes, in place of a stack id, so checkpoint
@@ -29,12 +31,15 @@
 mod history;
 mod map;
 mod oom;
+mod oom_scan;
 #[cfg(test)]
 mod tests;
+mod work;
 
 pub use history::{History, BYTES_PER_EVENT};
 pub use map::{apply, AddrMap, Iter, State};
-pub use oom::{explain_oom, OomReport};
+pub use oom::{explain_oom, segment_size_for, OomReport};
+pub use oom_scan::{OomScan, Reports, WORK_LIMIT};
 
 use memviz_snapshot::{Action, Snapshot, StackId};
 

@@ -1,6 +1,6 @@
 //! Why an allocation failed (`oom` events), from the state at that event.
 
-use memviz_snapshot::{Action, Snapshot};
+use memviz_snapshot::Snapshot;
 
 use super::{History, State};
 
@@ -27,29 +27,43 @@ pub struct OomReport {
     pub biggest_live: Vec<(u64, u64)>,
 }
 
-/// Explains a request of `requested` bytes on `stream` / `pool` that failed in `state`.
+/// The segment the caching allocator asks the driver for when no free block holds a request of
+/// `size` bytes (FORMAT.md §8, `get_allocation_size`): 2 MiB for requests up to 1 MiB, 20 MiB
+/// for requests below 10 MiB, else the request rounded up to a multiple of 2 MiB.
 #[must_use]
-pub fn explain_oom(
-    state: &State,
-    event: usize,
-    requested: u64,
-    device_free: Option<u64>,
-    stream: u64,
-    pool: (i64, i64),
-) -> OomReport {
-    use crate::format::size_short as sz;
-    let mut reserved_free = 0u64;
-    let mut largest = 0u64;
-    for (&a, seg) in &state.segments {
-        for (_, len) in state.free_ranges(a) {
-            reserved_free = reserved_free.saturating_add(len);
-            if seg.stream == stream && seg.pool == pool {
-                largest = largest.max(len);
-            }
-        }
+pub fn segment_size_for(size: u64) -> u64 {
+    const MIB: u64 = 1 << 20;
+    if size <= MIB {
+        2 * MIB
+    } else if size < 10 * MIB {
+        20 * MIB
+    } else {
+        size.div_ceil(2 * MIB).saturating_mul(2 * MIB)
     }
-    let dev = device_free.unwrap_or(0);
-    let (kind, verdict) = if largest >= requested {
+}
+
+/// The numbers a verdict is made of.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Numbers {
+    pub(super) requested: u64,
+    pub(super) device_free: Option<u64>,
+    pub(super) reserved_free: u64,
+    pub(super) largest: u64,
+    pub(super) allocated: u64,
+}
+
+/// `fragmentation` or `out_of_memory`, and the one-line verdict.
+pub(super) fn verdict(n: Numbers) -> (&'static str, String) {
+    use crate::format::size_short as sz;
+    let Numbers {
+        requested,
+        reserved_free,
+        largest,
+        allocated,
+        ..
+    } = n;
+    let dev = n.device_free.unwrap_or(0);
+    if largest >= requested {
         (
             "fragmentation",
             format!(
@@ -72,6 +86,54 @@ pub fn explain_oom(
                 sz(requested)
             ),
         )
+    } else if dev >= requested {
+        // No free block holds the request: it needs a new segment, whose size is the request
+        // rounded up, so the device's free bytes must hold that, not the request.
+        let segment = segment_size_for(requested);
+        if dev >= segment {
+            (
+                "out_of_memory",
+                format!(
+                    "The request needs a new segment: no free block of this stream holds the {} requested \
+                     (the largest is {}), and the device reported {} free, enough for the new {} segment, \
+                     so allocating that segment failed for another reason (a limit set with \
+                     torch.cuda.set_per_process_memory_fraction, or another process using the memory at that moment).",
+                    sz(requested),
+                    sz(largest),
+                    sz(dev),
+                    sz(segment)
+                ),
+            )
+        } else if reserved_free.saturating_add(dev) >= segment {
+            (
+                "fragmentation",
+                format!(
+                    "The request needs a new segment: no free block of this stream holds the {} requested \
+                     (the largest is {}), and the new segment takes {} (the request rounded up as the caching \
+                     allocator does), more than the {} free on the device; releasing cached segments \
+                     (torch.cuda.empty_cache(), {} free in them) or expandable segments would help.",
+                    sz(requested),
+                    sz(largest),
+                    sz(segment),
+                    sz(dev),
+                    sz(reserved_free)
+                ),
+            )
+        } else {
+            (
+                "out_of_memory",
+                format!(
+                    "Out of memory: the request needs a new segment of {} (the {} requested rounded up as the \
+                     caching allocator does), more than the {} free on the device, and no free block of this \
+                     stream holds it (the largest is {}); live allocations hold {}.",
+                    sz(segment),
+                    sz(requested),
+                    sz(dev),
+                    sz(largest),
+                    sz(allocated)
+                ),
+            )
+        }
     } else if reserved_free.saturating_add(dev) >= requested {
         (
             "fragmentation",
@@ -93,13 +155,42 @@ pub fn explain_oom(
                 sz(requested),
                 sz(reserved_free),
                 sz(dev),
-                sz(state.allocated_bytes)
+                sz(allocated)
             ),
         )
-    };
+    }
+}
+
+/// Explains a request of `requested` bytes on `stream` / `pool` that failed in `state`.
+#[must_use]
+pub fn explain_oom(
+    state: &State,
+    event: usize,
+    requested: u64,
+    device_free: Option<u64>,
+    stream: u64,
+    pool: (i64, i64),
+) -> OomReport {
+    let mut reserved_free = 0u64;
+    let mut largest = 0u64;
+    for (&a, seg) in &state.segments {
+        for (_, len) in state.free_ranges(a) {
+            reserved_free = reserved_free.saturating_add(len);
+            if seg.stream == stream && seg.pool == pool {
+                largest = largest.max(len);
+            }
+        }
+    }
+    let (kind, verdict) = verdict(Numbers {
+        requested,
+        device_free,
+        reserved_free,
+        largest,
+        allocated: state.allocated_bytes,
+    });
     let mut biggest: Vec<(u64, u64)> = state.blocks.iter().map(|(&a, b)| (a, b.size)).collect();
     biggest.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
-    biggest.truncate(10);
+    biggest.truncate(BIGGEST);
     OomReport {
         event,
         requested_bytes: requested,
@@ -116,16 +207,28 @@ pub fn explain_oom(
     }
 }
 
+/// Live blocks listed by a report ([`OomReport::biggest_live`]).
+pub(super) const BIGGEST: usize = 10;
+
 impl History {
-    /// A report for every `oom` event of the trace.
+    /// A report for every `oom` event of the trace, in order: [`super::OomScan`]'s one
+    /// backward pass, or (only when that refuses a state with overlapping blocks or segments
+    /// as too costly) each event's state rebuilt from the checkpoints.
     #[must_use]
     pub fn oom_reports(&self, snap: &Snapshot) -> Vec<OomReport> {
+        match super::OomScan::new(snap, self.device) {
+            Ok(scan) => scan.into_iter().collect(),
+            Err(_) => self.oom_reports_each(snap),
+        }
+    }
+
+    pub(super) fn oom_reports_each(&self, snap: &Snapshot) -> Vec<OomReport> {
         let tr = snap.trace(self.device);
         self.events(snap)
             .enumerate()
             .filter(|(_, e)| {
                 tr.and_then(|t| t.action(e.row as usize))
-                    .is_some_and(|a| a == Action::Oom)
+                    .is_some_and(|a| a == memviz_snapshot::Action::Oom)
             })
             .filter_map(|(k, e)| {
                 let state = self.state_after(snap, k)?;

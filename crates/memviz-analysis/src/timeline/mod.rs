@@ -34,6 +34,7 @@
 //! segments minus Σ the trace's segment deltas of the pool, and the deltas apply at their trace
 //! positions.
 
+use crate::devices::SegmentsOf;
 use memviz_snapshot::{Action, BlockState, Snapshot};
 use rustc_hash::FxHashMap;
 
@@ -298,19 +299,16 @@ impl<K> LiveByKey<K> {
 /// `live` after the trace, in block order: (block index, requested size).
 fn ghost_blocks<'a>(
     snap: &'a Snapshot,
-    device: i64,
+    segments: SegmentsOf<'a>,
     live: impl Fn(u64) -> bool + Copy + 'a,
 ) -> impl Iterator<Item = (u32, u64)> + 'a {
-    snap.segments
-        .iter()
-        .filter(move |s| s.device == device)
-        .flat_map(move |seg| {
-            (seg.blocks.0..seg.blocks.1).filter_map(move |bi| {
-                let b = snap.blocks.get(bi as usize)?;
-                (b.state == BlockState::ActiveAllocated && !live(b.address))
-                    .then_some((bi, b.requested_size))
-            })
+    segments.iter(snap).flat_map(move |(_, seg)| {
+        (seg.blocks.0..seg.blocks.1).filter_map(move |bi| {
+            let b = snap.blocks.get(bi as usize)?;
+            (b.state == BlockState::ActiveAllocated && !live(b.address))
+                .then_some((bi, b.requested_size))
         })
+    })
 }
 
 /// [`build`]'s sink: every element and step, and the unmatched frees in trace order.
@@ -352,7 +350,7 @@ pub fn build(snap: &Snapshot, device: i64) -> Timeline {
         // active blocks): reserved at once, trimmed at the end. Growing by doubling when the
         // ghosts came last took up to twice the elements (20 MB more on the 150 MB real-file
         // tile, whose 113 k ghosts passed the reservation).
-        let active = ghost_blocks(snap, device, |_| false).count();
+        let active = ghost_blocks(snap, SegmentsOf::Scan(device), |_| false).count();
         sink.t.elements.reserve_exact(allocs + frees / 8 + active);
         sink.t.steps.reserve_exact(allocs + frees);
     }
@@ -360,7 +358,8 @@ pub fn build(snap: &Snapshot, device: i64) -> Timeline {
     let TimelineSink { mut t, unmatched } = sink;
     // Ghosts: live blocks of the final state that the trace does not account for.
     let mut ghosts = Vec::new();
-    for (block, size) in ghost_blocks(snap, device, |a| remembered.contains_key(&a)) {
+    let live = |a| remembered.contains_key(&a);
+    for (block, size) in ghost_blocks(snap, SegmentsOf::Scan(device), live) {
         let id = t.elements.len() as u32;
         t.elements.push(Element {
             size_bytes: size,
@@ -418,9 +417,15 @@ impl PairSink for TotalsSink {
 /// exactly (in i128) and equal `build`'s saturating sums whenever no sum exceeds `u64::MAX`,
 /// the only case in which they could differ (then this falls back to `build`).
 pub fn live_totals(snap: &Snapshot, device: i64) -> LiveTotals {
+    live_totals_in(snap, device, SegmentsOf::Scan(device))
+}
+
+/// [`live_totals`] with the device's final segments given (every device in turn: from one
+/// [`crate::devices::DeviceSegments`], rather than a scan of all segments per device).
+pub fn live_totals_in(snap: &Snapshot, device: i64, segments: SegmentsOf<'_>) -> LiveTotals {
     let mut sink = TotalsSink::default();
     let remembered = pair_trace(snap, device, &mut sink);
-    for (_, size) in ghost_blocks(snap, device, |a| remembered.contains_key(&a)) {
+    for (_, size) in ghost_blocks(snap, segments, |a| remembered.contains_key(&a)) {
         sink.elements += 1;
         sink.start += u128::from(size);
     }

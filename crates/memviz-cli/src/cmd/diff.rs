@@ -5,14 +5,17 @@
 //! format `flamegraph.pl` draws as a diff flamegraph; `--all-frames` keeps every frame).
 
 use crate::load;
-use memviz_analysis::diff::{diff, diff_folded_text, live_folded, Diff, DiffGroup, SegmentKey};
+use crate::out::{stdout, Done};
+use memviz_analysis::diff::{Diff, DiffBuilder, DiffGroup, SegmentKey};
 use memviz_analysis::format::{count, size_short};
+
+use std::io::Write;
 
 /// Groups shown by the table.
 const TOP: usize = 30;
 
 /// Runs `memviz diff` with the arguments after the command name.
-pub fn run(args: &[String]) -> Result<(), String> {
+pub fn run(args: &[String]) -> Done {
     let mut files = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -22,7 +25,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             }
             "--json" | "--folded" | "--all-frames" => {}
             s if s.starts_with("--") => {
-                return Err(format!("unknown option {s} (see memviz help)"))
+                return Err(format!("unknown option {s} (see memviz help)").into())
             }
             s => files.push(s),
         }
@@ -34,24 +37,27 @@ pub fn run(args: &[String]) -> Result<(), String> {
     };
     let device = crate::device_option(args)?;
     let json = args.iter().any(|a| a == "--json");
-    let a = load(file_a)?;
-    let b = load(file_b)?;
+    // One model at a time: what the comparison needs of A is taken before B is loaded.
+    let mut out = stdout();
     if args.iter().any(|a| a == "--folded") {
         let all = args.iter().any(|a| a == "--all-frames");
-        print!(
-            "{}",
-            diff_folded_text(&live_folded(&a, device, all), &live_folded(&b, device, all))
-        );
-        return Ok(());
+        let mut d = memviz_analysis::flame::DiffFolded::new(device, all);
+        d.add(0, &load(file_a)?);
+        d.add(1, &load(file_b)?);
+        d.write(&mut out)?;
+        return out.finish();
     }
-    let d = diff(&a, &b, device);
+    let mut d = DiffBuilder::new(device);
+    d.add(0, &load(file_a)?);
+    d.add(1, &load(file_b)?);
+    let d = d.finish();
     if json {
-        let text = serde_json::to_string(&d).map_err(|e| format!("cannot write JSON: {e}"))?;
-        println!("{text}");
+        serde_json::to_writer(&mut out, &d)?;
+        writeln!(out)?;
     } else {
-        print!("{}", table(&d, file_a, file_b, device));
+        out.write_all(table(&d, file_a, file_b, device).as_bytes())?;
     }
-    Ok(())
+    out.finish()
 }
 
 /// A short label for a stack line list: `basename:line:name` of the innermost Python frame

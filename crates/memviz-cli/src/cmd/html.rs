@@ -16,6 +16,7 @@
 //! (comments, strings, templates and regex literals skipped) and the page fills in the blob URL
 //! of the imported module, leaves first. Import forms that cannot be rewritten fail here.
 
+use crate::out::Done;
 use crate::{load, one_file, option};
 use flate2::write::GzEncoder;
 use flate2::Compression;
@@ -112,12 +113,12 @@ fn one_line(e: &str) -> String {
 }
 
 /// Runs `memviz html` with the arguments after the command name.
-pub fn run(args: &[String]) -> Result<(), String> {
+pub fn run(args: &[String]) -> Done {
     let valued = ["-o", "--output", "--dist", "--title"];
     let file = one_file("html", args, &valued, &[]).map_err(|e| one_line(&e))?;
     for v in valued {
         if args.iter().any(|a| a == v) && option(args, v).is_none() {
-            return Err(format!("{v} needs a value (see memviz help)"));
+            return Err(format!("{v} needs a value (see memviz help)").into());
         }
     }
     let out = option(args, "-o")
@@ -127,7 +128,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     // Parse the whole file: a report of a file the viewer cannot open is no use.
     load(file)?;
     let viewer = Viewer::read(&dist)?;
-    let raw = fs::read(file).map_err(|e| format!("{file}: cannot read: {e}"))?;
+    let raw = crate::read_whole(file)?;
     let raw_len = raw.len();
     // The viewer reads gzip itself: a compressed file goes in as it is.
     let snapshot = if raw.starts_with(&[0x1f, 0x8b]) {
@@ -162,7 +163,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
             let _ = fs::remove_file(&tmp);
             format!("{out}: cannot write: {e}")
         })?;
-    println!(
+    let mut stdout = crate::out::stdout();
+    writeln!(
+        stdout,
         "{out}: {} (viewer from {}: wasm {} + JS {}, {} gzip-compressed; snapshot {}, {} gzip-compressed)",
         size(total),
         viewer.dist.display(),
@@ -171,8 +174,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         size(viewer.assets_gz.len()),
         size(raw_len),
         size(snapshot.len()),
-    );
-    Ok(())
+    )?;
+    stdout.finish()
 }
 
 fn size(n: usize) -> String {
@@ -185,7 +188,10 @@ fn size(n: usize) -> String {
 }
 
 fn gzip(bytes: &[u8], level: Compression) -> Result<Vec<u8>, String> {
-    let mut enc = GzEncoder::new(Vec::with_capacity(bytes.len() / 3), level);
+    let mut buf = Vec::new();
+    buf.try_reserve(bytes.len() / 3)
+        .map_err(|_| "cannot compress: out of memory".to_string())?;
+    let mut enc = GzEncoder::new(buf, level);
     enc.write_all(bytes)
         .and_then(|()| enc.finish())
         .map_err(|e| format!("cannot compress: {e}"))

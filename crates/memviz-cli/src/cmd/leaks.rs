@@ -2,11 +2,13 @@
 //! ([`memviz_analysis::leaks`]). The default device is the viewer's: the longest trace (first on
 //! ties), else the first device with segments, else 0.
 
+use crate::out::{stdout, Done};
 use crate::{load, one_file};
 use memviz_analysis::layout::{Layout, LayoutOptions, PointMode};
 use memviz_analysis::leaks::{leaks, LeakReport};
 use memviz_analysis::timeline;
 use memviz_snapshot::Snapshot;
+use std::io::Write;
 
 /// Suspects shown by the table, and stack lines per suspect.
 const TOP: usize = 30;
@@ -32,51 +34,55 @@ fn one_line(e: &str) -> String {
 }
 
 /// Runs `memviz leaks` with the arguments after the command name.
-pub fn run(args: &[String]) -> Result<(), String> {
+pub fn run(args: &[String]) -> Done {
     let file = one_file("leaks", args, &["--device"], &["--json"]).map_err(|e| one_line(&e))?;
     let json = args.iter().any(|a| a == "--json");
     let device = crate::device_option(args)?;
     let snap = load(file)?;
     let device = device.unwrap_or_else(|| snap.default_device());
     let r = report(&snap, device);
+    let mut out = stdout();
     if json {
         let mut v = serde_json::to_value(&r).map_err(|e| format!("cannot write JSON: {e}"))?;
         if let Some(o) = v.as_object_mut() {
             o.insert("device".into(), device.into());
         }
-        println!("{v}");
-        return Ok(());
+        writeln!(out, "{v}")?;
+        return out.finish();
     }
-    println!(
+    writeln!(
+        out,
         "{file}, device {device}: settled after timestep {} ({})",
         r.settled_step, r.settled_rule
-    );
+    )?;
     if r.suspects.is_empty() {
-        println!("no leak suspects");
+        writeln!(out, "no leak suspects")?;
     }
     for s in r.suspects.iter().take(TOP) {
-        println!(
+        writeln!(
+            out,
             "[{}] {} (first alloc: event {})",
             s.kind, s.explanation, s.first_event
-        );
+        )?;
         // The Python frames when there are any (C++ allocator frames say little), else the
         // innermost lines.
         let shown = memviz_analysis::frames::shown_frames(&s.stack);
         if shown.is_empty() {
-            println!("    <no frames>");
+            writeln!(out, "    <no frames>")?;
         }
         for line in shown.iter().take(FRAMES) {
-            println!("    {line}");
+            writeln!(out, "    {line}")?;
         }
         if shown.len() > FRAMES {
-            println!("    … {} more", shown.len() - FRAMES);
+            writeln!(out, "    … {} more", shown.len() - FRAMES)?;
         }
     }
     if r.suspects.len() > TOP {
-        println!(
+        writeln!(
+            out,
             "… {} more suspects (--json lists all)",
             r.suspects.len() - TOP
-        );
+        )?;
     }
-    Ok(())
+    out.finish()
 }

@@ -1,8 +1,12 @@
-//! The analysis subcommands, one module each (`run(args)` with the arguments after the
-//! command name); loading and option parsing are shared from the crate root.
+//! The subcommands, one module each (`run(args)` with the arguments after the command name);
+//! loading and option parsing are shared from the crate root, printing from [`crate::out`].
 
+pub mod bench;
 pub mod diff;
 pub mod folded;
 pub mod html;
 pub mod leaks;
 pub mod lines;
+pub mod oom;
+pub mod state;
+pub mod summary;

@@ -1,0 +1,105 @@
+//! The one way the commands print: [`stdout`] (buffered, locked once) and [`Fail`], the error of
+//! a command.
+//!
+//! A reader that stops early (`memviz summary FILE | head -1`) closes the pipe: the next write
+//! fails with `BrokenPipe` (Rust ignores SIGPIPE). That is a normal end, not an error: every
+//! write to stdout goes through `?` on an `io::Result`, which turns `BrokenPipe` into
+//! [`Fail::Closed`], and `main` ends quietly with exit 0. `println!` would panic there (exit 101).
+
+use std::io::{self, BufWriter, StdoutLock, Write};
+
+/// Why a command stopped early.
+#[derive(Debug)]
+pub(crate) enum Fail {
+    /// One sentence for stderr; exit 2.
+    Msg(String),
+    /// Stdout was closed by its reader: a quiet normal end.
+    Closed,
+}
+
+impl From<String> for Fail {
+    fn from(s: String) -> Self {
+        Fail::Msg(s)
+    }
+}
+
+impl From<&str> for Fail {
+    fn from(s: &str) -> Self {
+        Fail::Msg(s.to_string())
+    }
+}
+
+/// A failed write to stdout (the only `io::Error` the commands pass through `?` unmapped:
+/// reading files maps its errors to sentences that name the file).
+impl From<io::Error> for Fail {
+    fn from(e: io::Error) -> Self {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            Fail::Closed
+        } else {
+            Fail::Msg(format!("cannot write to stdout: {e}"))
+        }
+    }
+}
+
+/// A failed JSON write to stdout.
+impl From<serde_json::Error> for Fail {
+    fn from(e: serde_json::Error) -> Self {
+        match e.io_error_kind() {
+            Some(io::ErrorKind::BrokenPipe) => Fail::Closed,
+            Some(_) => Fail::Msg(format!("cannot write to stdout: {e}")),
+            None => Fail::Msg(format!("cannot write JSON: {e}")),
+        }
+    }
+}
+
+/// A command's result.
+pub(crate) type Done = Result<(), Fail>;
+
+/// Buffered stdout. Call [`Out::finish`] at the end so that a failed last write is seen.
+pub(crate) struct Out(BufWriter<StdoutLock<'static>>);
+
+/// The buffered, locked stdout.
+pub(crate) fn stdout() -> Out {
+    Out(BufWriter::with_capacity(64 << 10, io::stdout().lock()))
+}
+
+impl Out {
+    /// Flushes what is left.
+    pub(crate) fn finish(mut self) -> Done {
+        self.0.flush()?;
+        Ok(())
+    }
+}
+
+impl Write for Out {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.0.write_all(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// A line on stderr (a warning, or the error of `main`); a closed stderr is ignored rather
+/// than a panic, as `eprintln!` would.
+pub(crate) fn warn(line: &str) {
+    let _ = writeln!(io::stderr().lock(), "{line}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_broken_pipe_is_a_quiet_end() {
+        let e = io::Error::from(io::ErrorKind::BrokenPipe);
+        assert!(matches!(Fail::from(e), Fail::Closed));
+        let e = io::Error::from(io::ErrorKind::PermissionDenied);
+        assert!(matches!(Fail::from(e), Fail::Msg(m) if m.starts_with("cannot write to stdout")));
+        let j = serde_json::Error::io(io::Error::from(io::ErrorKind::BrokenPipe));
+        assert!(matches!(Fail::from(j), Fail::Closed));
+    }
+}
