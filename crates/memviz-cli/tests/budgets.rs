@@ -18,26 +18,6 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// The (class, command) runs that misbehave today and are skipped (`"*"`: every command): fixed
-/// by the parser/CLI work of issue 14; emptied when it lands.
-/// What each run did on ac35674 (`cargo xtask bench-bounds` prints the numbers):
-const KNOWN_FAILING: &[(&str, &str)] = &[
-    // Peak RSS 1.08 GB: State History checkpoints sized by the final, nearly empty state.
-    ("empty-cache-end", "state"),
-    ("empty-cache-end", "oom"),
-    // RSS past 2 GB: a full-size state per OOM report.
-    ("many-ooms", "oom"),
-    // Peak RSS 1.6 GB.
-    ("shared-annotations", "leaks"),
-];
-
-/// Whether CLASS × COMMAND is a known failure.
-fn known_failing(class: &str, command: &str) -> bool {
-    KNOWN_FAILING
-        .iter()
-        .any(|&(c, m)| c == class && (m == command || m == "*"))
-}
-
 /// Every class of bounds.py (checked against `bounds.py list`).
 const CLASSES: &[&str] = &[
     "memo-bomb",
@@ -359,16 +339,12 @@ fn check(class: &str, command: &str, file: &str, run: &Run) -> Result<(), String
     Ok(())
 }
 
-/// Every command on CLASS, except the known failures; asserts all of them behave.
+/// Every command on CLASS; asserts all of them behave.
 fn budget(class: &str) {
     let input = generate_class(class);
     let file = path_str(&input);
     let mut failures = Vec::new();
     for &command in COMMANDS {
-        if known_failing(class, command) {
-            eprintln!("{class} × {command}: skipped (KNOWN_FAILING)");
-            continue;
-        }
         let args = command_args(command, &file, class);
         let run = run_memviz(&args, &format!("{class}.{command}"));
         if let Err(e) = check(class, command, &file, &run) {
@@ -430,17 +406,6 @@ fn every_generated_class_is_tested() {
         listed, CLASSES,
         "bounds.py's classes and this test's differ"
     );
-}
-
-#[test]
-fn known_failures_name_real_runs() {
-    for (class, command) in KNOWN_FAILING {
-        assert!(CLASSES.contains(class), "unknown class {class}");
-        assert!(
-            *command == "*" || COMMANDS.contains(command),
-            "unknown command {command}"
-        );
-    }
 }
 
 #[test]
