@@ -4,6 +4,13 @@
 // Rust as text (crates/memviz-viewer/src/state_view.rs) and are placed with textContent only.
 import { setChildren } from './dom.js';
 
+/** The OOM verdict's kind (Rust's `explain_oom`) as shown. */
+const VERDICT_LABELS = {
+  fragmentation: 'fragmentation',
+  out_of_memory: 'genuinely out of memory',
+  allocation_failed: 'the allocation failed with enough memory free',
+};
+
 /** Height of one (two-line) row, CSS px: matches `#state-rows .row` in main.css. */
 const ROW_H = 36;
 /** The list's scroll height never exceeds this (browsers cap element heights near 33.5M px);
@@ -240,7 +247,7 @@ export class StateHistory {
       ['device free', oom.device_free === null ? 'not recorded' : oom.device_free],
       ['reserved but free', oom.reserved_free],
       ['largest free block (same stream and pool)', oom.largest_free],
-      ['verdict', oom.kind === 'fragmentation' ? 'fragmentation' : 'genuinely out of memory'],
+      ['verdict', VERDICT_LABELS[oom.kind] || oom.kind],
     ];
     setChildren(e.oomNumbers, pairs.flatMap(([k, v]) => {
       const dt = document.createElement('dt');

@@ -195,6 +195,7 @@ fn the_oom_verdict_says_when_a_new_segment_is_needed() {
     let (_, json, _) = memviz(&["oom", &f, "--json"]);
     let v: serde_json::Value = serde_json::from_str(&json).expect("json");
     assert_eq!(v[0]["kind"], "out_of_memory");
+    assert_eq!(v[1]["kind"], "allocation_failed");
     assert_eq!(v[0]["reserved_free_bytes"], 0);
     assert_eq!(v[0]["device"], 0);
 }

@@ -1081,8 +1081,11 @@ const FUZZ_RSS_LIMIT_MB: u64 = 2048;
 /// most the input's length, the 1 M-slot memo gap of memviz-pickle (8 MiB), the analysis
 /// target's exact layout capped at 2^20 points (12 MiB)).
 const FUZZ_MALLOC_LIMIT_MB: u64 = 256;
-/// One input running longer than this is a failure (a hang or a super-linear blow-up).
-const FUZZ_TIMEOUT_SECS: u64 = 60;
+/// One input running longer than this is a failure (a hang or a super-linear blow-up: a
+/// quadratic path on a few KB runs for seconds, not a minute; issue 14).
+const FUZZ_TIMEOUT_SECS: u64 = 10;
+/// libFuzzer's dictionary: opcode runs of memo-heavy shapes and the snapshot's keys.
+const FUZZ_DICT: &str = "tests/fuzz/pickle.dict";
 /// The first byte of every seed: the targets read one control byte (chunk size, picks) before
 /// the file. 63: chunks of 64 bytes for `unpickle` and `snapshot`.
 const FUZZ_SEED_PREFIX: u8 = 63;
@@ -1230,6 +1233,8 @@ fn fuzz_seeds() -> Result<Vec<(String, Vec<u8>)>> {
          \x20       open(p + '.gz', 'wb').write(gzip.compress(open(p, 'rb').read(), mtime=0))\n"
     );
     run(cmd("python3", ["-c", &gz, &dir_arg]))?;
+    // The memo-heavy shapes of issue 14 (seed-memo-*.bin, the control byte already in front).
+    run(cmd("python3", ["tests/fuzz/seeds.py", &dir_arg]))?;
     let mut seeds = Vec::new();
     let entries = fs::read_dir(dir).map_err(|e| format!("cannot list {dir_arg}: {e}"))?;
     for entry in entries.filter_map(|e| e.ok()) {
@@ -1243,6 +1248,10 @@ fn fuzz_seeds() -> Result<Vec<(String, Vec<u8>)>> {
             let mut bytes = vec![FUZZ_SEED_PREFIX];
             bytes.extend_from_slice(&body);
             seeds.push((format!("seed-{name}"), bytes));
+        } else if small && name.starts_with("seed-memo-") && name.ends_with(".bin") {
+            let bytes = fs::read(entry.path())
+                .map_err(|e| format!("cannot read {}: {e}", entry.path().display()))?;
+            seeds.push((name, bytes));
         }
     }
     seeds.sort();
@@ -1267,6 +1276,7 @@ fn fuzz_target(target: &str, corpus: &Path, a: &FuzzArgs) -> Result<FuzzStats> {
         format!("-rss_limit_mb={FUZZ_RSS_LIMIT_MB}"),
         format!("-malloc_limit_mb={FUZZ_MALLOC_LIMIT_MB}"),
         format!("-timeout={FUZZ_TIMEOUT_SECS}"),
+        format!("-dict={FUZZ_DICT}"),
         "-print_final_stats=1".into(),
     ];
     if let Some(s) = a.secs {

@@ -20,7 +20,8 @@ pub struct OomReport {
     pub largest_free_block_bytes: u64,
     pub stream: u64,
     pub pool: (i64, i64),
-    /// `fragmentation` or `out_of_memory`.
+    /// `fragmentation`, `out_of_memory` or `allocation_failed` (the device had room for the
+    /// segment the request needed).
     pub kind: &'static str,
     pub verdict: String,
     /// The biggest live blocks at that moment: `(address, size)`, largest first (at most 10).
@@ -52,7 +53,7 @@ pub(super) struct Numbers {
     pub(super) allocated: u64,
 }
 
-/// `fragmentation` or `out_of_memory`, and the one-line verdict.
+/// `fragmentation`, `out_of_memory` or `allocation_failed`, and the one-line verdict.
 pub(super) fn verdict(n: Numbers) -> (&'static str, String) {
     use crate::format::size_short as sz;
     let Numbers {
@@ -92,7 +93,7 @@ pub(super) fn verdict(n: Numbers) -> (&'static str, String) {
         let segment = segment_size_for(requested);
         if dev >= segment {
             (
-                "out_of_memory",
+                "allocation_failed",
                 format!(
                     "The request needs a new segment: no free block of this stream holds the {} requested \
                      (the largest is {}), and the device reported {} free, enough for the new {} segment, \

@@ -204,7 +204,7 @@ fn new_segment_verdicts() {
     assert!(!r.verdict.contains("neither alone"), "{}", r.verdict);
     // The device has room for the new segment: the segment's allocation failed otherwise.
     let r = explain_oom(&empty, 0, 6 * MIB, Some(30 * MIB), 0, (0, 0));
-    assert_eq!(r.kind, "out_of_memory");
+    assert_eq!(r.kind, "allocation_failed");
     assert!(
         r.verdict.contains("enough for the new 20.0MiB segment"),
         "{}",
