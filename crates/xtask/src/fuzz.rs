@@ -1,0 +1,396 @@
+//! `cargo xtask fuzz`: the cargo-fuzz targets of tests/fuzz with the limits of docs/fuzzing.md.
+
+use super::*;
+
+// ---------------------------------------------------------------------------------------------
+// fuzz
+
+/// The cargo-fuzz crate (outside the workspace) and its targets, in the order they run.
+const FUZZ_DIR: &str = "tests/fuzz";
+const FUZZ_TARGETS: [&str; 3] = ["unpickle", "snapshot", "analysis"];
+/// libFuzzer's RSS limit: the process (libFuzzer, ASan and the corpus included) above this is an
+/// out-of-memory failure.
+const FUZZ_RSS_LIMIT_MB: u64 = 2048;
+/// A single allocation above this is an out-of-memory failure (libFuzzer's malloc hook, which
+/// needs the sanitizer runtime: cargo fuzz's default ASan build). Inputs are at most a few
+/// hundred KB; no correct run allocates anything near this (the largest bounds: a string of at
+/// most the input's length, the 1 M-slot memo gap of memviz-pickle (8 MiB), the analysis
+/// target's exact layout capped at 2^20 points (12 MiB)).
+const FUZZ_MALLOC_LIMIT_MB: u64 = 256;
+/// One input running longer than this is a failure (a hang or a super-linear blow-up: a
+/// quadratic path on a few KB runs for seconds, not a minute; issue 14).
+const FUZZ_TIMEOUT_SECS: u64 = 10;
+/// libFuzzer's dictionary: opcode runs of memo-heavy shapes and the snapshot's keys.
+const FUZZ_DICT: &str = "tests/fuzz/pickle.dict";
+/// The first byte of every seed: the targets read one control byte (chunk size, picks) before
+/// the file. 63: chunks of 64 bytes for `unpickle` and `snapshot`.
+const FUZZ_SEED_PREFIX: u8 = 63;
+/// Seeds larger than this only slow libFuzzer down.
+const FUZZ_MAX_SEED_BYTES: u64 = 256 * 1024;
+/// Seeds at most this size also get a gzip'd copy (the snapshot loader sniffs gzip).
+const FUZZ_MAX_GZIP_SEED_BYTES: u64 = 64 * 1024;
+
+/// `cargo xtask fuzz` options.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct FuzzArgs {
+    /// Seconds per target (`-max_total_time`); 60 when neither this nor `runs` is given.
+    secs: Option<u64>,
+    /// Runs per target (`-runs`).
+    runs: Option<u64>,
+    /// One target instead of all.
+    target: Option<String>,
+    /// libFuzzer's `-max_len` (unset: libFuzzer's default, the largest seed).
+    max_len: Option<u64>,
+    /// Fork mode (`-fork=1`, one worker): keep fuzzing after a crash, OOM or timeout, and count
+    /// them all.
+    keep_going: bool,
+}
+
+pub(crate) fn parse_fuzz_args(rest: &[String]) -> Result<FuzzArgs> {
+    let mut a = FuzzArgs::default();
+    let mut i = 0;
+    while let Some(arg) = rest.get(i) {
+        i += 1;
+        if arg == "--keep-going" {
+            a.keep_going = true;
+            continue;
+        }
+        let (name, value) = match arg.split_once('=') {
+            Some((n, v)) => (n, v.to_owned()),
+            None => {
+                let v = rest
+                    .get(i)
+                    .ok_or_else(|| format!("`{arg}` needs a value\n{USAGE}"))?;
+                i += 1;
+                (arg.as_str(), v.clone())
+            }
+        };
+        let number = || {
+            value
+                .parse::<u64>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| format!("{name} wants a positive whole number, got `{value}`"))
+        };
+        match name {
+            "--secs" => a.secs = Some(number()?),
+            "--runs" => a.runs = Some(number()?),
+            "--max-len" => a.max_len = Some(number()?),
+            "--target" => {
+                if !FUZZ_TARGETS.contains(&value.as_str()) {
+                    return Err(format!(
+                        "--target is one of {}, got `{value}`",
+                        FUZZ_TARGETS.join(", ")
+                    ));
+                }
+                a.target = Some(value);
+            }
+            _ => return Err(format!("unexpected argument `{arg}`\n{USAGE}")),
+        }
+    }
+    if a.secs.is_none() && a.runs.is_none() {
+        a.secs = Some(60);
+    }
+    if a.keep_going && a.runs.is_some() {
+        return Err(
+            "--keep-going (libFuzzer's fork mode) counts time, not runs: use --secs".into(),
+        );
+    }
+    Ok(a)
+}
+
+/// What one target's run did.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct FuzzStats {
+    execs: u64,
+    /// Crash, OOM and timeout artifacts it wrote.
+    failures: Vec<String>,
+}
+
+/// Executions from libFuzzer's output: `stat::number_of_executed_units: N`
+/// (`-print_final_stats=1`), else the last `#N` status line (`#N\tDONE …`, `#N\tpulse …`, fork
+/// mode's `#N: cov: …`), else `Done N runs`.
+fn fuzz_execs(output: &str) -> u64 {
+    let mut last_status = None;
+    let mut done = None;
+    for line in output.lines() {
+        if let Some(n) = line.strip_prefix("stat::number_of_executed_units:") {
+            if let Ok(n) = n.trim().parse() {
+                return n;
+            }
+        }
+        if let Some(rest) = line.strip_prefix('#') {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            if let Ok(n) = digits.parse::<u64>() {
+                last_status = Some(n);
+            }
+        }
+        if let Some(rest) = line.strip_prefix("Done ") {
+            if let Some(n) = rest.split_whitespace().next().and_then(|n| n.parse().ok()) {
+                done = Some(n);
+            }
+        }
+    }
+    last_status.or(done).unwrap_or(0)
+}
+
+/// Failure artifacts (crash-, oom-, timeout-, leak-) in `dir`.
+fn fuzz_artifacts(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| {
+                    ["crash-", "oom-", "timeout-", "leak-"]
+                        .iter()
+                        .any(|p| n.starts_with(p))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Generated fixtures (`generate.py small`) and gzip'd copies of the small ones, as seeds: each
+/// file with the targets' control byte in front. Returns (name, bytes).
+fn fuzz_seeds() -> Result<Vec<(String, Vec<u8>)>> {
+    let dir = Path::new("target/fuzz-seeds");
+    let dir_arg = dir.to_string_lossy().into_owned();
+    run(cmd(
+        "python3",
+        ["tests/fixtures/generate.py", "small", &dir_arg],
+    ))?;
+    let gz = format!(
+        "import gzip, os, sys\n\
+         d = sys.argv[1]\n\
+         for n in sorted(os.listdir(d)):\n\
+         \x20   p = os.path.join(d, n)\n\
+         \x20   if n.endswith('.pickle') and os.path.getsize(p) <= {FUZZ_MAX_GZIP_SEED_BYTES}:\n\
+         \x20       open(p + '.gz', 'wb').write(gzip.compress(open(p, 'rb').read(), mtime=0))\n"
+    );
+    run(cmd("python3", ["-c", &gz, &dir_arg]))?;
+    // The memo-heavy shapes of issue 14 (seed-memo-*.bin, the control byte already in front).
+    run(cmd("python3", ["tests/fuzz/seeds.py", &dir_arg]))?;
+    let mut seeds = Vec::new();
+    let entries = fs::read_dir(dir).map_err(|e| format!("cannot list {dir_arg}: {e}"))?;
+    for entry in entries.filter_map(|e| e.ok()) {
+        let small = entry
+            .metadata()
+            .is_ok_and(|m| m.is_file() && m.len() <= FUZZ_MAX_SEED_BYTES);
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if small && (name.ends_with(".pickle") || name.ends_with(".gz")) {
+            let body = fs::read(entry.path())
+                .map_err(|e| format!("cannot read {}: {e}", entry.path().display()))?;
+            let mut bytes = vec![FUZZ_SEED_PREFIX];
+            bytes.extend_from_slice(&body);
+            seeds.push((format!("seed-{name}"), bytes));
+        } else if small && name.starts_with("seed-memo-") && name.ends_with(".bin") {
+            let bytes = fs::read(entry.path())
+                .map_err(|e| format!("cannot read {}: {e}", entry.path().display()))?;
+            seeds.push((name, bytes));
+        }
+    }
+    seeds.sort();
+    Ok(seeds)
+}
+
+/// Runs one target; its libFuzzer output goes to stderr (without the per-input NEW / REDUCE
+/// lines) and is parsed for the execution count.
+fn fuzz_target(target: &str, corpus: &Path, a: &FuzzArgs) -> Result<FuzzStats> {
+    use std::io::{BufRead, BufReader};
+    let artifacts = Path::new(FUZZ_DIR).join("artifacts").join(target);
+    let before = fuzz_artifacts(&artifacts);
+    let mut args: Vec<String> = vec![
+        "+nightly".into(),
+        "fuzz".into(),
+        "run".into(),
+        "--fuzz-dir".into(),
+        FUZZ_DIR.into(),
+        target.into(),
+        corpus.to_string_lossy().into_owned(),
+        "--".into(),
+        format!("-rss_limit_mb={FUZZ_RSS_LIMIT_MB}"),
+        format!("-malloc_limit_mb={FUZZ_MALLOC_LIMIT_MB}"),
+        format!("-timeout={FUZZ_TIMEOUT_SECS}"),
+        format!("-dict={FUZZ_DICT}"),
+        "-print_final_stats=1".into(),
+    ];
+    if let Some(s) = a.secs {
+        args.push(format!("-max_total_time={s}"));
+    }
+    if let Some(r) = a.runs {
+        args.push(format!("-runs={r}"));
+    }
+    if let Some(m) = a.max_len {
+        args.push(format!("-max_len={m}"));
+    }
+    if a.keep_going {
+        // One worker process at a time; it restarts after each failure.
+        for f in [
+            "-fork=1",
+            "-ignore_crashes=1",
+            "-ignore_ooms=1",
+            "-ignore_timeouts=1",
+        ] {
+            args.push(f.into());
+        }
+    }
+    let mut c = cmd("cargo", &args);
+    let shown = display(&c);
+    eprintln!("$ {shown}");
+    let mut child = c
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("could not start `{shown}`: {e}"))?;
+    let mut output = String::new();
+    if let Some(err) = child.stderr.take() {
+        for line in BufReader::new(err).lines().map_while(|l| l.ok()) {
+            let noisy = line.contains("\tNEW ")
+                || line.contains("\tREDUCE ")
+                || line.contains("\tNEW_FUNC")
+                || line.contains("# Uses:");
+            if !noisy {
+                eprintln!("{line}");
+            }
+            output.push_str(&line);
+            output.push('\n');
+        }
+    }
+    let status = child
+        .wait()
+        .map_err(|e| format!("`{shown}` did not finish: {e}"))?;
+    let failures: Vec<String> = fuzz_artifacts(&artifacts)
+        .into_iter()
+        .filter(|n| !before.contains(n))
+        .map(|n| artifacts.join(n).to_string_lossy().into_owned())
+        .collect();
+    if !status.success() && failures.is_empty() {
+        // Not a finding (those write an artifact): the build or the tool failed.
+        return Err(format!("`{shown}` failed ({status})"));
+    }
+    Ok(FuzzStats {
+        execs: fuzz_execs(&output),
+        failures,
+    })
+}
+
+/// `cargo xtask fuzz`: every cargo-fuzz target of tests/fuzz (or one) for `--secs` seconds or
+/// `--runs` runs each, on a corpus seeded from the generated fixtures, with libFuzzer's memory
+/// and time limits; prints executions and failures per target. docs/fuzzing.md.
+pub(crate) fn fuzz(a: &FuzzArgs) -> Result<()> {
+    if !Path::new(FUZZ_DIR).join("Cargo.toml").exists() {
+        return Err(format!(
+            "{FUZZ_DIR}/Cargo.toml is missing: the cargo-fuzz crate has not landed yet"
+        ));
+    }
+    let toolchains = quiet_output("rustup", &["toolchain", "list"]).unwrap_or_default();
+    if !toolchains.lines().any(|l| l.starts_with("nightly")) {
+        return Err("cargo fuzz needs a nightly toolchain (`rustup toolchain install nightly`), and none is installed".to_owned());
+    }
+    if quiet_output("cargo", &["fuzz", "--version"]).is_none_or(|out| !out.contains("cargo-fuzz")) {
+        run(cmd("cargo", ["install", "cargo-fuzz", "--locked"]))?;
+    }
+    let targets: Vec<&str> = match &a.target {
+        Some(t) => vec![t.as_str()],
+        None => FUZZ_TARGETS.to_vec(),
+    };
+    // Build every target first, so a build error stops the run before any fuzzing.
+    let mut build = vec!["+nightly", "fuzz", "build", "--fuzz-dir", FUZZ_DIR];
+    if let Some(t) = &a.target {
+        build.push(t);
+    }
+    run(cmd("cargo", &build))?;
+
+    let seeds = fuzz_seeds()?;
+    let mut rows = Vec::new();
+    for target in &targets {
+        let corpus = Path::new(FUZZ_DIR).join("corpus").join(target);
+        fs::create_dir_all(&corpus)
+            .map_err(|e| format!("cannot create {}: {e}", corpus.display()))?;
+        for (name, bytes) in &seeds {
+            let to = corpus.join(name);
+            if fs::read(&to).ok().as_ref() != Some(bytes) {
+                fs::write(&to, bytes)
+                    .map_err(|e| format!("cannot write the seed {}: {e}", to.display()))?;
+            }
+        }
+        eprintln!("\n==> fuzz target `{target}` ({} seeds)", seeds.len());
+        let started = Instant::now();
+        let stats = fuzz_target(target, &corpus, a)?;
+        rows.push((*target, stats, started.elapsed().as_secs_f64()));
+    }
+
+    println!("\n| target | execs | seconds | exec/s | crashes |");
+    println!("|---|---:|---:|---:|---:|");
+    let (mut total_execs, mut total_secs, mut failures) = (0u64, 0f64, Vec::new());
+    for (target, stats, secs) in &rows {
+        println!(
+            "| {target} | {} | {secs:.0} | {:.0} | {} |",
+            stats.execs,
+            stats.execs as f64 / secs.max(1e-9),
+            stats.failures.len()
+        );
+        total_execs += stats.execs;
+        total_secs += secs;
+        failures.extend(stats.failures.iter().cloned());
+    }
+    println!(
+        "| total | {total_execs} | {total_secs:.0} | {:.0} | {} |",
+        total_execs as f64 / total_secs.max(1e-9),
+        failures.len()
+    );
+    if failures.is_empty() {
+        return Ok(());
+    }
+    for f in &failures {
+        println!("failure: {f}");
+    }
+    Err(format!(
+        "{} failure(s); reproduce one with `cargo +nightly fuzz run --fuzz-dir {FUZZ_DIR} TARGET ARTIFACT`, minimise it with `cargo +nightly fuzz tmin --fuzz-dir {FUZZ_DIR} TARGET ARTIFACT` (docs/fuzzing.md)",
+        failures.len()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_fuzz_options() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let d = parse_fuzz_args(&v(&[])).expect("no options");
+        assert_eq!(
+            (d.secs, d.runs, d.target.as_deref()),
+            (Some(60), None, None)
+        );
+        let a = parse_fuzz_args(&v(&[
+            "--secs",
+            "5",
+            "--target=snapshot",
+            "--max-len",
+            "4096",
+        ]))
+        .expect("options");
+        assert_eq!(a.secs, Some(5));
+        assert_eq!(a.target.as_deref(), Some("snapshot"));
+        assert_eq!(a.max_len, Some(4096));
+        let r = parse_fuzz_args(&v(&["--runs=1000"])).expect("runs");
+        assert_eq!((r.secs, r.runs), (None, Some(1000)));
+        assert!(parse_fuzz_args(&v(&["--target", "nope"])).is_err());
+        assert!(parse_fuzz_args(&v(&["--secs"])).is_err());
+        assert!(parse_fuzz_args(&v(&["--secs", "0"])).is_err());
+        assert!(parse_fuzz_args(&v(&["--keep-going", "--runs", "5"])).is_err());
+        assert!(parse_fuzz_args(&v(&["--keep-going"])).is_ok_and(|a| a.keep_going));
+    }
+
+    #[test]
+    fn reads_libfuzzer_exec_counts() {
+        let plain = "#8192\tpulse  cov: 1 ft: 2\n#38948\tDONE   cov: 1101\nDone 38948 runs in 31 second(s)\nstat::number_of_executed_units: 38950\n";
+        assert_eq!(fuzz_execs(plain), 38950);
+        assert_eq!(fuzz_execs("#12\tINITED\n#38948\tDONE   cov: 1101\n"), 38948);
+        let fork = "#4012: cov: 3877 ft: 7961 corp: 476 exec/s: 2006 oom/timeout/crash: 0/0/0 time: 3s job: 1\n#60673: cov: 3979 ft: 8737 corp: 592 exec/s: 1904 oom/timeout/crash: 0/0/0 time: 31s job: 6\nINFO: exiting: 0 time: 31s\n";
+        assert_eq!(fuzz_execs(fork), 60673);
+        assert_eq!(fuzz_execs("Done 77 runs in 0 second(s)\n"), 77);
+        assert_eq!(fuzz_execs(""), 0);
+    }
+}
