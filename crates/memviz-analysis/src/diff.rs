@@ -307,6 +307,12 @@ pub fn live_folded(
     device: Option<i64>,
     all_frames: bool,
 ) -> Vec<crate::flame::FoldedEntry> {
+    crate::flame::entries_by_frames(snap, live_by_stack(snap, device), all_frames)
+}
+
+/// Live bytes per interned stack of the final state: the `active_allocated` blocks of one
+/// device (or all, `None`), `requested_size` each.
+pub(crate) fn live_by_stack(snap: &Snapshot, device: Option<i64>) -> FxHashMap<StackId, u64> {
     let mut by_stack: FxHashMap<StackId, u64> = FxHashMap::default();
     for seg in snap
         .segments
@@ -320,7 +326,7 @@ pub fn live_folded(
             }
         }
     }
-    crate::flame::entries_by_frames(snap, by_stack, all_frames)
+    by_stack
 }
 
 /// The differential folded text of two profiles (the `difffolded.pl` format that

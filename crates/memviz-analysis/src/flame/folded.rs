@@ -18,7 +18,7 @@ use std::cmp::Ordering;
 use std::io::{self, Write};
 use std::rc::Rc;
 
-use memviz_snapshot::{BlockState, FrameId, Snapshot, StackId};
+use memviz_snapshot::{FrameId, Snapshot, StackId};
 use rustc_hash::FxHashMap;
 
 use super::{escape_frame, ALL_FILTERED, NO_FRAMES};
@@ -230,24 +230,6 @@ pub fn write_folded_json(
     Ok(())
 }
 
-/// Live bytes per interned stack of the final state ([`crate::diff::live_folded`]'s input).
-fn live_values(snap: &Snapshot, device: Option<i64>) -> FxHashMap<StackId, u64> {
-    let mut by_stack: FxHashMap<StackId, u64> = FxHashMap::default();
-    for seg in snap
-        .segments
-        .iter()
-        .filter(|s| device.is_none_or(|d| s.device == d))
-    {
-        for blk in snap.segment_blocks(seg) {
-            if blk.state == BlockState::ActiveAllocated {
-                let slot = by_stack.entry(blk.stack).or_insert(0);
-                *slot = slot.saturating_add(blk.requested_size);
-            }
-        }
-    }
-    by_stack
-}
-
 /// The differential folded text of two snapshots' final live bytes (`memviz diff --folded`):
 /// exactly `diff_folded_text(&live_folded(a, …), &live_folded(b, …))`, written line by line.
 pub fn write_diff_folded(
@@ -287,7 +269,7 @@ impl DiffFolded {
             return;
         }
         let mut frames = FxHashMap::default();
-        for (&st, &v) in &live_values(snap, self.device) {
+        for (&st, &v) in &crate::diff::live_by_stack(snap, self.device) {
             if v == 0 {
                 continue;
             }
