@@ -5,7 +5,8 @@
 //! * action: 1 (a code, [`Action::code`]);
 //! * address and size: 2 each while a trace has at most 65 536 distinct values, else 3, plus a
 //!   table of the distinct values ([`U64Column`]: a caching allocator reuses both heavily). A
-//!   column whose distinct values keep growing with the trace falls back to 8 (the raw values);
+//!   column whose distinct values keep growing with the trace falls back to 4 ([`WideRows`]: a
+//!   difference from a base per chunk of rows; 8, the raw values, before);
 //! * time: 4 ([`TimeColumn`]: an offset from a base per chunk of 4 096 rows);
 //! * stack: 4.
 
@@ -26,8 +27,8 @@ enum Codes {
     /// of copying every code into 4 bytes: 6 bytes per row reserved, briefly, were the peak of
     /// a parse), and the high 8.
     U24 { lo: Vec<u16>, hi: Vec<u8> },
-    /// Too many distinct values: the values themselves.
-    Raw(Vec<u64>),
+    /// Too many distinct values: the values themselves, as differences from a base.
+    Raw(WideRows),
 }
 
 impl Default for Codes {
@@ -133,6 +134,8 @@ pub struct U64Column {
     /// entries (64 kB) it misses 3.8 % and 4.3 % of the pushes of the two 150 MB tiles (7.2 %
     /// and 5.6 % with 1 024), about the new values alone; a hit is handled inline.
     recent: Vec<(u64, u32)>,
+    /// The unit of a raw column's differences: 2^unit_shift ([`U64Column::with_unit_shift`]).
+    unit_shift: u32,
 }
 
 const RECENT_BITS: u32 = 12;
@@ -144,6 +147,16 @@ fn recent_slot(x: u64) -> usize {
 }
 
 impl U64Column {
+    /// A column whose values, once it is raw, are kept as differences in units of
+    /// 2^`unit_shift` (addresses: 9, as the caching allocator places every block at a multiple
+    /// of 512 bytes; a value off the unit is an exception).
+    pub(crate) fn with_unit_shift(unit_shift: u32) -> Self {
+        U64Column {
+            unit_shift: unit_shift.min(32),
+            ..U64Column::default()
+        }
+    }
+
     pub fn len(&self) -> usize {
         match &self.codes {
             Codes::U16(v) => v.len(),
@@ -161,7 +174,7 @@ impl U64Column {
         let code = match &self.codes {
             Codes::U16(v) => *v.get(i)? as usize,
             Codes::U24 { lo, hi } => *lo.get(i)? as usize | (*hi.get(i)? as usize) << 16,
-            Codes::Raw(v) => return v.get(i).copied(),
+            Codes::Raw(v) => return v.get(i),
         };
         self.values.get(code).copied()
     }
@@ -178,7 +191,7 @@ impl U64Column {
         match &self.codes {
             Codes::U16(v) => v.get(i).map(|&c| c as u64),
             Codes::U24 { lo, hi } => Some(*lo.get(i)? as u64 | (*hi.get(i)? as u64) << 16),
-            Codes::Raw(v) => v.get(i).copied(),
+            Codes::Raw(v) => v.get(i),
         }
     }
 
@@ -212,7 +225,7 @@ impl U64Column {
         let rows = match &self.codes {
             Codes::U16(v) => v.capacity() * 2,
             Codes::U24 { lo, hi } => lo.capacity() * 2 + hi.capacity(),
-            Codes::Raw(v) => v.capacity() * 8,
+            Codes::Raw(v) => v.heap_bytes(),
         };
         let table =
             self.values.capacity() * 8 + self.index.heap_bytes() + self.recent.capacity() * 16;
@@ -228,7 +241,7 @@ impl U64Column {
                 lo.try_reserve_exact(n)?;
                 hi.try_reserve_exact(n)
             }
-            Codes::Raw(v) => v.try_reserve_exact(n),
+            Codes::Raw(v) => v.reserve(n),
         }
     }
 
@@ -281,12 +294,15 @@ impl U64Column {
     }
 
     fn make_raw(&mut self) {
-        let mut raw = Vec::with_capacity(self.len().max(match &self.codes {
+        let mut raw = WideRows::new(self.unit_shift);
+        let _ = raw.reserve(self.len().max(match &self.codes {
             Codes::U16(v) => v.capacity(),
             Codes::U24 { lo, .. } => lo.capacity(),
-            Codes::Raw(v) => v.capacity(),
+            Codes::Raw(v) => v.len(),
         }));
-        raw.extend(self.iter());
+        for x in self.iter() {
+            raw.push(x);
+        }
         self.codes = Codes::Raw(raw);
         self.values = Vec::new();
         self.index = CodeIndex::default();
@@ -363,11 +379,7 @@ impl U64Column {
                     *h = (code >> 16) as u8;
                 }
             }
-            Codes::Raw(v) => {
-                if let Some(s) = v.get_mut(i) {
-                    *s = x;
-                }
-            }
+            Codes::Raw(v) => v.set(i, x),
         }
     }
 
@@ -389,7 +401,7 @@ impl U64Column {
                 lo.shrink_to_fit();
                 hi.shrink_to_fit();
             }
-            Codes::Raw(v) => v.shrink_to_fit(),
+            Codes::Raw(v) => v.seal(),
         }
     }
 
@@ -403,6 +415,165 @@ impl U64Column {
     }
 }
 
+/// Rows per chunk of a [`WideRows`] (each chunk has its own base).
+const WIDE_CHUNK_SHIFT: u32 = 12;
+/// The difference of a row that is not `base + difference`: an exception.
+const WIDE_ESCAPE: i32 = i32::MIN;
+
+/// A raw `u64` column in 4 bytes a row: per chunk of 4 096 rows a base (the chunk's first
+/// value) and per row a signed 32-bit difference from it in units of 2^`shift`. A row off the
+/// unit or more than 2^31 units away is an exception. Addresses of one device in units of 512
+/// bytes are ±1 TiB from any other, so on a GPU none is (the 2 GB training-loop tile's 25 M
+/// addresses: 101 MB instead of 203).
+#[derive(Debug, Clone, Default)]
+pub struct WideRows {
+    shift: u32,
+    bases: Vec<u64>,
+    deltas: Vec<i32>,
+    exceptions: Exceptions<u64>,
+}
+
+impl WideRows {
+    fn new(shift: u32) -> Self {
+        WideRows {
+            shift,
+            ..WideRows::default()
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.deltas.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.deltas.is_empty()
+    }
+
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<u64> {
+        let d = *self.deltas.get(i)?;
+        if d == WIDE_ESCAPE {
+            return self.exceptions.get(i as u32);
+        }
+        let base = *self.bases.get(i >> WIDE_CHUNK_SHIFT)?;
+        Some(base.wrapping_add_signed(i64::from(d) << self.shift))
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.deltas.capacity() * 4 + self.bases.capacity() * 8 + self.exceptions.heap_bytes()
+    }
+
+    fn reserve(&mut self, n: usize) -> Result<(), TryReserveError> {
+        self.deltas.try_reserve_exact(n)
+    }
+
+    /// Row `i`'s difference from its chunk's base (set from `x` when the chunk has none yet).
+    fn delta_for(&mut self, i: usize, x: u64) -> i32 {
+        let c = i >> WIDE_CHUNK_SHIFT;
+        if self.bases.len() <= c {
+            // A chunk's first row is its base.
+            self.bases.resize(c + 1, x);
+        }
+        let Some(&base) = self.bases.get(c) else {
+            return WIDE_ESCAPE;
+        };
+        let d = x.wrapping_sub(base) as i64;
+        let unit = d >> self.shift;
+        if unit << self.shift != d {
+            return WIDE_ESCAPE;
+        }
+        match i32::try_from(unit) {
+            Ok(u) if u != WIDE_ESCAPE => u,
+            _ => WIDE_ESCAPE,
+        }
+    }
+
+    fn push(&mut self, x: u64) {
+        let i = self.deltas.len();
+        let d = self.delta_for(i, x);
+        self.deltas.push(d);
+        if d == WIDE_ESCAPE {
+            self.exceptions.set(i as u32, x);
+        }
+    }
+
+    fn set(&mut self, i: usize, x: u64) {
+        if i >= self.len() {
+            return;
+        }
+        let d = self.delta_for(i, x);
+        if let Some(s) = self.deltas.get_mut(i) {
+            *s = d;
+        }
+        if d == WIDE_ESCAPE {
+            self.exceptions.set(i as u32, x);
+        }
+    }
+
+    fn seal(&mut self) {
+        self.deltas.shrink_to_fit();
+        self.bases.shrink_to_fit();
+        self.exceptions.seal();
+    }
+}
+
+/// The rows of a column kept out of line, sorted by row. A row set for an earlier row while
+/// parsing (an entry whose items come in two batches) waits in `late` until the column is
+/// sealed: inserting it in place moved the rows after it, quadratic time for a file that does
+/// it for every entry.
+#[derive(Debug, Clone, Default)]
+struct Exceptions<T> {
+    sorted: Vec<(u32, T)>,
+    late: rustc_hash::FxHashMap<u32, T>,
+}
+
+impl<T: Copy> Exceptions<T> {
+    fn get(&self, row: u32) -> Option<T> {
+        if let Some(&t) = self.late.get(&row) {
+            return Some(t);
+        }
+        let j = self.sorted.binary_search_by_key(&row, |e| e.0).ok()?;
+        self.sorted.get(j).map(|e| e.1)
+    }
+
+    fn set(&mut self, row: u32, t: T) {
+        match self.sorted.last_mut() {
+            Some(last) if last.0 == row => last.1 = t,
+            Some(last) if last.0 > row => {
+                match self.sorted.binary_search_by_key(&row, |e| e.0) {
+                    Ok(j) => {
+                        if let Some(e) = self.sorted.get_mut(j) {
+                            e.1 = t;
+                        }
+                    }
+                    Err(_) => {
+                        self.late.insert(row, t);
+                    }
+                }
+            }
+            _ => self.sorted.push((row, t)),
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        (self.sorted.capacity() + self.late.capacity()) * (4 + std::mem::size_of::<T>())
+    }
+
+    fn seal(&mut self) {
+        if !self.late.is_empty() {
+            self.sorted.extend(self.late.drain());
+            self.sorted.sort_unstable_by_key(|e| e.0);
+            self.late = Default::default();
+        }
+        self.sorted.shrink_to_fit();
+    }
+
+    #[cfg(test)]
+    fn late_is_empty(&self) -> bool {
+        self.late.is_empty()
+    }
+}
+
 /// Rows per chunk of a [`TimeColumn`] (each chunk has its own base time).
 const TIME_CHUNK_SHIFT: u32 = 12;
 /// Offset of a row whose time is not `base + offset`: an exception, or no time.
@@ -411,15 +582,12 @@ const ESCAPE: u32 = u32::MAX;
 /// `time_us` per row: a base per chunk of 4 096 rows (its first time) and a `u32` offset from
 /// it per row (71 minutes of microseconds). Rows before the base, too far after it, or without
 /// a time are exceptions, kept sorted by row (none in a non-decreasing trace of under an hour
-/// per chunk). An exception set for an earlier row while parsing (an entry whose items come in
-/// two batches) waits in `late` until the column is sealed: inserting it in place moved the
-/// rows after it, quadratic time for a file that does it for every entry.
+/// per chunk; [`Exceptions`]).
 #[derive(Debug, Clone, Default)]
 pub struct TimeColumn {
     bases: Vec<i64>,
     offsets: Vec<u32>,
-    exceptions: Vec<(u32, i64)>,
-    late: rustc_hash::FxHashMap<u32, i64>,
+    exceptions: Exceptions<i64>,
     /// Some row has a time.
     any: bool,
 }
@@ -448,13 +616,7 @@ impl TimeColumn {
     /// inlined into the loops over a trace).
     #[inline(never)]
     fn exception(&self, i: usize) -> i64 {
-        if let Some(&t) = self.late.get(&(i as u32)) {
-            return t;
-        }
-        match self.exceptions.binary_search_by_key(&(i as u32), |e| e.0) {
-            Ok(j) => self.exceptions.get(j).map_or(NO_TIME, |e| e.1),
-            Err(_) => NO_TIME,
-        }
+        self.exceptions.get(i as u32).unwrap_or(NO_TIME)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = i64> + '_ {
@@ -462,9 +624,7 @@ impl TimeColumn {
     }
 
     pub fn heap_bytes(&self) -> usize {
-        self.offsets.capacity() * 4
-            + self.bases.capacity() * 8
-            + (self.exceptions.capacity() + self.late.capacity()) * 16
+        self.offsets.capacity() * 4 + self.bases.capacity() * 8 + self.exceptions.heap_bytes()
     }
 
     /// Room for exactly `n` more rows; an error when the memory is not there.
@@ -494,23 +654,7 @@ impl TimeColumn {
     }
 
     fn set_exception(&mut self, i: usize, t: i64) {
-        let row = i as u32;
-        match self.exceptions.last_mut() {
-            Some(last) if last.0 == row => last.1 = t,
-            Some(last) if last.0 > row => {
-                match self.exceptions.binary_search_by_key(&row, |e| e.0) {
-                    Ok(j) => {
-                        if let Some(e) = self.exceptions.get_mut(j) {
-                            e.1 = t;
-                        }
-                    }
-                    Err(_) => {
-                        self.late.insert(row, t);
-                    }
-                }
-            }
-            _ => self.exceptions.push((row, t)),
-        }
+        self.exceptions.set(i as u32, t);
     }
 
     #[inline]
@@ -542,14 +686,9 @@ impl TimeColumn {
             *self = TimeColumn::default();
             return;
         }
-        if !self.late.is_empty() {
-            self.exceptions.extend(self.late.drain());
-            self.exceptions.sort_unstable_by_key(|e| e.0);
-            self.late = Default::default();
-        }
         self.offsets.shrink_to_fit();
         self.bases.shrink_to_fit();
-        self.exceptions.shrink_to_fit();
+        self.exceptions.seal();
     }
 
     pub fn from_values(values: impl IntoIterator<Item = i64>) -> Self {
@@ -616,6 +755,44 @@ mod tests {
         assert_eq!(r.get(200_000), None);
     }
 
+    /// A raw address column: 4 bytes a row, exceptions for rows off the 512-byte unit or
+    /// too far from their chunk's base, and rows set later.
+    #[test]
+    fn wide_rows_round_trip_addresses() {
+        let mut c = U64Column::with_unit_shift(9);
+        let mut v: Vec<u64> = Vec::new();
+        for i in 0..300_000u64 {
+            // Distinct addresses over 80 GB, a few off the unit, and the extremes.
+            let x = (0x7f00_0000_0000 + i.wrapping_mul(0x9E37_79B9_7F4A) % (80 << 30)) & !511;
+            let a = match i % 10_007 {
+                1 => x + 8,
+                2 => u64::MAX,
+                3 => 0,
+                _ => x,
+            };
+            v.push(a);
+            c.push(a);
+        }
+        assert!(matches!(c.codes, Codes::Raw(_)));
+        for (i, &a) in v.iter().enumerate() {
+            assert_eq!(c.get(i), Some(a), "row {i}");
+            assert_eq!(c.key(i), Some(a));
+        }
+        // Rows set later, backwards, on and off the unit.
+        for i in (0..v.len()).rev().step_by(997) {
+            let a = if i % 2 == 0 { (i as u64) << 20 } else { 3 };
+            c.set(i, a);
+            if let Some(s) = v.get_mut(i) {
+                *s = a;
+            }
+        }
+        c.seal();
+        assert!(c.iter().eq(v.iter().copied()));
+        assert_eq!(c.get(v.len()), None);
+        let (rows, _) = c.heap_bytes();
+        assert!(rows < v.len() * 9 / 2, "{rows} bytes for {} rows", v.len());
+    }
+
     #[test]
     fn time_column_round_trips() {
         let vals = [
@@ -679,7 +856,7 @@ mod tests {
         v[6] = 7;
         assert!(c.iter().eq(v.iter().copied()));
         c.seal();
-        assert!(c.late.is_empty());
+        assert!(c.exceptions.late_is_empty());
         assert!(c.iter().eq(v.iter().copied()));
     }
 }

@@ -459,8 +459,11 @@ fn a_trace_list_shared_by_many_devices_is_refused() {
     let (r, peak) = load_peak(&bytes);
     let e = refused(r);
     assert!(e.starts_with("this file expands to more than"), "{e}");
+    // Either charge reaches the limit first (with 4-byte addresses the copies are charged
+    // less, and the 100 000 device traces go over it before they do).
     assert!(
-        e.contains("shared by several devices is copied into each"),
+        e.contains("shared by several devices is copied into each")
+            || e.contains("becomes a device trace of its own"),
         "{e}"
     );
     assert_budget_heap("shared trace list", bytes.len(), peak);

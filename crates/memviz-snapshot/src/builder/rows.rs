@@ -35,7 +35,7 @@ impl Default for Rows {
     fn default() -> Self {
         Rows {
             action: Vec::new(),
-            addr: U64Column::default(),
+            addr: U64Column::with_unit_shift(9),
             size: U64Column::default(),
             time_us: TimeColumn::default(),
             stack: Vec::new(),
