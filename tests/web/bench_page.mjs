@@ -609,6 +609,13 @@ async function main() {
           log(r.ok
             ? `  first frame ${r1(r.lastOpen.firstFrameMs)} ms (parse ${r1(r.lastOpen.parseMs)}, total ${r1(r.lastOpen.totalMs)}, wall ${r1(r.wallMs)}), steps median ${r1(median(r.steps.map((s) => s.ms)))} ms`
             : `  FAILED: ${r.error}`);
+          if (r.ok && r.lastOpen.memory) {
+            // [wasm memory, Rust heap, Rust heap high-water] after each phase of the open.
+            const { steps, ...phases } = r.lastOpen.memory;
+            const m = [...Object.entries(phases), ...(steps || [])]
+              .map(([phase, [wasm, now, peak]]) => `${phase} ${mb(wasm)}/${mb(now)}/${mb(peak)}`);
+            log(`  memory MB (wasm / heap / heap high-water) after: ${m.join(', ')}`);
+          }
           rounds.push(r);
         }
         const row = summarize(file, backend, nativeMs, rounds);

@@ -237,22 +237,28 @@ async function open(msg) {
     // Every phase after the read moves the bar on: the model's last tables, then the first
     // view's timeline, layout and first scene, then the first frame.
     const bytes = viewer.bytes_read();
+    // [wasm memory, Rust heap, Rust heap high-water] after each phase (benchmarks read them).
+    const memory = { read: viewer.memory_probe() };
     doing = 'building the model of %s';
     post({ type: 'progress', id, name: source.name, bytes, total: source.total, phase: 'model' });
     const parsedMs = performance.now() - t0;
     await yieldToPost();
     if (stale()) return dropCancelled(id);
     viewer.finish_parse();
+    memory.model = viewer.memory_probe();
     doing = 'laying out the timeline of %s';
     post({ type: 'progress', id, name: source.name, bytes, total: source.total, phase: 'layout' });
     await yieldToPost();
     if (stale()) return dropCancelled(id);
     viewer.finish();
+    memory.layout = viewer.memory_probe();
     const finishedMs = performance.now() - t0;
     doing = 'drawing %s';
     post({ type: 'progress', id, name: source.name, bytes, total: source.total, phase: 'draw' });
     const drawMs = viewer.draw();
     const drawnMs = performance.now() - t0;
+    memory.drawn = viewer.memory_probe();
+    memory.steps = JSON.parse(viewer.memory_phases());
     loading = 0;
     // The first frame is drawn: say so before the summary and the panel are made.
     post({ type: 'drawn', id });
@@ -271,7 +277,7 @@ async function open(msg) {
       notice: viewer.notice(),
       // ms since the worker got the file: bytes parsed, model + layout built, first frame drawn,
       // summary and panel (legend, ticks) ready; drawMs is the draw's own CPU time.
-      timings: { parseMs: parsedMs, finishMs: finishedMs, firstDrawMs: drawnMs, totalMs: performance.now() - t0, drawMs },
+      timings: { parseMs: parsedMs, finishMs: finishedMs, firstDrawMs: drawnMs, totalMs: performance.now() - t0, drawMs, memory },
     });
     requestFrame();
   } catch (err) {

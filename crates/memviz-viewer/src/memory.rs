@@ -18,6 +18,22 @@ pub const PANEL_LAYOUT: LayoutOptions = LayoutOptions {
     max_exact_points: 0,
 };
 
+/// The embedder's hook called after each step of building a view (benchmarks: the page's
+/// worker records its wasm memory and heap there; `memviz_web::memory::phases`).
+static PHASE_HOOK: std::sync::OnceLock<fn(&'static str)> = std::sync::OnceLock::new();
+
+/// Installs the hook [`phase`] calls (first call wins).
+pub fn set_phase_hook(hook: fn(&'static str)) {
+    let _ = PHASE_HOOK.set(hook);
+}
+
+/// A step of building a view is done: tells the embedder's hook, if any.
+pub(crate) fn phase(name: &'static str) {
+    if let Some(hook) = PHASE_HOOK.get() {
+        hook(name);
+    }
+}
+
 /// A probe of the bytes in use and the most the viewer may hold.
 #[derive(Clone, Copy, Debug)]
 pub struct Memory {

@@ -363,6 +363,7 @@ pub fn build_columns(
         }
     }
     let mut stack = ColumnStack::new(layout, &samples);
+    crate::memory::phase("column_stack");
     // Open rectangles: (row0, row1, colour) → x where they started.
     let mut open: std::collections::HashMap<(i64, i64, u32), f64> = Default::default();
     let mut next: std::collections::HashMap<(i64, i64, u32), f64> = Default::default();

@@ -54,6 +54,43 @@ pub fn used() -> u64 {
     }
 }
 
+/// The wasm memory's size, the bytes the Rust heap holds now and the most it has held since
+/// the worker started (zeros natively): where an open's memory goes, phase by phase
+/// (`timings.memory` of the worker's `opened` message; tests/web/bench_page.mjs prints them).
+#[must_use]
+pub fn probe() -> [u64; 3] {
+    #[cfg(target_arch = "wasm32")]
+    {
+        [
+            core::arch::wasm32::memory_size(0) as u64 * (64 << 10),
+            ALLOC.allocated() as u64,
+            ALLOC.max_allocated() as u64,
+        ]
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        [0; 3]
+    }
+}
+
+thread_local! {
+    /// [`probe`] after each step of the views built since [`take_phases`] last ran.
+    static PHASES: std::cell::RefCell<Vec<(&'static str, [u64; 3])>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The viewer's phase hook (`memviz_viewer::memory::set_phase_hook`): records [`probe`].
+pub fn record_phase(name: &'static str) {
+    let p = probe();
+    PHASES.with(|v| v.borrow_mut().push((name, p)));
+}
+
+/// The phases recorded since the last call, as `[name, wasm memory, heap, heap high-water]`
+/// rows, and forgets them.
+pub fn take_phases() -> Vec<(&'static str, [u64; 3])> {
+    PHASES.with(|v| std::mem::take(&mut *v.borrow_mut()))
+}
+
 /// Lowers the hard allocation limit to `bytes` (tests: `?mem_limit_mb=`; an allocation past it
 /// fails as a real out-of-memory does). No effect natively.
 pub fn set_hard_limit(bytes: u64) {

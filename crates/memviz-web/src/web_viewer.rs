@@ -66,6 +66,7 @@ impl WebViewer {
     pub async fn create(canvas: web_sys::OffscreenCanvas, backend: String) -> WebViewer {
         crate::install_panic_hook();
         memviz_viewer::scene::set_clock(now_ms);
+        memviz_viewer::memory::set_phase_hook(crate::memory::record_phase);
         let mut viewer = WebViewer {
             core: ViewerCore::new(),
             canvas: canvas.clone(),
@@ -132,6 +133,18 @@ impl WebViewer {
     /// Bytes the Rust heap holds now, and the budget the viewer decides with.
     pub fn memory_used(&self) -> f64 {
         self.core.memory().used() as f64
+    }
+
+    /// `[wasm memory bytes, Rust heap bytes now, Rust heap high-water]` (`memory::probe`).
+    pub fn memory_probe(&self) -> Vec<f64> {
+        crate::memory::probe().iter().map(|&b| b as f64).collect()
+    }
+
+    /// The view-building steps since the last call, JSON `[[name, wasm memory bytes, heap
+    /// bytes, heap high-water], …]` (`memory::take_phases`; benchmarks).
+    pub fn memory_phases(&self) -> String {
+        let rows: Vec<(&str, [u64; 3])> = crate::memory::take_phases();
+        serde_json::to_string(&rows).unwrap_or_else(|_| "[]".to_owned())
     }
 
     /// Lowers the memory budget files and views are checked against to `mb` MiB (tests:
