@@ -469,6 +469,40 @@ fn a_trace_list_shared_by_many_devices_is_refused() {
     assert_budget_heap("shared trace list", bytes.len(), peak);
 }
 
+/// One trace entry referenced 10 M times in one trace list (20 MB of 2-byte BINGETs): each
+/// reference is a row of its own. The copies are charged, and the refusal names the entry
+/// referenced many times (before, it blamed a list shared by several devices, which this file
+/// does not have).
+#[test]
+fn a_trace_entry_referenced_millions_of_times_is_refused_naming_it() {
+    let mut p = P::new();
+    p.op(b"}(")
+        .s("segments")
+        .op(b"]")
+        .s("device_traces")
+        .op(b"](]");
+    p.event(None, 4096);
+    let entry = p.memoize();
+    p.op(b"a");
+    for _ in 0..10_000 {
+        p.op(b"(");
+        for _ in 0..1000 {
+            p.get(entry);
+        }
+        p.op(b"e");
+    }
+    p.op(b"eu.");
+    let bytes = std::mem::take(&mut p.b);
+    let (r, peak) = load_peak(&bytes);
+    let e = refused(r);
+    assert!(e.starts_with("this file expands to more than"), "{e}");
+    assert!(
+        e.contains("a trace entry referenced many times in a trace list is copied"),
+        "{e}"
+    );
+    assert_budget_heap("shared trace entry", bytes.len(), peak);
+}
+
 /// Many devices of one `oom` entry each (a sparse `device_free`): every device's trace scanned
 /// every device's sparse entries (quadratic). 20 000 devices: each keeps its own value.
 #[test]

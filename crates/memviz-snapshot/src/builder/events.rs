@@ -230,6 +230,8 @@ impl SnapshotBuilder {
         // (each device scanned all of them: quadratic with many devices).
         self.rows.sort_sparse();
         let mut out = Vec::new();
+        // Rows copied out so far: past the rows staged, a list is shared by several devices.
+        let mut gathered = 0usize;
         out.try_reserve_exact(lists.len())
             .map_err(|_| frames::oom("the device traces", lists.len() * 400))?;
         for l in lists {
@@ -239,7 +241,9 @@ impl SnapshotBuilder {
                     out.push(self.gather_all());
                 } else {
                     let end = start.saturating_add(len);
-                    out.push(self.gather(start..end, len as usize)?);
+                    gathered = gathered.saturating_add(len as usize);
+                    let why = RowCopy::of(len as usize, gathered, self.rows.len());
+                    out.push(self.gather(start..end, len as usize, why)?);
                 }
                 continue;
             }
@@ -286,7 +290,9 @@ impl SnapshotBuilder {
             }
             // (Rows added here for entries without `action` come last: still sorted.)
             let n = rows.len();
-            out.push(self.gather(rows.into_iter(), n)?);
+            gathered = gathered.saturating_add(n);
+            let why = RowCopy::of(n, gathered, self.rows.len());
+            out.push(self.gather(rows.into_iter(), n, why)?);
         }
         self.budget.check()?;
         Ok(out)
@@ -298,16 +304,14 @@ impl SnapshotBuilder {
     }
 
     /// Copy the given event rows (about `n` of them) into one device's columns: a copy,
-    /// charged to the budget (a trace list shared by several devices is copied into each).
+    /// charged to the budget; `why` says what the refusal names.
     pub(super) fn gather(
         &mut self,
         rows: impl Iterator<Item = u32>,
         n: usize,
+        why: RowCopy,
     ) -> Result<DeviceTrace, String> {
-        self.budget.charge(
-            n as u64 * ROW_BYTES,
-            "a trace list shared by several devices is copied into each",
-        )?;
+        self.budget.charge(n as u64 * ROW_BYTES, why.sentence())?;
         // Rows already moved out (a trace list referenced twice) are dropped, so that every
         // column keeps the same length.
         let staged = self.rows.len();
@@ -341,3 +345,40 @@ impl SnapshotBuilder {
 /// Model bytes of a trace row copied into a device's trace (action, address and size codes,
 /// time, stack), as charged to the budget.
 const ROW_BYTES: u64 = 16;
+
+/// Why [`SnapshotBuilder::gather`] copies rows, for the refusal's sentence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum RowCopy {
+    /// One list holds more entries than were read: entries referenced many times.
+    SharedEntries,
+    /// The lists hold more entries than were read: a list shared by several devices.
+    SharedList,
+    /// Each device's own entries.
+    OwnRows,
+}
+
+impl RowCopy {
+    /// A list of `n` entries, `gathered` copied so far with it, of `staged` read.
+    fn of(n: usize, gathered: usize, staged: usize) -> RowCopy {
+        if n > staged {
+            RowCopy::SharedEntries
+        } else if gathered > staged {
+            RowCopy::SharedList
+        } else {
+            RowCopy::OwnRows
+        }
+    }
+
+    fn sentence(self) -> &'static str {
+        match self {
+            RowCopy::SharedEntries => {
+                "a trace entry referenced many times in a trace list is copied for each reference"
+            }
+            RowCopy::SharedList => "a trace list shared by several devices is copied into each",
+            RowCopy::OwnRows => {
+                "each device's trace entries are copied into columns of their own (16 bytes an \
+                 entry) while every entry read is still held"
+            }
+        }
+    }
+}
