@@ -18,17 +18,20 @@
 //!   matches every element.
 //! * `/pattern/` or `/pattern/i` (`i`: case-insensitive): a regular expression, found anywhere
 //!   in the text (unanchored). A `/…` query whose tail after the last `/` is not a flag set is a
-//!   substring (`/home/u/model.py` searches that path). Supported (the usual meaning, a safe
-//!   subset of JavaScript / Rust `regex` syntax):
-//!   literals; `.` (any character but `\n`); `^` `$` (start / end of the text); classes
-//!   `[abc]`, `[a-z]`, `[^…]`; escapes `\d \D \w \W \s \S \t \n \r` and `\` before any
-//!   punctuation; groups `( … )` and `(?: … )`; alternation `|`; quantifiers `* + ? {n} {n,}
-//!   {n,m}` (a trailing `?`, lazy, is accepted: it does not change whether a text matches).
-//!   Not supported (an error, never a silent literal): back-references, look-around, `\b`,
-//!   other letter escapes, flags other than `i`. Evaluation is a Pike VM (Thompson NFA
-//!   simulation): linear in the text for a given pattern, no backtracking, so no input can make
-//!   it slow; patterns are limited to [`MAX_PROGRAM`] instructions and [`MAX_NESTING`] nested
-//!   groups.
+//!   substring (`/home/u/model.py` searches that path). The syntax is the `regex-lite` crate's
+//!   (the Rust `regex` syntax without Unicode classes): literals, `.`, `^` `$`, classes,
+//!   `\d \w \s` and their negations, `\b`, groups, alternation, the usual quantifiers (lazy
+//!   ones too). Evaluation takes time linear in the text for a given pattern (no input can make
+//!   it slow); patterns are limited to [`MAX_PATTERN_BYTES`] compiled and [`MAX_NESTING`] nested
+//!   groups. Changes from the hand-written engine it replaced (issue 15): `\w`, `\d`, `\s` and
+//!   the `i` flag are ASCII-only (`\w` no longer matches `é`; a literal `é` still does), `\b`
+//!   is a word boundary instead of an error, and a `{` that starts no repetition (`x{`) is an
+//!   error instead of a literal (write `x\{`).
+//!
+//! A `/…/` query skips address labels (and the address versions they need) when it has a
+//! literal character that no label contains (`/forward/`, `/lin[e]ar\.py/`): a scan of the
+//! pattern's required literals ([`required_literals_outside`]); any other pattern is tried on the
+//! labels too.
 
 use crate::format::size_short;
 use crate::frames::{element_stack, frame_text};
@@ -39,12 +42,11 @@ use memviz_snapshot::{Snapshot, StackId, StrId, NO_STR};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-/// Largest compiled pattern (instructions), e.g. after expanding `{n,m}`.
-pub const MAX_PROGRAM: usize = 20_000;
+/// Largest compiled pattern, in bytes of `regex-lite`'s program (e.g. after expanding
+/// `{n,m}`).
+pub const MAX_PATTERN_BYTES: usize = 1 << 20;
 /// Deepest group nesting.
-pub const MAX_NESTING: usize = 100;
-/// Largest count in `{n,m}`.
-pub const MAX_REPEAT: u32 = 1000;
+pub const MAX_NESTING: u32 = 100;
 
 /// A parsed search.
 #[derive(Clone, Debug)]
@@ -61,7 +63,7 @@ impl Query {
     pub fn may_match_labels(&self) -> bool {
         match self {
             Query::Substring(n) => label_may_contain(n),
-            Query::Regex(re) => re.may_match_over(LABEL_ALPHABET),
+            Query::Regex(re) => !required_literals_outside(&re.source, re.ci, LABEL_ALPHABET),
         }
     }
 }
@@ -72,14 +74,6 @@ impl Query {
         match self {
             Query::Substring(needle) => contains_ci(text, needle),
             Query::Regex(re) => re.is_match(text),
-        }
-    }
-
-    /// [`Query::is_match`] with reused scratch memory.
-    fn is_match_in(&self, text: &str, vm: &mut Vm) -> bool {
-        match self {
-            Query::Substring(needle) => contains_ci(text, needle),
-            Query::Regex(re) => re.run(text, vm),
         }
     }
 }
@@ -137,7 +131,6 @@ const YES: u8 = 2;
 struct Matcher<'a> {
     snap: &'a Snapshot,
     q: &'a Query,
-    vm: Vm,
     frames: Vec<u8>,
     stacks: Vec<u8>,
     other_stacks: FxHashMap<StackId, bool>,
@@ -156,7 +149,7 @@ impl Matcher<'_> {
         let hit = self
             .snap
             .frame(id)
-            .is_some_and(|f| self.q.is_match_in(&frame_text(self.snap, f), &mut self.vm));
+            .is_some_and(|f| self.q.is_match(&frame_text(self.snap, f)));
         if let Some(slot) = self.frames.get_mut(i) {
             *slot = if hit { YES } else { NO };
         }
@@ -193,7 +186,7 @@ impl Matcher<'_> {
         if let Some(&h) = self.strs.get(&id) {
             return h;
         }
-        let h = self.q.is_match_in(self.snap.str(id), &mut self.vm);
+        let h = self.q.is_match(self.snap.str(id));
         self.strs.insert(id, h);
         h
     }
@@ -202,8 +195,7 @@ impl Matcher<'_> {
         if let Some(&h) = self.sizes.get(&bytes) {
             return h;
         }
-        let h = self.q.is_match_in(&bytes.to_string(), &mut self.vm)
-            || self.q.is_match_in(&size_short(bytes), &mut self.vm);
+        let h = self.q.is_match(&bytes.to_string()) || self.q.is_match(&size_short(bytes));
         self.sizes.insert(bytes, h);
         h
     }
@@ -214,10 +206,6 @@ pub fn search(snap: &Snapshot, device: i64, timeline: &Timeline, q: &Query) -> S
     let mut m = Matcher {
         snap,
         q,
-        vm: Vm::new(match q {
-            Query::Regex(re) => re.prog.len(),
-            Query::Substring(_) => 0,
-        }),
         frames: vec![UNKNOWN; snap.frames.len()],
         stacks: vec![UNKNOWN; snap.stacks.len()],
         other_stacks: FxHashMap::default(),
@@ -266,7 +254,7 @@ pub fn search(snap: &Snapshot, device: i64, timeline: &Timeline, q: &Query) -> S
                 let (addr, _, _) = element_addr_stream(snap, device, timeline, el);
                 label.clear();
                 write_element_label(&mut label, v, streams.as_ref(), timeline, el, addr);
-                q.is_match_in(&label, &mut m.vm)
+                q.is_match(&label)
             });
         if hit {
             out.elements.push(i as u32);
@@ -284,497 +272,29 @@ fn sparse_get<T>(v: &[(u32, T)], key: u32) -> Option<&T> {
         .map(|e| &e.1)
 }
 
-// ---------------------------------------------------------------------------------------------
-// A small regular-expression engine (Pike VM).
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ClassItem {
-    Range(char, char),
-    Digit(bool),
-    Word(bool),
-    Space(bool),
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Class {
-    items: Vec<ClassItem>,
-    negated: bool,
-}
-
-fn is_word(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
-}
-
-impl ClassItem {
-    fn matches(self, c: char) -> bool {
-        match self {
-            ClassItem::Range(a, b) => a <= c && c <= b,
-            ClassItem::Digit(neg) => c.is_ascii_digit() != neg,
-            ClassItem::Word(neg) => is_word(c) != neg,
-            ClassItem::Space(neg) => c.is_whitespace() != neg,
-        }
-    }
-}
-
-impl Class {
-    fn matches(&self, c: char, ci: bool) -> bool {
-        let raw = |c: char| self.items.iter().any(|it| it.matches(c));
-        let hit = raw(c) || (ci && (raw(lower(c)) || raw(upper(c))));
-        hit != self.negated
-    }
-}
-
-fn lower(c: char) -> char {
-    let mut l = c.to_lowercase();
-    match (l.next(), l.next()) {
-        (Some(x), None) => x,
-        _ => c,
-    }
-}
-
-fn upper(c: char) -> char {
-    let mut u = c.to_uppercase();
-    match (u.next(), u.next()) {
-        (Some(x), None) => x,
-        _ => c,
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Node {
-    Empty,
-    Char(char),
-    Any,
-    Class(Class),
-    Start,
-    End,
-    Concat(Vec<Node>),
-    Alt(Vec<Node>),
-    Repeat {
-        node: Box<Node>,
-        min: u32,
-        max: Option<u32>,
-    },
-}
-
-struct Parser<'a> {
-    chars: std::iter::Peekable<std::str::Chars<'a>>,
-    depth: usize,
-}
-
-impl Parser<'_> {
-    fn alt(&mut self) -> Result<Node, String> {
-        let mut branches = vec![self.concat()?];
-        while self.chars.peek() == Some(&'|') {
-            self.chars.next();
-            branches.push(self.concat()?);
-        }
-        Ok(if branches.len() == 1 {
-            branches.pop().unwrap_or(Node::Empty)
-        } else {
-            Node::Alt(branches)
-        })
-    }
-
-    fn concat(&mut self) -> Result<Node, String> {
-        let mut items = Vec::new();
-        while let Some(&c) = self.chars.peek() {
-            if c == '|' || c == ')' {
-                break;
-            }
-            let atom = self.atom()?;
-            items.push(self.quantifiers(atom)?);
-        }
-        Ok(match items.len() {
-            0 => Node::Empty,
-            1 => items.pop().unwrap_or(Node::Empty),
-            _ => Node::Concat(items),
-        })
-    }
-
-    fn number(&mut self) -> Option<u32> {
-        let mut n: Option<u32> = None;
-        while let Some(d) = self.chars.peek().and_then(|c| c.to_digit(10)) {
-            self.chars.next();
-            n = Some(n.unwrap_or(0).saturating_mul(10).saturating_add(d));
-        }
-        n
-    }
-
-    /// `{n}`, `{n,}`, `{n,m}` after the `{`; `None` (nothing consumed beyond a clone) when the
-    /// braces are not a quantifier, in which case `{` is a literal.
-    fn braces(&mut self) -> Result<Option<(u32, Option<u32>)>, String> {
-        let saved = self.chars.clone();
-        self.chars.next(); // '{'
-        let Some(min) = self.number() else {
-            self.chars = saved;
-            return Ok(None);
-        };
-        let max = match self.chars.next() {
-            Some('}') => Some(min),
-            Some(',') => {
-                let m = self.number();
-                if self.chars.next() != Some('}') {
-                    self.chars = saved;
-                    return Ok(None);
-                }
-                m
-            }
-            _ => {
-                self.chars = saved;
-                return Ok(None);
-            }
-        };
-        if min > MAX_REPEAT || max.is_some_and(|m| m > MAX_REPEAT) {
-            return Err(format!("repetition count above {MAX_REPEAT}"));
-        }
-        if max.is_some_and(|m| m < min) {
-            return Err(format!("bad repetition {{{min},{}}}", max.unwrap_or(0)));
-        }
-        Ok(Some((min, max)))
-    }
-
-    fn quantifiers(&mut self, mut atom: Node) -> Result<Node, String> {
-        let mut quantified = false;
-        loop {
-            let (min, max) = match self.chars.peek() {
-                Some('*') => {
-                    self.chars.next();
-                    (0, None)
-                }
-                Some('+') => {
-                    self.chars.next();
-                    (1, None)
-                }
-                Some('?') => {
-                    self.chars.next();
-                    (0, Some(1))
-                }
-                Some('{') => match self.braces()? {
-                    Some(q) => q,
-                    None => return Ok(atom),
-                },
-                _ => return Ok(atom),
-            };
-            if matches!(atom, Node::Start | Node::End | Node::Empty) {
-                return Err("nothing to repeat".to_string());
-            }
-            if quantified {
-                // `a**`, `a+*`: rejected by JavaScript; `(a*)*` is fine.
-                return Err("nothing to repeat (a quantifier after a quantifier)".to_string());
-            }
-            quantified = true;
-            if self.chars.peek() == Some(&'?') {
-                self.chars.next(); // lazy: same match / no-match answer
-            }
-            atom = Node::Repeat {
-                node: Box::new(atom),
-                min,
-                max,
-            };
-        }
-    }
-
-    fn escape(&mut self, in_class: bool) -> Result<ClassOrChar, String> {
-        let Some(c) = self.chars.next() else {
-            return Err("pattern ends with \\".to_string());
-        };
-        Ok(match c {
-            'd' => ClassOrChar::Item(ClassItem::Digit(false)),
-            'D' => ClassOrChar::Item(ClassItem::Digit(true)),
-            'w' => ClassOrChar::Item(ClassItem::Word(false)),
-            'W' => ClassOrChar::Item(ClassItem::Word(true)),
-            's' => ClassOrChar::Item(ClassItem::Space(false)),
-            'S' => ClassOrChar::Item(ClassItem::Space(true)),
-            'n' => ClassOrChar::Char('\n'),
-            't' => ClassOrChar::Char('\t'),
-            'r' => ClassOrChar::Char('\r'),
-            'f' => ClassOrChar::Char('\u{c}'),
-            'v' => ClassOrChar::Char('\u{b}'),
-            '0' if in_class || !self.chars.peek().is_some_and(char::is_ascii_digit) => {
-                ClassOrChar::Char('\0')
-            }
-            c if c.is_alphanumeric() => return Err(format!("unsupported escape \\{c}")),
-            c => ClassOrChar::Char(c),
-        })
-    }
-
-    fn class(&mut self) -> Result<Node, String> {
-        // after '['
-        let mut negated = false;
-        if self.chars.peek() == Some(&'^') {
-            self.chars.next();
-            negated = true;
-        }
-        let mut items = Vec::new();
-        let mut first = true;
-        loop {
-            let Some(c) = self.chars.next() else {
-                return Err("unclosed [".to_string());
-            };
-            if c == ']' && !first {
-                break;
-            }
-            first = false;
-            let lo = match c {
-                '\\' => self.escape(true)?,
-                c => ClassOrChar::Char(c),
-            };
-            let ClassOrChar::Char(lo) = lo else {
-                if let ClassOrChar::Item(it) = lo {
-                    items.push(it);
-                }
-                continue;
-            };
-            // A range `lo-hi` unless `-` is last (`[a-]`).
-            let mut ahead = self.chars.clone();
-            if ahead.next() == Some('-') && ahead.peek().is_some_and(|&n| n != ']') {
-                self.chars.next(); // '-'
-                let hi = match self.chars.next() {
-                    Some('\\') => self.escape(true)?,
-                    Some(h) => ClassOrChar::Char(h),
-                    None => return Err("unclosed [".to_string()),
-                };
-                let ClassOrChar::Char(hi) = hi else {
-                    return Err("bad class range".to_string());
-                };
-                if hi < lo {
-                    return Err(format!("bad class range {lo}-{hi}"));
-                }
-                items.push(ClassItem::Range(lo, hi));
-            } else {
-                items.push(ClassItem::Range(lo, lo));
-            }
-        }
-        Ok(Node::Class(Class { items, negated }))
-    }
-
-    fn atom(&mut self) -> Result<Node, String> {
-        let Some(c) = self.chars.next() else {
-            return Ok(Node::Empty);
-        };
-        Ok(match c {
-            '(' => {
-                self.depth += 1;
-                if self.depth > MAX_NESTING {
-                    return Err(format!("groups nested deeper than {MAX_NESTING}"));
-                }
-                if self.chars.peek() == Some(&'?') {
-                    self.chars.next();
-                    if self.chars.next() != Some(':') {
-                        return Err("unsupported group (only ( … ) and (?: … ))".to_string());
-                    }
-                }
-                let inner = self.alt()?;
-                if self.chars.next() != Some(')') {
-                    return Err("unclosed (".to_string());
-                }
-                self.depth -= 1;
-                inner
-            }
-            ')' => return Err("unmatched )".to_string()),
-            '[' => self.class()?,
-            '.' => Node::Any,
-            '^' => Node::Start,
-            '$' => Node::End,
-            '*' | '+' | '?' => return Err("nothing to repeat".to_string()),
-            '\\' => match self.escape(false)? {
-                ClassOrChar::Char(c) => Node::Char(c),
-                ClassOrChar::Item(it) => Node::Class(Class {
-                    items: vec![it],
-                    negated: false,
-                }),
-            },
-            c => Node::Char(c),
-        })
-    }
-}
-
-enum ClassOrChar {
-    Char(char),
-    Item(ClassItem),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Inst {
-    Char(char),
-    Any,
-    Class(u32),
-    Split(u32, u32),
-    Jmp(u32),
-    Start,
-    End,
-    Match,
-}
-
-/// A compiled regular expression (module documentation for the syntax).
+/// A compiled `/…/` pattern (module documentation for the syntax): `regex-lite`, with the
+/// pattern and flag kept for the label prefilter and for display.
 #[derive(Clone, Debug)]
 pub struct Regex {
+    re: regex_lite::Regex,
     source: String,
     ci: bool,
-    prog: Vec<Inst>,
-    classes: Vec<Class>,
-}
-
-struct Compiler {
-    prog: Vec<Inst>,
-    classes: Vec<Class>,
-    /// Nodes visited: bounds the work of repeating empty groups (`((){1000}){1000}`).
-    work: usize,
-}
-
-impl Compiler {
-    fn pc(&self) -> u32 {
-        self.prog.len() as u32
-    }
-
-    fn emit(&mut self, i: Inst) -> Result<usize, String> {
-        if self.prog.len() >= MAX_PROGRAM {
-            return Err(format!(
-                "pattern too large (more than {MAX_PROGRAM} instructions)"
-            ));
-        }
-        self.prog.push(i);
-        Ok(self.prog.len() - 1)
-    }
-
-    fn patch(&mut self, at: usize, i: Inst) {
-        if let Some(slot) = self.prog.get_mut(at) {
-            *slot = i;
-        }
-    }
-
-    fn node(&mut self, n: &Node) -> Result<(), String> {
-        self.work += 1;
-        if self.work > 50 * MAX_PROGRAM {
-            return Err("pattern too large".to_string());
-        }
-        match n {
-            Node::Empty => {}
-            Node::Char(c) => {
-                self.emit(Inst::Char(*c))?;
-            }
-            Node::Any => {
-                self.emit(Inst::Any)?;
-            }
-            Node::Start => {
-                self.emit(Inst::Start)?;
-            }
-            Node::End => {
-                self.emit(Inst::End)?;
-            }
-            Node::Class(c) => {
-                let i = self.classes.len() as u32;
-                self.classes.push(c.clone());
-                self.emit(Inst::Class(i))?;
-            }
-            Node::Concat(v) => {
-                for x in v {
-                    self.node(x)?;
-                }
-            }
-            Node::Alt(v) => {
-                let mut jumps = Vec::new();
-                for (k, x) in v.iter().enumerate() {
-                    if k + 1 < v.len() {
-                        let split = self.emit(Inst::Split(0, 0))?;
-                        self.node(x)?;
-                        jumps.push(self.emit(Inst::Jmp(0))?);
-                        let next = self.pc();
-                        self.patch(split, Inst::Split(split as u32 + 1, next));
-                    } else {
-                        self.node(x)?;
-                    }
-                }
-                let end = self.pc();
-                for j in jumps {
-                    self.patch(j, Inst::Jmp(end));
-                }
-            }
-            Node::Repeat { node, min, max } => {
-                for _ in 0..*min {
-                    self.node(node)?;
-                }
-                match max {
-                    None => {
-                        // L: split(L+1, end); node; jmp L; end:
-                        let split = self.emit(Inst::Split(0, 0))?;
-                        self.node(node)?;
-                        self.emit(Inst::Jmp(split as u32))?;
-                        let end = self.pc();
-                        self.patch(split, Inst::Split(split as u32 + 1, end));
-                    }
-                    Some(max) => {
-                        let mut splits = Vec::new();
-                        for _ in *min..*max {
-                            splits.push(self.emit(Inst::Split(0, 0))?);
-                            self.node(node)?;
-                        }
-                        let end = self.pc();
-                        for s in splits {
-                            self.patch(s, Inst::Split(s as u32 + 1, end));
-                        }
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Scratch of the Pike VM: a program counter is added to a step's thread list once, tracked by
-/// a generation stamp per instruction.
-struct Vm {
-    marks: Vec<u32>,
-    gen: u32,
-    stack: Vec<u32>,
-    clist: Vec<u32>,
-    nlist: Vec<u32>,
-}
-
-impl Vm {
-    fn new(n: usize) -> Vm {
-        Vm {
-            marks: vec![0; n],
-            gen: 1,
-            stack: Vec::new(),
-            clist: Vec::with_capacity(n),
-            nlist: Vec::with_capacity(n),
-        }
-    }
-
-    fn next_gen(&mut self) {
-        self.gen = self.gen.wrapping_add(1);
-        if self.gen == 0 {
-            self.marks.fill(0);
-            self.gen = 1;
-        }
-    }
 }
 
 impl Regex {
-    /// Compiles `pattern`; `case_insensitive` is the `i` flag.
+    /// Compiles `pattern`; `case_insensitive` is the `i` flag. The error is `regex-lite`'s
+    /// message, which names the problem and where it is.
     pub fn new(pattern: &str, case_insensitive: bool) -> Result<Regex, String> {
-        let mut p = Parser {
-            chars: pattern.chars().peekable(),
-            depth: 0,
-        };
-        let ast = p.alt()?;
-        if p.chars.next().is_some() {
-            return Err("unmatched )".to_string());
-        }
-        let mut c = Compiler {
-            prog: Vec::new(),
-            classes: Vec::new(),
-            work: 0,
-        };
-        c.node(&ast)?;
-        c.emit(Inst::Match)?;
+        let re = regex_lite::RegexBuilder::new(pattern)
+            .case_insensitive(case_insensitive)
+            .nest_limit(MAX_NESTING)
+            .size_limit(MAX_PATTERN_BYTES)
+            .build()
+            .map_err(|e| e.to_string())?;
         Ok(Regex {
+            re,
             source: pattern.to_string(),
             ci: case_insensitive,
-            prog: c.prog,
-            classes: c.classes,
         })
     }
 
@@ -783,132 +303,82 @@ impl Regex {
         &self.source
     }
 
-    fn consumes(&self, inst: Inst, c: char) -> bool {
-        match inst {
-            Inst::Char(x) => x == c || (self.ci && lower(x) == lower(c)),
-            Inst::Any => c != '\n',
-            Inst::Class(i) => self
-                .classes
-                .get(i as usize)
-                .is_some_and(|k| k.matches(c, self.ci)),
-            _ => false,
-        }
-    }
-
-    /// Adds `pc` and everything reachable from it without consuming a character to `list`.
-    /// Returns true when `Match` is reachable.
-    fn add(&self, list: &mut Vec<u32>, vm: &mut Vm, pc: u32, at_start: bool, at_end: bool) -> bool {
-        let gen = vm.gen;
-        let stack = &mut vm.stack;
-        stack.clear();
-        stack.push(pc);
-        while let Some(pc) = stack.pop() {
-            let Some(mark) = vm.marks.get_mut(pc as usize) else {
-                continue;
-            };
-            if *mark == gen {
-                continue;
-            }
-            *mark = gen;
-            match self.prog.get(pc as usize).copied() {
-                Some(Inst::Match) => return true,
-                Some(Inst::Jmp(x)) => stack.push(x),
-                Some(Inst::Split(a, b)) => {
-                    stack.push(b);
-                    stack.push(a);
-                }
-                Some(Inst::Start) if at_start => stack.push(pc + 1),
-                Some(Inst::End) if at_end => stack.push(pc + 1),
-                Some(Inst::Start | Inst::End) | None => {}
-                Some(_) => list.push(pc),
-            }
-        }
-        false
-    }
-
-    /// False when no text made only of `alphabet`'s characters can match: `Match` is not
-    /// reachable when every character-consuming step must take a character of `alphabet`
-    /// (anchors are taken as always true, so the answer errs towards true).
-    pub(crate) fn may_match_over(&self, alphabet: &str) -> bool {
-        let mut seen = vec![false; self.prog.len()];
-        let mut stack = vec![0u32];
-        while let Some(pc) = stack.pop() {
-            let Some(slot) = seen.get_mut(pc as usize) else {
-                continue;
-            };
-            if *slot {
-                continue;
-            }
-            *slot = true;
-            match self.prog.get(pc as usize).copied() {
-                Some(Inst::Match) => return true,
-                Some(Inst::Jmp(x)) => stack.push(x),
-                Some(Inst::Split(a, b)) => {
-                    stack.push(a);
-                    stack.push(b);
-                }
-                Some(Inst::Start | Inst::End) => stack.push(pc + 1),
-                Some(inst) if alphabet.chars().any(|c| self.consumes(inst, c)) => {
-                    stack.push(pc + 1);
-                }
-                Some(_) | None => {}
-            }
-        }
-        false
-    }
-
-    /// Is there a match anywhere in `text`? O(len(text) × program) time, O(program) memory.
+    /// Does the pattern match somewhere in `text`?
     pub fn is_match(&self, text: &str) -> bool {
-        self.run(text, &mut Vm::new(self.prog.len()))
+        self.re.is_match(text)
     }
+}
 
-    fn run(&self, text: &str, vm: &mut Vm) -> bool {
-        if vm.marks.len() < self.prog.len() {
-            *vm = Vm::new(self.prog.len());
-        }
-        // `^…`: no thread can start after position 0.
-        let anchored = self.prog.first() == Some(&Inst::Start);
-        let mut clist = std::mem::take(&mut vm.clist);
-        let mut nlist = std::mem::take(&mut vm.nlist);
-        clist.clear();
-        vm.next_gen();
-        let mut it = text.chars().peekable();
-        let mut at_start = true;
-        let found = loop {
-            let at_end = it.peek().is_none();
-            // Unanchored: a new thread starts at every position.
-            if self.add(&mut clist, vm, 0, at_start, at_end) {
-                break true;
-            }
-            if anchored && !at_start && clist.is_empty() {
-                break false;
-            }
-            let Some(c) = it.next() else {
-                break false;
-            };
-            let next_end = it.peek().is_none();
-            vm.next_gen();
-            nlist.clear();
-            let mut hit = false;
-            for &pc in &clist {
-                let Some(&inst) = self.prog.get(pc as usize) else {
-                    continue;
-                };
-                if self.consumes(inst, c) && self.add(&mut nlist, vm, pc + 1, false, next_end) {
-                    hit = true;
-                    break;
-                }
-            }
-            if hit {
-                break true;
-            }
-            std::mem::swap(&mut clist, &mut nlist);
-            at_start = false;
-        };
-        vm.clist = clist;
-        vm.nlist = nlist;
-        found
+/// True when `pattern` has a literal character that every match must contain and that is not
+/// in `alphabet` (both cases tried when `ci`): then no text over `alphabet` can match.
+///
+/// A scan, not a parse: a pattern with `|` anywhere has no required literal (either side may
+/// match); a literal or escaped punctuation is required unless a `?`, `*` or `{0` follows it;
+/// classes, `.`, `\d`-style escapes, anchors and groups (with what is inside them) require
+/// nothing. It never says "required" wrongly, so the prefilter only skips labels that cannot
+/// match.
+fn required_literals_outside(pattern: &str, ci: bool, alphabet: &str) -> bool {
+    if pattern.contains('|') {
+        return false;
     }
+    let outside = |c: char| {
+        let inside = |c: char| alphabet.contains(c);
+        !(inside(c) || (ci && (inside(c.to_ascii_lowercase()) || inside(c.to_ascii_uppercase()))))
+    };
+    let mut chars = pattern.chars().peekable();
+    let mut depth = 0usize;
+    while let Some(c) = chars.next() {
+        let literal = match c {
+            '\\' => match chars.next() {
+                Some(e) if e.is_ascii_punctuation() => Some(e),
+                _ => None,
+            },
+            '[' => {
+                // Skip the class: a `]` first (or after `^`) is a member; escapes skip a char.
+                if chars.peek() == Some(&'^') {
+                    chars.next();
+                }
+                if chars.peek() == Some(&']') {
+                    chars.next();
+                }
+                while let Some(k) = chars.next() {
+                    match k {
+                        '\\' => {
+                            chars.next();
+                        }
+                        ']' => break,
+                        _ => {}
+                    }
+                }
+                None
+            }
+            '(' => {
+                depth += 1;
+                None
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                None
+            }
+            '.' | '^' | '$' | '*' | '+' | '?' | '{' | '}' => None,
+            c => Some(c),
+        };
+        let optional = match chars.peek() {
+            Some('?' | '*') => true,
+            Some('{') => {
+                let mut ahead = chars.clone();
+                ahead.next();
+                ahead.next() == Some('0')
+            }
+            _ => false,
+        };
+        if let Some(l) = literal {
+            if depth == 0 && !optional && outside(l) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 #[cfg(test)]
@@ -949,7 +419,7 @@ mod tests {
         assert!(!re("^a{2,3}b").is_match("aaaab"));
         assert!(re("^a{2,}b").is_match("aaaaab"));
         assert!(re("^a{2}$").is_match("aa"));
-        assert!(re("x{").is_match("x{"));
+        assert!(re(r"x\{").is_match("x{"));
         assert!(re("[-a]").is_match("-"));
         assert!(re("[a-]").is_match("-"));
         assert!(re(r"[\d_]+").is_match("_"));
@@ -957,6 +427,9 @@ mod tests {
         assert!(!re("^(a*)*b$").is_match("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaac"));
         assert!(re(".*?x").is_match("aax"));
         assert!(re("é+").is_match("café"));
+        // ASCII classes and case folding (regex-lite): `\w` is [0-9A-Za-z_].
+        assert!(!re(r"^\w$").is_match("é"));
+        assert!(re(r"\bfoo\b").is_match("a foo b"));
         let ci = Regex::new("FORWARD", true).expect("ok");
         assert!(ci.is_match("model.forward"));
         assert!(Regex::new("[A-Z]+", true).expect("ok").is_match("abc"));
@@ -965,21 +438,34 @@ mod tests {
     #[test]
     fn alphabet_prefilter() {
         let ab = LABEL_ALPHABET;
-        assert!(re("b7f").may_match_over(ab));
-        assert!(re("^b[0-9a-f]+_1$").may_match_over(ab));
-        assert!(re("").may_match_over(ab));
-        assert!(re("x|b").may_match_over(ab));
-        assert!(!re("forward").may_match_over(ab));
-        assert!(!re(r"lin[e]ar\.py").may_match_over(ab));
-        assert!(!re("[^0-9a-fsundi_,-]").may_match_over(ab));
-        assert!(Regex::new("B7F", true).expect("ok").may_match_over(ab));
-        assert!(!re("B7F").may_match_over(ab));
+        let may = |p: &str, ci: bool| !required_literals_outside(p, ci, ab);
+        assert!(may("b7f", false));
+        assert!(may("^b[0-9a-f]+_1$", false));
+        assert!(may("", false));
+        assert!(may("x|b", false));
+        assert!(!may("forward", false));
+        assert!(!may(r"lin[e]ar\.py", false));
+        // Only literals count: a class that no label char is in is not seen through.
+        assert!(may("[^0-9a-fsundi_,-]", false));
+        assert!(may("B7F", true));
+        assert!(!may("B7F", false));
+        // Optional literals and what groups hold require nothing.
+        assert!(may("x?b7", false));
+        assert!(may("x*b7", false));
+        assert!(may("x{0,2}b7", false));
+        assert!(!may("x{1,2}b7", false));
+        assert!(may("(x)b7", false));
+        assert!(may(r"[\]x]b", false));
+        assert!(!may(r"[\]x]bz", false));
+        // Through a query.
+        assert!(!parse_query("/forward/").expect("ok").may_match_labels());
+        assert!(parse_query(r"/b7f_\d/").expect("ok").may_match_labels());
     }
 
     #[test]
     fn regex_errors() {
         for bad in [
-            "(", "a)", "[a", "*a", "a**", "\\b", "\\", "(?=a)", "a{3,2}", "a{5000}", "[z-a]",
+            "(", "a)", "[a", "*a", "\\", "(?=a)", "(a)\\1", "a{3,2}", "[z-a]", "x{",
         ] {
             assert!(Regex::new(bad, false).is_err(), "{bad}");
         }
