@@ -86,6 +86,42 @@ fn fuzz_137a0c67_a_cut_container_ends_with_one_ellipsis() {
     assert!(n <= 200_000, "{n} JSON values from {} bytes", bytes.len());
 }
 
+/// Found under the `analysis` target as a timeout (over 10 s under ASan), timeout-bb5d9d08
+/// (364 bytes); this is a hand-made equivalent. 28 unknown top-level keys refer to one list
+/// that holds itself 39 times. Each key's conversion to JSON had 100 000 values of its own:
+/// 2.8 M values, and 16 M reads of the shared list before the read bound refused the file
+/// (0.2 s and 190 MB natively). The values are now counted for the whole file
+/// (`budget::JSON_VALUES` in memviz-snapshot): it opens, with every key kept and cut.
+#[test]
+fn fuzz_bb5d9d08_json_values_are_bounded_per_file() {
+    let mut bytes = b"\x80\x04}(\x8c\x08segments]\x8c\x0ddevice_traces]".to_vec();
+    bytes.extend_from_slice(b"]\x94(");
+    for _ in 0..39 {
+        bytes.extend_from_slice(b"h\x00"); // BINGET 0: the list itself
+    }
+    bytes.push(b'e');
+    bytes.push(b'0'); // POP: the list is reached through the memo from here on
+    for k in 0..28 {
+        let key = format!("k{k}");
+        bytes.extend_from_slice(&[0x8c, key.len() as u8]);
+        bytes.extend_from_slice(key.as_bytes());
+        bytes.extend_from_slice(b"h\x00");
+    }
+    bytes.extend_from_slice(b"u.");
+    let s = load_chunked(&bytes, 64).expect("loads");
+    assert_eq!(s.extra.len(), 28, "every unknown key is kept");
+    fn count(v: &serde_json::Value) -> usize {
+        1 + match v {
+            serde_json::Value::Array(a) => a.iter().map(count).sum(),
+            serde_json::Value::Object(m) => m.values().map(count).sum(),
+            _ => 0,
+        }
+    }
+    let n: usize = s.extra.iter().map(|(_, v)| count(v)).sum();
+    // 100 000 values for the file, and one "..." per list that was cut.
+    assert!(n <= 200_000, "{n} JSON values from {} bytes", bytes.len());
+}
+
 /// Found while writing the `analysis` target (reading the sums for overflow) and reproduced
 /// under the `snapshot` and `analysis` targets as a panic, "attempt to add with overflow"
 /// (input 93b3c845: the control byte, then these bytes): two segments of 2^64 − 1 bytes, each

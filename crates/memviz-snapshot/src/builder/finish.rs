@@ -4,13 +4,17 @@ use super::*;
 
 impl SnapshotBuilder {
     /// Generic conversion to JSON (settings, extensions). Containers can contain themselves
-    /// through the memo, so the output is cut at depth 64 and after 100 000 values; a shared
-    /// container or string is converted again for each reference, so the JSON of the whole file
-    /// is cut too, past the budget's JSON allowance (linear in the bytes read).
+    /// through the memo, so the output is cut at depth 64 and after
+    /// [`budget::JSON_VALUES`] values for the whole file; a shared container or string is
+    /// converted again for each reference, so the JSON of the whole file is cut too, past the
+    /// budget's JSON allowance (linear in the bytes read).
     pub(super) fn to_json(&self, v: Value, atoms: &Atoms, depth: u32) -> serde_json::Value {
         // (Non-string dict keys are cut to MAX_KEY_CHARS by `short_key`.)
-        let mut budget = 100_000usize;
-        self.to_json_bounded(v, atoms, depth, &mut budget)
+        let left = self.budget.json_values_left();
+        let mut budget = left;
+        let json = self.to_json_bounded(v, atoms, depth, &mut budget);
+        self.budget.spend_json_values(left - budget);
+        json
     }
 
     pub(super) fn to_json_bounded(
@@ -254,8 +258,9 @@ impl SnapshotBuilder {
             self.warnings.warn_always("json cut", || {
                 format!(
                     "`allocator_settings` or other top-level keys were cut (\"...\"): their \
-                     shared values repeat past {} MB of text",
-                    limit >> 20
+                     shared values repeat past {} MB of text or {} values",
+                    limit >> 20,
+                    budget::JSON_VALUES
                 )
             });
         }
