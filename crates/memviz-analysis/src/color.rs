@@ -81,12 +81,15 @@ fn is_pool_envelope(e: &Element) -> bool {
     )
 }
 
-fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+/// FNV-1a 64 of `bytes` (the `fnv` crate): stable across files, versions and platforms, which
+/// colours need (the same stack gets the same colour everywhere).
+pub(crate) fn fnv1a(bytes: &[&[u8]]) -> u64 {
+    use std::hash::Hasher as _;
+    let mut h = fnv::FnvHasher::default();
+    for b in bytes {
+        h.write(b);
     }
-    h
+    h.finish()
 }
 
 /// A content hash of a stack (0 for an empty one): FNV-1a over `filename, name, line` of the
@@ -107,15 +110,19 @@ pub fn stack_hash(snap: &Snapshot, stack: StackId) -> u64 {
         .filter(|f| keep_frame(snap, f))
         .collect();
     let use_frames = if kept.is_empty() { &frames } else { &kept };
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for f in use_frames {
-        h = fnv1a(h, snap.str(f.filename).as_bytes());
-        h = fnv1a(h, &[0xff]);
-        h = fnv1a(h, snap.str(f.name).as_bytes());
-        h = fnv1a(h, &[0xff]);
-        h = fnv1a(h, &f.line.to_le_bytes());
-        h = fnv1a(h, &[0xfe]);
+    let mut parts: Vec<&[u8]> = Vec::with_capacity(use_frames.len() * 6);
+    let lines: Vec<[u8; 8]> = use_frames.iter().map(|f| f.line.to_le_bytes()).collect();
+    for (f, line) in use_frames.iter().zip(&lines) {
+        parts.extend_from_slice(&[
+            snap.str(f.filename).as_bytes(),
+            &[0xff],
+            snap.str(f.name).as_bytes(),
+            &[0xff],
+            line,
+            &[0xfe],
+        ]);
     }
+    let mut h = fnv1a(&parts);
     // splitmix64 finaliser, so that the low bits used below are well mixed.
     h ^= h >> 30;
     h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -301,6 +308,7 @@ mod tests {
     #[test]
     fn fnv_is_the_reference_fnv() {
         // FNV-1a 64 of "a" is 0xaf63dc4c8601ec8c.
-        assert_eq!(fnv1a(0xcbf2_9ce4_8422_2325, b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a(&[b"a"]), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a(&[b"a", b"b"]), fnv1a(&[b"ab"]));
     }
 }

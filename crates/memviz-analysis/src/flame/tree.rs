@@ -74,11 +74,7 @@ pub struct FlameRect {
 
 /// FNV-1a of `name`, xor-folded to 32 bits.
 pub fn color_hash(name: &str) -> u32 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in name.as_bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
+    let h = crate::color::fnv1a(&[name.as_bytes()]);
     (h ^ (h >> 32)) as u32
 }
 
