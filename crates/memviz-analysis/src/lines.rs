@@ -500,10 +500,7 @@ pub(crate) fn write_element_label(
             return;
         }
     };
-    let _ = match version.filter(|&v| v != NO_VERSION) {
-        Some(v) => write!(out, "{prefix}{addr:x}_{v}"),
-        None => write!(out, "{prefix}{addr:x}_undefined"),
-    };
+    tooltip::write_address_label(out, prefix, addr, version.unwrap_or(NO_VERSION));
 }
 
 /// The elements alive at timestep `step` ([`live_elements_at`]) of `timeline` (built for

@@ -18,6 +18,25 @@ use serde::Serialize;
 /// "No version" (events other than alloc/free/segment ones): printed `_undefined`.
 pub const NO_VERSION: u32 = u32::MAX;
 
+/// memory_viz's address label: `b` (a block) or `s` (a segment), the address in hex, `_` and the
+/// address's version (how many times it was allocated before), or `_undefined` for
+/// [`NO_VERSION`]. The one writer of the `b…_N` labels (tooltips, the State History, search).
+pub(crate) fn write_address_label(out: &mut String, prefix: char, addr: u64, version: u32) {
+    use std::fmt::Write;
+    let _ = if version == NO_VERSION {
+        write!(out, "{prefix}{addr:x}_undefined")
+    } else {
+        write!(out, "{prefix}{addr:x}_{version}")
+    };
+}
+
+/// [`write_address_label`] into a new string.
+pub(crate) fn address_label(prefix: char, addr: u64, version: u32) -> String {
+    let mut s = String::new();
+    write_address_label(&mut s, prefix, addr, version);
+    s
+}
+
 /// The annotate step's address versions for one device: the k-th lifetime of an address is
 /// version k (an alloc and its free share it).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -378,11 +397,7 @@ pub fn tooltip(
         TooltipOrigin::Alloc | TooltipOrigin::UnmatchedFree | TooltipOrigin::Ghost => 'b',
         _ => 's',
     };
-    let address_label = if version == NO_VERSION {
-        format!("{prefix}{addr:x}_undefined")
-    } else {
-        format!("{prefix}{addr:x}_{version}")
-    };
+    let address_label = address_label(prefix, addr, version);
     let stream = ctx.streams.get(raw_stream).unwrap_or(0);
     let compile_context = (cc != NO_STR).then(|| snap.str(cc).to_string());
     let mut title = format!(

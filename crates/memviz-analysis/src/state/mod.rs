@@ -248,11 +248,7 @@ impl Src {
 }
 
 fn label(prefix: char, addr: u64, version: u32) -> String {
-    if version == crate::tooltip::NO_VERSION {
-        format!("{prefix}{addr:x}_undefined")
-    } else {
-        format!("{prefix}{addr:x}_{version}")
-    }
+    crate::tooltip::address_label(prefix, addr, version)
 }
 
 /// A segment (or a mapped range of an expandable one).
