@@ -154,6 +154,15 @@ impl P {
             }
         }
     }
+    /// `{"segments": [], "device_traces": [` and a first trace list opened: `[`, MARK, `[`.
+    fn traces_opened(&mut self) -> &mut P {
+        self.op(b"}(")
+            .s("segments")
+            .op(b"]")
+            .s("device_traces")
+            .op(b"](]")
+    }
+
     fn memoize(&mut self) -> u32 {
         self.b.push(0x94);
         self.memo += 1;
@@ -435,11 +444,7 @@ fn a_history_list_shared_by_blocks_is_read_once() {
 #[test]
 fn a_trace_list_shared_by_many_devices_is_refused() {
     let mut p = P::new();
-    p.op(b"}(")
-        .s("segments")
-        .op(b"]")
-        .s("device_traces")
-        .op(b"](]");
+    p.traces_opened();
     let lone = p.memoize();
     p.event(None, 4096).op(b"a0]");
     let list = p.memoize();
@@ -476,11 +481,7 @@ fn a_trace_list_shared_by_many_devices_is_refused() {
 #[test]
 fn a_trace_entry_referenced_millions_of_times_is_refused_naming_it() {
     let mut p = P::new();
-    p.op(b"}(")
-        .s("segments")
-        .op(b"]")
-        .s("device_traces")
-        .op(b"](]");
+    p.traces_opened();
     p.event(None, 4096);
     let entry = p.memoize();
     p.op(b"a");
