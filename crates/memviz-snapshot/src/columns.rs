@@ -539,18 +539,16 @@ impl<T: Copy> Exceptions<T> {
     fn set(&mut self, row: u32, t: T) {
         match self.sorted.last_mut() {
             Some(last) if last.0 == row => last.1 = t,
-            Some(last) if last.0 > row => {
-                match self.sorted.binary_search_by_key(&row, |e| e.0) {
-                    Ok(j) => {
-                        if let Some(e) = self.sorted.get_mut(j) {
-                            e.1 = t;
-                        }
-                    }
-                    Err(_) => {
-                        self.late.insert(row, t);
+            Some(last) if last.0 > row => match self.sorted.binary_search_by_key(&row, |e| e.0) {
+                Ok(j) => {
+                    if let Some(e) = self.sorted.get_mut(j) {
+                        e.1 = t;
                     }
                 }
-            }
+                Err(_) => {
+                    self.late.insert(row, t);
+                }
+            },
             _ => self.sorted.push((row, t)),
         }
     }

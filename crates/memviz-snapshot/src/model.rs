@@ -186,10 +186,20 @@ impl Action {
 /// rows). A row is found by binary search over the run starts.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Column<T> {
-    Const { value: T, len: usize },
+    Const {
+        value: T,
+        len: usize,
+    },
     /// Run `k` holds `values[k]` from row `starts[k]` up to the next start (or `len`).
-    Runs { starts: Vec<u32>, values: Vec<T>, len: usize },
-    Coded { codes: Vec<u16>, values: Vec<T> },
+    Runs {
+        starts: Vec<u32>,
+        values: Vec<T>,
+        len: usize,
+    },
+    Coded {
+        codes: Vec<u16>,
+        values: Vec<T>,
+    },
     Full(Vec<T>),
 }
 
@@ -229,7 +239,9 @@ impl<T: Copy + PartialEq + Eq + std::hash::Hash> Column<T> {
                 if i >= *len {
                     return None;
                 }
-                let k = starts.partition_point(|&s| s as usize <= i).checked_sub(1)?;
+                let k = starts
+                    .partition_point(|&s| s as usize <= i)
+                    .checked_sub(1)?;
                 values.get(k).copied()
             }
             Column::Coded { codes, values } => values.get(*codes.get(i)? as usize).copied(),
@@ -340,8 +352,7 @@ impl<T: Copy + PartialEq + Eq + std::hash::Hash> Column<T> {
                     return;
                 }
                 let runs_bytes = (starts.len() + 1) * (4 + std::mem::size_of::<T>());
-                if *len < u32::MAX as usize && (starts.len() < MIN_RUNS || runs_bytes <= *len * 2)
-                {
+                if *len < u32::MAX as usize && (starts.len() < MIN_RUNS || runs_bytes <= *len * 2) {
                     starts.push(*len as u32);
                     values.push(x);
                     *len += 1;
@@ -924,7 +935,10 @@ mod column_tests {
         assert_eq!(c.heap_bytes(), 1000 * 12);
         check(&rows, &c);
         // One value throughout stays constant.
-        assert!(matches!(written(&[7; 50]), Column::Const { value: 7, len: 50 }));
+        assert!(matches!(
+            written(&[7; 50]),
+            Column::Const { value: 7, len: 50 }
+        ));
     }
 
     #[test]

@@ -1122,8 +1122,7 @@ fn base64(data: &[u8]) -> String {
 
 /// Streams `data` into `w` as standard base64 with padding, without a second copy of it.
 fn write_base64(w: &mut impl Write, data: &[u8]) -> std::io::Result<()> {
-    let mut enc =
-        base64::write::EncoderWriter::new(w, &base64::engine::general_purpose::STANDARD);
+    let mut enc = base64::write::EncoderWriter::new(w, &base64::engine::general_purpose::STANDARD);
     enc.write_all(data)?;
     enc.finish()?;
     Ok(())

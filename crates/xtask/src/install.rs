@@ -1,0 +1,154 @@
+//! `cargo xtask install`: the pinned web toolchain (wasm target, wasm-bindgen, wasm-opt,
+//! trunk), Debian's chromium and node, and playwright-core from npm; each checked first and
+//! skipped when the pinned version is there.
+
+use super::*;
+// ---------------------------------------------------------------------------------------------
+// install
+
+pub(crate) fn install() -> Result<()> {
+    let started = Instant::now();
+    ensure_wasm_target()?;
+    ensure_cargo_tool(
+        "wasm-bindgen",
+        WASM_BINDGEN_VERSION,
+        &["wasm-bindgen-cli", "--version", WASM_BINDGEN_VERSION],
+    )?;
+    ensure_cargo_tool(
+        "wasm-opt",
+        WASM_OPT_REPORTED,
+        &["wasm-opt", "--version", WASM_OPT_CRATE_VERSION, "--locked"],
+    )?;
+    ensure_cargo_tool(
+        "trunk",
+        TRUNK_VERSION,
+        &["trunk", "--version", TRUNK_VERSION, "--locked"],
+    )?;
+    ensure_debian_packages()?;
+    ensure_playwright()?;
+    eprintln!(
+        "install: all tools present ({:.2} s)",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+pub(crate) fn ensure_wasm_target() -> Result<()> {
+    let sysroot = quiet_output("rustc", &["--print", "sysroot"]).unwrap_or_default();
+    let lib = Path::new(sysroot.trim())
+        .join("lib/rustlib")
+        .join(WASM_TARGET);
+    if !sysroot.trim().is_empty() && lib.is_dir() {
+        return Ok(());
+    }
+    run(cmd("rustup", ["target", "add", WASM_TARGET]))
+}
+
+/// `cargo install` (with `install_args`) unless `program --version` already mentions `reported`.
+pub(crate) fn ensure_cargo_tool(
+    program: &str,
+    reported: &str,
+    install_args: &[&str],
+) -> Result<()> {
+    if version_matches(program, reported) {
+        return Ok(());
+    }
+    eprintln!("install: {program} {reported} missing; building it (several minutes on 2 cores)");
+    let mut c = cmd("cargo", ["install"]);
+    c.args(install_args);
+    run(c)?;
+    if version_matches(program, reported) {
+        Ok(())
+    } else {
+        Err(format!("{program} was installed but `{program} --version` does not report {reported}; is another {program} earlier on PATH?"))
+    }
+}
+
+/// Debian packages the tests need, each with how to tell it is already there.
+pub(crate) fn debian_packages() -> Vec<(&'static str, bool)> {
+    vec![
+        ("chromium", Path::new(CHROMIUM_PATH).exists()),
+        ("nodejs", quiet_output("node", &["--version"]).is_some()),
+        ("npm", quiet_output("npm", &["--version"]).is_some()),
+        ("python3", quiet_output("python3", &["--version"]).is_some()),
+        // Mesa's GL through EGL (llvmpipe): the software adapter the offscreen render tests use.
+        ("libegl1", dpkg_installed("libegl1")),
+        ("libegl-mesa0", dpkg_installed("libegl-mesa0")),
+        ("libgl1-mesa-dri", dpkg_installed("libgl1-mesa-dri")),
+    ]
+}
+
+pub(crate) fn dpkg_installed(package: &str) -> bool {
+    quiet_output("dpkg-query", &["-W", "-f=${Status}", package])
+        .is_some_and(|s| s.contains("install ok installed"))
+}
+
+/// Installs the missing Debian packages (one `apt-get update`, one `apt-get install`).
+pub(crate) fn ensure_debian_packages() -> Result<()> {
+    let missing: Vec<&str> = debian_packages()
+        .into_iter()
+        .filter(|(_, present)| !present)
+        .map(|(name, _)| name)
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    eprintln!("install: Debian packages missing: {}", missing.join(" "));
+    let is_root = quiet_output("id", &["-u"]).is_some_and(|s| s.trim() == "0");
+    let apt = |args: &[&str]| {
+        let mut c = if is_root {
+            cmd("apt-get", args)
+        } else {
+            let mut c = cmd("sudo", ["-n", "apt-get"]);
+            c.args(args);
+            c
+        };
+        c.env("DEBIAN_FRONTEND", "noninteractive");
+        c
+    };
+    run(apt(&["update"]))?;
+    let mut args = vec!["install", "-y", "--no-install-recommends"];
+    args.extend(&missing);
+    run(apt(&args))?;
+    let still: Vec<&str> = debian_packages()
+        .into_iter()
+        .filter(|(_, present)| !present)
+        .map(|(name, _)| name)
+        .collect();
+    if still.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "apt-get ran but these are still missing: {}",
+            still.join(" ")
+        ))
+    }
+}
+
+/// The exact `playwright-core` version pinned in tests/web/package.json.
+pub(crate) fn pinned_playwright() -> Result<String> {
+    let text = fs::read_to_string("tests/web/package.json")
+        .map_err(|e| format!("cannot read tests/web/package.json: {e}"))?;
+    json_string_field(&text, PLAYWRIGHT_PACKAGE)
+        .filter(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        .ok_or_else(|| format!("tests/web/package.json must pin {PLAYWRIGHT_PACKAGE} to an exact version like \"1.65.1\""))
+}
+
+pub(crate) fn ensure_playwright() -> Result<()> {
+    let pinned = pinned_playwright()?;
+    let installed = fs::read_to_string(format!(
+        "tests/web/node_modules/{PLAYWRIGHT_PACKAGE}/package.json"
+    ))
+    .ok()
+    .and_then(|text| json_string_field(&text, "version"));
+    if installed.as_deref() == Some(pinned.as_str()) {
+        return Ok(());
+    }
+    eprintln!("install: {PLAYWRIGHT_PACKAGE} {pinned} missing; running npm install in tests/web");
+    let mut c = cmd(
+        "npm",
+        ["install", "--no-package-lock", "--no-audit", "--no-fund"],
+    );
+    c.current_dir("tests/web");
+    run(c)
+}
