@@ -81,8 +81,16 @@ thread_local! {
 
 /// The viewer's phase hook (`memviz_viewer::memory::set_phase_hook`): records [`probe`].
 pub fn record_phase(name: &'static str) {
+    /// Rows kept at most (views built between two opens add rows too): the newest.
+    const KEPT: usize = 256;
     let p = probe();
-    PHASES.with(|v| v.borrow_mut().push((name, p)));
+    PHASES.with(|v| {
+        let mut v = v.borrow_mut();
+        if v.len() >= KEPT {
+            v.remove(0);
+        }
+        v.push((name, p));
+    });
 }
 
 /// The phases recorded since the last call, as `[name, wasm memory, heap, heap high-water]`
