@@ -372,7 +372,18 @@ fn missing_dist_exits_2_with_one_line() {
         if let Some(d) = env_dist {
             c.env("MEMVIZ_DIST", d);
         }
-        let o = c.output().expect("memviz runs");
+        // A fresh copy of an executable can be "busy" for a moment (ETXTBSY): another test
+        // thread forked while the copy's write handle was open. Try again briefly.
+        let mut tries = 0;
+        let o = loop {
+            match c.output() {
+                Err(e) if e.raw_os_error() == Some(26) && tries < 50 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                r => break r.expect("memviz runs"),
+            }
+        };
         (
             o.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&o.stderr).into_owned(),

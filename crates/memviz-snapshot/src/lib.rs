@@ -27,11 +27,11 @@
 //! * made per *reference* (memo gets of a shared object: a stack interned again after its list
 //!   grew, a trace list shared by devices, device traces, `forward_frames`, annotations,
 //!   legacy history entries, a segment listed again) and values read back out of generic
-//!   containers: charged to the [`builder::budget`], at most 4 bytes per byte read plus 64 MB
+//!   containers: charged to the [`builder::budget`], at most 4 bytes per byte read plus 16 MB
 //!   (the heap can take about twice that while vectors double), past which the file is refused
 //!   with "this file expands to more than N GB; …". A legacy `history` list shared by blocks
 //!   is kept once (the blocks share its range). The JSON of `allocator_settings` and unknown
-//!   keys is cut past 2 bytes per byte read plus 16 MB, with a warning.
+//!   keys is cut past 2 bytes per byte read plus 1 MB, with a warning.
 //! * gzip input may decompress to at most 100 times its size plus 64 MB
 //!   ([`GZIP_MAX_RATIO`]); real snapshots compress 9 to 40 times.
 //!

@@ -338,7 +338,7 @@ fn frame_list_extended_after_each_use_is_refused_with_the_budget_sentence() {
         "{e}"
     );
     assert!(e.contains("extended after it was used"), "{e}");
-    // The copies stop at the budget (64 MB plus 4x the input), whatever the file asks.
+    // The copies stop at the budget (16 MB plus 4x the input), whatever the file asks.
     assert_budget_heap("extended after use", bytes.len(), peak);
 
     // A few such extensions are fine: each use sees the list as it was then.
@@ -568,13 +568,16 @@ fn json_of_shared_values_is_cut_at_its_allowance() {
         "{:?}",
         s.warnings.iter().rev().take(3).collect::<Vec<_>>()
     );
-    // The allowance: 2 bytes of JSON per input byte plus 16 MB.
+    // The allowance: 2 bytes of JSON per input byte plus 1 MB.
     let text: usize = s
         .extra
         .iter()
         .map(|(k, v)| k.len() + v.to_string().len())
         .sum();
-    assert!(text < 2 * bytes.len() + (16 << 20), "{text}");
+    assert!(
+        text < 2 * bytes.len() + memviz_snapshot::builder::budget::JSON_FLOOR as usize,
+        "{text}"
+    );
     assert_budget_heap("shared JSON", bytes.len(), peak);
 }
 

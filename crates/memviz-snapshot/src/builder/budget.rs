@@ -31,21 +31,28 @@ use std::cell::Cell;
 
 /// Model bytes the copies may take per pickle byte read.
 pub const COPY_FACTOR: u64 = 4;
-/// Model bytes the copies may take whatever the file's size.
-pub const COPY_FLOOR: u64 = 64 << 20;
+/// Model bytes the copies may take whatever the file's size. (Was 64 MB: a 1 KB input could
+/// then copy for 20 ms; real files need well under one byte per byte read, so 16 MB leaves any
+/// small real file ample room.)
+pub const COPY_FLOOR: u64 = 16 << 20;
 /// Values read back out of generic containers per pickle byte read.
 pub const READ_FACTOR: u64 = 16;
-/// Values read back out of generic containers whatever the file's size.
-pub const READ_FLOOR: u64 = 1 << 24;
+/// Values read back out of generic containers whatever the file's size. (Was 2^24: a 241-byte
+/// input read back 16 M values, 1.9 s under ASan; fuzzing spent most of its time on such
+/// inputs. Real files read back well under one value per byte.)
+pub const READ_FLOOR: u64 = 1 << 20;
 /// Bytes of JSON (settings, unknown keys) per pickle byte read.
 pub const JSON_FACTOR: u64 = 2;
-/// Bytes of JSON whatever the file's size.
-pub const JSON_FLOOR: u64 = 16 << 20;
+/// Bytes of JSON whatever the file's size. (Was 16 MB: a 270-byte input made 16 MB of JSON
+/// text for an unknown key, 0.2 s natively. Real `allocator_settings` are under 1 KB.)
+pub const JSON_FLOOR: u64 = 1 << 20;
 /// JSON values made at most for the whole file (settings and unknown keys together): each
 /// conversion had 100 000 of its own, so a 364-byte file of 28 unknown keys referring to one
 /// list holding itself 39 times made 2.8 M values, and 16 M container reads before the read
-/// bound refused it (0.2 s, 190 MB; over 10 s under ASan: found by fuzzing).
-pub const JSON_VALUES: usize = 100_000;
+/// bound refused it (0.2 s, 190 MB; over 10 s under ASan: found by fuzzing). 10 000 since:
+/// a 1 KB input making 100 000 values spent 50–100 ms in the allocator alone, and real
+/// `allocator_settings` have about 20 values.
+pub const JSON_VALUES: usize = 10_000;
 
 #[derive(Default)]
 pub(crate) struct Budget {
