@@ -11,6 +11,7 @@
 //! `cargo run -p memviz-viewer --release --example mem_budget -- FILE [--views] [--panels]`
 //! (docs/limits.md has the table.)
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
+use memviz_viewer::FlameAt;
 use std::time::Instant;
 
 use cap::Cap;
@@ -261,7 +262,11 @@ fn walk_panels(app: &mut App, m: &mut Meter) {
     app.set_highlight(None, false);
     panel(m, "diff_itself", || app.diff_json(0, 0));
     app.set_view(ViewKind::Flame);
-    panel(m, "flame_at_peak", || app.flame_set("peak", false, false));
-    panel(m, "flame_lifetime", || app.flame_set("peak", true, false));
+    panel(m, "flame_at_peak", || {
+        app.flame_set(FlameAt::parse("peak"), false, false)
+    });
+    panel(m, "flame_lifetime", || {
+        app.flame_set(FlameAt::parse("peak"), true, false)
+    });
     panel(m, "flame_diff_itself", || app.flame_diff(0, 0, false));
 }

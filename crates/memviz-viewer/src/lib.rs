@@ -65,9 +65,11 @@ pub mod settings;
 pub mod state_view;
 mod step_time;
 pub mod ticks;
+pub mod view;
 
-pub use app::{App, AxisTicks, ViewKind, VIEWER_LAYOUT};
+pub use app::{App, AxisTicks, FlameAt, ViewKind, VIEWER_LAYOUT};
 pub use camera::{Camera, PlotGeometry, RectCss};
 pub use gpu::GpuScene;
 pub use scene::{Batch, PlotScene};
 pub use ticks::Tick;
+pub use view::{ActiveView, DrawableView};

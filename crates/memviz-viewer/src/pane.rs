@@ -1,7 +1,7 @@
 //! [`Pane`]: the plumbing shared by the secondary views ([`crate::flame_view::FlameView`],
 //! [`crate::state_view::StateView`]): a [`PlotGeometry`] that is the whole canvas minus a
 //! margin (no gutters, no overview), a [`Camera`], the redraw flag and the drag state that
-//! tells a pan from a click (a press and release within [`crate::app::CLICK_SLOP_CSS`] of the
+//! tells a pan from a click (a press and release within [`crate::view::CLICK_SLOP_CSS`] of the
 //! press, without travel in between, is a click).
 
 use memviz_render::{rgba, Trapezoid, View};
@@ -118,7 +118,7 @@ impl Pane {
         match self.drag {
             Some((last, start, moved)) => {
                 let moved = moved
-                    || (css_x - start[0]).hypot(css_y - start[1]) > crate::app::CLICK_SLOP_CSS;
+                    || (css_x - start[0]).hypot(css_y - start[1]) > crate::view::CLICK_SLOP_CSS;
                 if moved {
                     self.pan_by(css_x - last[0], css_y - last[1]);
                 }
@@ -136,7 +136,7 @@ impl Pane {
         matches!(
             self.drag.take(),
             Some((_, start, false))
-                if (css_x - start[0]).hypot(css_y - start[1]) <= crate::app::CLICK_SLOP_CSS
+                if (css_x - start[0]).hypot(css_y - start[1]) <= crate::view::CLICK_SLOP_CSS
         )
     }
 

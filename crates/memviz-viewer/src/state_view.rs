@@ -21,6 +21,7 @@ use serde_json::json;
 use crate::camera::{Camera, PlotGeometry};
 use crate::pane::{push_outline, Pane};
 use crate::scene::Batch;
+use crate::view::DrawableView;
 
 /// Margin around the map, CSS px.
 const MARGIN_CSS: f64 = 8.0;
@@ -351,95 +352,13 @@ impl StateView {
         }
     }
 
-    /// The map batches and their generation.
-    #[must_use]
-    pub fn batches(&self) -> (u64, &[Batch]) {
-        (self.generation, &self.batches)
-    }
-
-    /// The render view of the whole canvas.
-    #[must_use]
-    pub fn canvas_view(&self) -> View {
-        self.pane.canvas_view()
-    }
-
     /// The camera (data window of the map).
     #[must_use]
     pub fn camera(&self) -> &Camera {
         &self.pane.camera
     }
 
-    /// Hover/pinned outline and the margin masks.
-    #[must_use]
-    pub fn overlay(&self) -> Batch {
-        let cam = self.pane.camera;
-        let geom = self.pane.geom;
-        let origin = self.pane.overlay_origin();
-        let mut out = Vec::new();
-        let rel = |x: f64, y: f64| ((x - origin[0]) as f32, (y - origin[1]) as f32);
-        // Segment borders (black, 1 px) of the visible segments, when rows are tall enough.
-        let row_css = geom.plot.height() / (cam.y_range.1 - cam.y_range.0).max(1e-9);
-        if row_css >= BORDER_MIN_ROW_CSS {
-            let (xl, xh) = cam.x_range;
-            let (yl, yh) = (-cam.y_range.1, -cam.y_range.0);
-            for r in self
-                .map
-                .rects()
-                .take_while(|r| matches!(r.item, Item::Segment(_)))
-            {
-                if r.x1 < xl || r.x0 > xh || r.y1 < yl || r.y0 > yh {
-                    continue;
-                }
-                let (x0, b) = rel(r.x0, -r.y1);
-                let (x1, t) = rel(r.x1, -r.y0);
-                push_outline(&mut out, [x0, x1, b, t], BORDER);
-            }
-        }
-        if let Some(r) = self.pinned.or(self.hover).and_then(|i| self.map.rect_of(i)) {
-            let (x0, b) = rel(r.x0, -r.y1);
-            let (x1, t) = rel(r.x1, -r.y0);
-            push_outline(&mut out, [x0, x1, b, t], HOVER_EDGE);
-        }
-        self.pane.margin_masks(&mut out, origin);
-        Batch::unbounded(origin, out)
-    }
-
-    /// Returns and clears the redraw flag.
-    pub fn take_needs_redraw(&mut self) -> bool {
-        self.pane.take_needs_redraw()
-    }
-
-    /// True when the next frame would differ from the last one drawn.
-    #[must_use]
-    pub fn needs_redraw(&self) -> bool {
-        self.pane.needs_redraw
-    }
-
     // ----- camera and input ------------------------------------------------------------------
-
-    /// Sets the canvas size.
-    pub fn resize(&mut self, css_w: f64, css_h: f64, dpr: f64) {
-        self.pane.resize(css_w, css_h, dpr);
-        self.rebuild_scene(false);
-        self.pane.camera.clamp();
-    }
-
-    pub fn fit(&mut self) {
-        self.pane.fit();
-    }
-
-    pub fn zoom_at(&mut self, css_x: f64, css_y: f64, factor: f64) {
-        self.pane.zoom_at(css_x, css_y, factor);
-    }
-
-    pub fn pan_by(&mut self, dx: f64, dy: f64) {
-        self.pane.pan_by(dx, dy);
-    }
-
-    /// Keys: `+`/`-` zoom, `0` fits, WASD / arrows pan.
-    pub fn key(&mut self, key: &str) -> bool {
-        self.pane.key(key)
-    }
 
     /// The item under a canvas point.
     #[must_use]
@@ -493,29 +412,6 @@ impl StateView {
         )
     }
 
-    pub fn hover(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
-        let hit = self.item_at(css_x, css_y);
-        if hit != self.hover {
-            self.hover = hit;
-            self.pane.needs_redraw = true;
-        }
-        match self.pinned {
-            Some(p) => self.item_json(snap, p, true),
-            None => self.item_json(snap, hit?, false),
-        }
-    }
-
-    pub fn click(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
-        self.pane.needs_redraw = true;
-        if self.pinned.take().is_some() {
-            return self.hover(snap, css_x, css_y);
-        }
-        let hit = self.item_at(css_x, css_y)?;
-        self.pinned = Some(hit);
-        self.hover = Some(hit);
-        self.item_json(snap, hit, true)
-    }
-
     /// Pins the block at `addr` (or the segment, when no block starts there) and centres the
     /// camera on it, zoomed so that it is at least a fifth of the plot wide. Returns its
     /// tooltip JSON.
@@ -540,12 +436,38 @@ impl StateView {
         self.pane.needs_redraw = true;
         self.item_json(snap, item, true)
     }
+}
 
-    pub fn pointer_down(&mut self, css_x: f64, css_y: f64) {
+impl DrawableView for StateView {
+    /// Sets the canvas size.
+    fn resize(&mut self, css_w: f64, css_h: f64, dpr: f64) {
+        self.pane.resize(css_w, css_h, dpr);
+        self.rebuild_scene(false);
+        self.pane.camera.clamp();
+    }
+
+    fn fit(&mut self) {
+        self.pane.fit();
+    }
+
+    fn zoom_at(&mut self, css_x: f64, css_y: f64, factor: f64) {
+        self.pane.zoom_at(css_x, css_y, factor);
+    }
+
+    fn pan_by(&mut self, dx: f64, dy: f64) {
+        self.pane.pan_by(dx, dy);
+    }
+
+    /// Keys: `+`/`-` zoom, `0` fits, WASD / arrows pan.
+    fn key(&mut self, key: &str) -> bool {
+        self.pane.key(key)
+    }
+
+    fn pointer_down(&mut self, css_x: f64, css_y: f64) {
         self.pane.pointer_down(css_x, css_y);
     }
 
-    pub fn pointer_move(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+    fn pointer_move(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
         if self.pane.drag_move(css_x, css_y) {
             None
         } else {
@@ -553,7 +475,7 @@ impl StateView {
         }
     }
 
-    pub fn pointer_up(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+    fn pointer_up(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
         if self.pane.release(css_x, css_y) {
             self.click(snap, css_x, css_y)
         } else {
@@ -561,16 +483,92 @@ impl StateView {
         }
     }
 
-    pub fn pointer_leave(&mut self) {
+    fn hover(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+        let hit = self.item_at(css_x, css_y);
+        if hit != self.hover {
+            self.hover = hit;
+            self.pane.needs_redraw = true;
+        }
+        match self.pinned {
+            Some(p) => self.item_json(snap, p, true),
+            None => self.item_json(snap, hit?, false),
+        }
+    }
+
+    fn pointer_leave(&mut self) {
         self.pane.cancel_drag();
         if self.hover.take().is_some() {
             self.pane.needs_redraw = true;
         }
     }
 
+    fn click(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+        self.pane.needs_redraw = true;
+        if self.pinned.take().is_some() {
+            return self.hover(snap, css_x, css_y);
+        }
+        let hit = self.item_at(css_x, css_y)?;
+        self.pinned = Some(hit);
+        self.hover = Some(hit);
+        self.item_json(snap, hit, true)
+    }
+
+    /// Hover/pinned outline and the margin masks.
+    fn overlay(&mut self) -> Batch {
+        let cam = self.pane.camera;
+        let geom = self.pane.geom;
+        let origin = self.pane.overlay_origin();
+        let mut out = Vec::new();
+        let rel = |x: f64, y: f64| ((x - origin[0]) as f32, (y - origin[1]) as f32);
+        // Segment borders (black, 1 px) of the visible segments, when rows are tall enough.
+        let row_css = geom.plot.height() / (cam.y_range.1 - cam.y_range.0).max(1e-9);
+        if row_css >= BORDER_MIN_ROW_CSS {
+            let (xl, xh) = cam.x_range;
+            let (yl, yh) = (-cam.y_range.1, -cam.y_range.0);
+            for r in self
+                .map
+                .rects()
+                .take_while(|r| matches!(r.item, Item::Segment(_)))
+            {
+                if r.x1 < xl || r.x0 > xh || r.y1 < yl || r.y0 > yh {
+                    continue;
+                }
+                let (x0, b) = rel(r.x0, -r.y1);
+                let (x1, t) = rel(r.x1, -r.y0);
+                push_outline(&mut out, [x0, x1, b, t], BORDER);
+            }
+        }
+        if let Some(r) = self.pinned.or(self.hover).and_then(|i| self.map.rect_of(i)) {
+            let (x0, b) = rel(r.x0, -r.y1);
+            let (x1, t) = rel(r.x1, -r.y0);
+            push_outline(&mut out, [x0, x1, b, t], HOVER_EDGE);
+        }
+        self.pane.margin_masks(&mut out, origin);
+        Batch::unbounded(origin, out)
+    }
+
+    /// The map batches and their generation.
+    fn batches(&self) -> (u64, &[Batch]) {
+        (self.generation, &self.batches)
+    }
+
+    /// The render view of the whole canvas.
+    fn canvas_view(&self) -> View {
+        self.pane.canvas_view()
+    }
+
+    /// True when the next frame would differ from the last one drawn.
+    fn needs_redraw(&self) -> bool {
+        self.pane.needs_redraw
+    }
+
+    /// Returns and clears the redraw flag.
+    fn take_needs_redraw(&mut self) -> bool {
+        self.pane.take_needs_redraw()
+    }
+
     /// State JSON for tests: camera, selection, counts.
-    #[must_use]
-    pub fn state_json(&self) -> serde_json::Value {
+    fn state_json(&self) -> serde_json::Value {
         json!({
             "event": self.selected,
             "count": self.history.len(),

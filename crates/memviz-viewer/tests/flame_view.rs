@@ -13,6 +13,8 @@ use memviz_analysis::timeline::{self, Timeline};
 use memviz_render::{Image, InstanceBatch, Offscreen};
 use memviz_snapshot::Snapshot;
 use memviz_viewer::flame_view::{short_name, FlameView, MAX_ROW_CSS};
+use memviz_viewer::DrawableView;
+use memviz_viewer::FlameAt;
 use memviz_viewer::PlotGeometry;
 
 fn json(s: &str) -> serde_json::Value {
@@ -68,7 +70,7 @@ fn assert_rects_match(v: &FlameView) {
     assert_eq!(v.rects(), &want[..]);
 }
 
-fn render(v: &FlameView, off: &mut Offscreen) -> Image {
+fn render(v: &mut FlameView, off: &mut Offscreen) -> Image {
     let (_, batches) = v.batches();
     let up: Vec<InstanceBatch> = batches
         .iter()
@@ -429,7 +431,7 @@ fn screenshot_flame() {
     let path = corpus_file(NOT_HANMIN).unwrap_or_else(|| fixture("proto2_cxx.pickle"));
     let d = dev(&path);
     let mut v = view(&d, 1000.0, 600.0);
-    let img = render(&v, &mut off);
+    let img = render(&mut v, &mut off);
     write_png(&img, "viewer_flame.png");
     let mut colors = std::collections::HashSet::new();
     for px in img.rgba.chunks_exact(4) {
@@ -459,7 +461,7 @@ fn screenshot_flame() {
         .expect("a child with children");
     let c = v.node_center_css(node).unwrap();
     v.pointer_move(&d.snap, c[0], c[1]);
-    let hovered = render(&v, &mut off);
+    let hovered = render(&mut v, &mut off);
     write_png(&hovered, "viewer_flame_hover.png");
     let near = |p: &[u8], c: [u8; 3]| (0..3).all(|i| p[i].abs_diff(c[i]) <= 2);
     assert!(hovered
@@ -469,7 +471,7 @@ fn screenshot_flame() {
     v.pointer_down(c[0], c[1]);
     v.pointer_up(&d.snap, c[0], c[1]);
     assert_eq!(v.zoom_root(), node);
-    let zoomed = render(&v, &mut off);
+    let zoomed = render(&mut v, &mut off);
     write_png(&zoomed, "viewer_flame_zoomed.png");
 }
 
@@ -608,16 +610,18 @@ fn diff_flamegraph_colours() {
     assert!(px(red)[0] > px(red)[2] + 80, "{:?}", px(red));
     let blue = diff_color(100, 0);
     assert_eq!(px(blue)[..3], [31, 119, 180], "all gone: the full blue");
-    let node = |name: &str| v.tree().nodes.iter().position(|n| n.name == name).unwrap() as u32;
-    let tip = json(&v.node_tooltip_json(node("grow")).unwrap());
+    let node = |v: &FlameView, name: &str| {
+        v.tree().nodes.iter().position(|n| n.name == name).unwrap() as u32
+    };
+    let tip = json(&v.node_tooltip_json(node(&v, "grow")).unwrap());
     assert_eq!(tip["info"]["a"], 100);
     assert_eq!(tip["info"]["b"], 300);
     assert!(tip["info"]["delta_text"].as_str().unwrap().starts_with('+'));
     if let Some(mut off) = offscreen("diff_flamegraph") {
-        let img = render(&v, &mut off);
+        let img = render(&mut v, &mut off);
         write_png(&img, "viewer_flame_diff.png");
         for (name, want) in [("grow", red), ("gone", blue), ("same", diff_color(1, 1))] {
-            let c = v.node_center_css(node(name)).unwrap();
+            let c = v.node_center_css(node(&v, name)).unwrap();
             let p = img.pixel(c[0] as u32, c[1] as u32).unwrap();
             let w = px(want);
             assert!(
@@ -676,16 +680,20 @@ fn app_search_phase_range_and_diff() {
             p["start_step"].as_u64().unwrap() as usize,
             p["end_step"].as_u64().unwrap() as usize,
         );
-        let st = json(&app.flame_set(&format!("phase:{}", p["index"]), false, false));
+        let st = json(&app.flame_set(
+            FlameAt::parse(&format!("phase:{}", p["index"])),
+            false,
+            false,
+        ));
         let area: u64 = layout.live_at_step().range(a, b).sum();
         assert_eq!(st["total_bytes"].as_u64(), Some(area), "{p}");
         assert_eq!(st["unit"], "byte_steps");
         assert_eq!(st["step_range"], serde_json::json!([a, b]));
-        let st = json(&app.flame_set(&format!("range:{a}:{b}"), false, false));
+        let st = json(&app.flame_set(FlameAt::parse(&format!("range:{a}:{b}")), false, false));
         assert_eq!(st["total_bytes"].as_u64(), Some(area));
     }
     // A bad range is the peak again.
-    let st = json(&app.flame_set("range:9:1", false, false));
+    let st = json(&app.flame_set(FlameAt::parse("range:9:1"), false, false));
     assert_eq!(st["total_bytes"].as_u64(), Some(peak));
     // The diff flamegraph of the file against a second, different file.
     let bytes = std::fs::read(fixture("proto2_cxx.pickle")).unwrap();

@@ -8,6 +8,7 @@ mod common;
 
 use common::*;
 use memviz_viewer::memory::Memory;
+use memviz_viewer::FlameAt;
 use memviz_viewer::{App, ViewKind};
 
 thread_local! {
@@ -127,7 +128,7 @@ fn panels_that_cannot_fit_say_so_and_the_app_still_works() {
     app.set_view(ViewKind::Flame);
     assert_eq!(app.view(), ViewKind::Flame);
     sentence(
-        &app.flame_set("peak", true, false),
+        &app.flame_set(FlameAt::parse("peak"), true, false),
         "`memviz folded FILE --device 0` (with `--at`",
     );
     sentence(&app.flame_diff(0, 1, false), "`memviz diff A B --folded`");
@@ -182,7 +183,7 @@ fn panels_that_cannot_fit_say_so_and_the_app_still_works() {
         "a tooltip or nothing"
     );
     app.set_view(ViewKind::Flame);
-    let st = json(&app.flame_set("peak", true, false));
+    let st = json(&app.flame_set(FlameAt::parse("peak"), true, false));
     assert!(st.get("unavailable").is_none(), "{st}");
     let st = json(&app.flame_diff(0, 1, false));
     assert!(st.get("unavailable").is_none(), "{st}");

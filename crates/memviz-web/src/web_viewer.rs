@@ -379,7 +379,7 @@ impl WebViewer {
     pub fn flame_set(&mut self, at: &str, lifetime: bool, all_frames: bool) -> String {
         self.core.app().map_or_else(
             || "null".to_owned(),
-            |a| a.flame_set(at, lifetime, all_frames),
+            |a| a.flame_set(memviz_viewer::FlameAt::parse(at), lifetime, all_frames),
         )
     }
 

@@ -74,7 +74,7 @@ impl App {
         let also = if flame { ViewKind::Flame } else { self.view() };
         self.release_views_but(&[self.view(), self.timeline_kind(), also]);
         let free = mem.free();
-        let events = self.panel_counts(self.kind).events;
+        let events = self.panel_counts(self.timeline.kind).events;
         if need > free {
             return Err(panel_unavailable_message(
                 panel,
@@ -134,7 +134,7 @@ impl App {
                 });
             need = need.saturating_add(points.saturating_mul(STATIC_SCENE_BYTES_PER_POINT));
         }
-        if highlights && self.show_flame {
+        if highlights && self.active == super::ActiveView::Flame {
             // The flamegraph shows the matches too: it is rebuilt with them.
             let fc = self.panel_counts(ViewKind::Active);
             need = need.saturating_add(panel_bytes(Panel::FlameMoment, &fc));
@@ -155,10 +155,10 @@ impl App {
     /// True when the hit index of the timeline shown is built or fits in the memory left now
     /// (nothing released): [`App::element_at`] answers only then.
     pub(super) fn hit_index_fits_now(&self) -> bool {
-        if self.hit_ready_for(self.kind) {
+        if self.hit_ready_for(self.timeline.kind) {
             return true;
         }
-        let c = self.panel_counts(self.kind);
+        let c = self.panel_counts(self.timeline.kind);
         self.memory
             .is_none_or(|m: Memory| panel_bytes(Panel::HitIndex, &c) <= m.free())
     }
@@ -166,10 +166,10 @@ impl App {
     /// Makes sure the hit index of the timeline shown can be built (views released if needed);
     /// the sentence when it cannot.
     pub(super) fn ensure_hit_index(&mut self) -> Result<(), String> {
-        if self.hit_ready_for(self.kind) {
+        if self.hit_ready_for(self.timeline.kind) {
             return Ok(());
         }
-        self.check_panel(Panel::HitIndex, self.kind, false)
+        self.check_panel(Panel::HitIndex, self.timeline.kind, false)
     }
 
     /// The legend of the timeline the panels read: from the hit index when it is built (or no
@@ -190,12 +190,12 @@ impl App {
         let built = self
             .files
             .get(self.current)
-            .and_then(|f| f.devices.get(&(self.device, self.kind)))
+            .and_then(|f| f.devices.get(&(self.device, self.timeline.kind)))
             .is_none_or(|d| d.tips.is_some());
         if built {
             return Ok(());
         }
-        self.check_panel(Panel::Tooltips, self.kind, false)
+        self.check_panel(Panel::Tooltips, self.timeline.kind, false)
     }
 
     // ----- search, highlight, source lines ------------------------------------------------------
@@ -259,13 +259,13 @@ impl App {
                 d.highlight = Some((els, only));
             }
         }
-        d.scene = super::initial_scene(&d.layout, &d.colors, d.windowed);
-        self.generation += 1;
-        self.needs_redraw = true;
+        d.scene = super::device::initial_scene(&d.layout, &d.colors, d.windowed);
+        self.frame.generation += 1;
+        self.frame.needs_redraw = true;
         if self.is_windowed() {
-            self.unsettled_since = Some(None);
+            self.timeline.settle = super::timeline::Settle::Moved;
         }
-        if self.show_flame {
+        if self.active == super::ActiveView::Flame {
             self.sync_flame_matches();
         }
         Ok(())
@@ -274,10 +274,10 @@ impl App {
     /// The timeline that search, the line table and highlights work on: the Active Memory
     /// Timeline while the flamegraph (built from it) is shown, else the timeline kind shown.
     pub(super) fn timeline_kind(&self) -> ViewKind {
-        if self.show_flame {
+        if self.active == super::ActiveView::Flame {
             ViewKind::Active
         } else {
-            self.kind
+            self.timeline.kind
         }
     }
 

@@ -38,6 +38,7 @@ use serde_json::json;
 use crate::camera::{Camera, PlotGeometry};
 use crate::pane::{push_outline, Pane};
 use crate::scene::Batch;
+use crate::view::DrawableView;
 
 mod text;
 
@@ -197,7 +198,7 @@ impl FlameView {
 
     /// Rebuilds the tree at `at` (a timestep, an event or the peak), or over the whole trace in
     /// bytes × lifetime when `lifetime`, with every frame when `all_frames`; the zoom goes back
-    /// to the root and the camera fits. Returns [`FlameView::state_json`] as text.
+    /// to the root and the camera fits. Returns [`FlameView::state_value`] as text.
     // The shell's call, flat: the view's data plus the three controls.
     #[allow(clippy::too_many_arguments)]
     pub fn set_moment(
@@ -232,7 +233,7 @@ impl FlameView {
         self.opts = opts;
         self.diff = None;
         self.rebuild_tree(snap, device, timeline, layout, false);
-        self.state_json().to_string()
+        self.state_value().to_string()
     }
 
     /// Marks search matches (element ids of the Active Memory Timeline this view was built
@@ -272,7 +273,7 @@ impl FlameView {
         self.hover = None;
         self.pane.cancel_drag();
         self.rebuild_scene(true);
-        self.state_json().to_string()
+        self.state_value().to_string()
     }
 
     /// Rebuilds the tree at `self.at` with `self.opts` and the matches; `keep_zoom`: zoom to
@@ -445,18 +446,6 @@ impl FlameView {
         self.pane.camera.clamp();
     }
 
-    /// The chart batches and their generation.
-    #[must_use]
-    pub fn batches(&self) -> (u64, &[Batch]) {
-        (self.generation, &self.batches)
-    }
-
-    /// The render view of the whole canvas.
-    #[must_use]
-    pub fn canvas_view(&self) -> View {
-        self.pane.canvas_view()
-    }
-
     /// The camera (data window of the chart).
     #[must_use]
     pub fn camera(&self) -> &Camera {
@@ -476,48 +465,6 @@ impl FlameView {
             self.pane.geom.plot.width() / (cam.x_range.1 - cam.x_range.0).max(1e-12),
             self.pane.geom.plot.height() / (cam.y_range.1 - cam.y_range.0).max(1e-12),
         )
-    }
-
-    /// Separators, the hover outline and the margin masks.
-    #[must_use]
-    pub fn overlay(&self) -> Batch {
-        let cam = self.pane.camera;
-        let origin = self.pane.overlay_origin();
-        let mut out = Vec::new();
-        let rel = |x: f64, y: f64| ((x - origin[0]) as f32, (y - origin[1]) as f32);
-        let (sx, _) = self.css_per_unit();
-        let (xl, xh) = cam.x_range;
-        let (yl, yh) = cam.y_range;
-        for r in &self.rects {
-            if (r.x1 - r.x0) * sx < SEPARATOR_MIN_CSS || r.x0 <= 0.0 {
-                continue;
-            }
-            let (x0, x1, b, t) = rect_data(r.x0, r.x1, r.depth);
-            if x1 < xl || x0 > xh || t < yl || b > yh {
-                continue;
-            }
-            let (x, b) = rel(x0, b);
-            let (_, t) = rel(x0, t);
-            out.push(Trapezoid::rect(x, x, b, t, BG));
-        }
-        if let Some((x0, x1, b, t)) = self.hover.and_then(|n| self.node_rect(n)) {
-            let (x0, b) = rel(x0, b);
-            let (x1, t) = rel(x1, t);
-            push_outline(&mut out, [x0, x1, b, t], HOVER_EDGE);
-        }
-        self.pane.margin_masks(&mut out, origin);
-        Batch::unbounded(origin, out)
-    }
-
-    /// Returns and clears the redraw flag.
-    pub fn take_needs_redraw(&mut self) -> bool {
-        self.pane.take_needs_redraw()
-    }
-
-    /// True when the next frame would differ from the last one drawn.
-    #[must_use]
-    pub fn needs_redraw(&self) -> bool {
-        self.pane.needs_redraw
     }
 
     /// True when `node` is the zoom root or below it.
@@ -576,45 +523,6 @@ impl FlameView {
 
     // ----- camera and input ------------------------------------------------------------------
 
-    /// Sets the canvas size.
-    pub fn resize(&mut self, css_w: f64, css_h: f64, dpr: f64) {
-        self.pane.resize(css_w, css_h, dpr);
-        let fitted = self.pane.is_fitted();
-        self.set_camera_limits(fitted);
-    }
-
-    pub fn fit(&mut self) {
-        self.pane.fit();
-    }
-
-    /// Zooms by `factor` (> 1 zooms in) at a canvas point: x, and y until rows are
-    /// [`MAX_ROW_CSS`] tall.
-    pub fn zoom_at(&mut self, css_x: f64, css_y: f64, factor: f64) {
-        if !css_x.is_finite() || !css_y.is_finite() {
-            return;
-        }
-        self.pane.zoom_at(css_x, css_y, factor);
-    }
-
-    pub fn pan_by(&mut self, dx: f64, dy: f64) {
-        self.pane.pan_by(dx, dy);
-    }
-
-    /// Keys: `+`/`-` zoom, `0` fits, WASD / arrows pan, Backspace zooms out one level, Home
-    /// back to the whole tree.
-    pub fn key(&mut self, key: &str) -> bool {
-        match key {
-            "Backspace" => {
-                self.zoom_out();
-            }
-            "Home" => {
-                self.zoom_to(0);
-            }
-            _ => return self.pane.key(key),
-        }
-        true
-    }
-
     /// The node under a canvas point.
     #[must_use]
     pub fn node_at(&self, css_x: f64, css_y: f64) -> Option<NodeId> {
@@ -641,7 +549,7 @@ impl FlameView {
     }
 
     /// Hover: the tooltip JSON of the node under the point ([`FlameView::node_tooltip_json`]).
-    pub fn hover(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+    pub fn hover_at(&mut self, css_x: f64, css_y: f64) -> Option<String> {
         let hit = self.node_at(css_x, css_y);
         if hit != self.hover {
             self.hover = hit;
@@ -652,7 +560,7 @@ impl FlameView {
 
     /// A click: zooms into the node under the point, or out one level on the zoom root; then
     /// the tooltip under the point.
-    pub fn click(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+    pub fn click_at(&mut self, css_x: f64, css_y: f64) -> Option<String> {
         if let Some(n) = self.node_at(css_x, css_y) {
             if n == self.zoom_root {
                 self.zoom_out();
@@ -660,34 +568,137 @@ impl FlameView {
                 self.zoom_to(n);
             }
         }
-        self.hover(css_x, css_y)
+        self.hover_at(css_x, css_y)
+    }
+}
+
+impl DrawableView for FlameView {
+    fn hover(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+        self.hover_at(css_x, css_y)
     }
 
-    pub fn pointer_down(&mut self, css_x: f64, css_y: f64) {
+    fn click(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+        self.click_at(css_x, css_y)
+    }
+
+    fn state_json(&self) -> serde_json::Value {
+        self.state_value()
+    }
+
+    /// Sets the canvas size.
+    fn resize(&mut self, css_w: f64, css_h: f64, dpr: f64) {
+        self.pane.resize(css_w, css_h, dpr);
+        let fitted = self.pane.is_fitted();
+        self.set_camera_limits(fitted);
+    }
+
+    fn fit(&mut self) {
+        self.pane.fit();
+    }
+
+    /// Zooms by `factor` (> 1 zooms in) at a canvas point: x, and y until rows are
+    /// [`MAX_ROW_CSS`] tall.
+    fn zoom_at(&mut self, css_x: f64, css_y: f64, factor: f64) {
+        if !css_x.is_finite() || !css_y.is_finite() {
+            return;
+        }
+        self.pane.zoom_at(css_x, css_y, factor);
+    }
+
+    fn pan_by(&mut self, dx: f64, dy: f64) {
+        self.pane.pan_by(dx, dy);
+    }
+
+    /// Keys: `+`/`-` zoom, `0` fits, WASD / arrows pan, Backspace zooms out one level, Home
+    /// back to the whole tree.
+    fn key(&mut self, key: &str) -> bool {
+        match key {
+            "Backspace" => {
+                self.zoom_out();
+            }
+            "Home" => {
+                self.zoom_to(0);
+            }
+            _ => return self.pane.key(key),
+        }
+        true
+    }
+
+    fn pointer_down(&mut self, css_x: f64, css_y: f64) {
         self.pane.pointer_down(css_x, css_y);
     }
 
-    pub fn pointer_move(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+    fn pointer_move(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
         if self.pane.drag_move(css_x, css_y) {
             None
         } else {
-            self.hover(css_x, css_y)
+            self.hover_at(css_x, css_y)
         }
     }
 
-    pub fn pointer_up(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+    fn pointer_up(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
         // A press and release at (about) the same place is a click (see [`Pane::release`]).
         if self.pane.release(css_x, css_y) {
-            self.click(css_x, css_y)
+            self.click_at(css_x, css_y)
         } else {
-            self.hover(css_x, css_y)
+            self.hover_at(css_x, css_y)
         }
     }
 
-    pub fn pointer_leave(&mut self) {
+    fn pointer_leave(&mut self) {
         self.pane.cancel_drag();
         if self.hover.take().is_some() {
             self.pane.needs_redraw = true;
         }
+    }
+
+    /// Separators, the hover outline and the margin masks.
+    fn overlay(&mut self) -> Batch {
+        let cam = self.pane.camera;
+        let origin = self.pane.overlay_origin();
+        let mut out = Vec::new();
+        let rel = |x: f64, y: f64| ((x - origin[0]) as f32, (y - origin[1]) as f32);
+        let (sx, _) = self.css_per_unit();
+        let (xl, xh) = cam.x_range;
+        let (yl, yh) = cam.y_range;
+        for r in &self.rects {
+            if (r.x1 - r.x0) * sx < SEPARATOR_MIN_CSS || r.x0 <= 0.0 {
+                continue;
+            }
+            let (x0, x1, b, t) = rect_data(r.x0, r.x1, r.depth);
+            if x1 < xl || x0 > xh || t < yl || b > yh {
+                continue;
+            }
+            let (x, b) = rel(x0, b);
+            let (_, t) = rel(x0, t);
+            out.push(Trapezoid::rect(x, x, b, t, BG));
+        }
+        if let Some((x0, x1, b, t)) = self.hover.and_then(|n| self.node_rect(n)) {
+            let (x0, b) = rel(x0, b);
+            let (x1, t) = rel(x1, t);
+            push_outline(&mut out, [x0, x1, b, t], HOVER_EDGE);
+        }
+        self.pane.margin_masks(&mut out, origin);
+        Batch::unbounded(origin, out)
+    }
+
+    /// The chart batches and their generation.
+    fn batches(&self) -> (u64, &[Batch]) {
+        (self.generation, &self.batches)
+    }
+
+    /// The render view of the whole canvas.
+    fn canvas_view(&self) -> View {
+        self.pane.canvas_view()
+    }
+
+    /// True when the next frame would differ from the last one drawn.
+    fn needs_redraw(&self) -> bool {
+        self.pane.needs_redraw
+    }
+
+    /// Returns and clears the redraw flag.
+    fn take_needs_redraw(&mut self) -> bool {
+        self.pane.take_needs_redraw()
     }
 }

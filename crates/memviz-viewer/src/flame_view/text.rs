@@ -114,7 +114,7 @@ impl FlameView {
 
     /// State JSON (tests, the shell's status line): the moment, options, totals, zoom, camera.
     #[must_use]
-    pub fn state_json(&self) -> serde_json::Value {
+    pub fn state_value(&self) -> serde_json::Value {
         let (at_kind, at_value) = match self.at {
             At::Peak => ("peak", None),
             At::Step(s) => ("step", Some(s)),

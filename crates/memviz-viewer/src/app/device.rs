@@ -1,0 +1,168 @@
+//! What is built once per (file, device, timeline kind): the timeline, its layout, colours,
+//! annotation phases and the first scene ([`build_device`]), shared between the Active Memory
+//! Timeline and the Private Pools view when they are equal.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use memviz_analysis::color;
+use memviz_analysis::layout::{self, Layout, LayoutOptions};
+use memviz_analysis::steps::StepValues;
+use memviz_analysis::timeline::{self, Timeline};
+use memviz_analysis::tooltip::TooltipContext;
+use memviz_render::rgba;
+use memviz_snapshot::Snapshot;
+
+use super::ViewKind;
+use crate::camera::Y_HEADROOM;
+use crate::scene::{self, PlotScene, STATIC_MAX_POINTS};
+use crate::step_time::StepTimeIndex;
+
+/// Everything built once per (file, device).
+pub(super) struct DeviceData {
+    /// Shared by the Active Memory Timeline and the Private Pools view of a device without a
+    /// private pool (where the two are equal, `timeline::has_private_pool`).
+    pub timeline: Rc<Timeline>,
+    pub layout: Rc<Layout>,
+    /// Colours drawn: `base_colors` with the highlight applied.
+    pub colors: Vec<u8>,
+    pub base_colors: Vec<u8>,
+    /// The highlighted elements (sorted) and whether the others are hidden, when set.
+    pub highlight: Option<(Vec<u32>, bool)>,
+    /// `external_annotations` phases with their band row (nesting level, < PHASE_ROWS).
+    pub phases: Vec<(memviz_analysis::annotations::Phase, u32)>,
+    pub tips: Option<TooltipContext>,
+    /// Relative time (µs since the first timed event) per timestep, non-decreasing, when the
+    /// trace has times (derived on demand from the step events).
+    pub step_time_us: Option<StepTimeIndex>,
+    /// Static scene, or the latest windowed one.
+    pub scene: PlotScene,
+    pub windowed: bool,
+    /// Instances per column of the last column level of detail.
+    pub column_density: f64,
+}
+
+/// Exact polylines only where the static scene draws them all: above [`STATIC_MAX_POINTS`] the
+/// windowed scene derives what it draws, and stored points (12 bytes each, up to 2^24 by
+/// default) cost 735 bytes per trace entry on a 20 MB tiled file (wasm memory 11× the file).
+pub const VIEWER_LAYOUT: LayoutOptions = LayoutOptions {
+    mode: layout::PointMode::Exact,
+    max_exact_points: STATIC_MAX_POINTS,
+};
+
+/// The timeline and layout of (device, kind): `built`'s when they are the same (the Private
+/// Pools view of a device without a private pool shows the Active Memory Timeline: on a 150 MB
+/// file that is 38.7 bytes per trace entry not spent twice), else built.
+pub(super) fn build_device(
+    snap: &Snapshot,
+    device: i64,
+    kind: ViewKind,
+    built: &HashMap<(i64, ViewKind), DeviceData>,
+) -> DeviceData {
+    let shared = match kind {
+        ViewKind::Pools | ViewKind::Active if !timeline::has_private_pool(snap, device) => {
+            [ViewKind::Active, ViewKind::Pools]
+                .iter()
+                .find_map(|k| built.get(&(device, *k)))
+                .map(|d| (Rc::clone(&d.timeline), Rc::clone(&d.layout)))
+        }
+        _ => None,
+    };
+    let (timeline, layout) = shared.unwrap_or_else(|| {
+        let mut timeline = match kind {
+            ViewKind::Segments => timeline::build_segments(snap, device),
+            ViewKind::Pools => timeline::build_pools(snap, device),
+            ViewKind::Active | ViewKind::State | ViewKind::Flame => timeline::build(snap, device),
+        };
+        crate::memory::phase("timeline");
+        let layout = layout::Layout::build_dropping_steps(&mut timeline, VIEWER_LAYOUT);
+        crate::memory::phase("layout");
+        (Rc::new(timeline), Rc::new(layout))
+    });
+    let colors = color::element_colors(snap, device, &timeline);
+    crate::memory::phase("colors");
+    let step_time_us = StepTimeIndex::build(snap, device, &layout);
+    crate::memory::phase("step_time");
+    let windowed = layout.exact_point_count() > STATIC_MAX_POINTS;
+    let scene = initial_scene(&layout, &colors, windowed);
+    crate::memory::phase("first_scene");
+    let phases = phase_rows(memviz_analysis::annotations::phases(snap, device, &layout));
+    crate::memory::phase("annotation_phases");
+    DeviceData {
+        timeline,
+        layout,
+        base_colors: colors.clone(),
+        highlight: None,
+        phases,
+        colors,
+        tips: None,
+        step_time_us,
+        column_density: 0.0,
+        scene,
+        windowed,
+    }
+}
+
+/// Rows of phase bands drawn at the top of the plot.
+pub const PHASE_ROWS: u32 = 3;
+/// Height of one phase band, CSS px.
+pub const PHASE_ROW_CSS: f64 = 7.0;
+pub(super) const PHASE_COLORS: [u32; 2] = [rgba(120, 90, 200, 150), rgba(60, 150, 170, 150)];
+pub(super) const PHASE_EDGE: u32 = rgba(120, 90, 200, 90);
+
+/// Phases with a band row each: the first row whose previous phase ended by this one's start
+/// (nesting goes one row down); phases needing more than [`PHASE_ROWS`] rows are left out.
+fn phase_rows(
+    phases: Vec<memviz_analysis::annotations::Phase>,
+) -> Vec<(memviz_analysis::annotations::Phase, u32)> {
+    let mut ends = [0u32; PHASE_ROWS as usize];
+    let mut used = [false; PHASE_ROWS as usize];
+    let mut out = Vec::new();
+    for p in phases {
+        let row = (0..PHASE_ROWS as usize).find(|&r| !used[r] || ends[r] <= p.start_step);
+        if let Some(r) = row {
+            used[r] = true;
+            ends[r] = p.end_step;
+            out.push((p, r as u32));
+        }
+    }
+    out
+}
+
+/// Columns of the first scene of a windowed layout: coarse, so the first frame comes soon; the
+/// camera's first settle (right after the first frame) rebuilds it at the canvas's width.
+pub const FIRST_SCENE_COLUMNS: u32 = 384;
+
+/// The first scene of a layout: static, or the column level of detail of the whole trace.
+pub(super) fn initial_scene(layout: &Layout, colors: &[u8], windowed: bool) -> PlotScene {
+    if windowed {
+        let steps = f64::from(layout.step_count().max(1));
+        let peak = layout.peak_bytes as f64 * Y_HEADROOM;
+        scene::build_columns(
+            layout,
+            colors,
+            [0.0, steps, 0.0, peak.max(1.0)],
+            FIRST_SCENE_COLUMNS,
+            peak.max(1.0) / 512.0,
+        )
+    } else {
+        scene::build_static(layout, colors)
+    }
+}
+
+/// Max of `values` over `cols` equal column ranges.
+pub(super) fn decimate_max(values: StepValues<'_, u64>, cols: usize) -> Vec<u64> {
+    let n = values.len();
+    if n == 0 || cols == 0 {
+        return Vec::new();
+    }
+    // In u64: `c * n` passes 2^32 on wasm32 (usize) for traces of a few million steps.
+    let at = |c: usize| (c as u64 * n as u64 / cols as u64) as usize;
+    (0..cols)
+        .map(|c| {
+            let a = at(c);
+            let b = at(c + 1).max(a + 1).min(n);
+            values.range(a, b).max().unwrap_or(0)
+        })
+        .collect()
+}

@@ -1,0 +1,241 @@
+//! The app's side of the flamegraph: built on first use for the current (file, device) from
+//! the Active Memory Timeline, its moments and ranges, the diff of two files.
+
+use memviz_snapshot::Snapshot;
+use serde_json::json;
+
+use super::device::build_device;
+use super::panels::unavailable_json;
+use super::{ActiveView, App, ViewKind};
+use crate::flame_view::FlameView;
+use crate::memory::Panel;
+use crate::view::DrawableView;
+
+/// Where the flamegraph is taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlameAt {
+    /// The peak of the Active Memory Timeline.
+    Peak,
+    /// The last clicked timestep (the peak before any click).
+    Click,
+    /// A timestep.
+    Step(u32),
+    /// Bytes × lifetime within timesteps `[from, to)`.
+    Range(u32, u32),
+    /// Bytes × lifetime within phase `i` of [`App::flame_phases`].
+    Phase(usize),
+}
+
+impl FlameAt {
+    /// The shell's spelling: `peak`, `click`, a timestep, `range:<from>:<to>` or `phase:<i>`;
+    /// anything else is the peak.
+    #[must_use]
+    pub fn parse(text: &str) -> Self {
+        let num = |t: &str| t.parse::<u32>().ok();
+        if let Some(i) = text.strip_prefix("phase:") {
+            return i.parse().map_or(FlameAt::Peak, FlameAt::Phase);
+        }
+        if let Some(r) = text.strip_prefix("range:") {
+            let mut it = r.split(':').map(num);
+            return match (it.next().flatten(), it.next().flatten()) {
+                (Some(a), Some(b)) if a <= b => FlameAt::Range(a, b),
+                _ => FlameAt::Peak,
+            };
+        }
+        match text {
+            "click" => FlameAt::Click,
+            n => num(n).map_or(FlameAt::Peak, FlameAt::Step),
+        }
+    }
+}
+
+impl App {
+    pub(super) fn ensure_flame_view(&mut self) {
+        let key = (self.current, self.device);
+        if self.flame_view.as_ref().is_some_and(|(k, _)| *k == key) {
+            return;
+        }
+        if !self.fits(ViewKind::Flame) {
+            self.flame_view = None;
+            return;
+        }
+        let geom = self.geom;
+        let device = self.device;
+        let Some(f) = self.files.get_mut(self.current) else {
+            self.flame_view = None;
+            return;
+        };
+        if !f.devices.contains_key(&(device, ViewKind::Active)) {
+            let data = build_device(&f.snap, device, ViewKind::Active, &f.devices);
+            f.devices.insert((device, ViewKind::Active), data);
+        }
+        let Some(data) = f.devices.get(&(device, ViewKind::Active)) else {
+            self.flame_view = None;
+            return;
+        };
+        let mut fv = FlameView::new(&f.snap, device, &data.timeline, &data.layout, &geom);
+        if data.highlight.is_some() {
+            fv.set_matches(
+                &f.snap,
+                device,
+                &data.timeline,
+                &data.layout,
+                data.highlight.clone(),
+            );
+        }
+        self.flame_view = Some((key, fv));
+    }
+
+    /// Gives the flamegraph the Active Memory Timeline's highlight (search matches, a source
+    /// line's allocations) of the current (file, device).
+    pub(super) fn sync_flame_matches(&mut self) {
+        let device = self.device;
+        let Some(((cur, dev), fv)) = self.flame_view.as_mut() else {
+            return;
+        };
+        if (*cur, *dev) != (self.current, device) {
+            return;
+        }
+        let Some(f) = self.files.get(*cur) else {
+            return;
+        };
+        if let Some(d) = f.devices.get(&(device, ViewKind::Active)) {
+            fv.set_matches(&f.snap, device, &d.timeline, &d.layout, d.highlight.clone());
+            self.frame.needs_redraw = true;
+        }
+    }
+
+    /// Shows the diff flamegraph of files `a` and `b` (live allocations of the final state, all
+    /// devices; `all_frames`: every frame) in the flamegraph view. Returns its state JSON
+    /// (`null` for an unknown file).
+    pub fn flame_diff(&mut self, a: usize, b: usize, all_frames: bool) -> String {
+        use memviz_analysis::diff::live_folded;
+        use memviz_analysis::flame::{FlameTree, ValueUnit};
+        if self.files.get(a).is_none() || self.files.get(b).is_none() {
+            return "null".into();
+        }
+        if let Err(why) = self.check_pair(Panel::FlameDiff, a, b) {
+            return unavailable_json(&why);
+        }
+        let tree = {
+            let (Some(fa), Some(fb)) = (self.files.get(a), self.files.get(b)) else {
+                return "null".into();
+            };
+            let tree = FlameTree::build_diff(
+                &live_folded(&fa.snap, None, all_frames),
+                &live_folded(&fb.snap, None, all_frames),
+                ValueUnit::Bytes,
+            );
+            (tree, fa.name.clone(), fb.name.clone())
+        };
+        self.set_view(ViewKind::Flame);
+        self.frame.needs_redraw = true;
+        match self.flame_view.as_mut() {
+            Some((_, fv)) => fv.show_diff(tree.0, &tree.1, &tree.2),
+            None => "null".into(),
+        }
+    }
+
+    /// The flamegraph shown, when the flamegraph view is on.
+    fn fv(&mut self) -> Option<(&Snapshot, &mut FlameView)> {
+        if self.active != ActiveView::Flame {
+            return None;
+        }
+        let (key, fv) = self.flame_view.as_mut()?;
+        if *key != (self.current, self.device) {
+            return None;
+        }
+        let snap = &self.files.get(key.0)?.snap;
+        Some((snap, fv))
+    }
+
+    /// Rebuilds the flamegraph at a moment or over a range ([`FlameAt`]); `lifetime`: bytes ×
+    /// lifetime over the trace (a range always gives bytes × lifetime within it). Returns the
+    /// flamegraph state JSON.
+    pub fn flame_set(&mut self, at: FlameAt, lifetime: bool, all_frames: bool) -> String {
+        use memviz_analysis::flame::{At, FlameOptions};
+        self.ensure_flame_view();
+        if self.flame_view.is_some() {
+            if let Err(why) = self.check_panel(Panel::FlameMoment, ViewKind::Active, false) {
+                return unavailable_json(&why);
+            }
+        }
+        let device = self.device;
+        let Some(f) = self.files.get(self.current) else {
+            return "null".into();
+        };
+        let (Some(d), Some((_, fv))) = (
+            f.devices.get(&(device, ViewKind::Active)),
+            self.flame_view.as_mut(),
+        ) else {
+            return "null".into();
+        };
+        let range = match at {
+            FlameAt::Phase(i) => d.phases.get(i).map(|(p, _)| (p.start_step, p.end_step)),
+            FlameAt::Range(a, b) if a <= b => Some((a, b)),
+            _ => None,
+        };
+        let moment = match at {
+            FlameAt::Click => self.timeline.last_click_step.map_or(At::Peak, At::Step),
+            FlameAt::Step(n) => At::Step(n),
+            _ => At::Peak,
+        };
+        self.frame.needs_redraw = true;
+        let opts = FlameOptions {
+            all_frames,
+            lifetime: lifetime || range.is_some(),
+            step_range: range,
+        };
+        fv.set_options(&f.snap, device, &d.timeline, &d.layout, moment, opts)
+    }
+
+    /// The `external_annotations` phases of the current device's Active Memory Timeline (time
+    /// ranges for [`App::flame_set`]), JSON `[{index, name, start_step, end_step}]`, at most
+    /// 1000, in start order.
+    #[must_use]
+    pub fn flame_phases(&self) -> String {
+        let Some(d) = self
+            .files
+            .get(self.current)
+            .and_then(|f| f.devices.get(&(self.device, ViewKind::Active)))
+        else {
+            return "[]".into();
+        };
+        let list: Vec<serde_json::Value> = d
+            .phases
+            .iter()
+            .enumerate()
+            .take(1000)
+            .map(|(i, (p, _))| {
+                json!({"index": i, "name": p.name, "start_step": p.start_step, "end_step": p.end_step})
+            })
+            .collect();
+        json!(list).to_string()
+    }
+
+    /// The flamegraph's breadcrumb, labels and state, JSON `{breadcrumb, labels, state}`.
+    pub fn flame_info(&mut self) -> String {
+        self.ensure_flame_view();
+        match self.flame_view.as_ref() {
+            Some((_, fv)) => format!(
+                "{{\"breadcrumb\":{},\"labels\":{},\"state\":{}}}",
+                fv.breadcrumb_json(),
+                fv.labels_json(),
+                fv.state_json()
+            ),
+            None => "null".into(),
+        }
+    }
+
+    /// Zooms the flamegraph to a node of the full tree (from the breadcrumb).
+    pub fn flame_zoom_to(&mut self, node: u32) -> bool {
+        self.frame.needs_redraw = true;
+        self.fv().is_some_and(|(_, fv)| fv.zoom_to(node))
+    }
+
+    /// Canvas CSS px of a flamegraph node's centre (in the current zoom).
+    pub fn flame_node_center(&mut self, node: u32) -> Option<[f64; 2]> {
+        let (_, fv) = self.fv()?;
+        fv.node_center_css(node)
+    }
+}

@@ -1,0 +1,330 @@
+//! The timeline's overlay (grid, peak marker, hover outline, annotation phases, gutter masks,
+//! axes, the overview strip and its brush) and its axis ticks, in CSS px for the shell's labels.
+
+use memviz_render::{rgba, Trapezoid};
+use memviz_snapshot::Snapshot;
+
+use super::device::{DeviceData, PHASE_COLORS, PHASE_EDGE, PHASE_ROW_CSS};
+use super::timeline::{TimelineUi, TimelineView};
+use crate::camera::{PlotGeometry, RectCss};
+use crate::scene::Batch;
+use crate::ticks::{self, Tick};
+
+const BG: u32 = rgba(255, 255, 255, 255);
+const AXIS: u32 = rgba(90, 90, 90, 255);
+const GRID: u32 = rgba(0, 0, 0, 28);
+const PEAK: u32 = rgba(220, 30, 30, 230);
+const PEAK_LINE: u32 = rgba(220, 30, 30, 110);
+const OVERVIEW_BG: u32 = rgba(244, 244, 246, 255);
+const OVERVIEW_FILL: u32 = rgba(70, 110, 170, 255);
+const BRUSH: u32 = rgba(30, 100, 220, 50);
+const BRUSH_EDGE: u32 = rgba(30, 100, 220, 220);
+const HOVER_EDGE: u32 = rgba(0, 0, 0, 255);
+
+/// Both axes' ticks, positions in canvas CSS px.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct AxisTicks {
+    /// x ticks: `pos_css_px` is a canvas x.
+    pub x: Vec<Tick>,
+    /// y ticks: `pos_css_px` is a canvas y.
+    pub y: Vec<Tick>,
+    /// `"time"`, `"timesteps"`, or `"none"` (a view without axes).
+    pub x_unit: &'static str,
+    /// Labels of the annotation phases wide enough to name (CSS px, clipped to the plot).
+    pub phases: Vec<PhaseLabel>,
+}
+
+impl AxisTicks {
+    /// No ticks: the State History and the flamegraph draw no axes.
+    #[must_use]
+    pub fn none() -> Self {
+        AxisTicks {
+            x: Vec::new(),
+            y: Vec::new(),
+            x_unit: "none",
+            phases: Vec::new(),
+        }
+    }
+}
+
+/// A phase band's label position.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct PhaseLabel {
+    pub left: f64,
+    pub right: f64,
+    pub top: f64,
+    pub name: String,
+}
+
+/// Ticks of both axes for the timeline's camera, inside the plot, increasing.
+pub(super) fn axis_ticks(
+    ui: &TimelineUi,
+    geom: &PlotGeometry,
+    data: Option<&DeviceData>,
+    snap: Option<&Snapshot>,
+    device: i64,
+) -> AxisTicks {
+    let cam = &ui.camera;
+    let p = geom.plot;
+    let xpos = |x: f64| cam.css_px_from_data(geom, [x, 0.0])[0];
+    let ypos = |y: f64| cam.css_px_from_data(geom, [0.0, y])[1];
+    let y = ticks::byte_ticks(cam.y_range.0, cam.y_range.1, p.height(), ypos);
+    let trace = snap.and_then(|s| s.trace(device));
+    let times = data
+        .zip(trace)
+        .and_then(|(d, tr)| Some(d.step_time_us.as_ref()?.with(tr, &d.layout)))
+        .filter(|_| ui.time_axis);
+    let (x, x_unit) = match times {
+        Some(t) => (
+            ticks::time_ticks(cam.x_range.0, cam.x_range.1, p.width(), &t, xpos),
+            "time",
+        ),
+        None => (
+            ticks::step_ticks(cam.x_range.0, cam.x_range.1, p.width(), xpos),
+            "timesteps",
+        ),
+    };
+    let inside_x = |t: &Tick| t.pos_css_px >= p.left - 0.5 && t.pos_css_px <= p.right + 0.5;
+    let inside_y = |t: &Tick| t.pos_css_px >= p.top - 0.5 && t.pos_css_px <= p.bottom + 0.5;
+    let mut phases = Vec::new();
+    if let Some(d) = data {
+        for (ph, row) in &d.phases {
+            let x0 = xpos(f64::from(ph.start_step)).max(p.left);
+            let x1 = xpos(f64::from(ph.end_step)).min(p.right);
+            if x1 - x0 >= 40.0 && phases.len() < 200 {
+                phases.push(PhaseLabel {
+                    left: x0,
+                    right: x1,
+                    top: p.top + f64::from(*row) * PHASE_ROW_CSS,
+                    name: ph.name.clone(),
+                });
+            }
+        }
+    }
+    AxisTicks {
+        x: x.into_iter().filter(inside_x).collect(),
+        y: y.into_iter().filter(inside_y).collect(),
+        x_unit,
+        phases,
+    }
+}
+
+impl TimelineView<'_> {
+    /// The per-frame overlay in the canvas view's data space: peak marker, grid, gutter masks,
+    /// axes and tick marks, overview strip and brush, hover outline. Drawn after the plot.
+    pub(super) fn draw_overlay(&mut self) -> Batch {
+        let cols = self.overview_columns();
+        let geom = *self.geom;
+        let cam = self.ui.camera;
+        let origin = cam.data_from_css_px(&geom, [0.0, geom.css_h]);
+        let mut out: Vec<Trapezoid> = Vec::new();
+        let to_data = |p: [f64; 2]| cam.data_from_css_px(&geom, p);
+        let rect = |out: &mut Vec<Trapezoid>, r: RectCss, color: u32| {
+            let a = to_data([r.left, r.bottom]);
+            let b = to_data([r.right, r.top]);
+            out.push(Trapezoid::rect(
+                (a[0] - origin[0]) as f32,
+                (b[0] - origin[0]) as f32,
+                (a[1] - origin[1]) as f32,
+                (b[1] - origin[1]) as f32,
+                color,
+            ));
+        };
+        let line = |out: &mut Vec<Trapezoid>, left: f64, right: f64, top: f64, bottom: f64| {
+            rect(
+                out,
+                RectCss {
+                    left,
+                    right,
+                    top,
+                    bottom,
+                },
+                AXIS,
+            );
+        };
+        let p = geom.plot;
+        let ticks = axis_ticks(self.ui, &geom, self.data(), Some(self.snap), self.device);
+        // Grid lines over the plot (faint), under the masks.
+        for t in &ticks.y {
+            rect(
+                &mut out,
+                RectCss {
+                    left: p.left,
+                    right: p.right,
+                    top: t.pos_css_px,
+                    bottom: t.pos_css_px,
+                },
+                GRID,
+            );
+        }
+        if let Some(d) = self.data() {
+            // Peak marker: a faint horizontal line at the peak, a triangle above the peak step.
+            let peak = d.layout.peak_bytes as f64;
+            let px = cam.css_px_from_data(&geom, [f64::from(d.layout.peak_step), peak]);
+            rect(
+                &mut out,
+                RectCss {
+                    left: p.left,
+                    right: p.right,
+                    top: px[1],
+                    bottom: px[1],
+                },
+                PEAK_LINE,
+            );
+            if p.contains(px)
+                || (px[0] >= p.left
+                    && px[0] <= p.right
+                    && px[1] >= p.top - 12.0
+                    && px[1] <= p.bottom)
+            {
+                let (x, y) = (px[0], px[1]);
+                let a = to_data([x - 6.0, y - 10.0]);
+                let m = to_data([x, y]);
+                let b = to_data([x + 6.0, y - 10.0]);
+                let (ox, oy) = (origin[0], origin[1]);
+                out.push(Trapezoid::new(
+                    (a[0] - ox) as f32,
+                    (m[0] - ox) as f32,
+                    [(a[1] - oy) as f32, (a[1] - oy) as f32],
+                    [(m[1] - oy) as f32, (a[1] - oy) as f32],
+                    PEAK,
+                ));
+                out.push(Trapezoid::new(
+                    (m[0] - ox) as f32,
+                    (b[0] - ox) as f32,
+                    [(m[1] - oy) as f32, (b[1] - oy) as f32],
+                    [(b[1] - oy) as f32, (b[1] - oy) as f32],
+                    PEAK,
+                ));
+            }
+            // Hover / pinned element outline: its pieces inside the window, as hairlines.
+            if let Some(e) = self.ui.pinned.or(self.ui.hover) {
+                let h = d.layout.height_bytes(e) as f64;
+                let pts = d.layout.clipped_points(e, cam.x_range.0, cam.x_range.1);
+                for w in pts.windows(2).take(4096) {
+                    let (Some(&(xa, ba)), Some(&(xb, bb))) = (w.first(), w.get(1)) else {
+                        continue;
+                    };
+                    for off in [0.0, h] {
+                        out.push(Trapezoid::new(
+                            (xa - origin[0]) as f32,
+                            (xb - origin[0]) as f32,
+                            [(ba + off - origin[1]) as f32; 2],
+                            [(bb + off - origin[1]) as f32; 2],
+                            HOVER_EDGE,
+                        ));
+                    }
+                }
+            }
+            // Annotation phases: bands at the top of the plot, a faint line where each starts.
+            let mut drawn = 0;
+            for (i, (ph, row)) in d.phases.iter().enumerate() {
+                let x0 = cam.css_px_from_data(&geom, [f64::from(ph.start_step), 0.0])[0];
+                let x1 = cam.css_px_from_data(&geom, [f64::from(ph.end_step), 0.0])[0];
+                if x1 < p.left || x0 > p.right || drawn > 4000 {
+                    continue;
+                }
+                drawn += 1;
+                let top = p.top + f64::from(*row) * PHASE_ROW_CSS;
+                let (l, r) = (x0.max(p.left), x1.min(p.right));
+                rect(
+                    &mut out,
+                    RectCss {
+                        left: l,
+                        right: r.max(l),
+                        top,
+                        bottom: top + PHASE_ROW_CSS - 1.0,
+                    },
+                    PHASE_COLORS[i % 2],
+                );
+                if x1 - x0 >= 8.0 && x0 >= p.left {
+                    rect(
+                        &mut out,
+                        RectCss {
+                            left: x0,
+                            right: x0,
+                            top,
+                            bottom: p.bottom,
+                        },
+                        PHASE_EDGE,
+                    );
+                }
+            }
+        }
+        // Masks over the gutters (the plot's instances extend past the window).
+        let (w, hgt) = (geom.css_w, geom.css_h);
+        for (left, right, top, bottom) in [
+            (0.0, p.left, 0.0, hgt),
+            (p.right, w, 0.0, hgt),
+            (0.0, w, 0.0, p.top),
+            (0.0, w, p.bottom, hgt),
+        ] {
+            rect(
+                &mut out,
+                RectCss {
+                    left,
+                    right,
+                    top,
+                    bottom,
+                },
+                BG,
+            );
+        }
+        // Axes and tick marks.
+        line(&mut out, p.left, p.left, p.top, p.bottom);
+        line(&mut out, p.left, p.right, p.bottom, p.bottom);
+        for t in &ticks.y {
+            line(&mut out, p.left - 5.0, p.left, t.pos_css_px, t.pos_css_px);
+        }
+        for t in &ticks.x {
+            line(
+                &mut out,
+                t.pos_css_px,
+                t.pos_css_px,
+                p.bottom,
+                p.bottom + 5.0,
+            );
+        }
+        // Overview strip: total memory per column (max), then the brush.
+        let o = geom.overview;
+        rect(&mut out, o, OVERVIEW_BG);
+        let full_top = cam.full_y.1.max(1.0);
+        let n = cols.len().max(1) as f64;
+        for (i, &v) in cols.iter().enumerate() {
+            let frac = (v as f64 / full_top).clamp(0.0, 1.0);
+            if frac <= 0.0 {
+                continue;
+            }
+            let l = o.left + o.width() * (i as f64 / n);
+            let r = o.left + o.width() * ((i + 1) as f64 / n);
+            rect(
+                &mut out,
+                RectCss {
+                    left: l,
+                    right: r,
+                    top: o.bottom - frac * o.height(),
+                    bottom: o.bottom,
+                },
+                OVERVIEW_FILL,
+            );
+        }
+        let fx = |x: f64| {
+            let f = (x - cam.full_x.0) / (cam.full_x.1 - cam.full_x.0);
+            o.left + f.clamp(0.0, 1.0) * o.width()
+        };
+        let (b0, b1) = (fx(cam.x_range.0), fx(cam.x_range.1));
+        for (left, right, color) in [(b0, b1, BRUSH), (b0, b0, BRUSH_EDGE), (b1, b1, BRUSH_EDGE)] {
+            rect(
+                &mut out,
+                RectCss {
+                    left,
+                    right,
+                    top: o.top,
+                    bottom: o.bottom,
+                },
+                color,
+            );
+        }
+        Batch::unbounded(origin, out)
+    }
+}

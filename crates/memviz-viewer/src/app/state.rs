@@ -1,0 +1,114 @@
+//! The app's side of the Allocator State History: built on first use for the current (file,
+//! device), its selection, rows, OOM events, search and focus.
+
+use memviz_snapshot::Snapshot;
+
+use super::{ActiveView, App, ViewKind};
+use crate::state_view::StateView;
+
+impl App {
+    pub(super) fn ensure_state_view(&mut self) {
+        let key = (self.current, self.device);
+        if self.state_view.as_ref().is_some_and(|(k, _)| *k == key) {
+            return;
+        }
+        if !self.fits(ViewKind::State) {
+            self.state_view = None;
+            return;
+        }
+        self.state_view = self
+            .files
+            .get(self.current)
+            .map(|f| (key, StateView::new(&f.snap, self.device, &self.geom)));
+    }
+
+    /// The state history shown, when the State History view is on.
+    fn sv(&mut self) -> Option<(&Snapshot, &mut StateView)> {
+        if self.active != ActiveView::State {
+            return None;
+        }
+        let (key, sv) = self.state_view.as_mut()?;
+        if *key != (self.current, self.device) {
+            return None;
+        }
+        let snap = &self.files.get(key.0)?.snap;
+        Some((snap, sv))
+    }
+
+    /// The state history of the current file and device (built on first use).
+    pub fn state_view(&mut self) -> Option<&StateView> {
+        self.ensure_state_view();
+        self.state_view.as_ref().map(|(_, v)| v)
+    }
+
+    /// Selects event `k` of the state history (-1: the last); the selection JSON
+    /// ([`StateView::selection_json`]).
+    pub fn state_select(&mut self, k: i64) -> String {
+        self.ensure_state_view();
+        self.frame.needs_redraw = true;
+        let Some(f) = self.files.get(self.current) else {
+            return "null".into();
+        };
+        match self.state_view.as_mut() {
+            Some((_, v)) => v.select(&f.snap, k),
+            None => "null".into(),
+        }
+    }
+
+    /// Rows of the state history's event list, JSON ([`StateView::rows_json`]).
+    pub fn state_rows(&mut self, start: usize, count: usize) -> String {
+        self.ensure_state_view();
+        match (self.files.get(self.current), self.state_view.as_ref()) {
+            (Some(f), Some((_, v))) => v.rows_json(&f.snap, start, count),
+            _ => "[]".into(),
+        }
+    }
+
+    /// The `oom` events of the state history, JSON array of indices.
+    pub fn state_ooms(&mut self) -> String {
+        self.ensure_state_view();
+        match (self.files.get(self.current), self.state_view.as_ref()) {
+            (Some(f), Some((_, v))) => v.oom_events_json(&f.snap),
+            _ => "[]".into(),
+        }
+    }
+
+    /// The next (or previous) event whose row contains `query`, or -1.
+    pub fn state_search(&mut self, query: &str, from: i64, forward: bool) -> i64 {
+        self.ensure_state_view();
+        match (self.files.get(self.current), self.state_view.as_ref()) {
+            (Some(f), Some((_, v))) => v.search(&f.snap, query, from, forward),
+            _ => -1,
+        }
+    }
+
+    /// Pins and shows the block at `addr` in the map; its tooltip JSON.
+    pub fn state_focus(&mut self, addr: u64) -> Option<String> {
+        self.frame.needs_redraw = true;
+        let (snap, v) = self.sv()?;
+        v.focus(snap, addr)
+    }
+
+    /// Canvas CSS px of the centre of a map item (`segment`, `block` or `waste` at `addr`).
+    pub fn state_item_center(&mut self, kind: &str, addr: u64) -> Option<[f64; 2]> {
+        use memviz_analysis::segmap::Item;
+        let item = match kind {
+            "segment" => Item::Segment(addr),
+            "block" => Item::Block(addr),
+            "waste" => Item::Waste(addr),
+            _ => return None,
+        };
+        let (_, v) = self.sv()?;
+        v.item_center_css(item)
+    }
+
+    /// `allocator_settings` as readable rows, JSON `[{key, value, meaning}]` (empty when the
+    /// file has none).
+    #[must_use]
+    pub fn allocator_settings(&self) -> String {
+        let Some(snap) = self.snapshot() else {
+            return "[]".into();
+        };
+        crate::settings::rows_json(snap)
+    }
+}

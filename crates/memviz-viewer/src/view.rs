@@ -1,0 +1,70 @@
+//! The views drawn on the canvas behind one trait, [`DrawableView`]: the timelines
+//! (`app::timeline`), the Allocator State History ([`crate::state_view::StateView`]) and the
+//! flamegraph ([`crate::flame_view::FlameView`]). [`crate::App`] keeps which one is shown in
+//! one [`ActiveView`] and sends every input, frame and question to it through the trait; a new
+//! view implements the trait and adds a variant (see ARCHITECTURE.md, "How to add a view").
+
+use memviz_render::View;
+use memviz_snapshot::Snapshot;
+
+use crate::scene::Batch;
+
+/// Pointer travel (CSS px) under which a press-release is a click, not a drag.
+pub const CLICK_SLOP_CSS: f64 = 4.0;
+
+/// Which view the canvas shows. The timeline kind shown (Active, Segments or Pools) is the
+/// timeline's own state: it is kept while another view is shown, and shown again after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ActiveView {
+    /// One of the timelines (memory_viz's Active Memory, Cached Segment, Private Pools).
+    #[default]
+    Timeline,
+    /// The Allocator State History.
+    State,
+    /// The memory flamegraph.
+    Flame,
+}
+
+/// A view drawn on the canvas: it owns its camera and hover state, answers the pointer, the
+/// wheel and the keys in canvas CSS px, and gives the batches and overlay of each frame.
+/// Answers to the shell (tooltips) are JSON text for now.
+pub trait DrawableView {
+    /// The canvas was resized (CSS px and device pixel ratio).
+    fn resize(&mut self, css_w: f64, css_h: f64, dpr: f64);
+    /// Shows everything.
+    fn fit(&mut self);
+    /// Zooms by `factor` (> 1 zooms in) around a canvas point.
+    fn zoom_at(&mut self, css_x: f64, css_y: f64, factor: f64);
+    /// Pans by CSS px.
+    fn pan_by(&mut self, dx: f64, dy: f64);
+    /// A key; true when it was used.
+    fn key(&mut self, key: &str) -> bool;
+    /// Pointer pressed.
+    fn pointer_down(&mut self, css_x: f64, css_y: f64);
+    /// Pointer moved: a drag continues, else a hover; the tooltip to show, if any.
+    fn pointer_move(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String>;
+    /// Pointer released: a press-release without travel is a click; the tooltip to show.
+    fn pointer_up(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String>;
+    /// Hover at a canvas point; the tooltip to show, if any.
+    fn hover(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String>;
+    /// The pointer left the canvas.
+    fn pointer_leave(&mut self);
+    /// A click (pins or unpins); the tooltip to show.
+    fn click(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String>;
+    /// The per-frame overlay (axes, masks, outlines), in the canvas view's data space.
+    fn overlay(&mut self) -> Batch;
+    /// The plot batches and their generation (it changes when they must be uploaded).
+    fn batches(&self) -> (u64, &[Batch]);
+    /// The view of the whole canvas for this frame.
+    fn canvas_view(&self) -> View;
+    /// True when the next frame would differ from the last one drawn.
+    fn needs_redraw(&self) -> bool;
+    /// Returns and clears the redraw flag.
+    fn take_needs_redraw(&mut self) -> bool;
+    /// Once per animation frame (monotonic ms): true when a redraw is needed.
+    fn tick(&mut self, _now_ms: f64) -> bool {
+        self.needs_redraw()
+    }
+    /// The view's state for tests and the shell's status line.
+    fn state_json(&self) -> serde_json::Value;
+}
