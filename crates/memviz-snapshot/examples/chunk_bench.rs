@@ -16,9 +16,13 @@ fn main() {
     let mut total = (0.0, 0.0);
     let entries = std::fs::read_dir(&dir).map(|d| d.flatten().collect::<Vec<_>>());
     for e in entries.unwrap_or_default() {
-        let Ok(data) = std::fs::read(e.path()) else { continue };
+        let Ok(data) = std::fs::read(e.path()) else {
+            continue;
+        };
         let data = &data[..data.len().min(1024)];
-        let Some((&first, rest)) = data.split_first() else { continue };
+        let Some((&first, rest)) = data.split_first() else {
+            continue;
+        };
         let chunk = 1 + first as usize % 97;
         let t = Instant::now();
         let mut l = Loader::new();
@@ -38,7 +42,12 @@ fn main() {
         let whole = t.elapsed().as_secs_f64() * 1e3;
         total.0 += chunked;
         total.1 += whole;
-        times.push((chunked, whole, chunk, e.file_name().to_string_lossy().into_owned()));
+        times.push((
+            chunked,
+            whole,
+            chunk,
+            e.file_name().to_string_lossy().into_owned(),
+        ));
     }
     times.sort_by(|a, b| (b.0 + b.1).total_cmp(&(a.0 + a.1)));
     println!(
