@@ -6,9 +6,13 @@
 import { ViewerClient } from './bridge.js';
 import { wireFileInputs } from './file_drop.js';
 import { StateHistory } from './state_history.js';
-import {
-  SearchBox, LinesTable, LiveTable, LeaksPanel, FilesAndCompare, FlameControls, onUnavailable, unavailable,
-} from './find.js';
+import { SearchBox } from './panels/search.js';
+import { LinesTable } from './panels/lines.js';
+import { LiveTable } from './panels/live.js';
+import { LeaksPanel } from './panels/leaks.js';
+import { FilesAndCompare } from './panels/compare.js';
+import { FlameControls } from './panels/flame_controls.js';
+import { onUnavailable, unavailable } from './panels/unavailable.js';
 import { DeepLinks, EmbedHost, urlParam } from './share.js';
 import { setChildren } from './dom.js';
 

@@ -1,0 +1,55 @@
+// panels/leaks.js: the leak suspects, each explained in Rust's sentence with its top frames.
+import { setChildren } from '../dom.js';
+import { unavailable } from './unavailable.js';
+
+/** The leak suspects, each explained in a sentence with its top frames. */
+export class LeaksPanel {
+  constructor(els, call) {
+    this.els = els;
+    this.call = call;
+    this.report = null;
+    this.loadedFor = null;
+    this.key = '';
+    els.panel.addEventListener('toggle', () => { if (els.panel.open) this.load(); });
+  }
+
+  invalidate(key) {
+    if (key === this.key) return;
+    this.key = key;
+    this.loadedFor = null;
+    if (this.els.panel.open) this.load();
+  }
+
+  async load() {
+    if (this.loadedFor === this.key && this.report !== null) return this.report;
+    const key = this.key;
+    const { result } = await this.call('leaks', []);
+    const r = JSON.parse(result);
+    const why = unavailable(r);
+    if (why !== null) {
+      // Not kept: opening the panel again asks again.
+      this.report = null;
+      this.loadedFor = null;
+      this.els.rule.textContent = why;
+      this.els.list.replaceChildren();
+      return r;
+    }
+    this.report = r;
+    this.loadedFor = key;
+    if (r === null) return r;
+    this.els.rule.textContent = r.suspects.length === 0
+      ? `No suspects. Memory settled at timestep ${r.settled_step.toLocaleString('en-US')} (${r.settled_rule}).`
+      : `Settled at timestep ${r.settled_step.toLocaleString('en-US')}: ${r.settled_rule}`;
+    setChildren(this.els.list, r.suspects.slice(0, 50).map((x) => {
+      const li = document.createElement('li');
+      li.className = x.kind;
+      const p = document.createElement('div');
+      p.textContent = x.explanation;
+      const pre = document.createElement('pre');
+      pre.textContent = x.shown.slice(0, 6).join('\n');
+      li.append(p, pre);
+      return li;
+    }));
+    return r;
+  }
+}
