@@ -15,7 +15,11 @@ function wasmUrls() {
   if (glue === null || wasm === null) {
     throw new Error('the page was not built by trunk (its wasm preload links are missing)');
   }
-  return { glue: new URL(glue.getAttribute('href'), document.baseURI).href, wasm: new URL(wasm.getAttribute('href'), document.baseURI).href };
+  // (Both selectors require an href, so getAttribute is never null here.)
+  return {
+    glue: new URL(glue.getAttribute('href') || '', document.baseURI).href,
+    wasm: new URL(wasm.getAttribute('href') || '', document.baseURI).href,
+  };
 }
 
 /**

@@ -15,6 +15,13 @@ import { FlameControls } from './panels/flame_controls.js';
 import { onUnavailable, unavailable } from './panels/unavailable.js';
 import { DeepLinks, EmbedHost, urlParam } from './share.js';
 import { setChildren } from './dom.js';
+/** @typedef {import('./types').Panel} Panel */
+/** @typedef {import('./types').Ticks} Ticks */
+/** @typedef {import('./types').Tooltip} Tooltip */
+/** @typedef {import('./types').Geometry} Geometry */
+/** @typedef {import('./types').SettingRow} SettingRow */
+/** @typedef {import('./types').ViewerState} ViewerState */
+
 
 const $ = (id) => /** @type {any} */ (document.getElementById(id));
 const els = {
@@ -66,9 +73,11 @@ let client = null;
 /** The open() in progress: {id} or null. */
 let current = null;
 /** Latest tooltip shown (parsed Rust JSON) and the last pointer position (canvas CSS px). */
+/** @type {Tooltip | null} */
 let tip = null;
+/** @type {[number, number]} */
 let pointer = [0, 0];
-/** Plot geometry from the last panel (canvas CSS px). */
+/** Plot geometry from the last panel (canvas CSS px). @type {Geometry | null} */
 let geometry = null;
 let filesOpen = 0;
 
@@ -147,7 +156,7 @@ function startViewer() {
       else els.bar.removeAttribute('value');
     },
     frame(msg) {
-      showTicks(JSON.parse(msg.ticks));
+      showTicks(/** @type {Ticks | null} */ (JSON.parse(msg.ticks)));
       flameControls.onFrame();
       if (filesOpen > 0) links.schedule();
     },
@@ -377,7 +386,7 @@ function fillSelect(select, options) {
 }
 
 function showPanel(panelJson, table, summary) {
-  const panel = JSON.parse(panelJson);
+  const panel = /** @type {Panel} */ (JSON.parse(panelJson));
   if (panel.state === null) return;
   const state = panel.state;
   geometry = state.geometry;
@@ -435,7 +444,7 @@ function showPanel(panelJson, table, summary) {
 
 /** The file/device the flamegraph was last made for ('' when not shown). */
 let lastFlameKey = '';
-/** Resolves when the flamegraph finished its first build. */
+/** Resolves when the flamegraph finished its first build. @type {Promise<unknown>} */
 let flameReady = Promise.resolve();
 /** The timeline (file/device/view) the search and the lines table were last made for. */
 let lastTimelineKey = '';
@@ -467,6 +476,7 @@ function showView(view, key) {
   }
 }
 
+/** @param {SettingRow[]} rows */
 function showSettings(rows) {
   els.settingsNone.hidden = rows.length > 0;
   els.settingsTable.hidden = rows.length === 0;
@@ -482,6 +492,7 @@ function showSettings(rows) {
 }
 
 let lastTicks = '';
+/** @param {Ticks | null | undefined} ticks */
 function showTicks(ticks) {
   if (!ticks || geometry === null) return;
   const p = geometry.plot;
@@ -649,13 +660,14 @@ const stateHistory = new StateHistory({
 /** The JSON of the tooltip shown: a hover over the same allocation only moves it. */
 let tipJson = null;
 
+/** @param {string | null} json  Rust's tooltip JSON (a `Tooltip` or an `Unavailable`), or null: none */
 function showTooltip(json) {
   if (json && json === tipJson && !els.tooltip.hidden) {
     placeTooltip();
     return;
   }
   tipJson = json || null;
-  tip = json ? JSON.parse(json) : null;
+  tip = json ? /** @type {Tooltip} */ (JSON.parse(json)) : null;
   // The hit index or the tooltips' context cannot fit in memory: said in the notice, no tooltip.
   if (unavailable(tip) !== null) tip = null;
   embed.selection(tip);
@@ -723,6 +735,10 @@ els.copy.addEventListener('click', copyStack);
 // ----- input on the plot --------------------------------------------------------------------
 
 /** An event's position in the canvas's content box, CSS px (what Rust's geometry uses). */
+/**
+ * @param {MouseEvent} ev
+ * @returns {[number, number]}
+ */
 function canvasPos(ev) {
   const r = els.canvas.getBoundingClientRect();
   return [ev.clientX - r.left - els.canvas.clientLeft, ev.clientY - r.top - els.canvas.clientTop];

@@ -54,7 +54,7 @@ export function decodeHash(hash) {
   if (typeof hash !== 'string' || hash.length > 4 * MAX_TEXT) return out;
   const p = new URLSearchParams(hash.replace(/^#/, ''));
   const view = p.get('view');
-  if (VIEWS.includes(view)) out.view = view;
+  if (view !== null && VIEWS.includes(view)) out.view = view;
   for (const k of ['file', 'device', 'pin', 'event', 'node']) {
     const v = num(p.get(k));
     if (v !== null && Number.isInteger(v) && Math.abs(v) < 2 ** 31) out[k] = v;
@@ -278,7 +278,7 @@ export class EmbedHost {
     try {
       await this.handle(ev);
     } catch (e) {
-      this.reply('error', { message: `the viewer failed on that message: ${e && e.message ? e.message : e}` });
+      this.reply('error', { message: `the viewer failed on that message: ${e instanceof Error ? e.message : String(e)}` });
     }
   }
 

@@ -3,8 +3,13 @@
 // header and the OOM explanation. Rows, the header, the OOM numbers and every label come from
 // Rust as text (crates/memviz-viewer/src/state_view.rs) and are placed with textContent only.
 import { setChildren } from './dom.js';
+/** @typedef {import('./types').StateSelection} StateSelection */
+/** @typedef {import('./types').StateRow} StateRow */
+/** @typedef {import('./types').Oom} Oom */
+
 
 /** The OOM verdict's kind (Rust's `explain_oom`) as shown. */
+/** @type {Record<string, string>} */
 const VERDICT_LABELS = {
   fragmentation: 'fragmentation',
   out_of_memory: 'genuinely out of memory',
@@ -29,14 +34,16 @@ export class StateHistory {
     this.showTooltip = showTooltip;
     this.count = 0;
     this.selected = -1;
-    /** The last selection JSON (parsed). */
+    /** The last selection JSON (parsed). @type {StateSelection | null} */
     this.selection = null;
-    /** Cached rows: k → {k, text, kind}. */
+    /** Cached rows: k → {k, text, kind}. @type {Map<number, StateRow>} */
     this.rows = new Map();
+    /** The events of the OOMs. @type {number[]} */
     this.ooms = [];
     this.generation = 0;
     /** A selection in flight and the latest one asked for meanwhile. */
     this.busy = false;
+    /** @type {number | null} */
     this.queued = null;
     this.renderScheduled = false;
     els.list.addEventListener('scroll', () => this.scheduleRender());
@@ -70,10 +77,10 @@ export class StateHistory {
     this.els.searchStatus.textContent = '';
     const { result } = await this.call('state_select', [-1], { waitFrame: true });
     if (gen !== this.generation) return;
-    this.applySelection(JSON.parse(result));
+    this.applySelection(/** @type {StateSelection | null} */ (JSON.parse(result)));
     const ooms = await this.call('state_ooms', []);
     if (gen !== this.generation) return;
-    this.ooms = JSON.parse(ooms.result);
+    this.ooms = /** @type {number[]} */ (JSON.parse(ooms.result));
     this.showOoms();
     this.sizeSpacer();
     this.scrollTo(this.selected);
@@ -140,7 +147,7 @@ export class StateHistory {
       const { result } = await this.call('state_rows', [start, missing[missing.length - 1] - start + 1]);
       if (gen !== this.generation) return;
       if (this.rows.size > 5000) this.rows.clear();
-      for (const r of JSON.parse(result)) this.rows.set(r.k, r);
+      for (const r of /** @type {StateRow[]} */ (JSON.parse(result))) this.rows.set(r.k, r);
       // The list may have scrolled meanwhile: draw what is visible now.
       const now = this.visibleRange();
       if (now.first !== first) {
@@ -182,14 +189,16 @@ export class StateHistory {
     }
     this.busy = true;
     const gen = this.generation;
+    /** @type {StateSelection | null} */
     let sel = null;
     try {
+      /** @type {number | null} */
       let next = target;
       while (next !== null) {
         this.queued = null;
         const { result } = await this.call('state_select', [next], { waitFrame: true });
         if (gen !== this.generation) return null;
-        sel = JSON.parse(result);
+        sel = /** @type {StateSelection | null} */ (JSON.parse(result));
         this.applySelection(sel);
         next = this.queued;
       }
@@ -199,6 +208,7 @@ export class StateHistory {
     return sel;
   }
 
+  /** @param {StateSelection | null} sel */
   applySelection(sel) {
     if (sel === null) return;
     this.selection = sel;
@@ -235,6 +245,7 @@ export class StateHistory {
     box.hidden = false;
   }
 
+  /** @param {Oom | null} oom */
   showOom(oom) {
     const e = this.els;
     if (!oom) {

@@ -73,7 +73,7 @@ function requestFrame() {
 
 function onFrame(now) {
   frameScheduled = false;
-  let code = 0;
+  let code;
   try {
     code = viewer.frame(now);
   } catch (err) {
@@ -170,7 +170,7 @@ async function openSource(src, name) {
           + `A server on another origin must send the header "Access-Control-Allow-Origin: ${self.location.origin}" (or "*"), `
           + 'and a Content-Security-Policy on this site must list it in connect-src (see docs/deploy.md). '
           + 'Or download the file and open it here.'
-        : `could not download ${src.url}: the server is unreachable (${errorText(err)}).`);
+        : `could not download ${src.url}: the server is unreachable (${errorText(err)}).`, { cause: err });
     }
     if (!response.ok || response.body === null) {
       const hint = response.status === 404 ? ' (no file at that address: check the url= parameter)'

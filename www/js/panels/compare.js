@@ -2,6 +2,9 @@
 // allocations by stack, by growth). Rows are Rust's, placed with textContent only.
 import { setChildren } from '../dom.js';
 import { unavailable } from './unavailable.js';
+/** @typedef {import('../types').FileRow} FileRow */
+/** @typedef {import('../types').Diff} Diff */
+
 
 /**
  * Opened files side by side (per-rank peak, final, reserved bytes; a button shows the file),
@@ -15,7 +18,9 @@ export class FilesAndCompare {
     this.els = els;
     this.call = call;
     this.selectFile = selectFile;
+    /** @type {FileRow[]} */
     this.files = [];
+    /** @type {Diff | null} */
     this.result = null;
     els.filesPanel.addEventListener('toggle', () => { if (els.filesPanel.open) this.loadFiles(); });
     els.comparePanel.addEventListener('toggle', () => { if (els.comparePanel.open) this.loadFiles(); });
@@ -30,7 +35,7 @@ export class FilesAndCompare {
 
   async loadFiles() {
     const { result } = await this.call('files', []);
-    this.files = JSON.parse(result);
+    this.files = /** @type {FileRow[]} */ (JSON.parse(result));
     setChildren(this.els.filesRows, this.files.map((f) => {
       const tr = document.createElement('tr');
       tr.setAttribute('aria-current', String(f.current));
@@ -50,6 +55,10 @@ export class FilesAndCompare {
       tr.append(td);
       return tr;
     }));
+    /**
+     * @param {HTMLSelectElement} select
+     * @param {(n: number) => number} pick  the default choice among n files
+     */
     const fill = (select, pick) => {
       const keep = select.value;
       setChildren(select, this.files.map((f) => {
@@ -71,7 +80,7 @@ export class FilesAndCompare {
   async compare(a, b) {
     this.els.status.textContent = 'comparing…';
     const { result } = await this.call('diff', [a, b]);
-    const r = JSON.parse(result);
+    const r = /** @type {Diff | null} */ (JSON.parse(result));
     this.result = r;
     if (r === null) {
       this.els.status.textContent = 'pick two opened files';

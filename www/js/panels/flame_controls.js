@@ -2,6 +2,10 @@
 // the frame names over wide rects). The tree and its text are Rust's (flame_view).
 import { setChildren } from '../dom.js';
 import { unavailable } from './unavailable.js';
+/** @typedef {import('../types').FlamePhase} FlamePhase */
+/** @typedef {import('../types').FlameState} FlameState */
+/** @typedef {import('../types').FlameInfo} FlameInfo */
+
 
 /**
  * The flamegraph's controls: the moment (peak, last click, whole trace, an annotation phase as a
@@ -13,14 +17,16 @@ export class FlameControls {
   constructor(els, call) {
     this.els = els;
     this.call = call;
+    /** @type {FlameInfo | null} */
     this.info = null;
     this.shown = false;
     this.pending = false;
-    /** `[a, b]` while the diff flamegraph is chosen. */
+    /** `[a, b]` while the diff flamegraph is chosen. @type {[number, number] | null} */
     this.diff = null;
-    /** Why the last choice could not be shown (Rust's sentence), or null. */
+    /** Why the last choice could not be shown (Rust's sentence), or null. @type {string | null} */
     this.why = null;
-    this.fixed = [...els.at.options].map((o) => o.cloneNode(true));
+    /** The moment select's fixed options (the phases are added per file). @type {HTMLOptionElement[]} */
+    this.fixed = [...els.at.options].map((o) => /** @type {HTMLOptionElement} */ (o.cloneNode(true)));
     els.at.addEventListener('change', () => this.apply());
     els.allFrames.addEventListener('change', () => this.apply());
   }
@@ -34,10 +40,10 @@ export class FlameControls {
   /** A new file or device in the flamegraph view: lists its phases, then builds at the choice. */
   async enter() {
     const { result } = await this.call('flame_phases', []);
-    const phases = JSON.parse(result);
+    const phases = /** @type {FlamePhase[]} */ (JSON.parse(result));
     const keep = this.els.at.value;
     this.diff = null;
-    const options = this.fixed.map((o) => o.cloneNode(true));
+    const options = this.fixed.map((o) => /** @type {HTMLOptionElement} */ (o.cloneNode(true)));
     for (const p of phases) {
       const o = document.createElement('option');
       o.value = `phase:${p.index}`;
@@ -56,7 +62,7 @@ export class FlameControls {
     this.setDiffOption(null);
     const lifetime = at === 'lifetime';
     const { result } = await this.call('flame_set', [lifetime ? 'peak' : at, lifetime, this.els.allFrames.checked], { waitFrame: true });
-    const st = JSON.parse(result);
+    const st = /** @type {FlameState | null} */ (JSON.parse(result));
     // Shown instead of the status until the next choice (the flamegraph stays as it was).
     this.why = unavailable(st);
     await this.refresh();
@@ -67,7 +73,7 @@ export class FlameControls {
   async showDiff(a, b) {
     this.diff = [a, b];
     const { result } = await this.call('flame_diff', [a, b, this.els.allFrames.checked], { waitFrame: true });
-    const st = JSON.parse(result);
+    const st = /** @type {FlameState | null} */ (JSON.parse(result));
     this.why = unavailable(st);
     this.setDiffOption(st && st.diff ? `compare ${st.diff.a} → ${st.diff.b} (red: grew, blue: shrank)` : null);
     await this.refresh();
@@ -75,6 +81,7 @@ export class FlameControls {
   }
 
   /** Adds (text) or removes (null) the `diff` choice of the moment select. */
+  /** @param {string | null} text */
   setDiffOption(text) {
     const old = [...this.els.at.options].find((o) => o.value === 'diff');
     if (text === null) {
@@ -93,7 +100,7 @@ export class FlameControls {
   async refresh() {
     if (!this.shown) return null;
     const { result } = await this.call('flame_info', []);
-    const info = JSON.parse(result);
+    const info = /** @type {FlameInfo | null} */ (JSON.parse(result));
     this.info = info;
     if (info === null) return null;
     const s = info.state;

@@ -1,13 +1,17 @@
 // panels/leaks.js: the leak suspects, each explained in Rust's sentence with its top frames.
 import { setChildren } from '../dom.js';
 import { unavailable } from './unavailable.js';
+/** @typedef {import('../types').Leaks} Leaks */
+
 
 /** The leak suspects, each explained in a sentence with its top frames. */
 export class LeaksPanel {
   constructor(els, call) {
     this.els = els;
     this.call = call;
+    /** @type {Leaks | null} */
     this.report = null;
+    /** @type {string | null} */
     this.loadedFor = null;
     this.key = '';
     els.panel.addEventListener('toggle', () => { if (els.panel.open) this.load(); });
@@ -24,7 +28,7 @@ export class LeaksPanel {
     if (this.loadedFor === this.key && this.report !== null) return this.report;
     const key = this.key;
     const { result } = await this.call('leaks', []);
-    const r = JSON.parse(result);
+    const r = /** @type {Leaks | null} */ (JSON.parse(result));
     const why = unavailable(r);
     if (why !== null) {
       // Not kept: opening the panel again asks again.

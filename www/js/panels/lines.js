@@ -2,6 +2,8 @@
 // and numbers are Rust's (crates/memviz-viewer `lines_json`), placed with textContent only.
 import { setChildren } from '../dom.js';
 import { unavailable } from './unavailable.js';
+/** @typedef {import('../types').LinesRow} LinesRow */
+
 
 /**
  * @param {object} els  `{panel, table, rows, allFrames, status}`
@@ -13,7 +15,9 @@ export class LinesTable {
     this.els = els;
     this.call = call;
     this.onHighlight = onHighlight;
+    /** @type {LinesRow[]} */
     this.rows = [];
+    /** @type {keyof LinesRow} */
     this.sortKey = 'live_at_peak_bytes';
     this.descending = true;
     this.selected = -1;
@@ -24,7 +28,7 @@ export class LinesTable {
     els.table.querySelector('thead').addEventListener('click', (ev) => {
       const th = ev.target instanceof Element ? ev.target.closest('th') : null;
       if (th === null) return;
-      const key = th.dataset.key;
+      const key = /** @type {keyof LinesRow} */ (th.dataset.key);
       if (key === this.sortKey) this.descending = !this.descending;
       else {
         this.sortKey = key;
@@ -51,7 +55,7 @@ export class LinesTable {
     const want = `${this.key}|${this.els.allFrames.checked}`;
     if (this.loadedFor === want) return this.rows;
     const { result } = await this.call('lines', [this.els.allFrames.checked]);
-    const r = JSON.parse(result);
+    const r = /** @type {LinesRow[] | null} */ (JSON.parse(result));
     const why = unavailable(r);
     this.els.status.textContent = why || '';
     // Not kept when it could not be made: opening the panel again asks again.
@@ -105,7 +109,7 @@ export class LinesTable {
     this.selected = i;
     this.render();
     const { result } = await this.call('highlight_line', [r.file, r.line, r.name, this.els.allFrames.checked], { waitFrame: true });
-    const answer = JSON.parse(result);
+    const answer = /** @type {number} */ (JSON.parse(result));
     const why = unavailable(answer);
     if (why !== null) {
       this.selected = -1;

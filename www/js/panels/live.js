@@ -2,8 +2,11 @@
 // timestep. Rows are Rust's, placed with textContent only.
 import { setChildren } from '../dom.js';
 import { unavailable } from './unavailable.js';
+/** @typedef {import('../types').Live} Live */
+
 
 /** Formats µs as the tooltip does: µs, ms or s with one decimal. */
+/** @param {number | null | undefined} us */
 function ageText(us) {
   if (us === null || us === undefined) return '';
   if (us < 1000) return `${us} µs`;
@@ -19,6 +22,7 @@ export class LiveTable {
   constructor(els, call) {
     this.els = els;
     this.call = call;
+    /** @type {Live | null} */
     this.result = null;
     els.panel.addEventListener('toggle', () => { if (els.panel.open) this.show(-1); });
     els.refresh.addEventListener('click', () => this.show(-1));
@@ -28,7 +32,7 @@ export class LiveTable {
   /** `step` ≥ 0: that timestep; -1: the last click (else the peak); -2: the peak. */
   async show(step) {
     const { result } = await this.call('live', [step === -2 ? -1e9 : step]);
-    const r = JSON.parse(result);
+    const r = /** @type {Live | null} */ (JSON.parse(result));
     this.result = r;
     if (r === null) return r;
     const why = unavailable(r);

@@ -2,6 +2,8 @@
 // "only matches" hides the rest). The answer is Rust's (crates/memviz-viewer `search`), placed
 // with textContent only.
 import { unavailable } from './unavailable.js';
+/** @typedef {import('../types').Search} Search */
+
 
 /**
  * @param {object} els  `{input, only, status}`
@@ -11,7 +13,7 @@ export class SearchBox {
   constructor(els, call) {
     this.els = els;
     this.call = call;
-    /** The last answer (parsed), or null. */
+    /** The last answer (parsed), or null. @type {Search | null} */
     this.result = null;
     this.timer = 0;
     els.input.addEventListener('input', () => {
@@ -31,7 +33,8 @@ export class SearchBox {
   async run() {
     const q = this.els.input.value;
     const { result } = await this.call('search', [q, this.els.only.checked], { waitFrame: true });
-    const r = JSON.parse(result);
+    // An `Unavailable` instead when the search cannot fit in memory (checked first).
+    const r = /** @type {Search | null} */ (JSON.parse(result));
     this.result = r;
     const why = unavailable(r);
     if (why !== null) {

@@ -6,9 +6,11 @@
 // notice above the file (`onUnavailable`).
 
 /** Shows a panel's "cannot fit" sentence in the page's notice (set by main.js). */
+/** @type {(text: string) => void} */
 let notify = (_text) => {};
 
 /** Sets what shows a panel's "cannot fit" sentence outside the panel. */
+/** @param {(text: string) => void} fn */
 export function onUnavailable(fn) {
   notify = fn;
 }
@@ -17,8 +19,12 @@ export function onUnavailable(fn) {
  * Rust's sentence when `r` (a parsed answer) says the panel cannot fit in memory, else null.
  * It is also handed to the notice.
  */
+/**
+ * @param {unknown} r
+ * @returns {string | null}
+ */
 export function unavailable(r) {
-  if (r === null || typeof r !== 'object' || Array.isArray(r) || typeof r.unavailable !== 'string') return null;
+  if (r === null || typeof r !== 'object' || Array.isArray(r) || !('unavailable' in r) || typeof r.unavailable !== 'string') return null;
   notify(r.unavailable);
   return r.unavailable;
 }
