@@ -22,10 +22,29 @@ const ROW_H = 36;
  * longer lists map their scroll position proportionally onto the events. */
 const MAX_SCROLL_PX = 4_000_000;
 
+/**
+ * The panel's elements (see main.js).
+ * @typedef {object} StateElements
+ * @property {HTMLElement} list
+ * @property {HTMLElement} spacer
+ * @property {HTMLElement} rows
+ * @property {HTMLInputElement} search
+ * @property {HTMLButtonElement} prev
+ * @property {HTMLButtonElement} next
+ * @property {HTMLElement} searchStatus
+ * @property {HTMLElement} ooms
+ * @property {HTMLElement} totals
+ * @property {HTMLElement} event
+ * @property {HTMLElement} oomPanel
+ * @property {HTMLElement} oomVerdict
+ * @property {HTMLElement} oomNumbers
+ * @property {HTMLElement} oomBiggest
+ */
+
 export class StateHistory {
   /**
-   * @param {object} els  the panel's elements (see main.js)
-   * @param {(method: string, args: any[], opts?: object) => Promise<{result: any}>} call
+   * @param {StateElements} els
+   * @param {import('./bridge.js').Call} call
    * @param {(json: string | null) => void} showTooltip
    */
   constructor(els, call, showTooltip) {
@@ -50,10 +69,9 @@ export class StateHistory {
     els.list.addEventListener('keydown', (ev) => this.onKey(ev));
     els.rows.addEventListener('click', (ev) => {
       const row = ev.target instanceof Element ? ev.target.closest('.row') : null;
-      if (row !== null) {
-        els.list.focus({ preventScroll: true });
-        this.select(Number(row.dataset.k));
-      }
+      if (!(row instanceof HTMLElement)) return;
+      els.list.focus({ preventScroll: true });
+      this.select(Number(row.dataset.k));
     });
     els.search.addEventListener('keydown', (ev) => {
       if (ev.key === 'Enter') {
@@ -106,7 +124,7 @@ export class StateHistory {
     return (list.scrollTop / real) * virt;
   }
 
-  /** Scrolls so that event k is visible (centred when it was not). */
+  /** Scrolls so that event k is visible (centred when it was not). @param {number} k */
   scrollTo(k) {
     if (k < 0) return;
     const list = this.els.list;
@@ -177,6 +195,7 @@ export class StateHistory {
   }
 
   /** Selects event k (coalescing fast key repeats: only the latest waiting one is sent). */
+  /** @param {number} k */
   async select(k) {
     if (this.count === 0) return null;
     const target = Math.max(0, Math.min(this.count - 1, Math.round(k)));
@@ -282,12 +301,14 @@ export class StateHistory {
   }
 
   /** Pins and shows a block (address as a decimal string) in the map. */
+  /** @param {string} addr */
   async focus(addr) {
     const { result } = await this.call('state_focus', [addr], { waitFrame: true });
     this.showTooltip(typeof result === 'string' ? result : null);
     return result;
   }
 
+  /** Finds the next (or previous) event matching the search box from the selection. @param {boolean} forward */
   async search(forward) {
     const q = this.els.search.value;
     if (q.trim() === '') {
@@ -306,14 +327,16 @@ export class StateHistory {
     return k;
   }
 
+  /** @param {KeyboardEvent} ev */
   onKey(ev) {
     if (ev.ctrlKey || ev.metaKey || ev.altKey || this.count === 0) return;
     const page = Math.max(1, Math.floor(this.els.list.clientHeight / ROW_H) - 1);
     const k = this.selected < 0 ? this.count - 1 : this.selected;
+    /** @type {Record<string, number>} */
     const moves = {
       ArrowUp: k - 1, ArrowDown: k + 1, PageUp: k - page, PageDown: k + page, Home: 0, End: this.count - 1,
     };
-    if (!(ev.key in moves)) return;
+    if (!Object.hasOwn(moves, ev.key)) return;
     ev.preventDefault();
     this.select(moves[ev.key]);
   }

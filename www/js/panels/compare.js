@@ -6,14 +6,31 @@ import { unavailable } from './unavailable.js';
 /** @typedef {import('../types').Diff} Diff */
 
 
+/** @typedef {import('../bridge.js').Call} Call */
+/**
+ * @typedef {object} CompareElements
+ * @property {HTMLDetailsElement} filesPanel
+ * @property {HTMLTableSectionElement} filesRows
+ * @property {HTMLDetailsElement} comparePanel
+ * @property {HTMLSelectElement} a
+ * @property {HTMLSelectElement} b
+ * @property {HTMLButtonElement} button
+ * @property {HTMLButtonElement} flameButton
+ * @property {HTMLElement} status
+ * @property {HTMLTableSectionElement} rows
+ */
+
 /**
  * Opened files side by side (per-rank peak, final, reserved bytes; a button shows the file),
  * and the compare panel (two files' live allocations by stack, by growth).
- * @param {object} els  `{filesPanel, filesRows, comparePanel, a, b, button, flameButton, status, rows}`
- * @param {(i: number) => void} selectFile
- * @param {(a: number, b: number) => Promise<any>} diffFlame  shows the diff flamegraph of A and B
  */
 export class FilesAndCompare {
+  /**
+   * @param {CompareElements} els
+   * @param {Call} call
+   * @param {(i: number) => void} selectFile
+   * @param {(a: number, b: number) => Promise<unknown>} diffFlame  shows the diff flamegraph of A and B
+   */
   constructor(els, call, selectFile, diffFlame) {
     this.els = els;
     this.call = call;
@@ -77,6 +94,7 @@ export class FilesAndCompare {
     return this.files;
   }
 
+  /** Compares opened files `a` and `b`; resolves with Rust's answer. @param {number} a @param {number} b */
   async compare(a, b) {
     this.els.status.textContent = 'comparing…';
     const { result } = await this.call('diff', [a, b]);

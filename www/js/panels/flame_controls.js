@@ -2,6 +2,16 @@
 // the frame names over wide rects). The tree and its text are Rust's (flame_view).
 import { setChildren } from '../dom.js';
 import { unavailable } from './unavailable.js';
+/** @typedef {import('../bridge.js').Call} Call */
+/**
+ * @typedef {object} FlameElements
+ * @property {HTMLElement} controls
+ * @property {HTMLSelectElement} at
+ * @property {HTMLInputElement} allFrames
+ * @property {HTMLElement} breadcrumb
+ * @property {HTMLElement} status
+ * @property {HTMLElement} labels
+ */
 /** @typedef {import('../types').FlamePhase} FlamePhase */
 /** @typedef {import('../types').FlameState} FlameState */
 /** @typedef {import('../types').FlameInfo} FlameInfo */
@@ -11,9 +21,12 @@ import { unavailable } from './unavailable.js';
  * The flamegraph's controls: the moment (peak, last click, whole trace, an annotation phase as a
  * time range, or the diff of two files), all frames, the breadcrumb (click to zoom out to that
  * frame) and the frame names over wide rects.
- * @param {object} els  `{controls, at, allFrames, breadcrumb, status, labels}`
  */
 export class FlameControls {
+  /**
+   * @param {FlameElements} els
+   * @param {Call} call
+   */
   constructor(els, call) {
     this.els = els;
     this.call = call;
@@ -31,6 +44,7 @@ export class FlameControls {
     els.allFrames.addEventListener('change', () => this.apply());
   }
 
+  /** Shows or hides the controls (the flamegraph view is shown or left). @param {boolean} on */
   show(on) {
     this.shown = on;
     this.els.controls.hidden = !on;
@@ -70,6 +84,7 @@ export class FlameControls {
   }
 
   /** Shows the diff flamegraph of opened files `a` and `b`; resolves with its state JSON. */
+  /** @param {number} a @param {number} b */
   async showDiff(a, b) {
     this.diff = [a, b];
     const { result } = await this.call('flame_diff', [a, b, this.els.allFrames.checked], { waitFrame: true });

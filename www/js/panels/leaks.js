@@ -4,8 +4,15 @@ import { unavailable } from './unavailable.js';
 /** @typedef {import('../types').Leaks} Leaks */
 
 
+/** @typedef {import('../bridge.js').Call} Call */
+/** @typedef {{panel: HTMLDetailsElement, rule: HTMLElement, list: HTMLElement}} LeaksElements */
+
 /** The leak suspects, each explained in a sentence with its top frames. */
 export class LeaksPanel {
+  /**
+   * @param {LeaksElements} els
+   * @param {Call} call
+   */
   constructor(els, call) {
     this.els = els;
     this.call = call;
@@ -17,6 +24,7 @@ export class LeaksPanel {
     els.panel.addEventListener('toggle', () => { if (els.panel.open) this.load(); });
   }
 
+  /** The file or device changed: reload when shown. @param {string} key */
   invalidate(key) {
     if (key === this.key) return;
     this.key = key;

@@ -5,12 +5,23 @@ import { unavailable } from './unavailable.js';
 /** @typedef {import('../types').LinesRow} LinesRow */
 
 
+/** @typedef {import('../bridge.js').Call} Call */
 /**
- * @param {object} els  `{panel, table, rows, allFrames, status}`
- * @param {(method: string, args: any[], opts?: object) => Promise<{result: any}>} call
- * @param {(text: string) => void} onHighlight  called with a status line after a row click
+ * @typedef {object} LinesElements
+ * @property {HTMLDetailsElement} panel
+ * @property {HTMLTableElement} table
+ * @property {HTMLTableSectionElement} rows
+ * @property {HTMLInputElement} allFrames
+ * @property {HTMLElement} status
  */
+
+/** The per-source-line table. */
 export class LinesTable {
+  /**
+   * @param {LinesElements} els
+   * @param {Call} call
+   * @param {(text: string) => void} onHighlight  called with a status line after a row click
+   */
   constructor(els, call, onHighlight) {
     this.els = els;
     this.call = call;
@@ -21,11 +32,14 @@ export class LinesTable {
     this.sortKey = 'live_at_peak_bytes';
     this.descending = true;
     this.selected = -1;
+    /** What the rows were loaded for (`key|allFrames`), or null. @type {string | null} */
     this.loadedFor = null;
     this.key = '';
     els.panel.addEventListener('toggle', () => { if (els.panel.open) this.load(); });
     els.allFrames.addEventListener('change', () => { this.loadedFor = null; this.load(); });
-    els.table.querySelector('thead').addEventListener('click', (ev) => {
+    // A click on a column header sorts by it (on the table, not its <thead>: a click elsewhere
+    // has no <th> around it).
+    els.table.addEventListener('click', (ev) => {
       const th = ev.target instanceof Element ? ev.target.closest('th') : null;
       if (th === null) return;
       const key = /** @type {keyof LinesRow} */ (th.dataset.key);
@@ -42,7 +56,7 @@ export class LinesTable {
     });
   }
 
-  /** The file / device / view changed: reload when shown. */
+  /** The file / device / view changed: reload when shown. @param {string} key */
   invalidate(key) {
     if (key === this.key) return;
     this.key = key;
@@ -95,7 +109,7 @@ export class LinesTable {
     }));
   }
 
-  /** Highlights row i's allocations on the timeline (a second click clears). */
+  /** Highlights row i's allocations on the timeline (a second click clears). @param {number} i */
   async highlight(i) {
     const r = this.rows[i];
     if (!r) return 0;

@@ -14,11 +14,22 @@ function ageText(us) {
   return `${(us / 1e6).toFixed(1)} s`;
 }
 
+/** @typedef {import('../bridge.js').Call} Call */
 /**
- * "Alive at a moment": every allocation live at the peak or at the last clicked timestep.
- * @param {object} els  `{panel, refresh, peak, status, rows}`
+ * @typedef {object} LiveElements
+ * @property {HTMLDetailsElement} panel
+ * @property {HTMLButtonElement} refresh
+ * @property {HTMLButtonElement} peak
+ * @property {HTMLElement} status
+ * @property {HTMLTableSectionElement} rows
  */
+
+/** "Alive at a moment": every allocation live at the peak or at the last clicked timestep. */
 export class LiveTable {
+  /**
+   * @param {LiveElements} els
+   * @param {Call} call
+   */
   constructor(els, call) {
     this.els = els;
     this.call = call;
@@ -29,7 +40,7 @@ export class LiveTable {
     els.peak.addEventListener('click', () => this.show(-2));
   }
 
-  /** `step` ≥ 0: that timestep; -1: the last click (else the peak); -2: the peak. */
+  /** `step` ≥ 0: that timestep; -1: the last click (else the peak); -2: the peak. @param {number} step */
   async show(step) {
     const { result } = await this.call('live', [step === -2 ? -1e9 : step]);
     const r = /** @type {Live | null} */ (JSON.parse(result));

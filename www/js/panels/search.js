@@ -5,17 +5,22 @@ import { unavailable } from './unavailable.js';
 /** @typedef {import('../types').Search} Search */
 
 
-/**
- * @param {object} els  `{input, only, status}`
- * @param {(method: string, args: any[], opts?: object) => Promise<{result: any}>} call
- */
+/** @typedef {import('../bridge.js').Call} Call */
+/** @typedef {{input: HTMLInputElement, only: HTMLInputElement, status: HTMLElement}} SearchElements */
+
+/** The search box. */
 export class SearchBox {
+  /**
+   * @param {SearchElements} els
+   * @param {Call} call
+   */
   constructor(els, call) {
     this.els = els;
     this.call = call;
     /** The last answer (parsed), or null. @type {Search | null} */
     this.result = null;
-    this.timer = 0;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    this.timer = undefined;
     els.input.addEventListener('input', () => {
       clearTimeout(this.timer);
       this.timer = setTimeout(() => this.run(), 250);
