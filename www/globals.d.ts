@@ -1,5 +1,5 @@
-// globals.d.ts: what the shell adds to the browser's globals, for `tsc --checkJs`
-// (`cargo xtask lint-js`). Type declarations only; nothing loads this file at run time.
+// globals.d.ts: what the shell adds to the browser's globals, for `tsc --checkJs` (`cargo xtask
+// lint-js`). Type declarations only, beside js/ so that trunk does not copy it into dist/.
 
 export {};
 
