@@ -15,6 +15,7 @@ import { FlameControls } from './panels/flame_controls.js';
 import { onUnavailable, unavailable } from './panels/unavailable.js';
 import { DeepLinks, EmbedHost, urlParam } from './share.js';
 import { setChildren } from './dom.js';
+
 /** What open() takes. @typedef {File | Blob | ArrayBuffer | ArrayBufferView | string} OpenSource */
 /** @typedef {import('./share.js').OpenResult} OpenResult */
 /** @typedef {import('./types').Panel} Panel */
@@ -23,7 +24,6 @@ import { setChildren } from './dom.js';
 /** @typedef {import('./types').Geometry} Geometry */
 /** @typedef {import('./types').SettingRow} SettingRow */
 /** @typedef {import('./types').ViewerState} ViewerState */
-
 
 /**
  * The element of `id` (index.html has every one the shell names; the tests check the page).

@@ -3,10 +3,10 @@
 // header and the OOM explanation. Rows, the header, the OOM numbers and every label come from
 // Rust as text (crates/memviz-viewer/src/state_view.rs) and are placed with textContent only.
 import { setChildren } from './dom.js';
+
 /** @typedef {import('./types').StateSelection} StateSelection */
 /** @typedef {import('./types').StateRow} StateRow */
 /** @typedef {import('./types').Oom} Oom */
-
 
 /** The OOM verdict's kind (Rust's `explain_oom`) as shown. */
 /** @type {Record<string, string>} */

@@ -1,12 +1,13 @@
 // panels/compare.js: opened files side by side and the compare panel (two files' live
 // allocations by stack, by growth). Rows are Rust's, placed with textContent only.
 import { setChildren } from '../dom.js';
+import { Panel } from './panel.js';
 import { unavailable } from './unavailable.js';
+
 /** @typedef {import('../types').FileRow} FileRow */
 /** @typedef {import('../types').Diff} Diff */
-
-
 /** @typedef {import('../bridge.js').Call} Call */
+
 /**
  * @typedef {object} CompareElements
  * @property {HTMLDetailsElement} filesPanel
@@ -23,8 +24,9 @@ import { unavailable } from './unavailable.js';
 /**
  * Opened files side by side (per-rank peak, final, reserved bytes; a button shows the file),
  * and the compare panel (two files' live allocations by stack, by growth).
+ * @extends {Panel<CompareElements>}
  */
-export class FilesAndCompare {
+export class FilesAndCompare extends Panel {
   /**
    * @param {CompareElements} els
    * @param {Call} call
@@ -32,8 +34,7 @@ export class FilesAndCompare {
    * @param {(a: number, b: number) => Promise<unknown>} diffFlame  shows the diff flamegraph of A and B
    */
   constructor(els, call, selectFile, diffFlame) {
-    this.els = els;
-    this.call = call;
+    super(els, call);
     this.selectFile = selectFile;
     /** @type {FileRow[]} */
     this.files = [];

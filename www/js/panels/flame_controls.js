@@ -1,8 +1,14 @@
 // panels/flame_controls.js: the flamegraph's controls (the moment, all frames, the breadcrumb,
 // the frame names over wide rects). The tree and its text are Rust's (flame_view).
 import { setChildren } from '../dom.js';
+import { Panel } from './panel.js';
 import { unavailable } from './unavailable.js';
+
 /** @typedef {import('../bridge.js').Call} Call */
+/** @typedef {import('../types').FlamePhase} FlamePhase */
+/** @typedef {import('../types').FlameState} FlameState */
+/** @typedef {import('../types').FlameInfo} FlameInfo */
+
 /**
  * @typedef {object} FlameElements
  * @property {HTMLElement} controls
@@ -12,24 +18,17 @@ import { unavailable } from './unavailable.js';
  * @property {HTMLElement} status
  * @property {HTMLElement} labels
  */
-/** @typedef {import('../types').FlamePhase} FlamePhase */
-/** @typedef {import('../types').FlameState} FlameState */
-/** @typedef {import('../types').FlameInfo} FlameInfo */
-
 
 /**
  * The flamegraph's controls: the moment (peak, last click, whole trace, an annotation phase as a
  * time range, or the diff of two files), all frames, the breadcrumb (click to zoom out to that
  * frame) and the frame names over wide rects.
+ * @extends {Panel<FlameElements>}
  */
-export class FlameControls {
-  /**
-   * @param {FlameElements} els
-   * @param {Call} call
-   */
+export class FlameControls extends Panel {
+  /** @param {FlameElements} els @param {Call} call */
   constructor(els, call) {
-    this.els = els;
-    this.call = call;
+    super(els, call);
     /** @type {FlameInfo | null} */
     this.info = null;
     this.shown = false;

@@ -1,21 +1,18 @@
 // panels/leaks.js: the leak suspects, each explained in Rust's sentence with its top frames.
 import { setChildren } from '../dom.js';
+import { Panel } from './panel.js';
 import { unavailable } from './unavailable.js';
+
 /** @typedef {import('../types').Leaks} Leaks */
-
-
 /** @typedef {import('../bridge.js').Call} Call */
+
 /** @typedef {{panel: HTMLDetailsElement, rule: HTMLElement, list: HTMLElement}} LeaksElements */
 
-/** The leak suspects, each explained in a sentence with its top frames. */
-export class LeaksPanel {
-  /**
-   * @param {LeaksElements} els
-   * @param {Call} call
-   */
+/** The leak suspects, each explained in a sentence with its top frames. @extends {Panel<LeaksElements>} */
+export class LeaksPanel extends Panel {
+  /** @param {LeaksElements} els @param {Call} call */
   constructor(els, call) {
-    this.els = els;
-    this.call = call;
+    super(els, call);
     /** @type {Leaks | null} */
     this.report = null;
     /** @type {string | null} */

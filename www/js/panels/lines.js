@@ -1,11 +1,12 @@
 // panels/lines.js: the sortable per-source-line table (a row highlights its allocations). Rows
 // and numbers are Rust's (crates/memviz-viewer `lines_json`), placed with textContent only.
 import { setChildren } from '../dom.js';
+import { Panel } from './panel.js';
 import { unavailable } from './unavailable.js';
+
 /** @typedef {import('../types').LinesRow} LinesRow */
-
-
 /** @typedef {import('../bridge.js').Call} Call */
+
 /**
  * @typedef {object} LinesElements
  * @property {HTMLDetailsElement} panel
@@ -15,16 +16,15 @@ import { unavailable } from './unavailable.js';
  * @property {HTMLElement} status
  */
 
-/** The per-source-line table. */
-export class LinesTable {
+/** The per-source-line table. @extends {Panel<LinesElements>} */
+export class LinesTable extends Panel {
   /**
    * @param {LinesElements} els
    * @param {Call} call
    * @param {(text: string) => void} onHighlight  called with a status line after a row click
    */
   constructor(els, call, onHighlight) {
-    this.els = els;
-    this.call = call;
+    super(els, call);
     this.onHighlight = onHighlight;
     /** @type {LinesRow[]} */
     this.rows = [];

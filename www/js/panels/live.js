@@ -1,12 +1,13 @@
 // panels/live.js: "Alive at a moment", every allocation live at the peak or at the last clicked
 // timestep. Rows are Rust's, placed with textContent only.
 import { setChildren } from '../dom.js';
+import { Panel } from './panel.js';
 import { unavailable } from './unavailable.js';
+
 /** @typedef {import('../types').Live} Live */
+/** @typedef {import('../bridge.js').Call} Call */
 
-
-/** Formats µs as the tooltip does: µs, ms or s with one decimal. */
-/** @param {number | null | undefined} us */
+/** Formats µs as the tooltip does: µs, ms or s with one decimal. @param {number | null | undefined} us */
 function ageText(us) {
   if (us === null || us === undefined) return '';
   if (us < 1000) return `${us} µs`;
@@ -14,7 +15,6 @@ function ageText(us) {
   return `${(us / 1e6).toFixed(1)} s`;
 }
 
-/** @typedef {import('../bridge.js').Call} Call */
 /**
  * @typedef {object} LiveElements
  * @property {HTMLDetailsElement} panel
@@ -24,15 +24,11 @@ function ageText(us) {
  * @property {HTMLTableSectionElement} rows
  */
 
-/** "Alive at a moment": every allocation live at the peak or at the last clicked timestep. */
-export class LiveTable {
-  /**
-   * @param {LiveElements} els
-   * @param {Call} call
-   */
+/** "Alive at a moment": every allocation live at the peak or at the last clicked timestep. @extends {Panel<LiveElements>} */
+export class LiveTable extends Panel {
+  /** @param {LiveElements} els @param {Call} call */
   constructor(els, call) {
-    this.els = els;
-    this.call = call;
+    super(els, call);
     /** @type {Live | null} */
     this.result = null;
     els.panel.addEventListener('toggle', () => { if (els.panel.open) this.show(-1); });

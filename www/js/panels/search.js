@@ -1,22 +1,19 @@
 // panels/search.js: the search box (matches highlighted on the timeline, count and bytes shown,
 // "only matches" hides the rest). The answer is Rust's (crates/memviz-viewer `search`), placed
 // with textContent only.
+import { Panel } from './panel.js';
 import { unavailable } from './unavailable.js';
+
 /** @typedef {import('../types').Search} Search */
-
-
 /** @typedef {import('../bridge.js').Call} Call */
+
 /** @typedef {{input: HTMLInputElement, only: HTMLInputElement, status: HTMLElement}} SearchElements */
 
-/** The search box. */
-export class SearchBox {
-  /**
-   * @param {SearchElements} els
-   * @param {Call} call
-   */
+/** The search box. @extends {Panel<SearchElements>} */
+export class SearchBox extends Panel {
+  /** @param {SearchElements} els @param {Call} call */
   constructor(els, call) {
-    this.els = els;
-    this.call = call;
+    super(els, call);
     /** The last answer (parsed), or null. @type {Search | null} */
     this.result = null;
     /** @type {ReturnType<typeof setTimeout> | undefined} */
