@@ -3,6 +3,27 @@
 // back Rust's strings untouched: no snapshot data is interpreted here. See www/README.md.
 
 /**
+ * What a call asks for besides the method: `waitFrame` answers after the next animation frame
+ * (the frame the call caused is drawn), `panel` also sends a new panel, `tooltip` (fire-and-forget
+ * calls) a tooltip answer.
+ * @typedef {{waitFrame?: boolean, panel?: boolean, tooltip?: boolean}} CallOptions
+ */
+/** A call's answer: Rust's result (a JSON string, a number, …) and the frame's CPU ms. @typedef {{result: any, frameMs?: number}} CallResult */
+/** Calls a viewer method in the worker. @typedef {(method: string, args: unknown[], opts?: CallOptions) => Promise<CallResult>} Call */
+/**
+ * What the page hears from the worker besides answers (the messages are www/README.md's
+ * protocol, passed through untouched).
+ * @typedef {object} Handlers
+ * @property {(msg: any) => void} [progress]
+ * @property {(msg: any) => void} [frame]
+ * @property {(json: string | null) => void} [tooltip]
+ * @property {(panel: string, table: string, summary: string) => void} [panel]
+ * @property {(msg: {message: string, panicked?: boolean}) => void} [fatal]
+ * @property {(msg: any) => void} [crashed]
+ */
+/** An open's end: the worker's `opened` / `failed` / `cancelled` message, passed through. @typedef {any} OpenDone */
+
+/**
  * URLs of trunk's wasm-bindgen glue and module (hashed names; found from its preload links), or
  * `globalThis.MEMVIZ_ASSETS` = `{glue, wasm, worker}` when a page sets it first (the single-file
  * report of `memviz html`, which has no files beside it).
@@ -15,7 +36,11 @@ function wasmUrls() {
   if (glue === null || wasm === null) {
     throw new Error('the page was not built by trunk (its wasm preload links are missing)');
   }
-  return { glue: new URL(glue.getAttribute('href'), document.baseURI).href, wasm: new URL(wasm.getAttribute('href'), document.baseURI).href };
+  // (Both selectors require an href, so getAttribute is never null here.)
+  return {
+    glue: new URL(glue.getAttribute('href') || '', document.baseURI).href,
+    wasm: new URL(wasm.getAttribute('href') || '', document.baseURI).href,
+  };
 }
 
 /**
@@ -25,16 +50,23 @@ function wasmUrls() {
  * panic) and must be replaced: its message names the file and what the worker was doing.
  */
 export class ViewerClient {
+  /**
+   * @param {Worker} worker
+   * @param {Handlers} handlers
+   */
   constructor(worker, handlers) {
     this.worker = worker;
     this.handlers = handlers;
     this.seq = 0;
-    /** seq → {resolve, reject} */
+    /** seq → {resolve, reject} @type {Map<number, {resolve: (r: CallResult) => void, reject: (e: Error) => void}>} */
     this.pending = new Map();
-    /** open id → {resolve} */
+    /** open id → {resolve} @type {Map<number, {resolve: (msg: OpenDone) => void, drawnAt?: number}>} */
     this.opens = new Map();
     this.nextOpen = 1;
+    /** @type {{backend: string, adapter: string, gpuError: string} | null} */
     this.info = null;
+    /** While starting: the promise of `start`. @type {{resolve: (c: ViewerClient) => void, reject: (e: Error) => void} | null} */
+    this.starting = null;
     this.worker.onmessage = (ev) => this.onMessage(ev.data);
     this.worker.onerror = (ev) => {
       ev.preventDefault();
@@ -48,6 +80,9 @@ export class ViewerClient {
    * `{backend, adapter, gpuError}` (`gpuError` non-empty when nothing can be drawn).
    * @param {HTMLCanvasElement} canvas
    * @param {string} backend  `auto`, `webgpu` or `webgl2`
+   * @param {Handlers} handlers
+   * @param {{memLimitMb?: number, memBudgetMb?: number}} [options]
+   * @returns {Promise<ViewerClient>}
    */
   static start(canvas, backend, handlers, options = {}) {
     return new Promise((resolve, reject) => {
@@ -82,6 +117,7 @@ export class ViewerClient {
     });
   }
 
+  /** @param {string} message */
   fail(message) {
     if (this.starting) {
       this.starting.reject(new Error(message));
@@ -94,6 +130,7 @@ export class ViewerClient {
     if (this.handlers.fatal) this.handlers.fatal({ message, panicked: true });
   }
 
+  /** @param {any} msg  a message of the worker protocol */
   onMessage(msg) {
     const h = this.handlers;
     switch (msg.type) {
@@ -198,12 +235,17 @@ export class ViewerClient {
     this.opens.clear();
   }
 
-  /** Stops loading open() `id` (the files already open stay). */
+  /** Stops loading open() `id` (the files already open stay). @param {number} id */
   cancel(id) {
     this.worker.postMessage({ type: 'cancel', id });
   }
 
-  /** Fire-and-forget call of a viewer method; `opts.tooltip` asks for a tooltip answer, `opts.panel` for a new panel. */
+  /**
+   * Fire-and-forget call of a viewer method; `opts.tooltip` asks for a tooltip answer, `opts.panel` for a new panel.
+   * @param {string} method
+   * @param {unknown[]} args
+   * @param {CallOptions} [opts]
+   */
   send(method, args, opts = {}) {
     this.worker.postMessage({ type: 'call', method, args, tooltip: Boolean(opts.tooltip), panel: Boolean(opts.panel) });
   }
@@ -211,6 +253,10 @@ export class ViewerClient {
   /**
    * Calls a viewer method; resolves with `{result, frameMs}`, after the next animation frame
    * when `opts.waitFrame`.
+   * @param {string} method
+   * @param {unknown[]} [args]
+   * @param {CallOptions} [opts]
+   * @returns {Promise<CallResult>}
    */
   call(method, args = [], opts = {}) {
     const seq = ++this.seq;
@@ -220,7 +266,10 @@ export class ViewerClient {
     });
   }
 
-  /** Resolves with `{wasmMemoryBytes}` of the worker. */
+  /**
+   * Resolves with `{wasmMemoryBytes, heapBytes}` of the worker.
+   * @returns {Promise<{wasmMemoryBytes: number, heapBytes: number}>}
+   */
   stats() {
     const seq = ++this.seq;
     return new Promise((resolve, reject) => {

@@ -15,28 +15,31 @@ export function wireFileInputs(input, overlay, onFile) {
   });
 
   let depth = 0;
-  const hasFiles = (ev) => Boolean(ev.dataTransfer && Array.from(ev.dataTransfer.types).includes('Files'));
+  /** The drag's data when it carries files, else null. @param {DragEvent} ev */
+  const files = (ev) => (ev.dataTransfer && Array.from(ev.dataTransfer.types).includes('Files') ? ev.dataTransfer : null);
   document.addEventListener('dragenter', (ev) => {
-    if (!hasFiles(ev)) return;
+    if (files(ev) === null) return;
     ev.preventDefault();
     depth += 1;
     overlay.hidden = false;
   });
   document.addEventListener('dragover', (ev) => {
-    if (!hasFiles(ev)) return;
+    const data = files(ev);
+    if (data === null) return;
     ev.preventDefault();
-    ev.dataTransfer.dropEffect = 'copy';
+    data.dropEffect = 'copy';
   });
   document.addEventListener('dragleave', () => {
     depth = Math.max(0, depth - 1);
     if (depth === 0) overlay.hidden = true;
   });
   document.addEventListener('drop', (ev) => {
-    if (!hasFiles(ev)) return;
+    const data = files(ev);
+    if (data === null) return;
     ev.preventDefault();
     depth = 0;
     overlay.hidden = true;
-    const file = ev.dataTransfer.files[0];
+    const file = data.files[0];
     if (file) onFile(file);
   });
 }

@@ -6,13 +6,31 @@
 import { ViewerClient } from './bridge.js';
 import { wireFileInputs } from './file_drop.js';
 import { StateHistory } from './state_history.js';
-import {
-  SearchBox, LinesTable, LiveTable, LeaksPanel, FilesAndCompare, FlameControls, onUnavailable, unavailable,
-} from './find.js';
+import { SearchBox } from './panels/search.js';
+import { LinesTable } from './panels/lines.js';
+import { LiveTable } from './panels/live.js';
+import { LeaksPanel } from './panels/leaks.js';
+import { FilesAndCompare } from './panels/compare.js';
+import { FlameControls } from './panels/flame_controls.js';
+import { onUnavailable, unavailable } from './panels/unavailable.js';
 import { DeepLinks, EmbedHost, urlParam } from './share.js';
 import { setChildren } from './dom.js';
 
-const $ = (id) => /** @type {any} */ (document.getElementById(id));
+/** What open() takes. @typedef {File | Blob | ArrayBuffer | ArrayBufferView | string} OpenSource */
+/** @typedef {import('./share.js').OpenResult} OpenResult */
+/** @typedef {import('./types').Panel} Panel */
+/** @typedef {import('./types').Ticks} Ticks */
+/** @typedef {import('./types').Tooltip} Tooltip */
+/** @typedef {import('./types').Geometry} Geometry */
+/** @typedef {import('./types').SettingRow} SettingRow */
+/** @typedef {import('./types').ViewerState} ViewerState */
+
+/**
+ * The element of `id` (index.html has every one the shell names; the tests check the page).
+ * @param {string} id
+ * @returns {any}
+ */
+const $ = (id) => document.getElementById(id);
 const els = {
   input: $('file-input'),
   demo: $('demo-button'),
@@ -59,15 +77,18 @@ const WHAT_TO_DO = 'Check that it is a snapshot saved by torch.cuda.memory._dump
 let clientPromise = null;
 /** @type {ViewerClient | null} */
 let client = null;
-/** The open() in progress: {id} or null. */
+/** The open() in progress: {id} or null. @type {{id: number} | null} */
 let current = null;
 /** Latest tooltip shown (parsed Rust JSON) and the last pointer position (canvas CSS px). */
+/** @type {Tooltip | null} */
 let tip = null;
+/** @type {[number, number]} */
 let pointer = [0, 0];
-/** Plot geometry from the last panel (canvas CSS px). */
+/** Plot geometry from the last panel (canvas CSS px). @type {Geometry | null} */
 let geometry = null;
 let filesOpen = 0;
 
+/** @param {'empty' | 'loading' | 'ready' | 'error'} state */
 function setState(state) {
   document.body.dataset.memvizState = state;
 }
@@ -82,6 +103,7 @@ let pendingHash = location.hash.length > 1 ? location.hash : '';
 /** Why nothing can be drawn (no WebGPU, no WebGL2): stays in the alert while the page lives. */
 let cannotDraw = '';
 
+/** @param {string} message */
 function showError(message) {
   els.alert.textContent = cannotDraw ? `${message}\n\n${cannotDraw}` : message;
   els.alert.hidden = false;
@@ -96,6 +118,8 @@ function clearError() {
 /**
  * The notice above the current file (not an error; Rust's text): why the file is incomplete
  * when it was cut before its end. Hidden when there is none.
+ * @param {string} fileName
+ * @param {unknown} notice
  */
 function showNotice(fileName, notice) {
   const text = typeof notice === 'string' ? notice : '';
@@ -107,12 +131,18 @@ function showNotice(fileName, notice) {
 // notice, as for a view (until the next panel update replaces the notice).
 onUnavailable((text) => showNotice(els.fileName.textContent, text));
 
-/** `message` ending in one full stop (messages from Rust may end in `.`, `?` or `!`). */
+/** `message` ending in one full stop (messages from Rust may end in `.`, `?` or `!`). @param {unknown} message */
 function sentence(message) {
   const m = String(message).trim();
   return /[.?!]$/.test(m) ? m : `${m}.`;
 }
 
+/**
+ * @param {string} name
+ * @param {number} bytes
+ * @param {number} total  0: unknown
+ * @param {string | undefined} phase
+ */
 function progressText(name, bytes, total, phase) {
   const read = bytes.toLocaleString('en-US');
   if (phase === 'model') return `Building the model of ${name} (${read} bytes read)…`;
@@ -137,13 +167,15 @@ function startViewer() {
       if (current === null || msg.id !== current.id) return;
       els.progress.textContent = progressText(msg.name, msg.bytes, msg.total, msg.phase);
       // Reading fills the bar to 80 %; the model, the layout and the first frame the rest.
-      const after = { model: 80, layout: 88, draw: 96 }[msg.phase];
+      /** @type {Record<string, number>} */
+      const afterPhase = { model: 80, layout: 88, draw: 96 };
+      const after = Object.hasOwn(afterPhase, msg.phase) ? afterPhase[msg.phase] : undefined;
       if (after !== undefined) els.bar.value = after;
       else if (msg.total) els.bar.value = Math.min(80, (msg.bytes * 80) / msg.total);
       else els.bar.removeAttribute('value');
     },
     frame(msg) {
-      showTicks(JSON.parse(msg.ticks));
+      showTicks(/** @type {Ticks | null} */ (JSON.parse(msg.ticks)));
       flameControls.onFrame();
       if (filesOpen > 0) links.schedule();
     },
@@ -161,7 +193,7 @@ function startViewer() {
     memBudgetMb: Number(query.get('mem_budget_mb')) || 0,
   }).then((c) => {
     client = c;
-    const { backend, adapter, gpuError } = c.info;
+    const { backend, adapter, gpuError } = c.info || { backend: '', adapter: '', gpuError: '' };
     els.backend.textContent = backend ? `drawing with ${backend}` : 'cannot draw here';
     els.backend.title = adapter;
     document.body.dataset.memvizBackend = backend ? backend.toLowerCase() : 'none';
@@ -178,12 +210,18 @@ function startViewer() {
 
 // ----- a worker that died --------------------------------------------------------------------
 
-/** Every source that opened, in order: reopened in a new worker when the old one died. */
+/**
+ * Every source that opened, in order: reopened in a new worker when the old one died.
+ * @type {{src: OpenSource, name: string}[]}
+ */
 let openedSources = [];
-/** A restart in progress (a promise), so two crashes make one restart. */
+/** A restart in progress (a promise), so two crashes make one restart. @type {Promise<void> | null} */
 let restarting = null;
 
-/** The worker died (it ran out of memory, or trapped): say so, restart it, reopen the files. */
+/**
+ * The worker died (it ran out of memory, or trapped): say so, restart it, reopen the files.
+ * @param {{doing?: string, file?: string, id?: number, message: string, panicked?: boolean}} msg  the worker's `crashed`
+ */
 function onCrash(msg) {
   const doing = String(msg.doing || 'working').replace('%s', msg.file ? `"${msg.file}"` : 'a file');
   const message = msg.panicked
@@ -204,6 +242,8 @@ function onCrash(msg) {
 /**
  * Replaces the worker (a canvas hands its drawing to a worker only once, so a fresh canvas
  * takes the old one's place) and reopens `sources` in it; `message` stays in the alert.
+ * @param {{src: OpenSource, name: string}[]} sources
+ * @param {string} message
  */
 function restartViewer(sources, message) {
   if (restarting !== null) return restarting;
@@ -266,7 +306,9 @@ function resize() {
 /**
  * Opens a snapshot. Resolves (never rejects) once the first frame is drawn, with
  * `{state: 'ready', json, timings}`, `{state: 'error', message}` or `{state: 'cancelled'}`.
- * @param {File | Blob | ArrayBuffer | ArrayBufferView | string} src
+ * @param {OpenSource} src
+ * @param {{keepError?: boolean}} [options]  keepError: the alert stays (a restart's reopening)
+ * @returns {Promise<OpenResult>}
  */
 async function open(src, { keepError = false } = {}) {
   if (restarting !== null && !keepError) await restarting;
@@ -362,6 +404,10 @@ els.cancel.addEventListener('click', () => {
 
 // ----- panel: selectors, legend, summary ------------------------------------------------------
 
+/**
+ * @param {HTMLSelectElement} select
+ * @param {{value: number, label: string, selected: boolean}[]} options
+ */
 function fillSelect(select, options) {
   setChildren(select, options.map(({ value, label, selected }) => {
     const o = document.createElement('option');
@@ -372,8 +418,14 @@ function fillSelect(select, options) {
   }));
 }
 
+/**
+ * Shows what surrounds the plot after a file, device or view change.
+ * @param {string} panelJson  Rust's `Panel`
+ * @param {string | undefined} table  the summary as text
+ * @param {string | undefined} summary  the summary as JSON
+ */
 function showPanel(panelJson, table, summary) {
-  const panel = JSON.parse(panelJson);
+  const panel = /** @type {Panel} */ (JSON.parse(panelJson));
   if (panel.state === null) return;
   const state = panel.state;
   geometry = state.geometry;
@@ -431,7 +483,7 @@ function showPanel(panelJson, table, summary) {
 
 /** The file/device the flamegraph was last made for ('' when not shown). */
 let lastFlameKey = '';
-/** Resolves when the flamegraph finished its first build. */
+/** Resolves when the flamegraph finished its first build. @type {Promise<unknown>} */
 let flameReady = Promise.resolve();
 /** The timeline (file/device/view) the search and the lines table were last made for. */
 let lastTimelineKey = '';
@@ -440,10 +492,16 @@ let lastTimelineKey = '';
 let stateKey = '';
 /** Resolves when the state panel finished loading. */
 let stateReady = Promise.resolve();
+/** @param {Panel} panel */
 function panelKey(panel) {
-  return `${panel.file}/${panel.state.device}`;
+  // (A panel without a state is never shown: showPanel returns first.)
+  return `${panel.file}/${panel.state === null ? '' : panel.state.device}`;
 }
 
+/**
+ * @param {string} view
+ * @param {string} key  the file and device shown
+ */
 function showView(view, key) {
   els.viewSelect.value = view;
   const isState = view === 'state';
@@ -463,6 +521,7 @@ function showView(view, key) {
   }
 }
 
+/** @param {SettingRow[]} rows */
 function showSettings(rows) {
   els.settingsNone.hidden = rows.length > 0;
   els.settingsTable.hidden = rows.length === 0;
@@ -478,6 +537,7 @@ function showSettings(rows) {
 }
 
 let lastTicks = '';
+/** @param {Ticks | null | undefined} ticks */
 function showTicks(ticks) {
   if (!ticks || geometry === null) return;
   const p = geometry.plot;
@@ -528,6 +588,7 @@ els.viewSelect.addEventListener('change', () => {
   showTooltip(null);
 });
 
+/** @type {import('./bridge.js').Call} */
 async function workerCall(method, args, opts) {
   const c = await startViewer();
   return c.call(method, args, opts || {});
@@ -599,6 +660,7 @@ const links = new DeepLinks({
 });
 
 /** Pins a timeline element's tooltip (negative: unpins); resolves with the tooltip shown. */
+/** @param {number} element */
 async function pinElement(element) {
   const { result } = await view('pin', element);
   showTooltip(result === 'null' ? null : result);
@@ -607,6 +669,7 @@ async function pinElement(element) {
 $('copy-link').addEventListener('click', () => links.copy($('link-status')));
 
 /** Applies a parent's `view`, `device` and `range` (embedding protocol). */
+/** @param {{view?: string, device?: number, range?: number[]}} m */
 async function applyEmbed(m) {
   if (m.view) await window.memviz.setView(m.view);
   if (Number.isInteger(m.device)) await view('set_device', m.device);
@@ -642,16 +705,17 @@ const stateHistory = new StateHistory({
 
 // ----- tooltip ------------------------------------------------------------------------------
 
-/** The JSON of the tooltip shown: a hover over the same allocation only moves it. */
+/** The JSON of the tooltip shown: a hover over the same allocation only moves it. @type {string | null} */
 let tipJson = null;
 
+/** @param {string | null} json  Rust's tooltip JSON (a `Tooltip` or an `Unavailable`), or null: none */
 function showTooltip(json) {
   if (json && json === tipJson && !els.tooltip.hidden) {
     placeTooltip();
     return;
   }
   tipJson = json || null;
-  tip = json ? JSON.parse(json) : null;
+  tip = json ? /** @type {Tooltip} */ (JSON.parse(json)) : null;
   // The hit index or the tooltips' context cannot fit in memory: said in the notice, no tooltip.
   if (unavailable(tip) !== null) tip = null;
   embed.selection(tip);
@@ -719,12 +783,17 @@ els.copy.addEventListener('click', copyStack);
 // ----- input on the plot --------------------------------------------------------------------
 
 /** An event's position in the canvas's content box, CSS px (what Rust's geometry uses). */
+/**
+ * @param {MouseEvent} ev
+ * @returns {[number, number]}
+ */
 function canvasPos(ev) {
   const r = els.canvas.getBoundingClientRect();
   return [ev.clientX - r.left - els.canvas.clientLeft, ev.clientY - r.top - els.canvas.clientTop];
 }
 
 /** Wires the plot's input to the viewer (again for the fresh canvas after a restart). */
+/** @param {HTMLCanvasElement} canvas */
 function wireCanvas(canvas) {
   canvas.addEventListener('wheel', (ev) => {
     if (!client) return;
@@ -769,6 +838,10 @@ wireCanvas(els.canvas);
 // ----- the JS API ---------------------------------------------------------------------------
 
 /** Calls a viewer method and resolves after the frame it caused is drawn: `{result, frameMs}`. */
+/**
+ * @param {string} method
+ * @param {...unknown} args
+ */
 async function view(method, ...args) {
   const c = await startViewer();
   const panel = ['select_file', 'set_device', 'set_time_axis', 'resize', 'set_view'].includes(method);
@@ -817,6 +890,7 @@ window.memviz = {
   /** Pins the tooltip of timeline element `e` (negative: unpins); resolves with it (parsed) or null. */
   pin: pinElement,
   /** Shows a view (`active`, `segments`, `pools`, `state`); resolves after its frame is drawn (and, for `state`, once the list is loaded). */
+  /** @param {string} name */
   async setView(name) {
     const r = await view('set_view', name);
     if (name === 'state') await stateReady;

@@ -6,15 +6,42 @@
 /** The views a link or a parent may name (the `#view-select` values). */
 export const VIEWS = ['active', 'segments', 'pools', 'state', 'flame'];
 const MAX_TEXT = 4096;
+/** The whole-number fields of a link. @type {('file' | 'device' | 'pin' | 'event' | 'node')[]} */
+const INT_KEYS = ['file', 'device', 'pin', 'event', 'node'];
 
-/** A finite number from text, or null. */
+/**
+ * What a link holds (every field may be missing).
+ * @typedef {object} LinkState
+ * @property {string} [view]
+ * @property {number} [file]
+ * @property {number} [device]
+ * @property {number} [pin]  the pinned timeline element
+ * @property {number} [event]  the State History's selected event
+ * @property {number} [node]  the flamegraph's zoom
+ * @property {number[]} [x]  the visible window `[from, to]`
+ * @property {number[]} [y]
+ * @property {string} [at]  the flamegraph's moment
+ * @property {string} [q]  the search
+ * @property {boolean} [only]  "only matches"
+ */
+
+/**
+ * `Number.isInteger` that also tells the type checker the value is a number.
+ * @param {unknown} v
+ * @returns {v is number}
+ */
+function isInt(v) {
+  return Number.isInteger(v);
+}
+
+/** A finite number from text, or null. @param {unknown} text */
 function num(text) {
   if (typeof text !== 'string' || text === '' || text.length > 40) return null;
   const v = Number(text);
   return Number.isFinite(v) ? v : null;
 }
 
-/** `a,b` → [a, b] (finite), or null. */
+/** `a,b` → [a, b] (finite), or null. @param {unknown} text */
 function pair(text) {
   if (typeof text !== 'string') return null;
   const parts = text.split(',');
@@ -24,7 +51,7 @@ function pair(text) {
   return a === null || b === null ? null : [a, b];
 }
 
-/** A number short enough for a link, exact enough to restore the same view. */
+/** A number short enough for a link, exact enough to restore the same view. @param {number} v */
 function short(v) {
   return String(Number(v.toPrecision(12)));
 }
@@ -32,12 +59,14 @@ function short(v) {
 /**
  * A link state → the hash (`#view=…&file=…&device=…&x=a,b&y=a,b&pin=…&event=…&at=…&node=…&q=…&only=1`).
  * Fields that are null or undefined are left out.
+ * @param {LinkState} s
+ * @returns {string}
  */
 export function encodeHash(s) {
   const p = new URLSearchParams();
   if (s.view) p.set('view', s.view);
-  for (const k of ['file', 'device', 'pin', 'event', 'node']) {
-    if (Number.isInteger(s[k])) p.set(k, String(s[k]));
+  for (const k of INT_KEYS) {
+    if (isInt(s[k])) p.set(k, String(s[k]));
   }
   if (s.x) p.set('x', s.x.map(short).join(','));
   if (s.y) p.set('y', s.y.map(short).join(','));
@@ -48,16 +77,21 @@ export function encodeHash(s) {
   return text === '' ? '' : `#${text}`;
 }
 
-/** The hash → a link state; anything malformed is left out (never an error). */
+/**
+ * The hash → a link state; anything malformed is left out (never an error).
+ * @param {unknown} hash
+ * @returns {LinkState}
+ */
 export function decodeHash(hash) {
+  /** @type {LinkState} */
   const out = {};
   if (typeof hash !== 'string' || hash.length > 4 * MAX_TEXT) return out;
   const p = new URLSearchParams(hash.replace(/^#/, ''));
   const view = p.get('view');
-  if (VIEWS.includes(view)) out.view = view;
-  for (const k of ['file', 'device', 'pin', 'event', 'node']) {
+  if (view !== null && VIEWS.includes(view)) out.view = view;
+  for (const k of INT_KEYS) {
     const v = num(p.get(k));
-    if (v !== null && Number.isInteger(v) && Math.abs(v) < 2 ** 31) out[k] = v;
+    if (v !== null && isInt(v) && Math.abs(v) < 2 ** 31) out[k] = v;
   }
   const x = pair(p.get('x'));
   const y = pair(p.get('y'));
@@ -71,27 +105,40 @@ export function decodeHash(hash) {
   return out;
 }
 
-/** The parts of a link state whose change is a new history entry (not the camera). */
+/** The parts of a link state whose change is a new history entry (not the camera). @param {LinkState} s */
 function major(s) {
   return JSON.stringify([s.view, s.file, s.device, s.pin, s.event, s.at, s.node, s.q, s.only]);
 }
 
 /**
- * Keeps the URL hash in step with the view and restores a hash.
- * @param {object} hooks
- *   `state()` → Rust's viewer state (parsed), `call(method, args, opts)` → worker call,
- *   `setView(name)`, `search()` → `{q, only}` of the search box, `setSearch(q, only)` (runs it),
- *   `flameAt()` / `setFlameAt(value)` (the flamegraph's moment select), `stateSelect(k)`,
- *   `pin(element)` (pins and shows a timeline element's tooltip; negative: unpins).
+ * What DeepLinks asks the page: `state()` → Rust's viewer state (parsed), `call(method, args,
+ * opts)` → worker call, `setView(name)`, `search()` → `{q, only}` of the search box,
+ * `setSearch(q, only)` (runs it), `flameAt()` / `setFlameAt(value)` (the flamegraph's moment
+ * select), `stateSelect(k)`, `pin(element)` (pins and shows a timeline element's tooltip;
+ * negative: unpins).
+ * @typedef {object} LinkHooks
+ * @property {() => Promise<import('./types').ViewerState | null>} state
+ * @property {import('./bridge.js').Call} call
+ * @property {(name: string) => Promise<unknown>} setView
+ * @property {() => {q: string, only: boolean}} search
+ * @property {(q: string, only: boolean) => Promise<void>} setSearch
+ * @property {() => string} flameAt
+ * @property {(value: string) => Promise<void>} setFlameAt
+ * @property {(k: number) => Promise<unknown>} stateSelect
+ * @property {(element: number) => Promise<unknown>} pin
  */
+
+/** Keeps the URL hash in step with the view and restores a hash. */
 export class DeepLinks {
+  /** @param {LinkHooks} hooks */
   constructor(hooks) {
     this.hooks = hooks;
-    this.timer = 0;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    this.timer = undefined;
     this.restoring = false;
     /** After a restore the next write replaces the entry (never drops the forward history). */
     this.replaceNext = false;
-    /** The restores in progress, in order. */
+    /** The restores in progress, in order. @type {Promise<void>} */
     this.queue = Promise.resolve();
     /** The hash this page wrote or restored last. */
     this.last = location.hash;
@@ -100,23 +147,27 @@ export class DeepLinks {
     });
   }
 
-  /** The link state of what is shown now. */
+  /**
+   * The link state of what is shown now.
+   * @returns {Promise<LinkState | null>}
+   */
   async current() {
     const st = await this.hooks.state();
     if (st === null) return null;
+    /** @type {LinkState} */
     const s = { view: st.view, file: st.file, device: st.device };
     const { q, only } = this.hooks.search();
     if (st.view === 'state') {
-      if (st.state_view && Number.isInteger(st.state_view.event)) s.event = st.state_view.event;
+      if (st.state_view && isInt(st.state_view.event)) s.event = st.state_view.event;
     } else if (st.view === 'flame') {
       const f = st.flame_view;
       s.at = this.hooks.flameAt();
-      if (f && Number.isInteger(f.root) && f.root > 0) s.node = f.root;
+      if (f && isInt(f.root) && f.root > 0) s.node = f.root;
       if (q) Object.assign(s, { q, only });
     } else {
       s.x = st.x_range;
       s.y = st.y_range;
-      if (Number.isInteger(st.pinned)) s.pin = st.pinned;
+      if (isInt(st.pinned)) s.pin = st.pinned;
       if (q) Object.assign(s, { q, only });
     }
     return s;
@@ -154,6 +205,7 @@ export class DeepLinks {
   /**
    * Restores a hash (after its file is open); resolves when every part is applied. Restores run
    * one after the other (back, back, forward quickly: each waits for the one before).
+   * @param {string} hash
    */
   restore(hash) {
     const run = this.queue.then(() => this.restoreNow(hash));
@@ -161,6 +213,7 @@ export class DeepLinks {
     return run;
   }
 
+  /** @param {string} hash */
   async restoreNow(hash) {
     const s = decodeHash(hash);
     this.restoring = true;
@@ -169,24 +222,25 @@ export class DeepLinks {
       const h = this.hooks;
       const st = await h.state();
       if (st === null) return;
-      if (Number.isInteger(s.file) && s.file !== st.file && s.file >= 0 && s.file < st.files.length) {
+      if (isInt(s.file) && s.file !== st.file && s.file >= 0 && s.file < st.files.length) {
         await h.call('select_file', [s.file], { waitFrame: true, panel: true });
       }
       if (s.view) await h.setView(s.view);
-      if (Number.isInteger(s.device) && s.device !== (await h.state()).device) {
+      const now = await h.state();
+      if (isInt(s.device) && now !== null && s.device !== now.device) {
         await h.call('set_device', [s.device], { waitFrame: true, panel: true });
       }
       const view = s.view || st.view;
       if (view === 'state') {
-        if (Number.isInteger(s.event)) await h.stateSelect(s.event);
+        if (isInt(s.event)) await h.stateSelect(s.event);
       } else if (view === 'flame') {
         if (s.at) await h.setFlameAt(s.at);
         await h.setSearch(s.q || '', Boolean(s.only));
-        if (Number.isInteger(s.node)) await h.call('flame_zoom_to', [s.node], { waitFrame: true });
+        if (isInt(s.node)) await h.call('flame_zoom_to', [s.node], { waitFrame: true });
       } else {
         await h.setSearch(s.q || '', Boolean(s.only));
         if (s.x && s.y) await h.call('set_window', [s.x[0], s.x[1], s.y[0], s.y[1]], { waitFrame: true });
-        await h.pin(Number.isInteger(s.pin) ? s.pin : -1);
+        await h.pin(isInt(s.pin) ? s.pin : -1);
       }
     } finally {
       this.restoring = false;
@@ -198,7 +252,7 @@ export class DeepLinks {
     await this.write();
   }
 
-  /** Copies the link of what is shown; resolves with it. */
+  /** Copies the link of what is shown; resolves with it. @param {HTMLElement | null} [status] */
   async copy(status) {
     await this.write();
     const link = location.href;
@@ -215,7 +269,11 @@ export class DeepLinks {
 
 // ----- embedding ------------------------------------------------------------------------------
 
-/** Why a parent's message is refused, or null when `m` (the `memviz` object) is well formed. */
+/**
+ * Why a parent's message is refused, or null when `m` (the `memviz` object) is well formed.
+ * @param {any} m  anything another window sent
+ * @returns {string | null}
+ */
 export function checkEmbedMessage(m) {
   if (m === null || typeof m !== 'object' || Array.isArray(m)) return 'the memviz message must be an object';
   const known = ['type', 'buffer', 'url', 'title', 'view', 'device', 'range'];
@@ -234,29 +292,50 @@ export function checkEmbedMessage(m) {
   }
   if (m.title !== undefined && (typeof m.title !== 'string' || m.title.length > 256)) return 'title must be a string of at most 256 characters';
   if (m.view !== undefined && !VIEWS.includes(m.view)) return `view must be one of ${VIEWS.join(', ')}`;
-  if (m.device !== undefined && !(Number.isInteger(m.device) && m.device >= 0 && m.device < 2 ** 31)) return 'device must be a device number';
-  if (m.range !== undefined && !(Array.isArray(m.range) && m.range.length === 2 && m.range.every((v) => typeof v === 'number' && Number.isFinite(v)))) {
+  if (m.device !== undefined && !(isInt(m.device) && m.device >= 0 && m.device < 2 ** 31)) return 'device must be a device number';
+  if (m.range !== undefined && !(Array.isArray(m.range) && m.range.length === 2 && m.range.every((/** @type {unknown} */ v) => typeof v === 'number' && Number.isFinite(v)))) {
     return 'range must be [from, to] in timesteps';
   }
   return null;
 }
 
 /**
+ * How the page's open() ended: ready (`json`: Rust's summary; `timings` in ms; `notice`: why the
+ * file is incomplete, or ''), an error (Rust's sentence, or the shell's), or cancelled.
+ * @typedef {{state: 'ready', json: string, timings: object, notice: string}
+ *   | {state: 'error', message: string, crashed?: boolean}
+ *   | {state: 'cancelled'}} OpenResult
+ */
+
+/**
+ * What EmbedHost asks the page: `open(src, title)` → open()'s result, `apply({view, device,
+ * range})` → what is shown after.
+ * @typedef {object} EmbedHooks
+ * @property {(src: string | Blob | ArrayBuffer, title: string) => Promise<OpenResult>} open
+ * @property {(m: {view?: string, device?: number, range?: number[]}) => Promise<{view: string | null, device: number | null}>} apply
+ */
+
+/**
  * The viewer's side of the embedding protocol (docs/embedding.md). Accepts messages from the
  * parent (or opener) window only, from `allowedOrigin` when given.
- * @param {object} hooks `open(src, title)` → open() result, `apply({view, device, range})`
  */
 export class EmbedHost {
+  /**
+   * @param {EmbedHooks} hooks
+   * @param {string | null} allowedOrigin
+   */
   constructor(hooks, allowedOrigin) {
     this.hooks = hooks;
     this.allowedOrigin = allowedOrigin;
-    /** Where replies go: the origin of the last accepted message. */
+    /** Where replies go (the window of the last accepted message) and its origin. @type {Window | null} */
     this.peer = null;
     this.peerOrigin = '*';
+    /** The selection last told (JSON), so each change is told once. @type {string | undefined} */
     this.lastSelection = undefined;
     window.addEventListener('message', (ev) => { this.onMessage(ev); });
   }
 
+  /** @param {MessageEvent} ev */
   accepts(ev) {
     const fromPeer = ev.source !== null && ev.source !== window
       && (ev.source === window.parent || ev.source === window.opener);
@@ -264,6 +343,10 @@ export class EmbedHost {
     return !this.allowedOrigin || ev.origin === this.allowedOrigin;
   }
 
+  /**
+   * @param {string} type
+   * @param {object} fields
+   */
   reply(type, fields) {
     if (this.peer === null) return;
     try {
@@ -273,17 +356,19 @@ export class EmbedHost {
     }
   }
 
+  /** @param {MessageEvent} ev */
   async onMessage(ev) {
     if (!this.accepts(ev)) return;
     try {
       await this.handle(ev);
     } catch (e) {
-      this.reply('error', { message: `the viewer failed on that message: ${e && e.message ? e.message : e}` });
+      this.reply('error', { message: `the viewer failed on that message: ${e instanceof Error ? e.message : String(e)}` });
     }
   }
 
+  /** @param {MessageEvent} ev  accepted: from the parent or opener window */
   async handle(ev) {
-    this.peer = ev.source;
+    this.peer = /** @type {Window} */ (ev.source);
     this.peerOrigin = ev.origin && ev.origin !== 'null' ? ev.origin : '*';
     const data = ev.data;
     if (data === 'PING') {
@@ -318,14 +403,14 @@ export class EmbedHost {
     const title = m.title !== undefined ? m.title : (m.url !== undefined ? m.url : 'snapshot');
     const r = await this.hooks.open(src, title);
     if (r.state !== 'ready') {
-      this.reply('error', { message: r.message || `opening ${title} was ${r.state}` });
+      this.reply('error', { message: (r.state === 'error' && r.message) || `opening ${title} was ${r.state}` });
       return;
     }
     const applied = await this.hooks.apply(m);
     this.reply('loaded', { title, view: applied.view, device: applied.device, summary: JSON.parse(r.json) });
   }
 
-  /** Tells the parent what is pinned (`null`: nothing), once per change. */
+  /** Tells the parent what is pinned (`null`: nothing), once per change. @param {import('./types').Tooltip | null} tip */
   selection(tip) {
     const sel = tip && tip.pinned ? { title: tip.title, element: tip.element ?? tip.node ?? null } : null;
     const key = JSON.stringify(sel);

@@ -4,7 +4,12 @@
 // Rust as text (crates/memviz-viewer/src/state_view.rs) and are placed with textContent only.
 import { setChildren } from './dom.js';
 
+/** @typedef {import('./types').StateSelection} StateSelection */
+/** @typedef {import('./types').StateRow} StateRow */
+/** @typedef {import('./types').Oom} Oom */
+
 /** The OOM verdict's kind (Rust's `explain_oom`) as shown. */
+/** @type {Record<string, string>} */
 const VERDICT_LABELS = {
   fragmentation: 'fragmentation',
   out_of_memory: 'genuinely out of memory',
@@ -17,10 +22,29 @@ const ROW_H = 36;
  * longer lists map their scroll position proportionally onto the events. */
 const MAX_SCROLL_PX = 4_000_000;
 
+/**
+ * The panel's elements (see main.js).
+ * @typedef {object} StateElements
+ * @property {HTMLElement} list
+ * @property {HTMLElement} spacer
+ * @property {HTMLElement} rows
+ * @property {HTMLInputElement} search
+ * @property {HTMLButtonElement} prev
+ * @property {HTMLButtonElement} next
+ * @property {HTMLElement} searchStatus
+ * @property {HTMLElement} ooms
+ * @property {HTMLElement} totals
+ * @property {HTMLElement} event
+ * @property {HTMLElement} oomPanel
+ * @property {HTMLElement} oomVerdict
+ * @property {HTMLElement} oomNumbers
+ * @property {HTMLElement} oomBiggest
+ */
+
 export class StateHistory {
   /**
-   * @param {object} els  the panel's elements (see main.js)
-   * @param {(method: string, args: any[], opts?: object) => Promise<{result: any}>} call
+   * @param {StateElements} els
+   * @param {import('./bridge.js').Call} call
    * @param {(json: string | null) => void} showTooltip
    */
   constructor(els, call, showTooltip) {
@@ -29,24 +53,25 @@ export class StateHistory {
     this.showTooltip = showTooltip;
     this.count = 0;
     this.selected = -1;
-    /** The last selection JSON (parsed). */
+    /** The last selection JSON (parsed). @type {StateSelection | null} */
     this.selection = null;
-    /** Cached rows: k → {k, text, kind}. */
+    /** Cached rows: k → {k, text, kind}. @type {Map<number, StateRow>} */
     this.rows = new Map();
+    /** The events of the OOMs. @type {number[]} */
     this.ooms = [];
     this.generation = 0;
     /** A selection in flight and the latest one asked for meanwhile. */
     this.busy = false;
+    /** @type {number | null} */
     this.queued = null;
     this.renderScheduled = false;
     els.list.addEventListener('scroll', () => this.scheduleRender());
     els.list.addEventListener('keydown', (ev) => this.onKey(ev));
     els.rows.addEventListener('click', (ev) => {
       const row = ev.target instanceof Element ? ev.target.closest('.row') : null;
-      if (row !== null) {
-        els.list.focus({ preventScroll: true });
-        this.select(Number(row.dataset.k));
-      }
+      if (!(row instanceof HTMLElement)) return;
+      els.list.focus({ preventScroll: true });
+      this.select(Number(row.dataset.k));
     });
     els.search.addEventListener('keydown', (ev) => {
       if (ev.key === 'Enter') {
@@ -70,10 +95,10 @@ export class StateHistory {
     this.els.searchStatus.textContent = '';
     const { result } = await this.call('state_select', [-1], { waitFrame: true });
     if (gen !== this.generation) return;
-    this.applySelection(JSON.parse(result));
+    this.applySelection(/** @type {StateSelection | null} */ (JSON.parse(result)));
     const ooms = await this.call('state_ooms', []);
     if (gen !== this.generation) return;
-    this.ooms = JSON.parse(ooms.result);
+    this.ooms = /** @type {number[]} */ (JSON.parse(ooms.result));
     this.showOoms();
     this.sizeSpacer();
     this.scrollTo(this.selected);
@@ -99,7 +124,7 @@ export class StateHistory {
     return (list.scrollTop / real) * virt;
   }
 
-  /** Scrolls so that event k is visible (centred when it was not). */
+  /** Scrolls so that event k is visible (centred when it was not). @param {number} k */
   scrollTo(k) {
     if (k < 0) return;
     const list = this.els.list;
@@ -140,7 +165,7 @@ export class StateHistory {
       const { result } = await this.call('state_rows', [start, missing[missing.length - 1] - start + 1]);
       if (gen !== this.generation) return;
       if (this.rows.size > 5000) this.rows.clear();
-      for (const r of JSON.parse(result)) this.rows.set(r.k, r);
+      for (const r of /** @type {StateRow[]} */ (JSON.parse(result))) this.rows.set(r.k, r);
       // The list may have scrolled meanwhile: draw what is visible now.
       const now = this.visibleRange();
       if (now.first !== first) {
@@ -170,6 +195,7 @@ export class StateHistory {
   }
 
   /** Selects event k (coalescing fast key repeats: only the latest waiting one is sent). */
+  /** @param {number} k */
   async select(k) {
     if (this.count === 0) return null;
     const target = Math.max(0, Math.min(this.count - 1, Math.round(k)));
@@ -182,14 +208,16 @@ export class StateHistory {
     }
     this.busy = true;
     const gen = this.generation;
+    /** @type {StateSelection | null} */
     let sel = null;
     try {
+      /** @type {number | null} */
       let next = target;
       while (next !== null) {
         this.queued = null;
         const { result } = await this.call('state_select', [next], { waitFrame: true });
         if (gen !== this.generation) return null;
-        sel = JSON.parse(result);
+        sel = /** @type {StateSelection | null} */ (JSON.parse(result));
         this.applySelection(sel);
         next = this.queued;
       }
@@ -199,6 +227,7 @@ export class StateHistory {
     return sel;
   }
 
+  /** @param {StateSelection | null} sel */
   applySelection(sel) {
     if (sel === null) return;
     this.selection = sel;
@@ -235,6 +264,7 @@ export class StateHistory {
     box.hidden = false;
   }
 
+  /** @param {Oom | null} oom */
   showOom(oom) {
     const e = this.els;
     if (!oom) {
@@ -271,12 +301,14 @@ export class StateHistory {
   }
 
   /** Pins and shows a block (address as a decimal string) in the map. */
+  /** @param {string} addr */
   async focus(addr) {
     const { result } = await this.call('state_focus', [addr], { waitFrame: true });
     this.showTooltip(typeof result === 'string' ? result : null);
     return result;
   }
 
+  /** Finds the next (or previous) event matching the search box from the selection. @param {boolean} forward */
   async search(forward) {
     const q = this.els.search.value;
     if (q.trim() === '') {
@@ -295,14 +327,16 @@ export class StateHistory {
     return k;
   }
 
+  /** @param {KeyboardEvent} ev */
   onKey(ev) {
     if (ev.ctrlKey || ev.metaKey || ev.altKey || this.count === 0) return;
     const page = Math.max(1, Math.floor(this.els.list.clientHeight / ROW_H) - 1);
     const k = this.selected < 0 ? this.count - 1 : this.selected;
+    /** @type {Record<string, number>} */
     const moves = {
       ArrowUp: k - 1, ArrowDown: k + 1, PageUp: k - page, PageDown: k + page, Home: 0, End: this.count - 1,
     };
-    if (!(ev.key in moves)) return;
+    if (!Object.hasOwn(moves, ev.key)) return;
     ev.preventDefault();
     this.select(moves[ev.key]);
   }

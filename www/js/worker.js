@@ -16,18 +16,25 @@ const LEGEND_ENTRIES = 12;
 /** The id of the open() in progress (0: none). */
 let loading = 0;
 const cancelled = new Set();
-/** Calls waiting for the next drawn frame: seq → result. */
+/** Calls waiting for the next drawn frame: seq → result. @type {{seq: number, result: unknown}[]} */
 let waiting = [];
 let frameScheduled = false;
 
+/** A worker's requestAnimationFrame (Chrome, Firefox), else a 16 ms timer. @type {(cb: (now: number) => void) => void} */
 const raf = typeof self.requestAnimationFrame === 'function'
   ? (cb) => self.requestAnimationFrame(cb)
   : (cb) => setTimeout(() => cb(performance.now()), 16);
 
+/**
+ * A message to the page (www/README.md's protocol).
+ * @param {object} msg
+ * @param {Transferable[]} [transfer]
+ */
 function post(msg, transfer) {
   self.postMessage(msg, transfer || []);
 }
 
+/** @param {unknown} err */
 function errorText(err) {
   return err instanceof Error ? err.message : String(err);
 }
@@ -39,6 +46,7 @@ function panicked() {
 /**
  * True when `err` is a WebAssembly trap (an allocation that failed, as when the heap cannot grow
  * past 4 GiB, aborts): the module's state is lost and this worker must be replaced.
+ * @param {unknown} err
  */
 function trapped(err) {
   return err instanceof WebAssembly.RuntimeError;
@@ -51,6 +59,9 @@ let fileName = '';
  * Tells the page this worker can no longer be used (a trap, or a panic), naming the file and
  * what it was doing (`doing`: a phrase where `%s` stands for the file's name); the page
  * replaces the worker and reopens the files it still has.
+ * @param {unknown} err
+ * @param {string} doing
+ * @param {number} id  the open that was running (0: none)
  */
 function crashed(err, doing, id) {
   viewer = null;
@@ -71,9 +82,10 @@ function requestFrame() {
   raf(onFrame);
 }
 
+/** @param {number} now */
 function onFrame(now) {
   frameScheduled = false;
-  let code = 0;
+  let code;
   try {
     code = viewer.frame(now);
   } catch (err) {
@@ -102,6 +114,7 @@ const CALLS = new Set([
   'flame_set', 'flame_info', 'flame_zoom_to', 'flame_node_center', 'flame_phases', 'flame_diff', 'pin', 'set_window',
 ]);
 
+/** The page's `init`: loads the wasm and makes the viewer on the canvas. @param {any} msg */
 async function init(msg) {
   try {
     const glue = await import(msg.glue);
@@ -124,6 +137,7 @@ async function init(msg) {
 /**
  * A source as `{name, total, read(): Promise<Uint8Array|null>, cancel()}`.
  * @param {File | Blob | ArrayBuffer | {url: string}} src
+ * @param {string | null} name  the name the page gave, if any
  */
 async function openSource(src, name) {
   if (src instanceof Blob) {
@@ -170,7 +184,7 @@ async function openSource(src, name) {
           + `A server on another origin must send the header "Access-Control-Allow-Origin: ${self.location.origin}" (or "*"), `
           + 'and a Content-Security-Policy on this site must list it in connect-src (see docs/deploy.md). '
           + 'Or download the file and open it here.'
-        : `could not download ${src.url}: the server is unreachable (${errorText(err)}).`);
+        : `could not download ${src.url}: the server is unreachable (${errorText(err)}).`, { cause: err });
     }
     if (!response.ok || response.body === null) {
       const hint = response.status === 404 ? ' (no file at that address: check the url= parameter)'
@@ -197,6 +211,7 @@ async function openSource(src, name) {
   throw new Error('expected a File, Blob, ArrayBuffer or URL');
 }
 
+/** The page's `open`: reads, parses and draws a file. @param {any} msg */
 async function open(msg) {
   const id = msg.id;
   loading = id;
@@ -238,6 +253,7 @@ async function open(msg) {
     // view's timeline, layout and first scene, then the first frame.
     const bytes = viewer.bytes_read();
     // [wasm memory, Rust heap, Rust heap high-water] after each phase (benchmarks read them).
+    /** @type {Record<string, unknown>} */
     const memory = { read: viewer.memory_probe() };
     doing = 'building the model of %s';
     post({ type: 'progress', id, name: source.name, bytes, total: source.total, phase: 'model' });
@@ -296,7 +312,7 @@ async function open(msg) {
   }
 }
 
-/** Ends open `id`, cancelled (or replaced by a newer open) between two of its steps. */
+/** Ends open `id`, cancelled (or replaced by a newer open) between two of its steps. @param {number} id */
 function dropCancelled(id) {
   if (loading === id) {
     viewer.cancel();
@@ -314,6 +330,7 @@ function postPanel() {
   post({ type: 'panel', panel: viewer.panel(LEGEND_ENTRIES), table: viewer.summary_table(), summary: viewer.summary_json() });
 }
 
+/** The page's `call` of a viewer method. @param {any} msg */
 function call(msg) {
   let result;
   try {

@@ -91,18 +91,17 @@ pub(crate) fn bench_one(file: &str) -> Result<BenchRow> {
     };
     for round in 0..BENCH_ROUNDS {
         eprintln!("    round {}/{BENCH_ROUNDS}", round + 1);
-        let field = memviz_bench(file)?;
-        let (bytes, native_secs, model_bytes) =
-            (field("bytes")?, field("secs")?, field("model_bytes")?);
+        let MemvizBench {
+            bytes,
+            secs: native_secs,
+            model_bytes,
+        } = memviz_bench(file)?;
 
         // A fresh node process each round: the cold case a user meets in a fresh tab.
         let wasm = run_capture(cmd("node", ["tests/web/bench_wasm.mjs", file]))?;
-        let wasm_line = wasm
-            .lines()
-            .find(|l| l.trim_start().starts_with('{'))
-            .unwrap_or_default();
-        let wasm_secs = json_number_field(wasm_line, "secs")
-            .ok_or_else(|| format!("bench_wasm.mjs printed no \"secs\": {wasm}"))?;
+        let wasm_secs = json_line::<WasmBench>(&wasm)
+            .map_err(|e| format!("bench_wasm.mjs printed no result ({e}): {wasm}"))?
+            .secs;
 
         let cpython_secs = cpython_load_secs(file)?;
         row.file_mb = bytes / MB;
@@ -345,75 +344,150 @@ pub(crate) fn run_capture_status(mut cmd: Command) -> Result<(bool, String)> {
     ))
 }
 
-/// Runs `memviz bench FILE` once; returns a reader of the numbers in its JSON line.
-pub(crate) fn memviz_bench(file: &str) -> Result<impl Fn(&str) -> Result<f64>> {
+/// The JSON line `memviz bench FILE` prints (the fields read here).
+#[derive(Debug, serde::Deserialize)]
+pub(crate) struct MemvizBench {
+    pub bytes: f64,
+    pub secs: f64,
+    pub model_bytes: f64,
+}
+
+/// The JSON line tests/web/bench_wasm.mjs prints (the field read here).
+#[derive(Debug, serde::Deserialize)]
+pub(crate) struct WasmBench {
+    pub secs: f64,
+}
+
+/// The first line of `out` that starts with `{`, parsed as a `T`.
+pub(crate) fn json_line<T: serde::de::DeserializeOwned>(out: &str) -> Result<T> {
+    let line = out
+        .lines()
+        .find(|l| l.trim_start().starts_with('{'))
+        .ok_or("no JSON line")?;
+    serde_json::from_str(line).map_err(|e| e.to_string())
+}
+
+/// Runs `memviz bench FILE` once; its JSON line.
+pub(crate) fn memviz_bench(file: &str) -> Result<MemvizBench> {
     let out = run_capture(cmd("target/release/memviz", ["bench", file]))?;
-    Ok(move |key: &str| {
-        let line = out
-            .lines()
-            .find(|l| l.trim_start().starts_with('{'))
-            .unwrap_or_default();
-        json_number_field(line, key)
-            .ok_or_else(|| format!("`memviz bench` printed no \"{key}\": {out}"))
-    })
+    json_line(&out).map_err(|e| format!("`memviz bench` printed no result ({e}): {out}"))
 }
 
 /// Median over `NATIVE_BASELINE_RUNS` runs of `memviz bench FILE` (parse + model), in ms.
 pub(crate) fn native_parse_ms(file: &str) -> Result<f64> {
     let mut ms = Vec::new();
     for _ in 0..NATIVE_BASELINE_RUNS {
-        ms.push(memviz_bench(file)?("secs")? * 1e3);
+        ms.push(memviz_bench(file)?.secs * 1e3);
     }
     Ok(median(&ms))
 }
 
-/// The Markdown tables of `bench-page` from bench_page.mjs's JSON lines (one per file and
-/// backend; see that script for what each field measures).
+/// One JSON line of tests/web/bench_page.mjs (one file and backend; see that script for what each
+/// field measures). Every number may be missing or null (a failed round): its cell is then "–".
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub(crate) struct BenchPageRow {
+    file: Option<String>,
+    #[serde(rename = "fileMB")]
+    file_mb: Option<f64>,
+    backend: Option<String>,
+    rounds: Option<f64>,
+    ok_rounds: Option<f64>,
+    error: Option<String>,
+    first_frame_ms: Option<f64>,
+    native_ms: Option<f64>,
+    ratio: Option<f64>,
+    step_median_ms: Option<f64>,
+    step_max_ms: Option<f64>,
+    settled_median_ms: Option<f64>,
+    presented_median_ms: Option<f64>,
+    worker_frame_median_ms: Option<f64>,
+    worker_frame_max_ms: Option<f64>,
+    #[serde(rename = "wasmMB")]
+    wasm_mb: Option<f64>,
+    #[serde(rename = "jsHeapMB")]
+    js_heap_mb: Option<f64>,
+    #[serde(rename = "workerJsHeapMB")]
+    worker_js_heap_mb: Option<f64>,
+    #[serde(rename = "rendererRssMB")]
+    renderer_rss_mb: Option<f64>,
+    #[serde(rename = "rendererHwmMB")]
+    renderer_hwm_mb: Option<f64>,
+    #[serde(rename = "gpuRssMB")]
+    gpu_rss_mb: Option<f64>,
+    #[serde(rename = "gpuHwmMB")]
+    gpu_hwm_mb: Option<f64>,
+    #[serde(rename = "totalRssMB")]
+    total_rss_mb: Option<f64>,
+    #[serde(rename = "totalPeakSampledMB")]
+    total_peak_sampled_mb: Option<f64>,
+    #[serde(rename = "totalPssMB")]
+    total_pss_mb: Option<f64>,
+    parse_ms: Option<f64>,
+    total_ms: Option<f64>,
+    median_round_first_frame_ms: Option<f64>,
+    wall_ms: Option<f64>,
+    open_settled_ms: Option<f64>,
+    elements: Option<f64>,
+    instances: Option<f64>,
+    scene: Option<String>,
+}
+
+/// The Markdown tables of `bench-page` from bench_page.mjs's JSON lines.
 pub(crate) fn bench_page_table(lines: &[String]) -> String {
-    let num = |line: &str, key: &str| {
-        json_number_field(line, key).map_or_else(|| "–".to_owned(), |v| format!("{v}"))
-    };
-    let text = |line: &str, key: &str| json_string_field(line, key).unwrap_or_default();
+    let rows: Vec<BenchPageRow> = lines
+        .iter()
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| BenchPageRow {
+                error: Some(format!(
+                    "bench_page.mjs printed a line that is not its JSON ({e})"
+                )),
+                ..BenchPageRow::default()
+            })
+        })
+        .collect();
+    let n = |v: Option<f64>| v.map_or_else(|| "–".to_owned(), |v| format!("{v}"));
+    let t = |v: &Option<String>| v.clone().unwrap_or_default();
     let mut s = String::from(
         "\n| file | MB | backend | drop → first frame ms (median of rounds) | native parse ms | ratio | zoom/pan step ms median / max | settled / presented ms median | worker frame ms median / max | wasm memory MB | JS heap MB page / worker | renderer RSS MB (peak VmHWM) | GPU process RSS MB (peak VmHWM) | all processes RSS MB (peak sampled) [PSS] |\n\
          |---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
-    for l in lines {
-        let n = |key: &str| num(l, key);
-        let error = text(l, "error");
-        let first_frame = match (n("okRounds").as_str(), error.is_empty()) {
-            (_, true) => format!("{} ({} rounds)", n("firstFrameMs"), n("rounds")),
-            ("0", false) => format!("FAILED: {error}"),
+    for r in &rows {
+        let error = t(&r.error);
+        let first_frame = match (r.ok_rounds, error.is_empty()) {
+            (_, true) => format!("{} ({} rounds)", n(r.first_frame_ms), n(r.rounds)),
+            (Some(0.0), false) => format!("FAILED: {error}"),
             (ok, false) => format!(
-                "{} ({ok} of {} rounds; FAILED: {error})",
-                n("firstFrameMs"),
-                n("rounds")
+                "{} ({} of {} rounds; FAILED: {error})",
+                n(r.first_frame_ms),
+                n(ok),
+                n(r.rounds)
             ),
         };
         let _ = writeln!(
             s,
             "| {} | {} | {} | {first_frame} | {} | {} | {} / {} | {} / {} | {} / {} | {} | {} / {} | {} ({}) | {} ({}) | {} ({}) [{}] |",
-            text(l, "file"),
-            n("fileMB"),
-            text(l, "backend"),
-            n("nativeMs"),
-            n("ratio"),
-            n("stepMedianMs"),
-            n("stepMaxMs"),
-            n("settledMedianMs"),
-            n("presentedMedianMs"),
-            n("workerFrameMedianMs"),
-            n("workerFrameMaxMs"),
-            n("wasmMB"),
-            n("jsHeapMB"),
-            n("workerJsHeapMB"),
-            n("rendererRssMB"),
-            n("rendererHwmMB"),
-            n("gpuRssMB"),
-            n("gpuHwmMB"),
-            n("totalRssMB"),
-            n("totalPeakSampledMB"),
-            n("totalPssMB"),
+            t(&r.file),
+            n(r.file_mb),
+            t(&r.backend),
+            n(r.native_ms),
+            n(r.ratio),
+            n(r.step_median_ms),
+            n(r.step_max_ms),
+            n(r.settled_median_ms),
+            n(r.presented_median_ms),
+            n(r.worker_frame_median_ms),
+            n(r.worker_frame_max_ms),
+            n(r.wasm_mb),
+            n(r.js_heap_mb),
+            n(r.worker_js_heap_mb),
+            n(r.renderer_rss_mb),
+            n(r.renderer_hwm_mb),
+            n(r.gpu_rss_mb),
+            n(r.gpu_hwm_mb),
+            n(r.total_rss_mb),
+            n(r.total_peak_sampled_mb),
+            n(r.total_pss_mb),
         );
     }
     s.push_str(
@@ -421,21 +495,20 @@ pub(crate) fn bench_page_table(lines: &[String]) -> String {
          | file | backend | read + parse (parseMs) | + finish, layout, first draw (totalMs) | first frame at final size (firstFrameMs) | node wall: setInputFiles → ready | then settled (windowed rebuild, raster) | allocations | instances drawn | scene |\n\
          |---|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
     );
-    for l in lines {
-        let n = |key: &str| num(l, key);
+    for r in &rows {
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            text(l, "file"),
-            text(l, "backend"),
-            n("parseMs"),
-            n("totalMs"),
-            n("medianRoundFirstFrameMs"),
-            n("wallMs"),
-            n("openSettledMs"),
-            n("elements"),
-            n("instances"),
-            text(l, "scene"),
+            t(&r.file),
+            t(&r.backend),
+            n(r.parse_ms),
+            n(r.total_ms),
+            n(r.median_round_first_frame_ms),
+            n(r.wall_ms),
+            n(r.open_settled_ms),
+            n(r.elements),
+            n(r.instances),
+            t(&r.scene),
         );
     }
     s.push_str(

@@ -22,38 +22,39 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use crate::{
-    build_bench_page, cmd, install, json_number_field, json_string_field, run, run_capture_status,
-    Result, Steps, BENCH_PAGE_DIST, MB,
+    build_bench_page, cmd, install, run, run_capture_status, Result, Steps, BENCH_PAGE_DIST, MB,
 };
 
 /// What `bench-big` is asked for.
+#[derive(Debug, clap::Args)]
 pub struct Args {
+    /// Tile this snapshot's longest device trace instead of the training emulator's
+    #[arg(long, value_name = "SNAPSHOT")]
     pub from: Option<String>,
+    /// Snapshot sizes in MB (1 to 10000, generate.py tile's limit)
+    #[arg(value_parser = tiled_mb, default_values_t = [150, 500, 1000, 2000, 4000])]
     pub sizes_mb: Vec<u64>,
 }
 
-/// `[--from SNAPSHOT] [SIZES_MB...]`.
-pub fn parse_args(rest: &[String]) -> Result<Args> {
-    let mut from = None;
-    let mut sizes_mb = Vec::new();
-    let mut it = rest.iter();
-    while let Some(a) = it.next() {
-        if a == "--from" {
-            let f = it.next().ok_or("--from wants a snapshot file")?;
-            from = Some(f.clone());
-        } else {
-            let mb = a
-                .parse::<u64>()
-                .ok()
-                .filter(|&n| n > 0)
-                .ok_or_else(|| format!("bench-big: `{a}` is not a size in MB"))?;
-            sizes_mb.push(mb);
-        }
-    }
-    if sizes_mb.is_empty() {
-        sizes_mb = vec![150, 500, 1000, 2000, 4000];
-    }
-    Ok(Args { from, sizes_mb })
+/// A size for `generate.py tile` (at most 10 000 MB).
+fn tiled_mb(text: &str) -> Result<u64> {
+    crate::mb_in(text, 10_000, "generate.py tile's limit")
+}
+
+/// One JSON line of `mem_budget FILE --views`: the first (no step) has the file's entries, the
+/// others one step's heap. Fields it lacks are left empty in the table.
+#[derive(Debug, Default, serde::Deserialize)]
+struct MemBudgetLine {
+    #[serde(default)]
+    step: Option<String>,
+    #[serde(default)]
+    entries: Option<f64>,
+    #[serde(default)]
+    bytes_per_entry: Option<f64>,
+    #[serde(default)]
+    heap_per_file: Option<f64>,
+    #[serde(default)]
+    peak_per_file: Option<f64>,
 }
 
 /// The steps of `mem_budget` reported, with the names used in the table.
@@ -103,24 +104,11 @@ pub fn bench_big(a: &Args) -> Result<()> {
             let bytes = fs::metadata(file).map_err(|e| format!("{file}: {e}"))?.len();
             let (secs, hwm) = cli_summary(file)?;
             let mem = mem_budget(file)?;
-            let per = |step: &str| {
-                mem.iter()
-                    .find(|(s, _)| s == step)
-                    .and_then(|(_, l)| json_number_field(l, "bytes_per_entry"))
-            };
-            let heap_after = |step: &str| {
-                mem.iter()
-                    .find(|(s, _)| s == step)
-                    .and_then(|(_, l)| json_number_field(l, "heap_per_file"))
-            };
-            let peak_open = mem
-                .iter()
-                .find(|(s, _)| s == "app_first_view")
-                .and_then(|(_, l)| json_number_field(l, "peak_per_file"));
-            let entries = mem
-                .iter()
-                .find(|(s, _)| s.is_empty())
-                .and_then(|(_, l)| json_number_field(l, "entries"));
+            let line = |step: Option<&str>| mem.iter().find(|l| l.step.as_deref() == step);
+            let per = |step: &str| line(Some(step)).and_then(|l| l.bytes_per_entry);
+            let heap_after = |step: &str| line(Some(step)).and_then(|l| l.heap_per_file);
+            let peak_open = line(Some("app_first_view")).and_then(|l| l.peak_per_file);
+            let entries = line(None).and_then(|l| l.entries);
             let cell = |v: Option<f64>| v.map_or_else(|| "–".to_owned(), |x| format!("{x}"));
             let mut row = format!(
                 "| {} | {:.0} | {} | {secs:.1} | {:.2} |",
@@ -219,22 +207,23 @@ fn cli_summary(file: &str) -> Result<(f64, u64)> {
     Ok((t0.elapsed().as_secs_f64(), hwm))
 }
 
-/// `mem_budget FILE --views`: (step name, its JSON line); the first line (no step) has the
-/// file's entries.
-fn mem_budget(file: &str) -> Result<Vec<(String, String)>> {
+/// `mem_budget FILE --views`: its JSON lines, parsed.
+fn mem_budget(file: &str) -> Result<Vec<MemBudgetLine>> {
     let (ok, out) =
         run_capture_status(cmd("target/release/examples/mem_budget", [file, "--views"]))?;
     if !ok {
         return Err(format!("mem_budget {file} failed:\n{out}"));
     }
+    // A line that does not parse (a path with an escape JSON lacks) only loses its cells.
     Ok(out
         .lines()
         .filter(|l| l.trim_start().starts_with('{'))
-        .map(|l| {
-            (
-                json_string_field(l, "step").unwrap_or_default(),
-                l.to_owned(),
-            )
+        .filter_map(|l| match serde_json::from_str(l) {
+            Ok(line) => Some(line),
+            Err(e) => {
+                eprintln!("    mem_budget {file}: a line is not JSON ({e}), skipped: {l}");
+                None
+            }
         })
         .collect())
 }

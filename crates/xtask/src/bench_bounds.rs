@@ -45,51 +45,41 @@ const COMMANDS: [&str; 8] = [
 ];
 
 /// What `bench-bounds` is asked for.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, PartialEq, clap::Args)]
 pub struct Args {
+    /// Where the generated inputs, the reports of `html` and the stderr of each run go
+    #[arg(long, default_value = "target/bounds", value_name = "DIR")]
     pub out: String,
-    pub scale_steps: bool,
-    pub steps: (f64, f64),
+    /// Then the count-driven classes at two scales (--steps) and the time ratio per command
+    /// (target <= x15 for x10)
+    #[arg(long)]
+    scale_steps: bool,
+    /// The two scales of --scale-steps, A,B with 0 < A < B <= 1000 (implies --scale-steps)
+    #[arg(long, value_parser = parse_steps, value_name = "A,B")]
+    steps: Option<(f64, f64)>,
 }
 
-/// `[--out DIR] [--scale-steps] [--steps A,B]`.
-pub fn parse_args(rest: &[String]) -> Result<Args> {
-    let mut a = Args {
-        out: "target/bounds".to_owned(),
-        scale_steps: false,
-        steps: (1.0, 10.0),
-    };
-    let mut it = rest.iter();
-    while let Some(arg) = it.next() {
-        let (name, inline) = match arg.split_once('=') {
-            Some((n, v)) => (n, Some(v.to_owned())),
-            None => (arg.as_str(), None),
-        };
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| it.next().cloned())
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
-        match name {
-            "--out" => a.out = value()?,
-            "--scale-steps" if inline.is_none() => a.scale_steps = true,
-            "--steps" => {
-                let v = value()?;
-                let parsed = v.split_once(',').and_then(|(x, y)| {
-                    let x = x.trim().parse::<f64>().ok()?;
-                    let y = y.trim().parse::<f64>().ok()?;
-                    (x > 0.0 && y > x && y <= 1000.0).then_some((x, y))
-                });
-                a.steps = parsed.ok_or_else(|| {
-                    format!("--steps wants A,B with 0 < A < B <= 1000, got `{v}`")
-                })?;
-                a.scale_steps = true;
-            }
-            _ => return Err(format!("bench-bounds: unexpected argument `{arg}`")),
-        }
+impl Args {
+    /// `--scale-steps`, or `--steps` given.
+    pub fn scale_steps(&self) -> bool {
+        self.scale_steps || self.steps.is_some()
     }
-    Ok(a)
+
+    /// The two scales (default 1 and 10).
+    pub fn steps(&self) -> (f64, f64) {
+        self.steps.unwrap_or((1.0, 10.0))
+    }
+}
+
+/// `A,B` with 0 < A < B <= 1000.
+fn parse_steps(v: &str) -> Result<(f64, f64)> {
+    v.split_once(',')
+        .and_then(|(x, y)| {
+            let x = x.trim().parse::<f64>().ok()?;
+            let y = y.trim().parse::<f64>().ok()?;
+            (x > 0.0 && y > x && y <= 1000.0).then_some((x, y))
+        })
+        .ok_or_else(|| format!("--steps wants A,B with 0 < A < B <= 1000, got `{v}`"))
 }
 
 /// One run of one command.
@@ -254,7 +244,7 @@ fn measure(args: &[String], err_file: &Path, limit: Duration) -> Result<Cell> {
 
 pub fn bench_bounds(a: &Args) -> Result<()> {
     let started = Instant::now();
-    let mut steps = Steps::new("bench-bounds", if a.scale_steps { 4 } else { 3 });
+    let mut steps = Steps::new("bench-bounds", if a.scale_steps() { 4 } else { 3 });
     steps.step("memviz (release)", || {
         run(cmd("cargo", ["build", "--release", "-p", "memviz-cli"]))
     })?;
@@ -292,8 +282,8 @@ pub fn bench_bounds(a: &Args) -> Result<()> {
     println!("{}", matrix_table(&rows, dist.is_none()));
     println!("{}", failure_notes(&rows));
 
-    if a.scale_steps {
-        let (lo, hi) = a.steps;
+    if a.scale_steps() {
+        let (lo, hi) = a.steps();
         let mut text = String::new();
         steps.step(
             &format!("count-driven classes at scale {lo} and {hi}"),
@@ -405,7 +395,7 @@ fn best_of(args: &[String], err_file: &Path) -> Result<Cell> {
 }
 
 fn scale_steps(a: &Args, with_html: bool, html_dir: &Path, err_file: &Path) -> Result<String> {
-    let (lo, hi) = a.steps;
+    let (lo, hi) = a.steps();
     let commands: Vec<&str> = COMMANDS
         .into_iter()
         .filter(|c| with_html || *c != "html")
@@ -465,28 +455,39 @@ mod tests {
         a.iter().map(|s| (*s).to_owned()).collect()
     }
 
+    /// `cargo xtask bench-bounds ARGS` as clap parses it.
+    fn parse_args(args: &[String]) -> Result<Args, clap::Error> {
+        use clap::Parser;
+        #[derive(Debug, Parser)]
+        struct BenchBounds {
+            #[command(flatten)]
+            args: Args,
+        }
+        BenchBounds::try_parse_from(
+            std::iter::once("bench-bounds".to_owned()).chain(args.iter().cloned()),
+        )
+        .map(|b| b.args)
+    }
+
     #[test]
     fn parses_options() {
         let d = parse_args(&[]).expect("defaults");
         assert_eq!(
-            d,
-            Args {
-                out: "target/bounds".into(),
-                scale_steps: false,
-                steps: (1.0, 10.0)
-            }
+            (d.out.as_str(), d.scale_steps(), d.steps()),
+            ("target/bounds", false, (1.0, 10.0))
         );
         let a = parse_args(&v(&["--out", "/tmp/b", "--scale-steps"])).expect("options");
-        assert_eq!((a.out.as_str(), a.scale_steps), ("/tmp/b", true));
+        assert_eq!((a.out.as_str(), a.scale_steps()), ("/tmp/b", true));
         let s = parse_args(&v(&["--steps=0.1,1", "--out=x"])).expect("steps");
         assert_eq!(
-            (s.steps, s.scale_steps, s.out.as_str()),
+            (s.steps(), s.scale_steps(), s.out.as_str()),
             ((0.1, 1.0), true, "x")
         );
         assert!(parse_args(&v(&["--steps", "10,1"])).is_err());
         assert!(parse_args(&v(&["--steps", "0,1"])).is_err());
         assert!(parse_args(&v(&["--out"])).is_err());
         assert!(parse_args(&v(&["--bogus"])).is_err());
+        assert!(parse_args(&v(&["--scale-steps=yes"])).is_err());
     }
 
     #[test]

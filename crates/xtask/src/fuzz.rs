@@ -31,72 +31,34 @@ const FUZZ_MAX_SEED_BYTES: u64 = 256 * 1024;
 const FUZZ_MAX_GZIP_SEED_BYTES: u64 = 64 * 1024;
 
 /// `cargo xtask fuzz` options.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq, Eq, clap::Args)]
 pub(crate) struct FuzzArgs {
-    /// Seconds per target (`-max_total_time`); 60 when neither this nor `runs` is given.
+    /// Seconds per target (libFuzzer's -max_total_time); 60 when neither this nor --runs is given
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     secs: Option<u64>,
-    /// Runs per target (`-runs`).
+    /// Runs per target (libFuzzer's -runs)
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     runs: Option<u64>,
-    /// One target instead of all.
+    /// One target instead of all
+    #[arg(long, value_parser = FUZZ_TARGETS)]
     target: Option<String>,
-    /// libFuzzer's `-max_len` (unset: libFuzzer's default, the largest seed).
+    /// libFuzzer's -max_len in bytes (unset: libFuzzer's default, the largest seed)
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     max_len: Option<u64>,
-    /// Fork mode (`-fork=1`, one worker): keep fuzzing after a crash, OOM or timeout, and count
-    /// them all.
+    /// Fork mode (-fork=1, one worker): keep fuzzing after a crash, OOM or timeout, and count
+    /// them all. It counts time, not runs: use --secs
+    #[arg(long, conflicts_with = "runs")]
     keep_going: bool,
 }
 
-pub(crate) fn parse_fuzz_args(rest: &[String]) -> Result<FuzzArgs> {
-    let mut a = FuzzArgs::default();
-    let mut i = 0;
-    while let Some(arg) = rest.get(i) {
-        i += 1;
-        if arg == "--keep-going" {
-            a.keep_going = true;
-            continue;
-        }
-        let (name, value) = match arg.split_once('=') {
-            Some((n, v)) => (n, v.to_owned()),
-            None => {
-                let v = rest
-                    .get(i)
-                    .ok_or_else(|| format!("`{arg}` needs a value\n{USAGE}"))?;
-                i += 1;
-                (arg.as_str(), v.clone())
-            }
-        };
-        let number = || {
-            value
-                .parse::<u64>()
-                .ok()
-                .filter(|&n| n > 0)
-                .ok_or_else(|| format!("{name} wants a positive whole number, got `{value}`"))
-        };
-        match name {
-            "--secs" => a.secs = Some(number()?),
-            "--runs" => a.runs = Some(number()?),
-            "--max-len" => a.max_len = Some(number()?),
-            "--target" => {
-                if !FUZZ_TARGETS.contains(&value.as_str()) {
-                    return Err(format!(
-                        "--target is one of {}, got `{value}`",
-                        FUZZ_TARGETS.join(", ")
-                    ));
-                }
-                a.target = Some(value);
-            }
-            _ => return Err(format!("unexpected argument `{arg}`\n{USAGE}")),
+impl FuzzArgs {
+    /// Seconds per target: `--secs`, else 60 unless `--runs` bounds the run instead.
+    fn secs(&self) -> Option<u64> {
+        match (self.secs, self.runs) {
+            (None, None) => Some(60),
+            (secs, _) => secs,
         }
     }
-    if a.secs.is_none() && a.runs.is_none() {
-        a.secs = Some(60);
-    }
-    if a.keep_going && a.runs.is_some() {
-        return Err(
-            "--keep-going (libFuzzer's fork mode) counts time, not runs: use --secs".into(),
-        );
-    }
-    Ok(a)
 }
 
 /// What one target's run did.
@@ -215,7 +177,7 @@ fn fuzz_target(target: &str, corpus: &Path, a: &FuzzArgs) -> Result<FuzzStats> {
         format!("-dict={FUZZ_DICT}"),
         "-print_final_stats=1".into(),
     ];
-    if let Some(s) = a.secs {
+    if let Some(s) = a.secs() {
         args.push(format!("-max_total_time={s}"));
     }
     if let Some(r) = a.runs {
@@ -355,32 +317,36 @@ pub(crate) fn fuzz(a: &FuzzArgs) -> Result<()> {
 mod tests {
     use super::*;
 
+    /// `cargo xtask fuzz ARGS` as clap parses it.
+    fn parse(args: &[&str]) -> Result<FuzzArgs, clap::Error> {
+        use clap::Parser;
+        #[derive(Debug, Parser)]
+        struct Fuzz {
+            #[command(flatten)]
+            args: FuzzArgs,
+        }
+        Fuzz::try_parse_from(std::iter::once("fuzz").chain(args.iter().copied())).map(|f| f.args)
+    }
+
     #[test]
     fn parses_fuzz_options() {
-        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let d = parse_fuzz_args(&v(&[])).expect("no options");
+        let d = parse(&[]).expect("no options");
         assert_eq!(
-            (d.secs, d.runs, d.target.as_deref()),
+            (d.secs(), d.runs, d.target.as_deref()),
             (Some(60), None, None)
         );
-        let a = parse_fuzz_args(&v(&[
-            "--secs",
-            "5",
-            "--target=snapshot",
-            "--max-len",
-            "4096",
-        ]))
-        .expect("options");
-        assert_eq!(a.secs, Some(5));
+        let a = parse(&["--secs", "5", "--target=snapshot", "--max-len", "4096"]).expect("options");
+        assert_eq!(a.secs(), Some(5));
         assert_eq!(a.target.as_deref(), Some("snapshot"));
         assert_eq!(a.max_len, Some(4096));
-        let r = parse_fuzz_args(&v(&["--runs=1000"])).expect("runs");
-        assert_eq!((r.secs, r.runs), (None, Some(1000)));
-        assert!(parse_fuzz_args(&v(&["--target", "nope"])).is_err());
-        assert!(parse_fuzz_args(&v(&["--secs"])).is_err());
-        assert!(parse_fuzz_args(&v(&["--secs", "0"])).is_err());
-        assert!(parse_fuzz_args(&v(&["--keep-going", "--runs", "5"])).is_err());
-        assert!(parse_fuzz_args(&v(&["--keep-going"])).is_ok_and(|a| a.keep_going));
+        let r = parse(&["--runs=1000"]).expect("runs");
+        assert_eq!((r.secs(), r.runs), (None, Some(1000)));
+        assert!(parse(&["--target", "nope"]).is_err());
+        assert!(parse(&["--secs"]).is_err());
+        assert!(parse(&["--secs", "0"]).is_err());
+        assert!(parse(&["--keep-going", "--runs", "5"]).is_err());
+        assert!(parse(&["--keep-going"]).is_ok_and(|a| a.keep_going));
+        assert!(parse(&["--bogus"]).is_err());
     }
 
     #[test]

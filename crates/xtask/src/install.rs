@@ -1,6 +1,9 @@
 //! `cargo xtask install`: the pinned web toolchain (wasm target, wasm-bindgen, wasm-opt,
-//! trunk), Debian's chromium and node, and playwright-core from npm; each checked first and
+//! trunk), Debian's chromium and node, and the npm packages pinned in tests/web/package.json
+//! (playwright-core, typescript, eslint); each checked first and
 //! skipped when the pinned version is there.
+
+use std::collections::BTreeMap;
 
 use super::*;
 // ---------------------------------------------------------------------------------------------
@@ -25,7 +28,7 @@ pub(crate) fn install() -> Result<()> {
         &["trunk", "--version", TRUNK_VERSION, "--locked"],
     )?;
     ensure_debian_packages()?;
-    ensure_playwright()?;
+    ensure_npm_packages()?;
     eprintln!(
         "install: all tools present ({:.2} s)",
         started.elapsed().as_secs_f64()
@@ -125,26 +128,61 @@ pub(crate) fn ensure_debian_packages() -> Result<()> {
     }
 }
 
-/// The exact `playwright-core` version pinned in tests/web/package.json.
-pub(crate) fn pinned_playwright() -> Result<String> {
-    let text = fs::read_to_string("tests/web/package.json")
-        .map_err(|e| format!("cannot read tests/web/package.json: {e}"))?;
-    json_string_field(&text, PLAYWRIGHT_PACKAGE)
-        .filter(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| format!("tests/web/package.json must pin {PLAYWRIGHT_PACKAGE} to an exact version like \"1.65.1\""))
+/// What xtask reads of a package.json: tests/web's pins, or an installed package's version.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub(crate) struct PackageJson {
+    version: Option<String>,
+    dev_dependencies: BTreeMap<String, String>,
 }
 
-pub(crate) fn ensure_playwright() -> Result<()> {
-    let pinned = pinned_playwright()?;
-    let installed = fs::read_to_string(format!(
-        "tests/web/node_modules/{PLAYWRIGHT_PACKAGE}/package.json"
-    ))
-    .ok()
-    .and_then(|text| json_string_field(&text, "version"));
-    if installed.as_deref() == Some(pinned.as_str()) {
+fn read_package_json(path: &str) -> Result<PackageJson> {
+    let text = fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    serde_json::from_str(&text).map_err(|e| format!("{path} is not a package.json: {e}"))
+}
+
+/// Every npm package tests/web/package.json pins, with its version; each pin must be exact
+/// ("1.65.1", not "^1.65.1"), so every machine runs the same tools.
+pub(crate) fn pinned_npm_packages() -> Result<Vec<(String, String)>> {
+    let pins = read_package_json(NPM_PACKAGE_JSON)?.dev_dependencies;
+    for (name, version) in &pins {
+        let exact = !version.is_empty()
+            && version.split('.').count() == 3
+            && version.chars().all(|c| c.is_ascii_digit() || c == '.');
+        if !exact {
+            return Err(format!("{NPM_PACKAGE_JSON} must pin {name} to an exact version like \"1.65.1\", not \"{version}\""));
+        }
+    }
+    if !pins.contains_key(PLAYWRIGHT_PACKAGE) {
+        return Err(format!("{NPM_PACKAGE_JSON} must pin {PLAYWRIGHT_PACKAGE}"));
+    }
+    Ok(pins.into_iter().collect())
+}
+
+/// The version of `name` installed in tests/web/node_modules, if any.
+fn installed_npm_version(name: &str) -> Option<String> {
+    read_package_json(&format!("tests/web/node_modules/{name}/package.json"))
+        .ok()?
+        .version
+}
+
+/// `npm install` in tests/web unless every pinned package is there at its pinned version
+/// (playwright-core for the browser tests; typescript, eslint and its config packages for
+/// `lint-js`). No lock file: the exact pins are the lock for what we name, and nothing here is
+/// shipped.
+pub(crate) fn ensure_npm_packages() -> Result<()> {
+    let missing: Vec<String> = pinned_npm_packages()?
+        .into_iter()
+        .filter(|(name, version)| installed_npm_version(name).as_deref() != Some(version))
+        .map(|(name, version)| format!("{name}@{version}"))
+        .collect();
+    if missing.is_empty() {
         return Ok(());
     }
-    eprintln!("install: {PLAYWRIGHT_PACKAGE} {pinned} missing; running npm install in tests/web");
+    eprintln!(
+        "install: npm packages missing: {}; running npm install in tests/web",
+        missing.join(" ")
+    );
     let mut c = cmd(
         "npm",
         ["install", "--no-package-lock", "--no-audit", "--no-fund"],

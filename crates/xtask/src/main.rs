@@ -1,7 +1,9 @@
 //! Project tasks for memviz: install the pinned web toolchain, serve the viewer, run every test, benchmark, fuzz.
 //!
-//! Run as `cargo xtask <command>` (an alias in `.cargo/config.toml`). Std only, plus libc on Linux for
-//! the one wait4 call of `rusage.rs` (bench-bounds' peak RSS).
+//! Run as `cargo xtask <command>` (an alias in `.cargo/config.toml`); `cargo xtask --help` and
+//! `cargo xtask <command> --help` list every command and option (clap). serde_json reads the JSON
+//! of package.json files and of our own tools' outputs; libc on Linux the one wait4 call of
+//! `rusage.rs` (bench-bounds' peak RSS).
 //!
 //! # How it works
 //! Every command runs from the repository root and puts cargo's `bin` folder first on `PATH`, so
@@ -18,6 +20,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
+use clap::{Parser, Subcommand};
+
 /// Pinned versions; see shared/docs/TOOLCHAIN.md for why each one.
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 const WASM_BINDGEN_VERSION: &str = "0.2.130";
@@ -26,48 +30,10 @@ const WASM_OPT_CRATE_VERSION: &str = "0.116.1";
 const WASM_OPT_REPORTED: &str = "version 116";
 const TRUNK_VERSION: &str = "0.21.14";
 const CHROMIUM_PATH: &str = "/usr/bin/chromium";
-/// The npm package whose exact version is pinned in tests/web/package.json.
+/// The npm packages of the tests and of `lint-js`, each pinned to an exact version.
+const NPM_PACKAGE_JSON: &str = "tests/web/package.json";
+/// The one the browser tests cannot run without.
 const PLAYWRIGHT_PACKAGE: &str = "playwright-core";
-
-const USAGE: &str = "\
-usage: cargo xtask <command> [options]
-
-commands:
-  install                 install the pinned toolchain (idempotent; fast when done)
-  serve [--port 8080]     build and serve the viewer (with the demo snapshot) on 127.0.0.1
-  test                    cargo tests, trunk build, wasm (node) tests and page tests in Chromium
-  bench [--sizes 10,150,500]
-                          parse throughput: native, wasm (node) and CPython's pickle, as a
-                          markdown table on stdout
-  bench-page [SIZES_MB...]
-                          the page in headless Chromium (default sizes 10 150 500): drop -> first
-                          frame, zoom/pan step times, wasm/JS memory and process RSS, for WebGL2
-                          and WebGPU (SwiftShader), against the native CLI; a markdown table
-  bench-big [--from SNAPSHOT] [SIZES_MB...]
-                          big tiled snapshots (default 150 500 1000 2000 4000 MB; --from: tile
-                          that snapshot's longest trace instead of the emulator's): memviz
-                          summary time and RSS, heap per trace entry of the model and each view
-                          (mem_budget), and the page with every view (WebGL2); the tables of
-                          docs/limits.md
-  bench-analysis [SIZES_MB...]
-                          the analyses after load (default sizes 150 500): state history
-                          selection vs a full undo (state_bench), flamegraph, search, lines,
-                          leaks, diff of two 150 MB snapshots (find_bench), as JSON lines
-  bench-bounds [--out DIR] [--scale-steps] [--steps A,B]
-                          issue 14's budgets: builds memviz, writes every hostile class of
-                          tests/fixtures/bounds.py (into target/bounds/), runs summary, state,
-                          oom, folded, diff, leaks, lines and html (html only with a built dist/)
-                          on each with a 10 s limit; a markdown table of time, peak RSS (wait4),
-                          exit and verdict (ok / over-time / over-RSS / abort 134 / panic 101 /
-                          signal); --scale-steps: the count-driven classes at scale 1 and 10
-                          (--steps A,B) and the time ratio per command (target <= x15). Exits 0
-                          unless the harness itself fails
-  fuzz [--secs 60 | --runs N] [--target unpickle|snapshot|analysis] [--max-len N] [--keep-going]
-                          run the cargo-fuzz targets in tests/fuzz (needs nightly), each for N
-                          seconds or N runs, on corpora seeded from the generated fixtures, with
-                          libFuzzer's RSS / malloc / timeout limits; prints execs and crashes per
-                          target (docs/fuzzing.md)
-";
 
 mod bench;
 mod bench_big;
@@ -83,40 +49,123 @@ use install::install;
 
 type Result<T, E = String> = std::result::Result<T, E>;
 
+/// `cargo xtask` (an alias in `.cargo/config.toml`, so clap's usage lines name it so).
+#[derive(Debug, Parser)]
+#[command(
+    name = "cargo xtask",
+    bin_name = "cargo xtask",
+    about = "Project tasks for memviz: install the pinned toolchain, serve the viewer, run every test, benchmark, fuzz.",
+    after_help = "Sizes are whole megabytes (MB = 10^6 bytes) given as plain integers: `bench-page 10 150`, `bench --sizes 10,150`.\nSee README.md (the two commands) and DEVELOPERS.md (the benchmarks).",
+    arg_required_else_help = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Task,
+}
+
+/// The subcommands; each doc comment is its line in `cargo xtask --help`.
+#[derive(Debug, Subcommand)]
+enum Task {
+    /// Install the pinned toolchain (idempotent; fast when done)
+    Install,
+    /// Build and serve the viewer (with the demo snapshot) on 127.0.0.1
+    Serve {
+        /// The port to serve on
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+    },
+    /// Every test: the JS check, cargo clippy and tests, trunk build, wasm (node) tests and page tests in Chromium
+    Test,
+    /// Type-check www/js (tsc --checkJs --noEmit: www/jsconfig.json, and www/jsconfig.worker.json for the worker) and lint it (eslint, tests/web/eslint.config.mjs)
+    LintJs,
+    /// Parse throughput: native, wasm (node) and CPython's pickle, as a markdown table on stdout
+    Bench {
+        /// Snapshot sizes in MB (1 to 500, generate.py's limit)
+        #[arg(value_parser = generated_mb, default_values_t = [10, 150, 500], conflicts_with = "sizes")]
+        sizes_mb: Vec<u64>,
+        /// The same sizes, comma-separated (the older spelling)
+        #[arg(long, value_parser = generated_mb, value_delimiter = ',', value_name = "MB,MB,...")]
+        sizes: Option<Vec<u64>>,
+    },
+    /// The page in headless Chromium: drop -> first frame, zoom/pan step times, wasm/JS memory and process RSS, WebGL2 and WebGPU (SwiftShader), against the native CLI; a markdown table
+    BenchPage {
+        /// Snapshot sizes in MB (1 to 500, generate.py's limit)
+        #[arg(value_parser = generated_mb, default_values_t = [10, 150, 500])]
+        sizes_mb: Vec<u64>,
+    },
+    /// Big tiled snapshots: memviz summary time and RSS, heap per trace entry of the model and each view (mem_budget), and the page with every view (WebGL2); the tables of docs/limits.md
+    BenchBig(bench_big::Args),
+    /// The analyses after load: state history selection vs a full undo (state_bench), flamegraph, search, lines, leaks, diff of two snapshots (find_bench), as JSON lines
+    BenchAnalysis {
+        /// Snapshot sizes in MB (1 to 500, generate.py's limit; the first is also diffed against one 1 MB larger, so below 500)
+        #[arg(value_parser = generated_mb, default_values_t = [150, 500])]
+        sizes_mb: Vec<u64>,
+    },
+    /// Issue 14's budgets: every memviz command on every hostile class of tests/fixtures/bounds.py with a 10 s limit; a markdown table of time, peak RSS (wait4), exit and verdict. Exits 0 unless the harness itself fails
+    BenchBounds(bench_bounds::Args),
+    /// Run the cargo-fuzz targets in tests/fuzz (needs nightly) on corpora seeded from the generated fixtures, with libFuzzer's RSS / malloc / timeout limits; prints execs and crashes per target (docs/fuzzing.md)
+    Fuzz(fuzz::FuzzArgs),
+}
+
+impl Task {
+    /// The name shown in `xtask NAME: FAILED`.
+    fn name(&self) -> &'static str {
+        match self {
+            Self::Install => "install",
+            Self::Serve { .. } => "serve",
+            Self::Test => "test",
+            Self::LintJs => "lint-js",
+            Self::Bench { .. } => "bench",
+            Self::BenchPage { .. } => "bench-page",
+            Self::BenchBig(_) => "bench-big",
+            Self::BenchAnalysis { .. } => "bench-analysis",
+            Self::BenchBounds(_) => "bench-bounds",
+            Self::Fuzz(_) => "fuzz",
+        }
+    }
+
+    fn run(self) -> Result<()> {
+        match self {
+            Self::Install => install(),
+            Self::Serve { port } => serve(port),
+            Self::Test => test(),
+            Self::LintJs => lint_js(),
+            Self::Bench { sizes_mb, sizes } => bench(&sizes.unwrap_or(sizes_mb)),
+            Self::BenchPage { sizes_mb } => bench_page(&sizes_mb),
+            Self::BenchBig(a) => bench_big::bench_big(&a),
+            Self::BenchAnalysis { sizes_mb } => bench_analysis(&sizes_mb),
+            Self::BenchBounds(a) => bench_bounds::bench_bounds(&a),
+            Self::Fuzz(a) => fuzz::fuzz(&a),
+        }
+    }
+}
+
+/// A size in whole MB from 1 to `max`, for clap.
+fn mb_in(text: &str, max: u64, why: &str) -> Result<u64> {
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|n| (1..=max).contains(n))
+        .ok_or_else(|| format!("sizes are whole MB from 1 to {max} ({why}), like `10 150 500`"))
+}
+
+/// A size for `generate.py large` (at most 500 MB).
+fn generated_mb(text: &str) -> Result<u64> {
+    mb_in(text, 500, "generate.py large's limit")
+}
+
 fn main() -> ExitCode {
-    let args: Vec<String> = env::args().skip(1).collect();
-    let Some((command, rest)) = args.split_first() else {
-        eprint!("{USAGE}");
-        return ExitCode::from(2);
-    };
+    // clap prints --help / --version and usage errors itself (exit 0 and 2).
+    let command = Cli::parse().command;
+    let name = command.name();
     if let Err(msg) = prepare_env() {
         eprintln!("xtask: {msg}");
         return ExitCode::FAILURE;
     }
-    let result = match command.as_str() {
-        "install" => no_options(rest).and_then(|()| install()),
-        "serve" => parse_u64_option(rest, "--port", 8080).and_then(serve),
-        "test" => no_options(rest).and_then(|()| test()),
-        "bench" => parse_sizes(rest).and_then(|sizes| bench(&sizes)),
-        "bench-page" => parse_positional_sizes(rest).and_then(|sizes| bench_page(&sizes)),
-        "bench-big" => bench_big::parse_args(rest).and_then(|a| bench_big::bench_big(&a)),
-        "bench-bounds" => {
-            bench_bounds::parse_args(rest).and_then(|a| bench_bounds::bench_bounds(&a))
-        }
-        "bench-analysis" => {
-            parse_positional_sizes_or(rest, &[150, 500]).and_then(|sizes| bench_analysis(&sizes))
-        }
-        "fuzz" => fuzz::parse_fuzz_args(rest).and_then(|a| fuzz::fuzz(&a)),
-        "help" | "-h" | "--help" => {
-            print!("{USAGE}");
-            Ok(())
-        }
-        other => Err(format!("unknown command `{other}`\n{USAGE}")),
-    };
-    match result {
+    match command.run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
-            eprintln!("\nxtask {command}: FAILED: {msg}");
+            eprintln!("\nxtask {name}: FAILED: {msg}");
             ExitCode::FAILURE
         }
     }
@@ -150,72 +199,6 @@ fn prepare_env() -> Result<()> {
         }
     }
     Ok(())
-}
-
-fn no_options(rest: &[String]) -> Result<()> {
-    match rest.first() {
-        None => Ok(()),
-        Some(arg) => Err(format!("unexpected argument `{arg}`\n{USAGE}")),
-    }
-}
-
-/// Parses `[NAME VALUE]` or `[NAME=VALUE]` (the only option allowed).
-fn option_value<'a>(rest: &'a [String], name: &str) -> Result<Option<&'a str>> {
-    match rest {
-        [] => Ok(None),
-        [flag, value] if flag == name => Ok(Some(value)),
-        [one] => match one.strip_prefix(name).and_then(|v| v.strip_prefix('=')) {
-            Some(value) => Ok(Some(value)),
-            None => Err(format!("expected `{name} VALUE`, got `{one}`\n{USAGE}")),
-        },
-        _ => Err(format!(
-            "expected at most `{name} VALUE`, got `{}`\n{USAGE}",
-            rest.join(" ")
-        )),
-    }
-}
-
-fn parse_u64_option(rest: &[String], name: &str, default: u64) -> Result<u64> {
-    match option_value(rest, name)? {
-        None => Ok(default),
-        Some(v) => v
-            .parse()
-            .map_err(|_| format!("{name} wants a whole number, got `{v}`")),
-    }
-}
-
-fn parse_sizes(rest: &[String]) -> Result<Vec<u64>> {
-    let list = option_value(rest, "--sizes")?.unwrap_or("10,150,500");
-    let sizes: Vec<u64> = list
-        .split(',')
-        .map(|s| s.trim().parse::<u64>().ok().filter(|&n| n > 0))
-        .collect::<Option<_>>()
-        .ok_or_else(|| {
-            format!("--sizes wants positive whole MB numbers like 10,150,500, got `{list}`")
-        })?;
-    Ok(sizes)
-}
-
-/// Positional sizes in MB (`bench-page 10 150`); none: 10 150 500.
-fn parse_positional_sizes(rest: &[String]) -> Result<Vec<u64>> {
-    parse_positional_sizes_or(rest, &[10, 150, 500])
-}
-
-/// Positional sizes in MB, `default` when none.
-fn parse_positional_sizes_or(rest: &[String], default: &[u64]) -> Result<Vec<u64>> {
-    if rest.is_empty() {
-        return Ok(default.to_vec());
-    }
-    rest.iter()
-        .map(|s| {
-            s.parse::<u64>()
-                .ok()
-                .filter(|n| (1..=500).contains(n))
-                .ok_or_else(|| {
-                    format!("sizes are whole MB from 1 to 500 (generate.py's limit), like `10 150 500`; got `{s}`\n{USAGE}")
-                })
-        })
-        .collect()
 }
 
 fn display(cmd: &Command) -> String {
@@ -321,29 +304,10 @@ impl Steps {
     }
 }
 
-/// The string value of the first `"key": "value"` in a JSON text (enough for package.json files
-/// and the one-line JSON our own tools print; no escapes in values we read).
-fn json_string_field(text: &str, key: &str) -> Option<String> {
-    let after_key = text.split_once(&format!("\"{key}\""))?.1;
-    let after_colon = after_key.trim_start().strip_prefix(':')?.trim_start();
-    let value = after_colon.strip_prefix('"')?;
-    Some(value[..value.find('"')?].to_owned())
-}
-
-/// The numeric value of `"key": N` in a one-line JSON object.
-fn json_number_field(text: &str, key: &str) -> Option<f64> {
-    let after_key = text.split_once(&format!("\"{key}\""))?.1;
-    let after_colon = after_key.trim_start().strip_prefix(':')?.trim_start();
-    let end = after_colon
-        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E')))
-        .unwrap_or(after_colon.len());
-    after_colon[..end].parse().ok()
-}
-
 // ---------------------------------------------------------------------------------------------
 // serve
 
-fn serve(port: u64) -> Result<()> {
+fn serve(port: u16) -> Result<()> {
     install()?;
     let port = port.to_string();
     eprintln!("serve: http://127.0.0.1:{port}/ (Ctrl-C to stop)");
@@ -371,8 +335,17 @@ const NODE_WASM_DIR: &str = "target/wasm-node";
 const TRUNK_CONFIG: &str = "trunk.toml";
 
 fn test() -> Result<()> {
-    let mut steps = Steps::new("test", 8);
+    let mut steps = Steps::new("test", 10);
     steps.step("install the pinned toolchain", install)?;
+    // First: seconds, and a type error in the shell fails before the long builds.
+    steps.step(
+        "the shell's JS: type check (tsc --checkJs) and lint (eslint)",
+        lint_js,
+    )?;
+    steps.step(
+        "the shell's node unit tests (tests/web/share.test.mjs)",
+        || node_tests(&["share.test.mjs"]),
+    )?;
     steps.step("clippy (warnings are errors)", || {
         run(cmd(
             "cargo",
@@ -432,6 +405,29 @@ fn test() -> Result<()> {
     Ok(())
 }
 
+/// The shell's check: `tsc --checkJs --noEmit` on the main thread's modules (DOM lib) and on the
+/// worker (WebWorker lib), then eslint; the tools are tests/web's pinned npm packages.
+fn lint_js() -> Result<()> {
+    install::ensure_npm_packages()?;
+    let bin = |tool: &str| format!("tests/web/node_modules/.bin/{tool}");
+    for config in ["www/jsconfig.json", "www/jsconfig.worker.json"] {
+        run(cmd(
+            &bin("tsc"),
+            ["-p", config, "--checkJs", "--noEmit", "--pretty", "false"],
+        ))?;
+    }
+    run(cmd(
+        &bin("eslint"),
+        [
+            "--config",
+            "tests/web/eslint.config.mjs",
+            "--max-warnings",
+            "0",
+            "www/js",
+        ],
+    ))
+}
+
 fn build_node_wasm() -> Result<()> {
     run(cmd(
         "cargo",
@@ -466,6 +462,7 @@ fn node_tests(files: &[&str]) -> Result<()> {
         }
     }
     let expected = [
+        "share.test.mjs",
         "page.test.mjs",
         "report.test.mjs",
         "escaping.test.mjs",
@@ -483,49 +480,103 @@ fn node_tests(files: &[&str]) -> Result<()> {
 mod tests {
     use super::*;
     use crate::bench::bench_page_table;
-    use crate::install::pinned_playwright;
+    use crate::install::pinned_npm_packages;
+
+    /// `cargo xtask ARGS` as clap parses it.
+    fn parse(args: &[&str]) -> Result<Task, clap::Error> {
+        Cli::try_parse_from(std::iter::once("xtask").chain(args.iter().copied())).map(|c| c.command)
+    }
 
     #[test]
-    fn reads_json_fields() {
+    fn reads_json_lines() {
         let line =
             r#"{"file":"a b.pickle","bytes":1234,"secs":0.5,"mb_per_s":2.468,"model_bytes":99}"#;
-        assert_eq!(
-            json_string_field(line, "file").as_deref(),
-            Some("a b.pickle")
-        );
-        assert_eq!(json_number_field(line, "bytes"), Some(1234.0));
-        assert_eq!(json_number_field(line, "secs"), Some(0.5));
-        assert_eq!(json_number_field(line, "model_bytes"), Some(99.0));
-        assert_eq!(json_number_field(line, "nope"), None);
-        let pkg = "{\n  \"devDependencies\": {\n    \"playwright-core\": \"1.65.1\"\n  }\n}";
-        assert_eq!(
-            json_string_field(pkg, "playwright-core").as_deref(),
-            Some("1.65.1")
-        );
+        let b: crate::bench::MemvizBench =
+            crate::bench::json_line(&format!("memviz 0.1\n{line}\n")).expect("parses");
+        assert_eq!((b.bytes, b.secs, b.model_bytes), (1234.0, 0.5, 99.0));
+        assert!(crate::bench::json_line::<crate::bench::MemvizBench>("no json").is_err());
+        assert!(crate::bench::json_line::<crate::bench::MemvizBench>(r#"{"secs":1}"#).is_err());
     }
 
     #[test]
     fn parses_options() {
-        let v = |s: &[&str]| s.iter().map(|x| (*x).to_owned()).collect::<Vec<_>>();
-        assert_eq!(parse_sizes(&v(&[])).ok(), Some(vec![10, 150, 500]));
-        assert_eq!(parse_sizes(&v(&["--sizes", "1,2"])).ok(), Some(vec![1, 2]));
-        assert_eq!(parse_sizes(&v(&["--sizes=3"])).ok(), Some(vec![3]));
-        assert!(parse_sizes(&v(&["--sizes", "1,x"])).is_err());
-        assert!(parse_sizes(&v(&["--sizes", "0"])).is_err());
-        assert_eq!(
-            parse_u64_option(&v(&["--port", "9000"]), "--port", 8080).ok(),
-            Some(9000)
-        );
-        assert_eq!(parse_u64_option(&v(&[]), "--port", 8080).ok(), Some(8080));
-        assert!(parse_u64_option(&v(&["--bogus"]), "--port", 8080).is_err());
-        assert_eq!(
-            parse_positional_sizes(&v(&[])).ok(),
-            Some(vec![10, 150, 500])
-        );
-        assert_eq!(parse_positional_sizes(&v(&["10"])).ok(), Some(vec![10]));
-        assert!(parse_positional_sizes(&v(&["0"])).is_err());
-        assert!(parse_positional_sizes(&v(&["501"])).is_err());
-        assert!(parse_positional_sizes(&v(&["--sizes", "10"])).is_err());
+        let sizes = |args: &[&str]| match parse(args) {
+            Ok(Task::Bench { sizes_mb, sizes }) => Some(sizes.unwrap_or(sizes_mb)),
+            Ok(Task::BenchPage { sizes_mb }) | Ok(Task::BenchAnalysis { sizes_mb }) => {
+                Some(sizes_mb)
+            }
+            _ => None,
+        };
+        assert_eq!(sizes(&["bench"]), Some(vec![10, 150, 500]));
+        assert_eq!(sizes(&["bench", "--sizes", "1,2"]), Some(vec![1, 2]));
+        assert_eq!(sizes(&["bench", "--sizes=3"]), Some(vec![3]));
+        assert_eq!(sizes(&["bench", "4", "5"]), Some(vec![4, 5]));
+        assert_eq!(sizes(&["bench", "--sizes", "1,x"]), None);
+        assert_eq!(sizes(&["bench", "--sizes", "0"]), None);
+        assert_eq!(sizes(&["bench", "--sizes", "1", "2"]), None);
+        assert_eq!(sizes(&["bench-page"]), Some(vec![10, 150, 500]));
+        assert_eq!(sizes(&["bench-page", "10"]), Some(vec![10]));
+        assert_eq!(sizes(&["bench-page", "0"]), None);
+        assert_eq!(sizes(&["bench-page", "501"]), None);
+        assert_eq!(sizes(&["bench-page", "--sizes", "10"]), None);
+        assert_eq!(sizes(&["bench-analysis"]), Some(vec![150, 500]));
+        let port = |args: &[&str]| match parse(args) {
+            Ok(Task::Serve { port }) => Some(port),
+            _ => None,
+        };
+        assert_eq!(port(&["serve", "--port", "9000"]), Some(9000));
+        assert_eq!(port(&["serve", "--port=9001"]), Some(9001));
+        assert_eq!(port(&["serve"]), Some(8080));
+        assert_eq!(port(&["serve", "--bogus"]), None);
+        assert_eq!(port(&["serve", "--port", "70000"]), None);
+        match parse(&["bench-big", "--from", "x.pickle", "150"]) {
+            Ok(Task::BenchBig(a)) => {
+                assert_eq!(
+                    (a.from.as_deref(), a.sizes_mb),
+                    (Some("x.pickle"), vec![150])
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse(&["bench-big"]) {
+            Ok(Task::BenchBig(a)) => assert_eq!(a.sizes_mb, vec![150, 500, 1000, 2000, 4000]),
+            other => panic!("{other:?}"),
+        }
+        assert!(parse(&["bench-big", "20000"]).is_err());
+        assert!(parse(&["test", "extra"]).is_err());
+        assert!(parse(&["nope"]).is_err());
+        assert!(matches!(parse(&["lint-js"]), Ok(Task::LintJs)));
+    }
+
+    #[test]
+    fn the_help_is_complete() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+        let mut top = Cli::command();
+        let help = top.render_help().to_string();
+        for name in [
+            "install",
+            "serve",
+            "test",
+            "lint-js",
+            "bench",
+            "bench-page",
+            "bench-big",
+            "bench-analysis",
+            "bench-bounds",
+            "fuzz",
+        ] {
+            assert!(help.contains(name), "{name} missing from --help:\n{help}");
+            let sub = top.find_subcommand_mut(name).expect("a subcommand");
+            assert!(sub.get_about().is_some(), "{name} has no about line");
+            for arg in sub.get_arguments() {
+                assert!(
+                    arg.get_help().is_some(),
+                    "{name} {} has no help",
+                    arg.get_id()
+                );
+            }
+        }
     }
 
     #[test]
@@ -546,9 +597,20 @@ mod tests {
     }
 
     #[test]
-    fn the_pin_is_exact() {
+    fn the_pins_are_exact() {
         env::set_current_dir(repo_root()).expect("repo root");
-        let pinned = pinned_playwright().expect("tests/web/package.json pins playwright-core");
-        assert!(pinned.split('.').count() == 3, "{pinned}");
+        let pins = pinned_npm_packages().expect("tests/web/package.json pins exact versions");
+        for tool in [
+            PLAYWRIGHT_PACKAGE,
+            "typescript",
+            "eslint",
+            "@eslint/js",
+            "globals",
+        ] {
+            assert!(
+                pins.iter().any(|(name, _)| name == tool),
+                "{tool} is not pinned"
+            );
+        }
     }
 }

@@ -1,0 +1,161 @@
+// panels/flame_controls.js: the flamegraph's controls (the moment, all frames, the breadcrumb,
+// the frame names over wide rects). The tree and its text are Rust's (flame_view).
+import { setChildren } from '../dom.js';
+import { Panel } from './panel.js';
+import { unavailable } from './unavailable.js';
+
+/** @typedef {import('../bridge.js').Call} Call */
+/** @typedef {import('../types').FlamePhase} FlamePhase */
+/** @typedef {import('../types').FlameState} FlameState */
+/** @typedef {import('../types').FlameInfo} FlameInfo */
+
+/**
+ * @typedef {object} FlameElements
+ * @property {HTMLElement} controls
+ * @property {HTMLSelectElement} at
+ * @property {HTMLInputElement} allFrames
+ * @property {HTMLElement} breadcrumb
+ * @property {HTMLElement} status
+ * @property {HTMLElement} labels
+ */
+
+/**
+ * The flamegraph's controls: the moment (peak, last click, whole trace, an annotation phase as a
+ * time range, or the diff of two files), all frames, the breadcrumb (click to zoom out to that
+ * frame) and the frame names over wide rects.
+ * @extends {Panel<FlameElements>}
+ */
+export class FlameControls extends Panel {
+  /** @param {FlameElements} els @param {Call} call */
+  constructor(els, call) {
+    super(els, call);
+    /** @type {FlameInfo | null} */
+    this.info = null;
+    this.shown = false;
+    this.pending = false;
+    /** `[a, b]` while the diff flamegraph is chosen. @type {[number, number] | null} */
+    this.diff = null;
+    /** Why the last choice could not be shown (Rust's sentence), or null. @type {string | null} */
+    this.why = null;
+    /** The moment select's fixed options (the phases are added per file). @type {HTMLOptionElement[]} */
+    this.fixed = [...els.at.options].map((o) => /** @type {HTMLOptionElement} */ (o.cloneNode(true)));
+    els.at.addEventListener('change', () => this.apply());
+    els.allFrames.addEventListener('change', () => this.apply());
+  }
+
+  /** Shows or hides the controls (the flamegraph view is shown or left). @param {boolean} on */
+  show(on) {
+    this.shown = on;
+    this.els.controls.hidden = !on;
+    if (!on) this.els.labels.replaceChildren();
+  }
+
+  /** A new file or device in the flamegraph view: lists its phases, then builds at the choice. */
+  async enter() {
+    const { result } = await this.call('flame_phases', []);
+    const phases = /** @type {FlamePhase[]} */ (JSON.parse(result));
+    const keep = this.els.at.value;
+    this.diff = null;
+    const options = this.fixed.map((o) => /** @type {HTMLOptionElement} */ (o.cloneNode(true)));
+    for (const p of phases) {
+      const o = document.createElement('option');
+      o.value = `phase:${p.index}`;
+      o.textContent = `phase ${p.name} (bytes × lifetime within it)`;
+      options.push(o);
+    }
+    setChildren(this.els.at, options);
+    this.els.at.value = options.some((o) => o.value === keep) ? keep : 'peak';
+    return this.apply();
+  }
+
+  /** Rebuilds at the chosen moment; resolves with the state JSON after the frame is drawn. */
+  async apply() {
+    const at = this.els.at.value;
+    if (at === 'diff' && this.diff) return this.showDiff(this.diff[0], this.diff[1]);
+    this.setDiffOption(null);
+    const lifetime = at === 'lifetime';
+    const { result } = await this.call('flame_set', [lifetime ? 'peak' : at, lifetime, this.els.allFrames.checked], { waitFrame: true });
+    const st = /** @type {FlameState | null} */ (JSON.parse(result));
+    // Shown instead of the status until the next choice (the flamegraph stays as it was).
+    this.why = unavailable(st);
+    await this.refresh();
+    return st;
+  }
+
+  /** Shows the diff flamegraph of opened files `a` and `b`; resolves with its state JSON. */
+  /** @param {number} a @param {number} b */
+  async showDiff(a, b) {
+    this.diff = [a, b];
+    const { result } = await this.call('flame_diff', [a, b, this.els.allFrames.checked], { waitFrame: true });
+    const st = /** @type {FlameState | null} */ (JSON.parse(result));
+    this.why = unavailable(st);
+    this.setDiffOption(st && st.diff ? `compare ${st.diff.a} → ${st.diff.b} (red: grew, blue: shrank)` : null);
+    await this.refresh();
+    return st;
+  }
+
+  /** Adds (text) or removes (null) the `diff` choice of the moment select. */
+  /** @param {string | null} text */
+  setDiffOption(text) {
+    const old = [...this.els.at.options].find((o) => o.value === 'diff');
+    if (text === null) {
+      if (old) old.remove();
+      this.diff = null;
+      return;
+    }
+    const o = old || document.createElement('option');
+    o.value = 'diff';
+    o.textContent = text;
+    if (!old) this.els.at.append(o);
+    this.els.at.value = 'diff';
+  }
+
+  /** Fetches the breadcrumb, labels and state (after each drawn frame while shown). */
+  async refresh() {
+    if (!this.shown) return null;
+    const { result } = await this.call('flame_info', []);
+    const info = /** @type {FlameInfo | null} */ (JSON.parse(result));
+    this.info = info;
+    if (info === null) return null;
+    const s = info.state;
+    let status = `${s.total_text} in ${s.nodes.toLocaleString('en-US')} frames`;
+    if (s.diff) status = `A ${s.diff.a_text} → B ${s.diff.b_text} (${s.diff.delta_text}) in ${s.nodes.toLocaleString('en-US')} frames`;
+    if (s.matched_text !== null && s.matched_text !== undefined) status += `; search matches ${s.matched_text}`;
+    this.els.status.textContent = this.why || status;
+    setChildren(this.els.breadcrumb, info.breadcrumb.map((c, i) => {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'secondary';
+      b.textContent = i === 0 ? `all (${c.size})` : c.name;
+      b.title = `${c.name} (${c.size})`;
+      b.disabled = i === info.breadcrumb.length - 1;
+      b.addEventListener('click', async () => {
+        await this.call('flame_zoom_to', [c.node], { waitFrame: true });
+        this.refresh();
+      });
+      return b;
+    }));
+    setChildren(this.els.labels, info.labels.map((l) => {
+      const span = document.createElement('span');
+      span.textContent = l.short || l.text;
+      span.title = l.text;
+      span.style.left = `${l.x_css}px`;
+      span.style.top = `${l.y_css}px`;
+      span.style.width = `${l.w_css}px`;
+      span.style.height = `${l.h_css}px`;
+      span.style.lineHeight = `${l.h_css}px`;
+      return span;
+    }));
+    return info;
+  }
+
+  /** After a drawn frame: refresh at most once per animation frame. */
+  onFrame() {
+    if (!this.shown || this.pending) return;
+    this.pending = true;
+    requestAnimationFrame(() => {
+      this.pending = false;
+      this.refresh();
+    });
+  }
+}

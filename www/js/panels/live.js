@@ -1,0 +1,70 @@
+// panels/live.js: "Alive at a moment", every allocation live at the peak or at the last clicked
+// timestep. Rows are Rust's, placed with textContent only.
+import { setChildren } from '../dom.js';
+import { Panel } from './panel.js';
+import { unavailable } from './unavailable.js';
+
+/** @typedef {import('../types').Live} Live */
+/** @typedef {import('../bridge.js').Call} Call */
+
+/** Formats µs as the tooltip does: µs, ms or s with one decimal. @param {number | null | undefined} us */
+function ageText(us) {
+  if (us === null || us === undefined) return '';
+  if (us < 1000) return `${us} µs`;
+  if (us < 1e6) return `${(us / 1000).toFixed(1)} ms`;
+  return `${(us / 1e6).toFixed(1)} s`;
+}
+
+/**
+ * @typedef {object} LiveElements
+ * @property {HTMLDetailsElement} panel
+ * @property {HTMLButtonElement} refresh
+ * @property {HTMLButtonElement} peak
+ * @property {HTMLElement} status
+ * @property {HTMLTableSectionElement} rows
+ */
+
+/** "Alive at a moment": every allocation live at the peak or at the last clicked timestep. @extends {Panel<LiveElements>} */
+export class LiveTable extends Panel {
+  /** @param {LiveElements} els @param {Call} call */
+  constructor(els, call) {
+    super(els, call);
+    /** @type {Live | null} */
+    this.result = null;
+    els.panel.addEventListener('toggle', () => { if (els.panel.open) this.show(-1); });
+    els.refresh.addEventListener('click', () => this.show(-1));
+    els.peak.addEventListener('click', () => this.show(-2));
+  }
+
+  /** `step` ≥ 0: that timestep; -1: the last click (else the peak); -2: the peak. @param {number} step */
+  async show(step) {
+    const { result } = await this.call('live', [step === -2 ? -1e9 : step]);
+    const r = /** @type {Live | null} */ (JSON.parse(result));
+    this.result = r;
+    if (r === null) return r;
+    const why = unavailable(r);
+    if (why !== null) {
+      this.els.status.textContent = why;
+      this.els.rows.replaceChildren();
+      return r;
+    }
+    this.els.status.textContent = `${r.count.toLocaleString('en-US')} allocations alive at timestep ${r.step.toLocaleString('en-US')}, ${r.total}${r.count > r.rows.length ? ` (the ${r.rows.length} largest listed)` : ''}`;
+    setChildren(this.els.rows, r.rows.map((x) => {
+      const tr = document.createElement('tr');
+      for (const text of [x.label, x.size_text, x.age_steps.toLocaleString('en-US'), ageText(x.age_us), `stream ${x.stream}`, x.top_frame]) {
+        const td = document.createElement('td');
+        td.textContent = text;
+        tr.append(td);
+      }
+      return tr;
+    }));
+    return r;
+  }
+
+  reset() {
+    this.result = null;
+    this.els.rows.replaceChildren();
+    this.els.status.textContent = '';
+    if (this.els.panel.open) this.show(-1);
+  }
+}

@@ -1,0 +1,60 @@
+// panels/search.js: the search box (matches highlighted on the timeline, count and bytes shown,
+// "only matches" hides the rest). The answer is Rust's (crates/memviz-viewer `search`), placed
+// with textContent only.
+import { Panel } from './panel.js';
+import { unavailable } from './unavailable.js';
+
+/** @typedef {import('../types').Search} Search */
+/** @typedef {import('../bridge.js').Call} Call */
+
+/** @typedef {{input: HTMLInputElement, only: HTMLInputElement, status: HTMLElement}} SearchElements */
+
+/** The search box. @extends {Panel<SearchElements>} */
+export class SearchBox extends Panel {
+  /** @param {SearchElements} els @param {Call} call */
+  constructor(els, call) {
+    super(els, call);
+    /** The last answer (parsed), or null. @type {Search | null} */
+    this.result = null;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    this.timer = undefined;
+    els.input.addEventListener('input', () => {
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => this.run(), 250);
+    });
+    els.input.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Enter') {
+        clearTimeout(this.timer);
+        this.run();
+      }
+    });
+    els.only.addEventListener('change', () => this.run());
+  }
+
+  /** Runs the query in the box; resolves with Rust's answer after the frame is drawn. */
+  async run() {
+    const q = this.els.input.value;
+    const { result } = await this.call('search', [q, this.els.only.checked], { waitFrame: true });
+    // An `Unavailable` instead when the search cannot fit in memory (checked first).
+    const r = /** @type {Search | null} */ (JSON.parse(result));
+    this.result = r;
+    const why = unavailable(r);
+    if (why !== null) {
+      this.els.status.textContent = why;
+    } else if (r === null || r.query === '') {
+      this.els.status.textContent = '';
+    } else if (r.error) {
+      this.els.status.textContent = `bad pattern: ${r.error}`;
+    } else {
+      this.els.status.textContent = `${r.count.toLocaleString('en-US')} match${r.count === 1 ? '' : 'es'}, ${r.size}`;
+    }
+    return r;
+  }
+
+  /** A new file, device or view: the highlight is gone, so is the query. */
+  reset() {
+    this.els.input.value = '';
+    this.els.status.textContent = '';
+    this.result = null;
+  }
+}
