@@ -78,30 +78,40 @@ fn the_renderer_knows_nothing_of_snapshots() {
 /// The shell only places Rust's strings as text: no HTML sinks anywhere in www/js.
 #[test]
 fn the_shell_never_parses_strings_as_html() {
-    let dir = repo_root().join("www/js");
+    let mut dirs = vec![repo_root().join("www/js")];
     let mut checked = 0;
-    for e in std::fs::read_dir(&dir).expect("www/js") {
-        let path = e.expect("entry").path();
-        if path.extension().is_none_or(|x| x != "js") {
-            continue;
+    // www/js and its subfolders (www/js/panels/).
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).expect("www/js") {
+            let path = e.expect("entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|x| x != "js") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("read");
+            for sink in [
+                "innerHTML",
+                "outerHTML",
+                "insertAdjacentHTML",
+                "document.write",
+                "createContextualFragment",
+                "eval(",
+                "new Function",
+            ] {
+                assert!(
+                    !text.contains(sink),
+                    "{} uses {sink}: set text with textContent instead",
+                    path.display()
+                );
+            }
+            checked += 1;
         }
-        let text = std::fs::read_to_string(&path).expect("read");
-        for sink in [
-            "innerHTML",
-            "outerHTML",
-            "insertAdjacentHTML",
-            "document.write",
-            "createContextualFragment",
-            "eval(",
-            "new Function",
-        ] {
-            assert!(
-                !text.contains(sink),
-                "{} uses {sink}: set text with textContent instead",
-                path.display()
-            );
-        }
-        checked += 1;
     }
-    assert!(checked >= 4, "www/js has the shell's modules");
+    assert!(
+        checked >= 10,
+        "www/js and www/js/panels have the shell's modules"
+    );
 }
