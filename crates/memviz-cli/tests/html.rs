@@ -419,7 +419,7 @@ fn bad_file_exits_2_with_one_line() {
     let (code, _, stderr) = memviz(&["html", &path_str(&fixture("proto5.pickle"))]);
     assert_one_line_error(code, &stderr, "-o");
     let (code, _, stderr) = memviz(&["html", "-o", &path_str(&out)]);
-    assert_one_line_error(code, &stderr, "exactly one FILE");
+    assert_one_line_error(code, &stderr, "<FILE>");
 }
 
 #[test]

@@ -193,3 +193,30 @@ impl Pane {
         std::mem::replace(&mut self.needs_redraw, false)
     }
 }
+
+/// The [`crate::view::DrawableView`] methods that a view drawn in a [`Pane`] answers the same
+/// way: from its `generation` and `batches` fields and its `pane`.
+macro_rules! pane_view_methods {
+    () => {
+        /// The batches and their generation.
+        fn batches(&self) -> (u64, &[Batch]) {
+            (self.generation, &self.batches)
+        }
+
+        /// The render view of the whole canvas.
+        fn canvas_view(&self) -> View {
+            self.pane.canvas_view()
+        }
+
+        /// True when the next frame would differ from the last one drawn.
+        fn needs_redraw(&self) -> bool {
+            self.pane.needs_redraw
+        }
+
+        /// Returns and clears the redraw flag.
+        fn take_needs_redraw(&mut self) -> bool {
+            self.pane.take_needs_redraw()
+        }
+    };
+}
+pub(crate) use pane_view_methods;

@@ -547,25 +547,7 @@ impl DrawableView for StateView {
         Batch::unbounded(origin, out)
     }
 
-    /// The map batches and their generation.
-    fn batches(&self) -> (u64, &[Batch]) {
-        (self.generation, &self.batches)
-    }
-
-    /// The render view of the whole canvas.
-    fn canvas_view(&self) -> View {
-        self.pane.canvas_view()
-    }
-
-    /// True when the next frame would differ from the last one drawn.
-    fn needs_redraw(&self) -> bool {
-        self.pane.needs_redraw
-    }
-
-    /// Returns and clears the redraw flag.
-    fn take_needs_redraw(&mut self) -> bool {
-        self.pane.take_needs_redraw()
-    }
+    crate::pane::pane_view_methods!();
 
     /// State JSON for tests: camera, selection, counts.
     fn state_json(&self) -> serde_json::Value {

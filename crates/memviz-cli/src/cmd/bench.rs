@@ -1,18 +1,16 @@
 //! `memviz bench FILE…`: native parse + model throughput, one JSON line per file.
 
+use crate::cli::BenchArgs;
+use crate::describe;
 use crate::out::{stdout, Done};
-use crate::{describe, USAGE};
 use memviz_snapshot::Loader;
 use std::io::Write;
 use std::time::Instant;
 
 /// Runs `memviz bench` with the arguments after the command name.
-pub fn run(args: &[String]) -> Done {
-    if args.is_empty() {
-        return Err(format!("bench needs at least one FILE\n{USAGE}").into());
-    }
+pub fn run(a: &BenchArgs) -> Done {
     let mut out = stdout();
-    for path in args {
+    for path in &a.files {
         let bytes = crate::read_whole(path)?;
         let mut best = f64::INFINITY;
         let mut model_bytes = 0;

@@ -4,6 +4,7 @@
 //! bytes of both files by stack instead, `frame;frame;… a b` per line (the differential folded
 //! format `flamegraph.pl` draws as a diff flamegraph; `--all-frames` keeps every frame).
 
+use crate::cli::DiffArgs;
 use crate::load;
 use crate::out::{stdout, Done};
 use memviz_analysis::diff::{Diff, DiffBuilder, DiffGroup, SegmentKey};
@@ -15,32 +16,12 @@ use std::io::Write;
 const TOP: usize = 30;
 
 /// Runs `memviz diff` with the arguments after the command name.
-pub fn run(args: &[String]) -> Done {
-    let mut files = Vec::new();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--device" => {
-                it.next();
-            }
-            "--json" | "--folded" | "--all-frames" => {}
-            s if s.starts_with("--") => {
-                return Err(format!("unknown option {s} (see memviz help)").into())
-            }
-            s => files.push(s),
-        }
-    }
-    let [file_a, file_b] = files.as_slice() else {
-        return Err(
-            "diff takes exactly two FILEs: memviz diff A B [--device D] [--json | --folded]".into(),
-        );
-    };
-    let device = crate::device_option(args)?;
-    let json = args.iter().any(|a| a == "--json");
+pub fn run(a: &DiffArgs) -> Done {
+    let (file_a, file_b, device, json) = (&a.a, &a.b, a.device, a.json);
     // One model at a time: what the comparison needs of A is taken before B is loaded.
     let mut out = stdout();
-    if args.iter().any(|a| a == "--folded") {
-        let all = args.iter().any(|a| a == "--all-frames");
+    if a.folded {
+        let all = a.all_frames;
         let mut d = memviz_analysis::flame::DiffFolded::new(device, all);
         d.add(0, &load(file_a)?);
         d.add(1, &load(file_b)?);

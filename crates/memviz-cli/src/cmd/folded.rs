@@ -9,8 +9,9 @@
 //! (they imply `--lifetime`). `--json` prints `{"device","at_step","total_bytes","stacks":[{"frames":[…],"bytes":N}]}`
 //! (`at_step` is null with `--lifetime`; frames unescaped, root first).
 
+use crate::cli::FoldedArgs;
+use crate::load;
 use crate::out::{stdout, Done};
-use crate::{load, one_file, option};
 use memviz_analysis::flame::{self, At, FlameOptions};
 use memviz_analysis::layout::{Layout, LayoutOptions, PointMode};
 use memviz_analysis::timeline;
@@ -25,26 +26,10 @@ fn one_line(msg: &str) -> String {
     format!("{first}; {FOLDED_USAGE}")
 }
 
-/// The value of `--name`, an error when it is the last argument.
-fn valued<'a>(args: &'a [String], name: &str) -> Result<Option<&'a str>, String> {
-    match option(args, name) {
-        Some(v) => Ok(Some(v)),
-        None if args.iter().any(|a| a == name) => Err(one_line(&format!("{name} needs a value"))),
-        None => Ok(None),
-    }
-}
-
-/// Runs `memviz folded` with the arguments after the command name.
-pub fn run(args: &[String]) -> Done {
-    let file = one_file(
-        "folded",
-        args,
-        &["--device", "--at", "--range", "--phase"],
-        &["--all-frames", "--lifetime", "--json"],
-    )
-    .map_err(|e| one_line(&e))?;
-    let flag = |f: &str| args.iter().any(|a| a == f);
-    let range = match valued(args, "--range")? {
+/// Runs `memviz folded`.
+pub fn run(a: &FoldedArgs) -> Done {
+    let file = a.file.as_str();
+    let range = match a.range.as_deref() {
         None => None,
         Some(r) => {
             let parsed = r
@@ -58,36 +43,27 @@ pub fn run(args: &[String]) -> Done {
             })?)
         }
     };
-    let phase = valued(args, "--phase")?;
-    if range.is_some() && phase.is_some() {
-        return Err(one_line("--range and --phase exclude each other").into());
-    }
+    let phase = a.phase.as_deref();
     let mut opts = FlameOptions {
-        all_frames: flag("--all-frames"),
-        lifetime: flag("--lifetime") || range.is_some() || phase.is_some(),
+        all_frames: a.all_frames,
+        lifetime: a.lifetime || range.is_some() || phase.is_some(),
         step_range: range,
     };
-    let json = flag("--json");
-    let at = match valued(args, "--at")? {
+    let json = a.json;
+    let at = match a.at.as_deref() {
         None | Some("peak") => At::Peak,
         Some(s) => At::Event(
             s.parse::<u32>()
                 .map_err(|_| one_line(&format!("--at takes peak or an event index, not {s:?}")))?,
         ),
     };
-    if opts.lifetime && valued(args, "--at")?.is_some() {
+    if opts.lifetime && a.at.is_some() {
         return Err(one_line(
             "--at excludes --lifetime, --range and --phase (a moment or a time range)",
         )
         .into());
     }
-    let device = match valued(args, "--device")? {
-        Some(d) => Some(
-            d.parse::<i64>()
-                .map_err(|_| one_line(&format!("--device takes a device number, not {d:?}")))?,
-        ),
-        None => None,
-    };
+    let device = a.device;
     let snap = load(file)?;
     let devices = snap.devices();
     let device = match device {

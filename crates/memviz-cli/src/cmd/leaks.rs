@@ -2,8 +2,9 @@
 //! ([`memviz_analysis::leaks`]). The default device is the viewer's: the longest trace (first on
 //! ties), else the first device with segments, else 0.
 
+use crate::cli::DeviceArgs;
+use crate::load;
 use crate::out::{stdout, Done};
-use crate::{load, one_file};
 use memviz_analysis::layout::{Layout, LayoutOptions, PointMode};
 use memviz_analysis::leaks::{leaks, LeakReport};
 use memviz_analysis::timeline;
@@ -28,16 +29,9 @@ pub fn report(snap: &Snapshot, device: i64) -> LeakReport {
     leaks(snap, device, &t, &layout)
 }
 
-/// The first line of a (usage) error: errors are one line.
-fn one_line(e: &str) -> String {
-    format!("{} (see memviz help)", e.lines().next().unwrap_or(""))
-}
-
-/// Runs `memviz leaks` with the arguments after the command name.
-pub fn run(args: &[String]) -> Done {
-    let file = one_file("leaks", args, &["--device"], &["--json"]).map_err(|e| one_line(&e))?;
-    let json = args.iter().any(|a| a == "--json");
-    let device = crate::device_option(args)?;
+/// Runs `memviz leaks`.
+pub fn run(a: &DeviceArgs) -> Done {
+    let (file, json, device) = (a.file.as_str(), a.json, a.device);
     let snap = load(file)?;
     let device = device.unwrap_or_else(|| snap.default_device());
     let r = report(&snap, device);

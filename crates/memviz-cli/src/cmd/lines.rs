@@ -3,8 +3,9 @@
 //! per `filename:line`, attributed to the innermost user frame (`--all-frames`: the innermost
 //! frame, torch and C++ included).
 
+use crate::cli::LinesArgs;
+use crate::load;
 use crate::out::{stdout, Done};
-use crate::{load, one_file, option, USAGE};
 use memviz_analysis::format::{count, size_short};
 use memviz_analysis::layout::{Layout, LayoutOptions, PointMode};
 use memviz_analysis::lines::{line_table, LineOptions, LineRow};
@@ -37,20 +38,12 @@ fn location(r: &LineRow) -> String {
 }
 
 /// Runs `memviz lines` with the arguments after the command name.
-pub fn run(args: &[String]) -> Done {
-    let file = one_file("lines", args, &["--device"], &["--json", "--all-frames"])?;
-    let json = args.iter().any(|a| a == "--json");
-    let opts = if args.iter().any(|a| a == "--all-frames") {
+pub fn run(a: &LinesArgs) -> Done {
+    let (file, json, wanted) = (a.file.as_str(), a.json, a.device);
+    let opts = if a.all_frames {
         LineOptions::ALL_FRAMES
     } else {
         LineOptions::default()
-    };
-    let wanted = match option(args, "--device") {
-        Some(d) => Some(
-            d.parse::<i64>()
-                .map_err(|_| format!("--device takes a device number\n{USAGE}"))?,
-        ),
-        None => None,
     };
     let snap = load(file)?;
     let devices = snap.devices();

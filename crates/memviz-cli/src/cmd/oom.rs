@@ -2,23 +2,16 @@
 //! ([`memviz_analysis::state::OomScan`]: one backward pass per device, whatever the number of
 //! `oom` events), printed report by report as they are made.
 
+use crate::cli::DeviceArgs;
+use crate::load;
 use crate::out::{stdout, Done};
-use crate::{load, one_file, option, USAGE};
 use memviz_analysis::devices::{DeviceSegments, SegmentsOf};
 use memviz_analysis::state::OomScan;
 use std::io::Write;
 
 /// Runs `memviz oom` with the arguments after the command name.
-pub fn run(args: &[String]) -> Done {
-    let file = one_file("oom", args, &["--device"], &["--json"])?;
-    let json = args.iter().any(|a| a == "--json");
-    let wanted = match option(args, "--device") {
-        Some(d) => Some(
-            d.parse::<i64>()
-                .map_err(|_| format!("--device takes a device number\n{USAGE}"))?,
-        ),
-        None => None,
-    };
+pub fn run(a: &DeviceArgs) -> Done {
+    let (file, json, wanted) = (a.file.as_str(), a.json, a.device);
     let snap = load(file)?;
     let devices = wanted.map_or_else(|| snap.devices(), |d| vec![d]);
     let index = DeviceSegments::new(&snap);

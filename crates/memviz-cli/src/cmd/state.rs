@@ -1,26 +1,20 @@
-//! `memviz state FILE --device D --event K --json`: the allocator state after event K of the
+//! `memviz state FILE [--device D] [--event K] [--json]`: the allocator state after event K of the
 //! merged event list ([`memviz_analysis::state`]). The history's checkpoints are placed by a
 //! byte budget per event ([`History::build_within`]), so their memory stays linear in the trace
 //! whatever the state's size along it (an interval chosen from the final state grew with the
 //! largest mid-trace state: a trace ending in `empty_cache()` took 1 GB).
 
+use crate::cli::StateArgs;
+use crate::load;
 use crate::out::{stdout, Done};
-use crate::{load, one_file, option, USAGE};
 use memviz_analysis::state::{History, BYTES_PER_EVENT};
 use std::io::Write;
 
 /// Runs `memviz state` with the arguments after the command name.
-pub fn run(args: &[String]) -> Done {
-    let file = one_file("state", args, &["--device", "--event"], &["--json"])?;
-    let device: i64 = option(args, "--device")
-        .unwrap_or("0")
-        .parse()
-        .map_err(|_| format!("--device takes a device number\n{USAGE}"))?;
-    let event: i64 = option(args, "--event")
-        .unwrap_or("-1")
-        .parse()
-        .map_err(|_| format!("--event takes an event index or -1\n{USAGE}"))?;
+pub fn run(a: &StateArgs) -> Done {
+    let (file, event) = (a.file.as_str(), a.event);
     let snap = load(file)?;
+    let device = a.device.unwrap_or_else(|| snap.default_device());
     let history = History::build_within(&snap, device, BYTES_PER_EVENT);
     let n = history.len();
     let (k, st) = if event == -1 {

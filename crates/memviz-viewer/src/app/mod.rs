@@ -495,6 +495,21 @@ impl App {
         Ok(Gate { hit, tips })
     }
 
+    /// Runs `f` (which answers a tooltip) on the view shown once [`App::gate`] passed; its
+    /// sentence when it did not.
+    fn gated(
+        &mut self,
+        css_x: f64,
+        css_y: f64,
+        click: bool,
+        f: impl FnOnce(&Snapshot, &mut dyn DrawableView) -> Option<String>,
+    ) -> Option<String> {
+        match self.gate(css_x, css_y, click) {
+            Ok(gate) => self.with_view(gate, f).flatten(),
+            Err(why) => Some(unavailable_json(&why)),
+        }
+    }
+
     // ----- geometry and camera -------------------------------------------------------------
 
     /// Sets the canvas size in CSS px and the device pixel ratio.
@@ -584,54 +599,37 @@ impl App {
 
     /// Pointer moved: continues a drag, else hovers. Returns the tooltip JSON to show, if any.
     pub fn pointer_move(&mut self, css_x: f64, css_y: f64) -> Option<String> {
-        let gate = if self.timeline.dragging() {
-            Gate::closed()
-        } else {
-            match self.gate(css_x, css_y, false) {
-                Ok(g) => g,
-                Err(why) => return Some(unavailable_json(&why)),
-            }
-        };
-        self.with_view(gate, |snap, v| v.pointer_move(snap, css_x, css_y))
-            .flatten()
+        let f = |snap: &Snapshot, v: &mut dyn DrawableView| v.pointer_move(snap, css_x, css_y);
+        if self.timeline.dragging() {
+            // A drag looks nothing up.
+            return self.with_view(Gate::closed(), f).flatten();
+        }
+        self.gated(css_x, css_y, false, f)
     }
 
     /// Pointer released: a press-release without travel is a click (pins / unpins), a click in
     /// the overview centres the window there. Returns the tooltip JSON to show.
     pub fn pointer_up(&mut self, css_x: f64, css_y: f64) -> Option<String> {
-        let gate = match self.gate(css_x, css_y, true) {
-            Ok(g) => g,
-            Err(why) => return Some(unavailable_json(&why)),
-        };
-        self.with_view(gate, |snap, v| v.pointer_up(snap, css_x, css_y))
-            .flatten()
+        self.gated(css_x, css_y, true, |snap, v| {
+            v.pointer_up(snap, css_x, css_y)
+        })
     }
 
     /// Hover at a canvas point: the pinned tooltip if one is pinned, else the tooltip
     /// (`TooltipInfo` JSON plus `text` and `pinned`) of the element under the point. A point
     /// far outside the canvas (x < -1e8) is the pointer leaving it.
     pub fn hover(&mut self, css_x: f64, css_y: f64) -> Option<String> {
-        let gate = match self.gate(css_x, css_y, false) {
-            Ok(g) => g,
-            Err(why) => return Some(unavailable_json(&why)),
-        };
-        self.with_view(gate, |snap, v| {
+        self.gated(css_x, css_y, false, |snap, v| {
             if css_x < -1.0e8 {
                 v.pointer_leave();
             }
             v.hover(snap, css_x, css_y)
         })
-        .flatten()
     }
 
     /// Click: pins the element under the point (or unpins when one is pinned).
     pub fn click(&mut self, css_x: f64, css_y: f64) -> Option<String> {
-        let gate = match self.gate(css_x, css_y, true) {
-            Ok(g) => g,
-            Err(why) => return Some(unavailable_json(&why)),
-        };
-        self.with_view(gate, |snap, v| v.click(snap, css_x, css_y))
-            .flatten()
+        self.gated(css_x, css_y, true, |snap, v| v.click(snap, css_x, css_y))
     }
 
     /// The element under a canvas point, if any.

@@ -182,20 +182,19 @@ impl TimelineView<'_> {
                 let m = to_data([x, y]);
                 let b = to_data([x + 6.0, y - 10.0]);
                 let (ox, oy) = (origin[0], origin[1]);
-                out.push(Trapezoid::new(
-                    (a[0] - ox) as f32,
-                    (m[0] - ox) as f32,
-                    [(a[1] - oy) as f32, (a[1] - oy) as f32],
-                    [(m[1] - oy) as f32, (a[1] - oy) as f32],
-                    PEAK,
-                ));
-                out.push(Trapezoid::new(
-                    (m[0] - ox) as f32,
-                    (b[0] - ox) as f32,
-                    [(m[1] - oy) as f32, (b[1] - oy) as f32],
-                    [(b[1] - oy) as f32, (b[1] - oy) as f32],
-                    PEAK,
-                ));
+                // The triangle's two halves: left edge up to the tip, tip down to the right.
+                for (l, r, bottom, top) in [
+                    (a, m, [a[1], a[1]], [m[1], a[1]]),
+                    (m, b, [m[1], b[1]], [b[1], b[1]]),
+                ] {
+                    out.push(Trapezoid::new(
+                        (l[0] - ox) as f32,
+                        (r[0] - ox) as f32,
+                        [(bottom[0] - oy) as f32, (bottom[1] - oy) as f32],
+                        [(top[0] - oy) as f32, (top[1] - oy) as f32],
+                        PEAK,
+                    ));
+                }
             }
             // Hover / pinned element outline: its pieces inside the window, as hairlines.
             if let Some(e) = self.ui.pinned.or(self.ui.hover) {

@@ -682,23 +682,5 @@ impl DrawableView for FlameView {
         Batch::unbounded(origin, out)
     }
 
-    /// The chart batches and their generation.
-    fn batches(&self) -> (u64, &[Batch]) {
-        (self.generation, &self.batches)
-    }
-
-    /// The render view of the whole canvas.
-    fn canvas_view(&self) -> View {
-        self.pane.canvas_view()
-    }
-
-    /// True when the next frame would differ from the last one drawn.
-    fn needs_redraw(&self) -> bool {
-        self.pane.needs_redraw
-    }
-
-    /// Returns and clears the redraw flag.
-    fn take_needs_redraw(&mut self) -> bool {
-        self.pane.take_needs_redraw()
-    }
+    crate::pane::pane_view_methods!();
 }

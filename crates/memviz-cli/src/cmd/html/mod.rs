@@ -16,8 +16,9 @@
 //! (comments, strings, templates and regex literals skipped) and the page fills in the blob URL
 //! of the imported module, leaves first. Import forms that cannot be rewritten fail here.
 
+use crate::cli::HtmlArgs;
+use crate::load;
 use crate::out::Done;
-use crate::{load, one_file, option};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use std::collections::HashMap;
@@ -112,24 +113,10 @@ const BOOTSTRAP: &str = r#"
 })();
 "#;
 
-/// The first line of a (usage) error: errors are one line.
-fn one_line(e: &str) -> String {
-    format!("{} (see memviz help)", e.lines().next().unwrap_or(""))
-}
-
-/// Runs `memviz html` with the arguments after the command name.
-pub fn run(args: &[String]) -> Done {
-    let valued = ["-o", "--output", "--dist", "--title"];
-    let file = one_file("html", args, &valued, &[]).map_err(|e| one_line(&e))?;
-    for v in valued {
-        if args.iter().any(|a| a == v) && option(args, v).is_none() {
-            return Err(format!("{v} needs a value (see memviz help)").into());
-        }
-    }
-    let out = option(args, "-o")
-        .or_else(|| option(args, "--output"))
-        .ok_or("html needs -o OUT.html (see memviz help)")?;
-    let dist = find_dist(option(args, "--dist"))?;
+/// Runs `memviz html`.
+pub fn run(a: &HtmlArgs) -> Done {
+    let (file, out) = (a.file.as_str(), a.output.as_str());
+    let dist = find_dist(a.dist.as_deref())?;
     // Parse the whole file: a report of a file the viewer cannot open is no use.
     load(file)?;
     let viewer = Viewer::read(&dist)?;
@@ -144,7 +131,7 @@ pub fn run(args: &[String]) -> Done {
     let name = Path::new(file)
         .file_name()
         .map_or_else(|| file.to_string(), |n| n.to_string_lossy().into_owned());
-    let title = option(args, "--title").map_or_else(|| format!("memviz: {name}"), str::to_string);
+    let title = a.title.clone().unwrap_or_else(|| format!("memviz: {name}"));
     let report = Report {
         viewer: &viewer,
         title: &title,

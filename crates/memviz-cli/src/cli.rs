@@ -1,0 +1,225 @@
+//! The command line, parsed by clap (derive): every command's arguments as a typed struct, and
+//! `memviz --help` / `memviz CMD --help` from the doc comments below.
+//!
+//! One rule for `--device D`: it restricts a command to device D. Without it, a command that
+//! shows one device (`state`, `folded`, `leaks`, `lines`) uses the device the viewer opens on
+//! (the longest trace, the first on ties), and a report over the file (`summary`, `oom`,
+//! `diff`) covers every device.
+
+use clap::{Args, Parser, Subcommand};
+
+/// What the help ends with.
+const AFTER_HELP: &str =
+    "FILE is a snapshot pickle from torch.cuda.memory._dump_snapshot(), raw or gzip-compressed.
+--device D restricts a command to device D; without it, a command about one device uses the
+device the viewer opens on (the longest trace), and summary, oom and diff cover every device.
+A reader that stops early (| head) ends a command quietly. MEMVIZ_MAX_MEMORY=BYTES (or with a
+K, M or G suffix) limits the memory memviz takes (default: the machine's physical memory); a
+file that needs more ends with exit 2 and a sentence saying so. Errors: exit 2, one line.";
+
+/// memviz: read a PyTorch CUDA memory snapshot headless (the same parser and analyses as the
+/// browser viewer).
+#[derive(Parser, Debug)]
+#[command(name = "memviz", version, after_help = AFTER_HELP)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Per-device counts, bytes, peak and warnings.
+    Summary(SummaryArgs),
+    /// Native parse + model throughput, one JSON line per file.
+    Bench(BenchArgs),
+    /// The allocator state after event K of the merged event list: reserved / allocated bytes,
+    /// segments, blocks (one JSON line).
+    State(StateArgs),
+    /// Every oom event explained: requested, device free, free in reserved segments, largest
+    /// free block, a one-line verdict.
+    Oom(DeviceArgs),
+    /// Live bytes by stack at the peak (or after trace event EVENT), or bytes × timesteps over
+    /// the trace or a range, as folded stacks (`frame;frame;frame bytes`, root first).
+    Folded(FoldedArgs),
+    /// Live allocations of two snapshots grouped by stack (bytes and counts in A and B, by
+    /// growth) and segments only in A / B.
+    Diff(DiffArgs),
+    /// Leak suspects: allocations alive at the end made after memory settled, and stacks
+    /// growing across iterations.
+    Leaks(DeviceArgs),
+    /// Per source line (innermost user frame): live bytes at the peak, total allocated, count,
+    /// largest.
+    Lines(LinesArgs),
+    /// One self-contained HTML file: the viewer and FILE, gzip-compressed; opens offline from
+    /// file://.
+    Html(HtmlArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SummaryArgs {
+    /// The snapshot file.
+    pub file: String,
+    /// JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Snapshot files.
+    #[arg(required = true)]
+    pub files: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct StateArgs {
+    /// The snapshot file.
+    pub file: String,
+    /// The device (default: the longest trace).
+    #[arg(long)]
+    pub device: Option<i64>,
+    /// The merged event index; -1: the final state.
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub event: i64,
+    /// JSON output (the only format; accepted for compatibility).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A file, an optional device and `--json` (oom, leaks).
+#[derive(Args, Debug)]
+pub struct DeviceArgs {
+    /// The snapshot file.
+    pub file: String,
+    /// Only this device.
+    #[arg(long)]
+    pub device: Option<i64>,
+    /// JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct FoldedArgs {
+    /// The snapshot file.
+    pub file: String,
+    /// The device (default: the longest trace).
+    #[arg(long)]
+    pub device: Option<i64>,
+    /// `peak`, or a trace event index: live bytes after that event.
+    #[arg(long, value_name = "peak|EVENT")]
+    pub at: Option<String>,
+    /// Keep every frame (default: memory_viz's frame filter).
+    #[arg(long)]
+    pub all_frames: bool,
+    /// Bytes × timesteps over the whole trace.
+    #[arg(long)]
+    pub lifetime: bool,
+    /// Bytes × timesteps within timesteps FROM..TO (half-open).
+    #[arg(long, value_name = "FROM:TO", conflicts_with = "phase")]
+    pub range: Option<String>,
+    /// Bytes × timesteps within the first `external_annotations` phase of this name.
+    #[arg(long, value_name = "NAME")]
+    pub phase: Option<String>,
+    /// `{"device","at_step","total_bytes","stacks":[{"frames":[…],"bytes":N}]}`.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct DiffArgs {
+    /// The first (older) snapshot.
+    pub a: String,
+    /// The second (newer) snapshot.
+    pub b: String,
+    /// Only this device (default: every device).
+    #[arg(long)]
+    pub device: Option<i64>,
+    /// JSON instead of a table.
+    #[arg(long, conflicts_with = "folded")]
+    pub json: bool,
+    /// `frame;frame;frame bytes_a bytes_b` per stack (flamegraph.pl's diff input).
+    #[arg(long)]
+    pub folded: bool,
+    /// With --folded: keep every frame.
+    #[arg(long)]
+    pub all_frames: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct LinesArgs {
+    /// The snapshot file.
+    pub file: String,
+    /// The device (default: the longest trace).
+    #[arg(long)]
+    pub device: Option<i64>,
+    /// Attribute to the innermost frame, torch and C++ included (default: the innermost user
+    /// frame).
+    #[arg(long)]
+    pub all_frames: bool,
+    /// JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct HtmlArgs {
+    /// The snapshot file.
+    pub file: String,
+    /// The HTML file to write.
+    #[arg(short = 'o', long = "output", value_name = "OUT.html")]
+    pub output: String,
+    /// The built viewer (default: $MEMVIZ_DIST, the repository's dist/, ./dist).
+    #[arg(long, value_name = "DIR")]
+    pub dist: Option<String>,
+    /// The page title (default: "memviz: FILE").
+    #[arg(long)]
+    pub title: Option<String>,
+}
+
+/// clap's error as memviz's one line: its first line without clap's `error: ` prefix.
+#[must_use]
+pub fn one_line_error(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    // The message is what comes before the first blank line (then clap's usage lines).
+    let words: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .flat_map(str::split_whitespace)
+        .collect();
+    let first = words.join(" ");
+    let first = first.strip_prefix("error: ").unwrap_or(&first);
+    format!("{first} (see memviz --help)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent_and_every_argument_has_help() {
+        Cli::command().debug_assert();
+        for sub in Cli::command().get_subcommands() {
+            assert!(sub.get_about().is_some(), "{}", sub.get_name());
+            for a in sub.get_arguments() {
+                if a.get_id() == "help" {
+                    continue;
+                }
+                assert!(a.get_help().is_some(), "{} {}", sub.get_name(), a.get_id());
+            }
+        }
+    }
+
+    #[test]
+    fn state_takes_a_negative_event_and_errors_are_one_line() {
+        let c = Cli::try_parse_from(["memviz", "state", "f.pickle", "--event", "-1"]).expect("ok");
+        assert!(matches!(
+            c.command,
+            Command::State(StateArgs { event: -1, .. })
+        ));
+        let e = Cli::try_parse_from(["memviz", "lines", "f", "--device", "x"]).expect_err("bad");
+        let line = one_line_error(&e);
+        assert!(!line.contains('\n') && line.contains("--device"), "{line}");
+    }
+}
