@@ -334,7 +334,7 @@ fn frame_list_extended_after_each_use_is_refused_with_the_budget_sentence() {
     let (r, peak) = load_peak(&bytes);
     let e = refused(r);
     assert!(
-        e.contains("this file expands to more than 0.07 GB in memory"),
+        e.contains("this file expands to more than 0.02 GB in memory"),
         "{e}"
     );
     assert!(e.contains("extended after it was used"), "{e}");

@@ -233,7 +233,7 @@ mod tests {
         assert!(b.charge(4000, "stacks").is_ok());
         let e = b.charge(1, "stacks").expect_err("over the limit");
         assert!(
-            e.starts_with("this file expands to more than 0.07 GB in memory"),
+            e.starts_with("this file expands to more than 0.02 GB in memory"),
             "{e}"
         );
         assert!(
