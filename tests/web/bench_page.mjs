@@ -11,7 +11,7 @@
 //   - drop → first frame: `memviz.lastOpen.firstFrameMs` (page clock, from the input's change
 //     event to the first frame drawn at the final canvas size), plus its parseMs / totalMs /
 //     drawMs, and the wall time seen from node (setInputFiles → data-memviz-state=ready);
-//   - 10 zoom/pan steps (`memviz.view('zoom_at' | 'pan_by' | 'key', …)`), each timed in the page
+//   - 10 zoom/pan steps (`memviz.view({method: 'zoom_at' | 'pan_by' | 'key', …})`), each timed in the page
 //     with performance.now() around the awaited call (input → worker → frame drawn), with the
 //     worker's CPU `frameMs`; then it keeps asking for frames until none was drawn for 250 ms:
 //     "settled" = input → the step's last frame drawn (windowed scenes are rebuilt 120 ms after
@@ -218,18 +218,20 @@ function instrumentWorker() {
 function stepPlan(plot) {
   const w = plot.right - plot.left;
   const h = plot.bottom - plot.top;
-  const at = (fx, fy) => [plot.left + fx * w, plot.top + fy * h];
+  const zoom = (fx, fy, factor) => ({ method: 'zoom_at', x: plot.left + fx * w, y: plot.top + fy * h, factor });
+  const pan = (dx, dy) => ({ method: 'pan_by', dx, dy });
+  const key = (k) => ({ method: 'key', key: k });
   return [
-    ['zoom_at', ...at(0.3, 0.5), 1.6],
-    ['pan_by', 0.2 * w, 0],
-    ['zoom_at', ...at(0.6, 0.7), 1.6],
-    ['pan_by', -0.3 * w, 0.1 * h],
-    ['key', 'd'],
-    ['zoom_at', ...at(0.5, 0.5), 1.6],
-    ['pan_by', 0.25 * w, 0],
-    ['key', '-'],
-    ['zoom_at', ...at(0.4, 0.5), 1 / 1.6],
-    ['key', '0'],
+    zoom(0.3, 0.5, 1.6),
+    pan(0.2 * w, 0),
+    zoom(0.6, 0.7, 1.6),
+    pan(-0.3 * w, 0.1 * h),
+    key('d'),
+    zoom(0.5, 0.5, 1.6),
+    pan(0.25 * w, 0),
+    key('-'),
+    zoom(0.4, 0.5, 1 / 1.6),
+    key('0'),
   ];
 }
 
@@ -245,16 +247,16 @@ function stepPlan(plot) {
 async function runSteps({ plan, quietMs, capMs }) {
   const frames = window.__benchFrames;
   const out = [];
-  for (const [method, ...args] of plan) {
+  for (const request of plan) {
     const seen = frames.length;
     const t0 = performance.now();
-    const { frameMs } = await window.memviz.view(method, ...args);
+    const { frameMs } = await window.memviz.view(request);
     const ms = performance.now() - t0;
     let lastFrameAt = frames.length > seen ? frames[frames.length - 1].t : t0;
     let presentedAt = null;
     for (;;) {
       const before = frames.length;
-      await window.memviz.view('state');
+      await window.memviz.view({ method: 'state' });
       const now = performance.now();
       if (frames.length !== before) {
         lastFrameAt = frames[frames.length - 1].t;

@@ -68,8 +68,7 @@ export async function pagePoint(page, x, y) {
 /** Page CSS px of a State History map item's centre (`kind` block or segment, decimal address). */
 export async function mapPoint(page, kind, addr) {
   await page.locator('#plot').scrollIntoViewIfNeeded();
-  const { result } = await page.evaluate(([k, a]) => window.memviz.view('state_item_center', k, a), [kind, String(addr)]);
-  const c = JSON.parse(result);
+  const { result: c } = await page.evaluate(([k, a]) => window.memviz.view({ method: 'state_item_center', kind: k, addr: a }), [kind, String(addr)]);
   assert.ok(Array.isArray(c), `${kind} ${addr} is in the map`);
   const box = await page.locator('#plot').boundingBox();
   return { x: box.x + c[0], y: box.y + c[1] };

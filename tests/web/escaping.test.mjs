@@ -308,11 +308,11 @@ describe('escaping: xss.pickle shows every payload as text and runs none (WebGL2
     assert.deepEqual(titles, names, 'each label\'s title is its name, literally');
     // Zoomed to the first iteration, so that its labels are wide enough to read whole.
     const st = await viewerState(page);
-    await page.evaluate(([x0, x1]) => window.memviz.view('set_x_window', x0, x1), [st.full_x[0], st.full_x[0] + (st.full_x[1] - st.full_x[0]) / 4]);
+    await page.evaluate(([x0, x1]) => window.memviz.view({ method: 'set_x_window', x0, x1 }), [st.full_x[0], st.full_x[0] + (st.full_x[1] - st.full_x[0]) / 4]);
     await poll(async () => (await page.locator('#phase-labels span').count()) > 0, 'phase labels after zoom');
     await assertLiteral(page, '#phase-labels', [STEP0, SCRIPT], 'the phase labels (zoomed)');
     await shotOf(page, '#plot-wrap', 'phases', 60);
-    await page.evaluate(() => window.memviz.view('fit'));
+    await page.evaluate(() => window.memviz.view({ method: 'fit' }));
   });
 
   test('Allocator settings panel', TEST, async () => {
@@ -448,10 +448,10 @@ describe('escaping: xss.pickle shows every payload as text and runs none (WebGL2
     const pinned = [];
     const titles = [];
     for (const item of oomSel.oom.biggest_live_text) {
-      const json = await page.evaluate((a) => window.memviz.stateHistory.focus(a), item.addr);
-      assert.equal(typeof json, 'string', `block ${item.addr} pins`);
+      const tip = await page.evaluate((a) => window.memviz.stateHistory.focus(a), item.addr);
+      assert.equal(typeof tip?.title, 'string', `block ${item.addr} pins`);
       // This block's tooltip, not the one before it (the tooltip stays visible between them).
-      const title = JSON.parse(json).title;
+      const title = tip.title;
       titles.push(title);
       await poll(async () => (await page.locator('#tooltip').isVisible())
         && (await page.locator('#tooltip-title').textContent()) === title, `the map tooltip of ${item.addr}`);
@@ -469,7 +469,7 @@ describe('escaping: xss.pickle shows every payload as text and runs none (WebGL2
     await shotOf(page, '#viewer', 'oom', 1100);
     // Hover (not pinned) over the biggest block in the map.
     await page.evaluate((k) => window.memviz.stateHistory.select(k), count - 1);
-    await page.evaluate(() => window.memviz.view('fit')); // focus() zoomed in on a block
+    await page.evaluate(() => window.memviz.view({ method: 'fit' })); // focus() zoomed in on a block
     const biggest = oomSel.oom.biggest_live_text[0].addr;
     const text = await tooltipAt(page, await mapPoint(page, 'block', biggest), 'map hover', (t) => t.includes(SCRIPT));
     assert.ok(text.includes(`${IMG}.py:11:${SCRIPT}`), text);
@@ -496,7 +496,7 @@ describe('escaping: xss.pickle shows every payload as text and runs none (WebGL2
     const texts = [];
     const nodes = Math.min(info.state.nodes, 80);
     for (let n = 1; n < nodes; n += 1) {
-      const c = JSON.parse((await page.evaluate((x) => window.memviz.view('flame_node_center', x), n)).result);
+      const c = (await page.evaluate((x) => window.memviz.view({ method: 'flame_node_center', node: x }), n)).result;
       if (!Array.isArray(c)) continue;
       await page.mouse.move(box.x + c[0], box.y + c[1]);
       const tip = await poll(async () => {
@@ -514,7 +514,7 @@ describe('escaping: xss.pickle shows every payload as text and runs none (WebGL2
     // Zoom into the deepest node with a payload: the breadcrumb names the frames.
     const deep = info.labels.find((l) => l.text.includes(`${IMG}.py:11:${SCRIPT}`));
     assert.ok(deep, 'the weights frame is labelled');
-    const c = JSON.parse((await page.evaluate((x) => window.memviz.view('flame_node_center', x), deep.node)).result);
+    const c = (await page.evaluate((x) => window.memviz.view({ method: 'flame_node_center', node: x }), deep.node)).result;
     await page.mouse.click(box.x + c[0], box.y + c[1]);
     await poll(async () => (await viewerState(page)).flame_view.zoom_path.length > 1, 'zoomed in');
     info = await page.evaluate(() => window.memviz.flameControls.refresh());

@@ -228,7 +228,7 @@ async function hover(page, x, y, label) {
 async function plotShot(page, file) {
   await page.mouse.move(1, 1); // no hover highlight, no tooltip
   await page.waitForFunction(() => document.getElementById('tooltip').hidden);
-  await page.evaluate(() => window.memviz.view('state')); // after the next frame
+  await page.evaluate(() => window.memviz.view({ method: 'state' })); // after the next frame
   const png = await page.locator('#plot').screenshot({ path: path.join(SCREENSHOTS, file) });
   return decodePng(png);
 }
@@ -236,7 +236,7 @@ async function plotShot(page, file) {
 /** Screenshot of the canvas in the flamegraph view (saved as target/screenshots/<file>), decoded. */
 async function flameShot(page, file) {
   await page.mouse.move(1, 1);
-  await page.evaluate(() => window.memviz.view('state'));
+  await page.evaluate(() => window.memviz.view({ method: 'state' }));
   const png = await page.locator('#plot').screenshot({ path: path.join(SCREENSHOTS, file) });
   return decodePng(png);
 }
@@ -1194,7 +1194,7 @@ describe('allocator views, search and source lines (WebGL2)', () => {
     assert.ok(await page.locator('#flame-labels span').count() > 0);
     await page.locator('#plot').scrollIntoViewIfNeeded();
     const box = await page.locator('#plot').boundingBox();
-    const c = JSON.parse((await page.evaluate(() => window.memviz.view('flame_node_center', 1))).result);
+    const c = (await page.evaluate(() => window.memviz.view({ method: 'flame_node_center', node: 1 }))).result;
     await page.mouse.move(box.x + c[0], box.y + c[1]);
     await page.waitForFunction(() => !document.getElementById('tooltip').hidden);
     const tip = await page.evaluate(() => window.memviz.tooltip());
@@ -1379,7 +1379,7 @@ describe('share and embed: ?url=, deep links, the embedding protocol, CSP (WebGL
       const { page } = b;
       const file = fixture('landmarks.pickle');
       assert.equal(await openWithInput(page, file), 'ready');
-      await page.evaluate(() => window.memviz.view('set_x_window', 1, 8));
+      await page.evaluate(() => window.memviz.view({ method: 'set_x_window', x0: 1, x1: 8 }));
       // Pin delta (landmarks, by hand), then search.
       await page.locator('#plot').scrollIntoViewIfNeeded();
       const p = LANDMARK_POINTS.delta;

@@ -1,6 +1,7 @@
 // bridge.js: the page's side of the worker protocol (www/js/worker.js, which owns the wasm
 // `WebViewer`). It starts the worker with the canvas, forwards files and input, and hands
-// back Rust's strings untouched: no snapshot data is interpreted here. See www/README.md.
+// back Rust's answers (typed by www/js/generated/, from the Rust structs): no snapshot data is
+// interpreted here. See www/README.md.
 
 /**
  * What a call asks for besides the method: `waitFrame` answers after the next animation frame
@@ -8,8 +9,17 @@
  * calls) a tooltip answer.
  * @typedef {{waitFrame?: boolean, panel?: boolean, tooltip?: boolean}} CallOptions
  */
-/** A call's answer: Rust's result (a JSON string, a number, …) and the frame's CPU ms. @typedef {{result: any, frameMs?: number}} CallResult */
-/** Calls a viewer method in the worker. @typedef {(method: string, args: unknown[], opts?: CallOptions) => Promise<CallResult>} Call */
+/** A request of the shell (`memviz_viewer::Request`). @typedef {import('./generated/Request').Request} Request */
+/** The answer type of each request's method. @typedef {import('./generated/Answers').Answers} Answers */
+/**
+ * A request's answer (`result`, typed by the request's method) and the frame's CPU ms.
+ * @template T
+ * @typedef {{result: T, frameMs?: number}} CallResult
+ */
+/**
+ * Sends a request to the viewer in the worker; resolves with its answer.
+ * @typedef {<R extends Request>(request: R, opts?: CallOptions) => Promise<CallResult<Answers[R['method']]>>} Call
+ */
 /**
  * What the page hears from the worker besides answers (the messages are www/README.md's
  * protocol, passed through untouched).
@@ -58,7 +68,7 @@ export class ViewerClient {
     this.worker = worker;
     this.handlers = handlers;
     this.seq = 0;
-    /** seq → {resolve, reject} @type {Map<number, {resolve: (r: CallResult) => void, reject: (e: Error) => void}>} */
+    /** seq → {resolve, reject} @type {Map<number, {resolve: (r: CallResult<any>) => void, reject: (e: Error) => void}>} */
     this.pending = new Map();
     /** open id → {resolve} @type {Map<number, {resolve: (msg: OpenDone) => void, drawnAt?: number}>} */
     this.opens = new Map();
@@ -188,7 +198,7 @@ export class ViewerClient {
         this.pending.delete(msg.seq);
         if (!p) break;
         if (msg.error !== undefined) p.reject(new Error(msg.error));
-        else p.resolve({ result: msg.result, frameMs: msg.frameMs });
+        else p.resolve({ result: typeof msg.result === 'string' ? JSON.parse(msg.result) : msg.result, frameMs: msg.frameMs });
         break;
       }
       default:
@@ -241,28 +251,28 @@ export class ViewerClient {
   }
 
   /**
-   * Fire-and-forget call of a viewer method; `opts.tooltip` asks for a tooltip answer, `opts.panel` for a new panel.
-   * @param {string} method
-   * @param {unknown[]} args
+   * Fire-and-forget request; `opts.tooltip` asks for a tooltip answer, `opts.panel` for a new panel.
+   * @param {Request} request
    * @param {CallOptions} [opts]
    */
-  send(method, args, opts = {}) {
-    this.worker.postMessage({ type: 'call', method, args, tooltip: Boolean(opts.tooltip), panel: Boolean(opts.panel) });
+  send(request, opts = {}) {
+    this.worker.postMessage({ type: 'call', request: JSON.stringify(request), method: request.method, tooltip: Boolean(opts.tooltip), panel: Boolean(opts.panel) });
   }
 
   /**
-   * Calls a viewer method; resolves with `{result, frameMs}`, after the next animation frame
-   * when `opts.waitFrame`.
-   * @param {string} method
-   * @param {unknown[]} [args]
+   * Sends a request; resolves with `{result, frameMs}` (`result` is the answer its method
+   * gets, see www/js/generated/Answers.ts), after the next animation frame when
+   * `opts.waitFrame`.
+   * @template {Request} R
+   * @param {R} request
    * @param {CallOptions} [opts]
-   * @returns {Promise<CallResult>}
+   * @returns {Promise<CallResult<Answers[R['method']]>>}
    */
-  call(method, args = [], opts = {}) {
+  call(request, opts = {}) {
     const seq = ++this.seq;
     return new Promise((resolve, reject) => {
       this.pending.set(seq, { resolve, reject });
-      this.worker.postMessage({ type: 'call', seq, method, args, waitFrame: Boolean(opts.waitFrame), panel: Boolean(opts.panel) });
+      this.worker.postMessage({ type: 'call', seq, request: JSON.stringify(request), method: request.method, waitFrame: Boolean(opts.waitFrame), panel: Boolean(opts.panel) });
     });
   }
 

@@ -12,18 +12,20 @@ import { LiveTable } from './panels/live.js';
 import { LeaksPanel } from './panels/leaks.js';
 import { FilesAndCompare } from './panels/compare.js';
 import { FlameControls } from './panels/flame_controls.js';
-import { onUnavailable, unavailable } from './panels/unavailable.js';
+import { isUnavailable, onUnavailable } from './panels/unavailable.js';
 import { DeepLinks, EmbedHost, urlParam } from './share.js';
 import { setChildren } from './dom.js';
 
 /** What open() takes. @typedef {File | Blob | ArrayBuffer | ArrayBufferView | string} OpenSource */
 /** @typedef {import('./share.js').OpenResult} OpenResult */
-/** @typedef {import('./types').Panel} Panel */
-/** @typedef {import('./types').Ticks} Ticks */
-/** @typedef {import('./types').Tooltip} Tooltip */
-/** @typedef {import('./types').Geometry} Geometry */
-/** @typedef {import('./types').SettingRow} SettingRow */
-/** @typedef {import('./types').ViewerState} ViewerState */
+/** @typedef {import('./generated/Panel').Panel} Panel */
+/** @typedef {import('./generated/Answers').Answers} Answers */
+/** A tooltip answer: a tooltip, or why none can be shown. @typedef {import('./generated/Tooltip').Tooltip} TooltipAnswer */
+/** @typedef {import('./generated/AxisTicks').AxisTicks} Ticks */
+/** A tooltip shown (an `Unavailable` answer shows none). @typedef {import('./generated/ElementTip').ElementTip | import('./generated/ItemTip').ItemTip | import('./generated/NodeTip').NodeTip} Tooltip */
+/** @typedef {import('./generated/PlotGeometry').PlotGeometry} Geometry */
+/** @typedef {import('./generated/SettingRow').SettingRow} SettingRow */
+/** @typedef {import('./generated/ViewerState').ViewerState} ViewerState */
 
 /**
  * The element of `id` (index.html has every one the shell names; the tests check the page).
@@ -175,7 +177,7 @@ function startViewer() {
       else els.bar.removeAttribute('value');
     },
     frame(msg) {
-      showTicks(/** @type {Ticks | null} */ (JSON.parse(msg.ticks)));
+      showTicks(/** @type {Answers['ticks']} */ (JSON.parse(msg.ticks)));
       flameControls.onFrame();
       if (filesOpen > 0) links.schedule();
     },
@@ -298,7 +300,7 @@ function resize() {
   const size = [w, h, window.devicePixelRatio || 1];
   if (size.join() === lastSize) return;
   lastSize = size.join();
-  client.send('resize', size, { panel: filesOpen > 0 });
+  client.send({ method: 'resize', css_w: size[0], css_h: size[1], dpr: size[2] }, { panel: filesOpen > 0 });
 }
 
 // ----- opening ------------------------------------------------------------------------------
@@ -439,7 +441,11 @@ function showPanel(panelJson, table, summary) {
   els.deviceSelect.disabled = panel.devices.length < 2;
   if (state.x_axis !== 'none') els.xAxis.value = state.x_axis;
   els.xAxis.querySelector('option[value="time"]').disabled = !state.has_time;
-  const what = { segments: 'segments (or mapped ranges)', pools: 'allocations and pool envelopes' }[panel.view] || 'allocations';
+  const view = panel.view || 'active';
+  const file = panel.file ?? 0;
+  /** @type {Partial<Record<string, string>>} */
+  const drawn = { segments: 'segments (or mapped ranges)', pools: 'allocations and pool envelopes' };
+  const what = drawn[view] || 'allocations';
   els.peak.textContent = `peak ${panel.peak} · ${state.elements.toLocaleString('en-US')} ${what} drawn`;
   setChildren(els.legend, panel.legend.map((e) => {
     const li = document.createElement('li');
@@ -455,15 +461,15 @@ function showPanel(panelJson, table, summary) {
     li.append(sw, label, size);
     return li;
   }));
-  els.fileName.textContent = panel.files[panel.file] || '';
-  showNotice(panel.files[panel.file] || '', panel.notice);
-  showView(panel.view, panelKey(panel));
+  els.fileName.textContent = panel.files[file] || '';
+  showNotice(panel.files[file] || '', panel.notice);
+  showView(view, panelKey(panel));
   filesAndCompare.refresh();
-  const timelineKey = `${panelKey(panel)}/${panel.view}`;
+  const timelineKey = `${panelKey(panel)}/${view}`;
   if (timelineKey !== lastTimelineKey) {
     lastTimelineKey = timelineKey;
     searchBox.reset();
-    workerCall('clear_highlight', []);
+    workerCall({ method: 'clear_highlight' });
     linesTable.invalidate(timelineKey);
     liveTable.reset();
     leaksPanel.invalidate(panelKey(panel));
@@ -572,26 +578,35 @@ function showTicks(ticks) {
 }
 
 els.fileSelect.addEventListener('change', () => {
-  if (client) client.send('select_file', [Number(els.fileSelect.value)], { panel: true });
+  if (client) client.send({ method: 'select_file', index: Number(els.fileSelect.value) }, { panel: true });
   showTooltip(null);
 });
 els.deviceSelect.addEventListener('change', () => {
-  if (client) client.send('set_device', [Number(els.deviceSelect.value)], { panel: true });
+  if (client) client.send({ method: 'set_device', device: Number(els.deviceSelect.value) }, { panel: true });
   showTooltip(null);
 });
 els.xAxis.addEventListener('change', () => {
-  if (client) client.send('set_time_axis', [els.xAxis.value === 'time'], { panel: true });
+  if (client) client.send({ method: 'set_time_axis', on: els.xAxis.value === 'time' }, { panel: true });
 });
-els.fit.addEventListener('click', () => { if (client) client.send('fit', []); });
+els.fit.addEventListener('click', () => { if (client) client.send({ method: 'fit' }); });
 els.viewSelect.addEventListener('change', () => {
-  if (client) client.send('set_view', [els.viewSelect.value], { panel: true });
+  if (client) client.send({ method: 'set_view', view: viewKind(els.viewSelect.value) }, { panel: true });
   showTooltip(null);
 });
 
+/** @typedef {import('./generated/ViewKind').ViewKind} ViewKind */
+/** @type {ReadonlyArray<string>} */
+const VIEW_KINDS = ['active', 'segments', 'pools', 'state', 'flame'];
+/** A view's name from the page (a select, a link, the embedding parent), checked. @param {string} name @returns {ViewKind} */
+function viewKind(name) {
+  if (!VIEW_KINDS.includes(name)) throw new Error(`no view named ${JSON.stringify(name)}`);
+  return /** @type {ViewKind} */ (name);
+}
+
 /** @type {import('./bridge.js').Call} */
-async function workerCall(method, args, opts) {
+async function workerCall(request, opts) {
   const c = await startViewer();
-  return c.call(method, args, opts || {});
+  return c.call(request, opts || {});
 }
 
 const searchBox = new SearchBox({ input: $('search-input'), only: $('search-only'), status: $('search-status') }, workerCall);
@@ -616,7 +631,7 @@ const filesAndCompare = new FilesAndCompare({
   status: $('compare-status'),
   rows: $('compare-rows'),
 }, workerCall, (i) => {
-  if (client) client.send('select_file', [i], { panel: true });
+  if (client) client.send({ method: 'select_file', index: i }, { panel: true });
   showTooltip(null);
 }, async (a, b) => {
   await window.memviz.setView('flame');
@@ -635,8 +650,8 @@ const flameControls = new FlameControls({
 const links = new DeepLinks({
   async state() {
     if (filesOpen === 0) return null;
-    const { result } = await workerCall('state', []);
-    return JSON.parse(result);
+    const { result } = await workerCall({ method: 'state' });
+    return result;
   },
   call: workerCall,
   setView: (name) => window.memviz.setView(name),
@@ -662,8 +677,8 @@ const links = new DeepLinks({
 /** Pins a timeline element's tooltip (negative: unpins); resolves with the tooltip shown. */
 /** @param {number} element */
 async function pinElement(element) {
-  const { result } = await view('pin', element);
-  showTooltip(result === 'null' ? null : result);
+  const { result } = await view({ method: 'pin', element });
+  showTooltip(result === null ? null : JSON.stringify(result));
   return tip;
 }
 $('copy-link').addEventListener('click', () => links.copy($('link-status')));
@@ -672,8 +687,8 @@ $('copy-link').addEventListener('click', () => links.copy($('link-status')));
 /** @param {{view?: string, device?: number, range?: number[]}} m */
 async function applyEmbed(m) {
   if (m.view) await window.memviz.setView(m.view);
-  if (Number.isInteger(m.device)) await view('set_device', m.device);
-  if (m.range) await view('set_x_window', m.range[0], m.range[1]);
+  if (m.device !== undefined && Number.isInteger(m.device)) await view({ method: 'set_device', device: m.device });
+  if (m.range) await view({ method: 'set_x_window', x0: m.range[0], x1: m.range[1] });
   const st = await window.memviz.state();
   return { view: st ? st.view : null, device: st ? st.device : null };
 }
@@ -698,10 +713,7 @@ const stateHistory = new StateHistory({
   oomVerdict: $('oom-verdict'),
   oomNumbers: $('oom-numbers'),
   oomBiggest: $('oom-biggest'),
-}, async (method, args, opts) => {
-  const c = await startViewer();
-  return c.call(method, args, opts || {});
-}, (json) => showTooltip(json));
+}, workerCall, (json) => showTooltip(json));
 
 // ----- tooltip ------------------------------------------------------------------------------
 
@@ -715,9 +727,9 @@ function showTooltip(json) {
     return;
   }
   tipJson = json || null;
-  tip = json ? /** @type {Tooltip} */ (JSON.parse(json)) : null;
+  const answer = /** @type {TooltipAnswer | null} */ (json ? JSON.parse(json) : null);
   // The hit index or the tooltips' context cannot fit in memory: said in the notice, no tooltip.
-  if (unavailable(tip) !== null) tip = null;
+  tip = answer === null || isUnavailable(answer) ? null : answer;
   embed.selection(tip);
   if (filesOpen > 0) links.schedule();
   if (tip === null) {
@@ -800,7 +812,7 @@ function wireCanvas(canvas) {
     ev.preventDefault();
     const [x, y] = canvasPos(ev);
     const scale = ev.deltaMode === 1 ? 16 : ev.deltaMode === 2 ? 400 : 1;
-    client.send('wheel', [x, y, ev.deltaY * scale]);
+    client.send({ method: 'wheel', x, y, delta_y: ev.deltaY * scale });
   }, { passive: false });
 
   canvas.addEventListener('pointerdown', (ev) => {
@@ -808,44 +820,44 @@ function wireCanvas(canvas) {
     canvas.focus({ preventScroll: true });
     canvas.setPointerCapture(ev.pointerId);
     pointer = canvasPos(ev);
-    client.send('pointer_down', pointer);
+    client.send({ method: 'pointer_down', x: pointer[0], y: pointer[1] });
   });
   canvas.addEventListener('pointermove', (ev) => {
     if (!client) return;
     pointer = canvasPos(ev);
-    client.send('pointer_move', pointer, { tooltip: true });
+    client.send({ method: 'pointer_move', x: pointer[0], y: pointer[1] }, { tooltip: true });
   });
   canvas.addEventListener('pointerup', (ev) => {
     if (!client || ev.button !== 0) return;
     pointer = canvasPos(ev);
-    client.send('pointer_up', pointer, { tooltip: true });
+    client.send({ method: 'pointer_up', x: pointer[0], y: pointer[1] }, { tooltip: true });
   });
   canvas.addEventListener('pointerleave', () => {
     if (!client) return;
-    client.send('pointer_leave', [], { tooltip: true });
+    client.send({ method: 'pointer_leave' }, { tooltip: true });
   });
-  canvas.addEventListener('dblclick', () => { if (client) client.send('double_click', []); });
+  canvas.addEventListener('dblclick', () => { if (client) client.send({ method: 'double_click' }); });
   canvas.addEventListener('keydown', (ev) => {
     if (!client || ev.ctrlKey || ev.metaKey || ev.altKey) return;
     const keys = ['a', 'A', 'd', 'D', 'w', 'W', 's', 'S', 'ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', '+', '=', '-', '_', '0'];
     if (!keys.includes(ev.key)) return;
     ev.preventDefault();
-    client.send('key', [ev.key]);
+    client.send({ method: 'key', key: ev.key });
   });
 }
 wireCanvas(els.canvas);
 
 // ----- the JS API ---------------------------------------------------------------------------
 
-/** Calls a viewer method and resolves after the frame it caused is drawn: `{result, frameMs}`. */
 /**
- * @param {string} method
- * @param {...unknown} args
+ * Sends a request and resolves after the frame it caused is drawn: `{result, frameMs}`.
+ * @template {import('./bridge.js').Request} R
+ * @param {R} request
  */
-async function view(method, ...args) {
+async function view(request) {
   const c = await startViewer();
-  const panel = ['select_file', 'set_device', 'set_time_axis', 'resize', 'set_view'].includes(method);
-  return c.call(method, args, { waitFrame: true, panel });
+  const panel = ['select_file', 'set_device', 'set_time_axis', 'resize', 'set_view'].includes(request.method);
+  return c.call(request, { waitFrame: true, panel });
 }
 
 window.memviz = {
@@ -853,8 +865,8 @@ window.memviz = {
   /** Resolves with the viewer state (camera, counts, scene), or null before the first file. */
   async state() {
     const c = await startViewer();
-    const { result } = await c.call('state');
-    return JSON.parse(result);
+    const { result } = await c.call({ method: 'state' });
+    return result;
   },
   view,
   /** Times the worker was replaced after it died or stopped answering. */
@@ -892,7 +904,7 @@ window.memviz = {
   /** Shows a view (`active`, `segments`, `pools`, `state`); resolves after its frame is drawn (and, for `state`, once the list is loaded). */
   /** @param {string} name */
   async setView(name) {
-    const r = await view('set_view', name);
+    const r = await view({ method: 'set_view', view: viewKind(name) });
     if (name === 'state') await stateReady;
     if (name === 'flame') await flameReady;
     return r;

@@ -117,7 +117,7 @@ function major(s) {
  * select), `stateSelect(k)`, `pin(element)` (pins and shows a timeline element's tooltip;
  * negative: unpins).
  * @typedef {object} LinkHooks
- * @property {() => Promise<import('./types').ViewerState | null>} state
+ * @property {() => Promise<import('./generated/ViewerState').ViewerState | null>} state
  * @property {import('./bridge.js').Call} call
  * @property {(name: string) => Promise<unknown>} setView
  * @property {() => {q: string, only: boolean}} search
@@ -223,12 +223,12 @@ export class DeepLinks {
       const st = await h.state();
       if (st === null) return;
       if (isInt(s.file) && s.file !== st.file && s.file >= 0 && s.file < st.files.length) {
-        await h.call('select_file', [s.file], { waitFrame: true, panel: true });
+        await h.call({ method: 'select_file', index: s.file }, { waitFrame: true, panel: true });
       }
       if (s.view) await h.setView(s.view);
       const now = await h.state();
       if (isInt(s.device) && now !== null && s.device !== now.device) {
-        await h.call('set_device', [s.device], { waitFrame: true, panel: true });
+        await h.call({ method: 'set_device', device: s.device }, { waitFrame: true, panel: true });
       }
       const view = s.view || st.view;
       if (view === 'state') {
@@ -236,10 +236,10 @@ export class DeepLinks {
       } else if (view === 'flame') {
         if (s.at) await h.setFlameAt(s.at);
         await h.setSearch(s.q || '', Boolean(s.only));
-        if (isInt(s.node)) await h.call('flame_zoom_to', [s.node], { waitFrame: true });
+        if (isInt(s.node)) await h.call({ method: 'flame_zoom_to', node: s.node }, { waitFrame: true });
       } else {
         await h.setSearch(s.q || '', Boolean(s.only));
-        if (s.x && s.y) await h.call('set_window', [s.x[0], s.x[1], s.y[0], s.y[1]], { waitFrame: true });
+        if (s.x && s.y) await h.call({ method: 'set_window', x0: s.x[0], x1: s.x[1], y0: s.y[0], y1: s.y[1] }, { waitFrame: true });
         await h.pin(isInt(s.pin) ? s.pin : -1);
       }
     } finally {
@@ -410,9 +410,9 @@ export class EmbedHost {
     this.reply('loaded', { title, view: applied.view, device: applied.device, summary: JSON.parse(r.json) });
   }
 
-  /** Tells the parent what is pinned (`null`: nothing), once per change. @param {import('./types').Tooltip | null} tip */
+  /** Tells the parent what is pinned (`null`: nothing), once per change. @param {import('./generated/ElementTip').ElementTip | import('./generated/ItemTip').ItemTip | import('./generated/NodeTip').NodeTip | null} tip */
   selection(tip) {
-    const sel = tip && tip.pinned ? { title: tip.title, element: tip.element ?? tip.node ?? null } : null;
+    const sel = tip && tip.pinned ? { title: tip.title, element: 'element' in tip ? tip.element : 'node' in tip ? tip.node : null } : null;
     const key = JSON.stringify(sel);
     if (key === this.lastSelection) return;
     this.lastSelection = key;

@@ -4,9 +4,9 @@
 // Rust as text (crates/memviz-viewer/src/state_view.rs) and are placed with textContent only.
 import { setChildren } from './dom.js';
 
-/** @typedef {import('./types').StateSelection} StateSelection */
-/** @typedef {import('./types').StateRow} StateRow */
-/** @typedef {import('./types').Oom} Oom */
+/** @typedef {import('./generated/StateSelection').StateSelection} StateSelection */
+/** @typedef {import('./generated/StateRow').StateRow} StateRow */
+/** @typedef {import('./generated/OomAnswer').OomAnswer} Oom */
 
 /** The OOM verdict's kind (Rust's `explain_oom`) as shown. */
 /** @type {Record<string, string>} */
@@ -93,12 +93,12 @@ export class StateHistory {
     const gen = this.generation;
     this.rows.clear();
     this.els.searchStatus.textContent = '';
-    const { result } = await this.call('state_select', [-1], { waitFrame: true });
+    const { result } = await this.call({ method: 'state_select', k: -1 }, { waitFrame: true });
     if (gen !== this.generation) return;
-    this.applySelection(/** @type {StateSelection | null} */ (JSON.parse(result)));
-    const ooms = await this.call('state_ooms', []);
+    this.applySelection(result);
+    const ooms = await this.call({ method: 'state_ooms' });
     if (gen !== this.generation) return;
-    this.ooms = /** @type {number[]} */ (JSON.parse(ooms.result));
+    this.ooms = ooms.result;
     this.showOoms();
     this.sizeSpacer();
     this.scrollTo(this.selected);
@@ -162,10 +162,10 @@ export class StateHistory {
     if (missing.length > 0) {
       const gen = this.generation;
       const start = missing[0];
-      const { result } = await this.call('state_rows', [start, missing[missing.length - 1] - start + 1]);
+      const { result } = await this.call({ method: 'state_rows', start, count: missing[missing.length - 1] - start + 1 });
       if (gen !== this.generation) return;
       if (this.rows.size > 5000) this.rows.clear();
-      for (const r of /** @type {StateRow[]} */ (JSON.parse(result))) this.rows.set(r.k, r);
+      for (const r of result) this.rows.set(r.k, r);
       // The list may have scrolled meanwhile: draw what is visible now.
       const now = this.visibleRange();
       if (now.first !== first) {
@@ -215,9 +215,9 @@ export class StateHistory {
       let next = target;
       while (next !== null) {
         this.queued = null;
-        const { result } = await this.call('state_select', [next], { waitFrame: true });
+        const { result } = await this.call({ method: 'state_select', k: next }, { waitFrame: true });
         if (gen !== this.generation) return null;
-        sel = /** @type {StateSelection | null} */ (JSON.parse(result));
+        sel = result;
         this.applySelection(sel);
         next = this.queued;
       }
@@ -303,8 +303,8 @@ export class StateHistory {
   /** Pins and shows a block (address as a decimal string) in the map. */
   /** @param {string} addr */
   async focus(addr) {
-    const { result } = await this.call('state_focus', [addr], { waitFrame: true });
-    this.showTooltip(typeof result === 'string' ? result : null);
+    const { result } = await this.call({ method: 'state_focus', addr }, { waitFrame: true });
+    this.showTooltip(result === null ? null : JSON.stringify(result));
     return result;
   }
 
@@ -316,7 +316,7 @@ export class StateHistory {
       return -1;
     }
     this.els.searchStatus.textContent = 'searching…';
-    const { result } = await this.call('state_search', [q, this.selected, forward]);
+    const { result } = await this.call({ method: 'state_search', query: q, from: this.selected, forward });
     const k = Number(result);
     if (k < 0) {
       this.els.searchStatus.textContent = 'no match';

@@ -1,14 +1,16 @@
 // worker.js: the Web Worker that owns the wasm viewer (crates/memviz-web/src/web_viewer.rs):
 // it reads files, feeds the parser, draws into the transferred OffscreenCanvas and answers
 // input. The page (bridge.js) talks to it only by messages; see www/README.md for the protocol.
-// Rust's strings (JSON, messages) pass through untouched: nothing here interprets snapshot data.
+// Rust's answers (JSON text) pass through untouched: nothing here interprets snapshot data.
 
 /** Blob chunks read per `push` (big enough to amortise the calls, small enough for progress). */
 const CHUNK_BYTES = 4 << 20;
 /** At most one progress message per this many ms. */
 const PROGRESS_MS = 50;
-/** Legend entries sent with the panel. */
-const LEGEND_ENTRIES = 12;
+/** The panel request: everything around the plot, with the 12 largest sites in the legend. */
+const PANEL_REQUEST = JSON.stringify({ method: 'panel', legend_entries: 12 });
+/** The ticks request, answered with each drawn frame. */
+const TICKS_REQUEST = JSON.stringify({ method: 'ticks' });
 
 /** @type {any} */ let viewer = null;
 /** @type {WebAssembly.Memory | null} */ let memory = null;
@@ -94,7 +96,7 @@ function onFrame(now) {
     return;
   }
   if (code & 1) {
-    post({ type: 'frame', ticks: viewer.ticks(), frameMs: viewer.last_frame_ms() });
+    post({ type: 'frame', ticks: viewer.request(TICKS_REQUEST), frameMs: viewer.last_frame_ms() });
   }
   if (waiting.length > 0) {
     const done = waiting;
@@ -103,16 +105,6 @@ function onFrame(now) {
   }
   if (code & 2) requestFrame();
 }
-
-/** Methods the page may call through `{type: 'call'}` (all plain WebViewer methods). */
-const CALLS = new Set([
-  'wheel', 'zoom_at', 'pan_by', 'fit', 'key', 'pointer_down', 'pointer_move', 'pointer_up',
-  'pointer_leave', 'double_click', 'set_x_window', 'select_file', 'set_device', 'set_time_axis',
-  'resize', 'panel', 'ticks', 'state', 'summary_table', 'summary_json', 'set_view',
-  'state_select', 'state_rows', 'state_ooms', 'state_search', 'state_focus', 'state_item_center',
-  'search', 'lines', 'highlight_line', 'clear_highlight', 'leaks', 'live', 'diff', 'files',
-  'flame_set', 'flame_info', 'flame_zoom_to', 'flame_node_center', 'flame_phases', 'flame_diff', 'pin', 'set_window',
-]);
 
 /** The page's `init`: loads the wasm and makes the viewer on the canvas. @param {any} msg */
 async function init(msg) {
@@ -279,8 +271,8 @@ async function open(msg) {
     // The first frame is drawn: say so before the summary and the panel are made.
     post({ type: 'drawn', id });
     const summary = viewer.summary_json();
-    const table = viewer.summary_table();
-    const panel = viewer.panel(LEGEND_ENTRIES);
+    const table = summaryTable();
+    const panel = viewer.request(PANEL_REQUEST);
     post({
       type: 'opened',
       id,
@@ -327,16 +319,20 @@ function yieldToPost() {
 }
 
 function postPanel() {
-  post({ type: 'panel', panel: viewer.panel(LEGEND_ENTRIES), table: viewer.summary_table(), summary: viewer.summary_json() });
+  post({ type: 'panel', panel: viewer.request(PANEL_REQUEST), table: summaryTable(), summary: viewer.summary_json() });
 }
 
-/** The page's `call` of a viewer method. @param {any} msg */
+/** The current file's summary table (text). */
+function summaryTable() {
+  return JSON.parse(viewer.request('{"method":"summary_table"}'));
+}
+
+/** The page's request (`{type: 'call', request}`: a `Request` as JSON text), answered with Rust's JSON text. @param {any} msg */
 function call(msg) {
   let result;
   try {
-    if (!CALLS.has(msg.method) || viewer === null) throw new Error(`no such call: ${msg.method}`);
-    result = viewer[msg.method](...(msg.args || []));
-    if (result === undefined) result = null;
+    if (viewer === null) throw new Error('the viewer is not running');
+    result = viewer.request(msg.request);
   } catch (err) {
     if (trapped(err) || panicked()) {
       crashed(err, `answering ${msg.method} on %s`, 0);
@@ -346,8 +342,7 @@ function call(msg) {
     return;
   }
   if (msg.seq === undefined) {
-    if (typeof result === 'string' && msg.tooltip) post({ type: 'tooltip', json: result });
-    else if (msg.tooltip) post({ type: 'tooltip', json: null });
+    if (msg.tooltip) post({ type: 'tooltip', json: result === 'null' ? null : result });
     if (msg.panel) postPanel();
     requestFrame();
     return;

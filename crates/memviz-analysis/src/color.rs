@@ -170,7 +170,7 @@ pub fn element_colors(snap: &Snapshot, device: i64, timeline: &Timeline) -> Vec<
 }
 
 /// One allocation site of the legend.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct LegendEntry {
     pub color: u8,
     pub rgba: [u8; 4],

@@ -30,9 +30,32 @@ pub fn count(n: u64) -> String {
     out
 }
 
+/// A duration of `us` microseconds: `850 µs` below a millisecond, else `12.5 ms` below a
+/// second, else `3.2 s` (one decimal; negative durations keep their sign).
+pub fn duration_us(us: i64) -> String {
+    let a = us.unsigned_abs() as f64;
+    let sign = if us < 0 { "-" } else { "" };
+    if a < 1_000.0 {
+        format!("{us} µs")
+    } else if a < 1e6 {
+        format!("{sign}{:.1} ms", a / 1_000.0)
+    } else {
+        format!("{sign}{:.1} s", a / 1e6)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration_us(0), "0 µs");
+        assert_eq!(duration_us(999), "999 µs");
+        assert_eq!(duration_us(1_500), "1.5 ms");
+        assert_eq!(duration_us(2_345_678), "2.3 s");
+        assert_eq!(duration_us(-1_500), "-1.5 ms");
+    }
     #[test]
     fn sizes() {
         assert_eq!(size_short(512), "512.0B");

@@ -95,7 +95,7 @@ const NO_START: u32 = u32::MAX;
 const SLIDE_BLOCK: usize = 16;
 
 /// How per-element polylines are kept.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, ts_rs::TS)]
 pub enum PointMode {
     /// Every point of every element stored flat (memory_viz's output, 12 bytes per point).
     #[default]

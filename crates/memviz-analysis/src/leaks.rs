@@ -48,7 +48,7 @@ use serde::Serialize;
 /// The percentage of the final live bytes that settles the level (rule 2).
 pub const SETTLED_PERCENT: u64 = 90;
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct LeakSuspect {
     /// `"alive_at_end"` or `"iteration_growth"`.
     pub kind: &'static str,

@@ -74,7 +74,7 @@ impl LineOptions {
 pub const NO_FRAMES: &str = "<no frames>";
 
 /// One source location of the line table.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct LineRow {
     /// Full filename as recorded ([`NO_FRAMES`] for the no-frames row).
     pub file: String,
@@ -395,7 +395,7 @@ pub fn row_elements(
 }
 
 /// One element alive at a timestep.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct LiveRow {
     pub element: u32,
     /// The address of the event / block / segment behind the element (0 for a pool envelope).

@@ -209,7 +209,7 @@ impl TooltipContext {
 }
 
 /// Where an element comes from, for the display layer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum TooltipOrigin {
     Alloc,
@@ -226,7 +226,7 @@ pub enum TooltipOrigin {
 }
 
 /// The tooltip of one timeline element. [`TooltipInfo::text`] joins it as memory_viz shows it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct TooltipInfo {
     pub element: u32,
     /// `<element> Addr: b<hex>_<v>, Size: …, Total memory used after allocation: …, Compile

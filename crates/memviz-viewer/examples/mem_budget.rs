@@ -237,16 +237,15 @@ fn walk_panels(app: &mut App, m: &mut Meter) {
     }
     panel(m, "tooltips", || app.hover(cx, cy));
     let _ = app.pin(-1);
-    panel(m, "leaks", || app.leaks_json());
-    panel(m, "lines", || app.lines_json(false));
-    panel(m, "lines_all_frames", || app.lines_json(true));
-    let rows: serde_json::Value = serde_json::from_str(&app.lines_json(false)).unwrap();
-    let r = &rows[0];
-    let (file, line, name) = (
-        r["file"].as_str().unwrap_or("").to_owned(),
-        r["line"].as_i64().unwrap_or(0),
-        r["name"].as_str().unwrap_or("").to_owned(),
-    );
+    panel(m, "leaks", || app.leaks());
+    panel(m, "lines", || app.lines(false));
+    panel(m, "lines_all_frames", || app.lines(true));
+    let (file, line, name) = app
+        .lines(false)
+        .ready()
+        .and_then(|rows| rows.into_iter().next())
+        .map(|r| (r.row.file, r.row.line, r.row.name))
+        .unwrap_or_default();
     panel(m, "highlight_line", || {
         app.highlight_line(&file, line, &name, false)
     });
@@ -255,18 +254,18 @@ fn walk_panels(app: &mut App, m: &mut Meter) {
         app.set_highlight(Some((0..elements as u32).collect()), false);
     });
     app.set_highlight(None, false);
-    panel(m, "live_at_peak", || app.live_json(-1));
+    panel(m, "live_at_peak", || app.live(-1));
     panel(m, "search_all", || app.search("/./", false));
     app.set_highlight(None, false);
     panel(m, "search_labels", || app.search("fff_", false));
     app.set_highlight(None, false);
-    panel(m, "diff_itself", || app.diff_json(0, 0));
+    panel(m, "diff_itself", || app.diff(0, 0));
     app.set_view(ViewKind::Flame);
     panel(m, "flame_at_peak", || {
-        app.flame_set(FlameAt::parse("peak"), false, false)
+        app.flame_set(FlameAt::Peak, false, false)
     });
     panel(m, "flame_lifetime", || {
-        app.flame_set(FlameAt::parse("peak"), true, false)
+        app.flame_set(FlameAt::Peak, true, false)
     });
     panel(m, "flame_diff_itself", || app.flame_diff(0, 0, false));
 }

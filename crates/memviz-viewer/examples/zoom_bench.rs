@@ -38,7 +38,10 @@ fn main() {
             );
         }
     }
-    println!("state {}", app.state_json());
+    println!(
+        "state {}",
+        serde_json::to_string(&app.state()).unwrap_or_default()
+    );
     let mut off = match memviz_render::Offscreen::new() {
         Ok(o) => o,
         Err(e) => {
@@ -71,7 +74,7 @@ fn main() {
         let frame2 = ms(t);
         println!(
             "zoom {i}: camera {cam:.3} ms, frame with old batch {frame:.1} ms, settle rebuild {settle:.1} ms ({} instances, build {:.1} ms), frame after upload {frame2:.1} ms",
-            serde_json::from_str::<serde_json::Value>(&app.state_json()).unwrap()["instances"],
+            app.state().timeline.instances,
             app.scene_build_ms()
         );
     }

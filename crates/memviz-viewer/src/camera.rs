@@ -24,7 +24,7 @@ pub const BOTTOM_MARGIN_CSS: f64 = 6.0;
 pub const Y_HEADROOM: f64 = 1.05;
 
 /// An axis-aligned rectangle in CSS px (`left < right`, `top < bottom`).
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, ts_rs::TS)]
 pub struct RectCss {
     pub left: f64,
     pub top: f64,
@@ -49,7 +49,7 @@ impl RectCss {
 }
 
 /// The canvas layout in CSS px.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, ts_rs::TS)]
 pub struct PlotGeometry {
     pub css_w: f64,
     pub css_h: f64,

@@ -53,6 +53,7 @@
 //! [`App::hover`] / [`App::click`] give the memory_viz tooltip (`TooltipInfo` JSON plus `text`),
 //! [`App::legend`] and [`App::devices`] give JSON, and the shell places them as text.
 
+pub mod answer;
 pub mod app;
 pub mod camera;
 mod column_stack;
@@ -60,6 +61,7 @@ pub mod flame_view;
 pub mod gpu;
 pub mod memory;
 pub mod pane;
+pub mod request;
 pub mod scene;
 pub mod settings;
 pub mod state_view;
@@ -70,6 +72,7 @@ pub mod view;
 pub use app::{App, AxisTicks, FlameAt, ViewKind, VIEWER_LAYOUT};
 pub use camera::{Camera, PlotGeometry, RectCss};
 pub use gpu::GpuScene;
+pub use request::{Reply, Request};
 pub use scene::{Batch, PlotScene};
 pub use ticks::Tick;
 pub use view::{ActiveView, DrawableView};

@@ -2,7 +2,9 @@
 //! rows — the value as text and what it means for the caching allocator.
 
 use memviz_snapshot::Snapshot;
-use serde_json::{json, Value};
+use serde_json::Value;
+
+use crate::answer::SettingRow;
 
 /// What a known key means; `value` is the setting's JSON value.
 fn meaning(key: &str, value: &Value) -> String {
@@ -73,18 +75,17 @@ fn value_text(value: &Value) -> String {
     }
 }
 
-/// `[{key, value, meaning}]`, in the file's key order, keys and values as text.
+/// `allocator_settings` as rows, in the file's key order, keys and values as text.
 #[must_use]
-pub fn rows_json(snap: &Snapshot) -> String {
-    let rows: Vec<Value> = match &snap.allocator_settings {
-        Some(Value::Object(map)) => map
-            .iter()
-            .map(|(k, v)| json!({"key": k, "value": value_text(v), "meaning": meaning(k, v)}))
-            .collect(),
-        Some(other) => {
-            vec![json!({"key": "allocator_settings", "value": value_text(other), "meaning": ""})]
-        }
-        None => Vec::new(),
+pub fn rows(snap: &Snapshot) -> Vec<SettingRow> {
+    let row = |key: &str, value: &Value, meaning: String| SettingRow {
+        key: key.to_owned(),
+        value: value_text(value),
+        meaning,
     };
-    json!(rows).to_string()
+    match &snap.allocator_settings {
+        Some(Value::Object(map)) => map.iter().map(|(k, v)| row(k, v, meaning(k, v))).collect(),
+        Some(other) => vec![row("allocator_settings", other, String::new())],
+        None => Vec::new(),
+    }
 }

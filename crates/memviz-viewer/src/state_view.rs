@@ -16,8 +16,11 @@ use memviz_analysis::segmap::{self, Item, SegMap};
 use memviz_analysis::state::{explain_oom, History, Kind, RowContext, State, BYTES_PER_EVENT};
 use memviz_render::{rgba, Trapezoid, View};
 use memviz_snapshot::{Action, Snapshot};
-use serde_json::json;
 
+use crate::answer::{
+    BlockLabel, ItemTip, MapItem, MapItemKind, OomAnswer, RowKind, StateRow, StateSelection,
+    StateViewState, Tooltip,
+};
 use crate::camera::{Camera, PlotGeometry};
 use crate::pane::{push_outline, Pane};
 use crate::scene::Batch;
@@ -120,8 +123,8 @@ impl StateView {
     }
 
     /// Selects event `k` (clamped to the list): replays from the nearest checkpoint and
-    /// rebuilds the map. Returns the selection JSON (see [`StateView::selection_json`]).
-    pub fn select(&mut self, snap: &Snapshot, k: i64) -> String {
+    /// rebuilds the map. Returns the selection ([`StateView::selection`]).
+    pub fn select(&mut self, snap: &Snapshot, k: i64) -> StateSelection {
         let n = self.history.len();
         if n > 0 {
             let k = if k < 0 {
@@ -142,15 +145,14 @@ impl StateView {
             }
             self.select_ms = crate::scene::now_ms() - t0;
         }
-        self.selection_json(snap)
+        self.selection(snap)
     }
 
-    /// JSON: `{event, count, header, text, action, reserved_bytes, allocated_bytes, segments,
-    /// blocks, oom, select_ms, open_ms, checkpoint_bytes, interval}`; `oom` is the
-    /// [`memviz_analysis::state::OomReport`] when the event is an `oom`, with
-    /// `biggest_live_text` (one label per biggest block) added.
+    /// The selected event: its row, the state's header and counts, and when the event is an
+    /// `oom`, its explanation ([`OomAnswer`]: a label per biggest block, sizes as text).
     #[must_use]
-    pub fn selection_json(&self, snap: &Snapshot) -> String {
+    pub fn selection(&self, snap: &Snapshot) -> StateSelection {
+        use memviz_analysis::format::size_long;
         let k = self.selected;
         let text = k.and_then(|k| self.history.row_text(snap, &self.ctx, k));
         let event = k.and_then(|k| self.history.event(snap, k));
@@ -162,99 +164,77 @@ impl StateView {
             (Some(k), Some(e)) if is_oom => {
                 let device_free = tr.and_then(|t| t.device_free_of(e.row));
                 let r = explain_oom(&self.state, k, e.size, device_free, e.stream, e.pool);
-                let labels: Vec<serde_json::Value> = r
-                    .biggest_live
-                    .iter()
-                    .map(|&(addr, size)| {
-                        json!({
-                            "addr": addr.to_string(),
-                            "size": memviz_analysis::format::size_long(size),
-                            "text": self.item_title(snap, Item::Block(addr)),
+                Some(OomAnswer {
+                    biggest_live_text: r
+                        .biggest_live
+                        .iter()
+                        .map(|&(addr, size)| BlockLabel {
+                            addr: addr.to_string(),
+                            size: size_long(size),
+                            text: self.item_title(snap, Item::Block(addr)),
                         })
-                    })
-                    .collect();
-                let mut v = serde_json::to_value(&r).unwrap_or_default();
-                if let Some(o) = v.as_object_mut() {
-                    o.insert("biggest_live_text".into(), json!(labels));
-                    o.insert(
-                        "requested".into(),
-                        json!(memviz_analysis::format::size_long(r.requested_bytes)),
-                    );
-                    o.insert(
-                        "device_free".into(),
-                        json!(r.device_free_bytes.map(memviz_analysis::format::size_long)),
-                    );
-                    o.insert(
-                        "reserved_free".into(),
-                        json!(memviz_analysis::format::size_long(r.reserved_free_bytes)),
-                    );
-                    o.insert(
-                        "largest_free".into(),
-                        json!(memviz_analysis::format::size_long(
-                            r.largest_free_block_bytes
-                        )),
-                    );
-                }
-                v
+                        .collect(),
+                    requested: size_long(r.requested_bytes),
+                    device_free: r.device_free_bytes.map(size_long),
+                    reserved_free: size_long(r.reserved_free_bytes),
+                    largest_free: size_long(r.largest_free_block_bytes),
+                    report: r,
+                })
             }
-            _ => serde_json::Value::Null,
+            _ => None,
         };
-        json!({
-            "event": k,
-            "count": self.history.len(),
-            "header": segmap::header_text(&self.state),
-            "text": text,
-            "action": event.as_ref().map(|e| e.action_name(snap, self.history.device).to_string()),
-            "reserved_bytes": self.state.reserved_bytes,
-            "allocated_bytes": self.state.allocated_bytes,
-            "segments": self.state.segments.len(),
-            "blocks": self.state.blocks.len(),
-            "rows": self.map.rows,
-            "oom": oom,
-            "select_ms": self.select_ms,
-            "open_ms": self.open_ms,
-            "checkpoint_bytes": self.history.checkpoint_bytes(),
-            "interval": self.history.interval,
-        })
-        .to_string()
+        StateSelection {
+            event: k,
+            count: self.history.len(),
+            header: segmap::header_text(&self.state),
+            text,
+            action: event.map(|e| e.action_name(snap, self.history.device).to_string()),
+            reserved_bytes: self.state.reserved_bytes,
+            allocated_bytes: self.state.allocated_bytes,
+            segments: self.state.segments.len(),
+            blocks: self.state.blocks.len(),
+            rows: self.map.rows,
+            oom,
+            select_ms: self.select_ms,
+            open_ms: self.open_ms,
+            checkpoint_bytes: self.history.checkpoint_bytes(),
+            interval: self.history.interval,
+        }
     }
 
-    /// Rows `[start, start + count)` of the event list, JSON `[{k, text, kind}]` where kind is
-    /// `oom`, `snapshot`, `segment` or `block`.
+    /// Rows `[start, start + count)` of the event list (at most 1000).
     #[must_use]
-    pub fn rows_json(&self, snap: &Snapshot, start: usize, count: usize) -> String {
+    pub fn rows(&self, snap: &Snapshot, start: usize, count: usize) -> Vec<StateRow> {
         let n = self.history.len();
         let end = start.saturating_add(count.min(1000)).min(n);
         let tr = snap.trace(self.history.device);
-        let rows: Vec<serde_json::Value> = (start.min(end)..end)
+        (start.min(end)..end)
             .filter_map(|k| {
                 let e = self.history.event(snap, k)?;
                 let text = self.history.row_text(snap, &self.ctx, k)?;
                 let action = tr.and_then(|t| t.action(e.row as usize));
                 let kind = match (action, e.kind) {
-                    (Some(Action::Oom), _) => "oom",
-                    (Some(Action::Snapshot), _) => "snapshot",
+                    (Some(Action::Oom), _) => RowKind::Oom,
+                    (Some(Action::Snapshot), _) => RowKind::Snapshot,
                     (
                         _,
                         Kind::SegmentAlloc
                         | Kind::SegmentFree
                         | Kind::SegmentMap
                         | Kind::SegmentUnmap,
-                    ) => "segment",
-                    _ => "block",
+                    ) => RowKind::Segment,
+                    _ => RowKind::Block,
                 };
-                Some(json!({"k": k, "text": text, "kind": kind}))
+                Some(StateRow { k, text, kind })
             })
-            .collect();
-        json!(rows).to_string()
+            .collect()
     }
 
-    /// The indices of the `oom` events, JSON array.
+    /// The indices of the `oom` events.
     #[must_use]
-    pub fn oom_events_json(&self, snap: &Snapshot) -> String {
+    pub fn oom_events(&self, snap: &Snapshot) -> Vec<usize> {
         let tr = snap.trace(self.history.device);
-        let ks: Vec<usize> = self
-            .history
+        self.history
             .events(snap)
             .enumerate()
             .filter(|(_, e)| {
@@ -262,8 +242,7 @@ impl StateView {
                     .is_some_and(|a| a == Action::Oom)
             })
             .map(|(k, _)| k)
-            .collect();
-        json!(ks).to_string()
+            .collect()
     }
 
     /// The next event after `from` (before it when `!forward`), wrapping around, whose row text
@@ -378,6 +357,28 @@ impl StateView {
         )
     }
 
+    /// The view's state: camera, selection, counts.
+    #[must_use]
+    pub fn view_state(&self) -> StateViewState {
+        StateViewState {
+            event: self.selected,
+            count: self.history.len(),
+            x_range: [self.pane.camera.x_range.0, self.pane.camera.x_range.1],
+            y_range: [self.pane.camera.y_range.0, self.pane.camera.y_range.1],
+            rows: self.map.rows,
+            rects: self.map.rect_count(),
+            segments: self.state.segments.len(),
+            blocks: self.state.blocks.len(),
+            reserved_bytes: self.state.reserved_bytes,
+            allocated_bytes: self.state.allocated_bytes,
+            hover: self.hover.map(|i| format!("{i:?}")),
+            pinned: self.pinned.map(|i| format!("{i:?}")),
+            open_ms: self.open_ms,
+            select_ms: self.select_ms,
+            checkpoint_bytes: self.history.checkpoint_bytes(),
+        }
+    }
+
     fn item_title(&self, snap: &Snapshot, item: Item) -> String {
         self.map
             .item_text(snap, &self.ctx, &self.state, item)
@@ -385,37 +386,37 @@ impl StateView {
             .unwrap_or_default()
     }
 
-    /// The tooltip JSON of `item` in the timeline tooltip's shape (`title`, `details`,
-    /// `frames`, `forward_frames`, `text`, `pinned`), plus `item`.
+    /// The tooltip of `item` ([`Tooltip::Item`]): its first line is the title, the rest the
+    /// frames.
     #[must_use]
-    pub fn item_json(&self, snap: &Snapshot, item: Item, pinned: bool) -> Option<String> {
+    pub fn item_tip(&self, snap: &Snapshot, item: Item, pinned: bool) -> Option<Tooltip> {
         let text = self.map.item_text(snap, &self.ctx, &self.state, item)?;
         let mut lines = text.lines().map(str::to_string);
         let title = lines.next().unwrap_or_default();
-        let rest: Vec<String> = lines.collect();
+        let frames: Vec<String> = lines.collect();
         let (kind, addr) = match item {
-            Item::Segment(a) => ("segment", a),
-            Item::Block(a) => ("block", a),
-            Item::Waste(a) => ("waste", a),
+            Item::Segment(a) => (MapItemKind::Segment, a),
+            Item::Block(a) => (MapItemKind::Block, a),
+            Item::Waste(a) => (MapItemKind::Waste, a),
         };
-        Some(
-            json!({
-                "title": title,
-                "details": [],
-                "frames": rest,
-                "forward_frames": [],
-                "text": text,
-                "pinned": pinned,
-                "item": {"kind": kind, "addr": addr.to_string()},
-            })
-            .to_string(),
-        )
+        Some(Tooltip::Item(ItemTip {
+            title,
+            details: Vec::new(),
+            frames,
+            forward_frames: Vec::new(),
+            text,
+            pinned,
+            item: MapItem {
+                kind,
+                addr: addr.to_string(),
+            },
+        }))
     }
 
     /// Pins the block at `addr` (or the segment, when no block starts there) and centres the
     /// camera on it, zoomed so that it is at least a fifth of the plot wide. Returns its
-    /// tooltip JSON.
-    pub fn focus(&mut self, snap: &Snapshot, addr: u64) -> Option<String> {
+    /// tooltip.
+    pub fn focus(&mut self, snap: &Snapshot, addr: u64) -> Option<Tooltip> {
         let item = if self.state.blocks.contains_key(&addr) {
             Item::Block(addr)
         } else {
@@ -434,7 +435,7 @@ impl StateView {
         self.pinned = Some(item);
         self.hover = Some(item);
         self.pane.needs_redraw = true;
-        self.item_json(snap, item, true)
+        self.item_tip(snap, item, true)
     }
 }
 
@@ -467,7 +468,7 @@ impl DrawableView for StateView {
         self.pane.pointer_down(css_x, css_y);
     }
 
-    fn pointer_move(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+    fn pointer_move(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip> {
         if self.pane.drag_move(css_x, css_y) {
             None
         } else {
@@ -475,7 +476,7 @@ impl DrawableView for StateView {
         }
     }
 
-    fn pointer_up(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+    fn pointer_up(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip> {
         if self.pane.release(css_x, css_y) {
             self.click(snap, css_x, css_y)
         } else {
@@ -483,15 +484,15 @@ impl DrawableView for StateView {
         }
     }
 
-    fn hover(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+    fn hover(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip> {
         let hit = self.item_at(css_x, css_y);
         if hit != self.hover {
             self.hover = hit;
             self.pane.needs_redraw = true;
         }
         match self.pinned {
-            Some(p) => self.item_json(snap, p, true),
-            None => self.item_json(snap, hit?, false),
+            Some(p) => self.item_tip(snap, p, true),
+            None => self.item_tip(snap, hit?, false),
         }
     }
 
@@ -502,7 +503,7 @@ impl DrawableView for StateView {
         }
     }
 
-    fn click(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+    fn click(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip> {
         self.pane.needs_redraw = true;
         if self.pinned.take().is_some() {
             return self.hover(snap, css_x, css_y);
@@ -510,7 +511,7 @@ impl DrawableView for StateView {
         let hit = self.item_at(css_x, css_y)?;
         self.pinned = Some(hit);
         self.hover = Some(hit);
-        self.item_json(snap, hit, true)
+        self.item_tip(snap, hit, true)
     }
 
     /// Hover/pinned outline and the margin masks.
@@ -548,25 +549,4 @@ impl DrawableView for StateView {
     }
 
     crate::pane::pane_view_methods!();
-
-    /// State JSON for tests: camera, selection, counts.
-    fn state_json(&self) -> serde_json::Value {
-        json!({
-            "event": self.selected,
-            "count": self.history.len(),
-            "x_range": [self.pane.camera.x_range.0, self.pane.camera.x_range.1],
-            "y_range": [self.pane.camera.y_range.0, self.pane.camera.y_range.1],
-            "rows": self.map.rows,
-            "rects": self.map.rect_count(),
-            "segments": self.state.segments.len(),
-            "blocks": self.state.blocks.len(),
-            "reserved_bytes": self.state.reserved_bytes,
-            "allocated_bytes": self.state.allocated_bytes,
-            "hover": self.hover.map(|i| format!("{i:?}")),
-            "pinned": self.pinned.map(|i| format!("{i:?}")),
-            "open_ms": self.open_ms,
-            "select_ms": self.select_ms,
-            "checkpoint_bytes": self.history.checkpoint_bytes(),
-        })
-    }
 }

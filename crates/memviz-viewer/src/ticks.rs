@@ -6,7 +6,7 @@
 //! - time: `{1, 2, 5} × 10^k` µs relative to the first event, labelled `µs` / `ms` / `s`.
 
 /// One tick: where (CSS px along the axis, x for the x axis, y for the y axis) and its text.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, ts_rs::TS)]
 pub struct Tick {
     pub pos_css_px: f64,
     pub value: f64,

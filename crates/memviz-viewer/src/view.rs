@@ -7,6 +7,8 @@
 use memviz_render::View;
 use memviz_snapshot::Snapshot;
 
+use crate::answer::Tooltip;
+
 use crate::scene::Batch;
 
 /// Pointer travel (CSS px) under which a press-release is a click, not a drag.
@@ -27,7 +29,8 @@ pub enum ActiveView {
 
 /// A view drawn on the canvas: it owns its camera and hover state, answers the pointer, the
 /// wheel and the keys in canvas CSS px, and gives the batches and overlay of each frame.
-/// Answers to the shell (tooltips) are JSON text for now.
+/// Tooltips are [`Tooltip`] values; each view also has a typed state of its own (`state()`),
+/// which the app puts in [`crate::answer::ViewerState`].
 pub trait DrawableView {
     /// The canvas was resized (CSS px and device pixel ratio).
     fn resize(&mut self, css_w: f64, css_h: f64, dpr: f64);
@@ -42,15 +45,15 @@ pub trait DrawableView {
     /// Pointer pressed.
     fn pointer_down(&mut self, css_x: f64, css_y: f64);
     /// Pointer moved: a drag continues, else a hover; the tooltip to show, if any.
-    fn pointer_move(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String>;
+    fn pointer_move(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip>;
     /// Pointer released: a press-release without travel is a click; the tooltip to show.
-    fn pointer_up(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String>;
+    fn pointer_up(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip>;
     /// Hover at a canvas point; the tooltip to show, if any.
-    fn hover(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String>;
+    fn hover(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip>;
     /// The pointer left the canvas.
     fn pointer_leave(&mut self);
     /// A click (pins or unpins); the tooltip to show.
-    fn click(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String>;
+    fn click(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip>;
     /// The per-frame overlay (axes, masks, outlines), in the canvas view's data space.
     fn overlay(&mut self) -> Batch;
     /// The plot batches and their generation (it changes when they must be uploaded).
@@ -65,6 +68,4 @@ pub trait DrawableView {
     fn tick(&mut self, _now_ms: f64) -> bool {
         self.needs_redraw()
     }
-    /// The view's state for tests and the shell's status line.
-    fn state_json(&self) -> serde_json::Value;
 }

@@ -12,13 +12,23 @@ use memviz_analysis::layout::{Layout, LayoutOptions};
 use memviz_analysis::timeline::{self, Timeline};
 use memviz_render::{Image, InstanceBatch, Offscreen};
 use memviz_snapshot::Snapshot;
+use memviz_viewer::answer::{Avail, FlameMoment, FlameState, FlameUnit, NodeTip, Tooltip};
 use memviz_viewer::flame_view::{short_name, FlameView, MAX_ROW_CSS};
 use memviz_viewer::DrawableView;
 use memviz_viewer::FlameAt;
 use memviz_viewer::PlotGeometry;
 
-fn json(s: &str) -> serde_json::Value {
-    serde_json::from_str(s).unwrap()
+/// A flamegraph tooltip, or a failure naming what came instead.
+fn node_tip(t: Option<Tooltip>) -> NodeTip {
+    match t {
+        Some(Tooltip::Node(n)) => n,
+        other => panic!("not a flamegraph tooltip: {other:?}"),
+    }
+}
+
+/// The flamegraph's state from an answer that may say it cannot fit.
+fn ready(a: Option<Avail<FlameState>>) -> FlameState {
+    a.and_then(Avail::ready).expect("a flamegraph state")
 }
 
 struct Dev {
@@ -52,7 +62,7 @@ fn view(d: &Dev, w: f64, h: f64) -> FlameView {
     )
 }
 
-fn click(v: &mut FlameView, snap: &Snapshot, p: [f64; 2]) -> Option<String> {
+fn click(v: &mut FlameView, snap: &Snapshot, p: [f64; 2]) -> Option<Tooltip> {
     v.pointer_down(p[0], p[1]);
     assert!(v.pointer_move(snap, p[0], p[1]).is_none(), "dragging");
     v.pointer_up(snap, p[0], p[1])
@@ -99,14 +109,14 @@ fn vector_peak_hover_zoom_lifetime() {
         &layout,
         &PlotGeometry::new(900.0, 500.0, 1.0),
     );
-    let st = v.state_json();
-    assert_eq!(st["total_bytes"], 55, "{st}");
-    assert_eq!(st["at"], "peak");
-    assert_eq!(st["at_step"], 2);
-    assert_eq!(st["lifetime"], false);
-    assert_eq!(st["all_frames"], false);
-    assert_eq!(st["root"], 0);
-    assert_eq!(st["nodes"], 2);
+    let st = v.state();
+    assert_eq!(st.total_bytes, 55, "{st:?}");
+    assert_eq!(st.at, FlameMoment::Peak);
+    assert_eq!(st.at_step, Some(2));
+    assert!(!st.lifetime);
+    assert!(!st.all_frames);
+    assert_eq!(st.root, 0);
+    assert_eq!(st.nodes, 2);
     assert_eq!(v.tree().root().total, 55);
     assert_rects_match(&v);
     assert_eq!(v.rects().len(), 2);
@@ -126,35 +136,34 @@ fn vector_peak_hover_zoom_lifetime() {
     assert!((p0[0] - 450.0).abs() < 1.0 && (p1[0] - 450.0).abs() < 1.0);
 
     // Hover gives the node's name, its stack and the share.
-    let tip = json(&v.pointer_move(snap, p1[0], p1[1]).expect("tooltip"));
-    assert_eq!(tip["node"], 1);
-    assert_eq!(tip["info"]["name"], NO_FRAMES);
+    let tip = node_tip(v.pointer_move(snap, p1[0], p1[1]));
+    assert_eq!(tip.node, 1);
+    assert_eq!(tip.info.as_ref().unwrap().name, NO_FRAMES);
     assert!(
-        tip["title"].as_str().unwrap().starts_with(NO_FRAMES)
-            && tip["title"].as_str().unwrap().contains("55.0B (55 bytes)")
-            && tip["title"].as_str().unwrap().contains("100.00% of total"),
-        "{tip}"
+        tip.title.starts_with(NO_FRAMES)
+            && tip.title.contains("55.0B (55 bytes)")
+            && tip.title.contains("100.00% of total"),
+        "{tip:?}"
     );
-    assert_eq!(tip["frames"], serde_json::json!([NO_FRAMES]));
-    assert_eq!(tip["details"], serde_json::json!([]));
-    assert_eq!(tip["forward_frames"], serde_json::json!([]));
-    assert_eq!(tip["pinned"], false);
-    assert_eq!(v.state_json()["hover"], 1);
+    assert_eq!(tip.frames, [NO_FRAMES]);
+    assert!(tip.details.is_empty() && tip.forward_frames.is_empty());
+    assert!(!tip.pinned);
+    assert_eq!(v.state().hover, Some(1));
     assert!(v.take_needs_redraw());
-    let tip = json(&v.pointer_move(snap, p0[0], p0[1]).expect("root tooltip"));
-    assert_eq!(tip["info"]["name"], ROOT_NAME);
-    assert_eq!(tip["frames"], serde_json::json!([]));
+    let tip = node_tip(v.pointer_move(snap, p0[0], p0[1]));
+    assert_eq!(tip.info.unwrap().name, ROOT_NAME);
+    assert!(tip.frames.is_empty());
     // Below the tree, nothing.
     assert!(v.pointer_move(snap, 450.0, 400.0).is_none());
     v.pointer_leave();
-    assert!(v.state_json()["hover"].is_null());
+    assert!(v.state().hover.is_none());
 
     // Breadcrumb at the root.
-    let bc = json(&v.breadcrumb_json());
-    assert_eq!(bc.as_array().unwrap().len(), 1);
-    assert_eq!(bc[0]["name"], ROOT_NAME);
-    assert_eq!(bc[0]["total"], 55);
-    assert_eq!(bc[0]["size"], "55.0B (55 bytes)");
+    let bc = v.breadcrumb();
+    assert_eq!(bc.len(), 1);
+    assert_eq!(bc[0].name, ROOT_NAME);
+    assert_eq!(bc[0].total, 55);
+    assert_eq!(bc[0].size, "55.0B (55 bytes)");
 
     // A click zooms into the node; clicking the new root zooms out.
     let gen0 = v.batches().0;
@@ -162,14 +171,14 @@ fn vector_peak_hover_zoom_lifetime() {
     assert!(click(&mut v, snap, p1).is_none());
     assert_eq!(v.zoom_root(), 1);
     assert!(v.batches().0 > gen0, "re-uploaded");
-    let bc = json(&v.breadcrumb_json());
-    assert_eq!(bc.as_array().unwrap().len(), 2);
-    assert_eq!(bc[1]["node"], 1);
-    assert_eq!(bc[1]["name"], NO_FRAMES);
-    let st = v.state_json();
-    assert_eq!(st["root"], 1);
-    assert_eq!(st["zoom_path"], serde_json::json!([0, 1]));
-    assert_eq!(st["total_bytes"], 55);
+    let bc = v.breadcrumb();
+    assert_eq!(bc.len(), 2);
+    assert_eq!(bc[1].node, 1);
+    assert_eq!(bc[1].name, NO_FRAMES);
+    let st = v.state();
+    assert_eq!(st.root, 1);
+    assert_eq!(st.zoom_path, [0, 1]);
+    assert_eq!(st.total_bytes, 55);
     assert_rects_match(&v);
     assert_eq!(v.rects().len(), 1);
     assert!(v.node_center_css(0).is_none(), "the old root is not drawn");
@@ -177,7 +186,7 @@ fn vector_peak_hover_zoom_lifetime() {
     assert!(r[1] < p1[1], "the zoomed node is now the top row");
     click(&mut v, snap, r);
     assert_eq!(v.zoom_root(), 0);
-    assert_eq!(json(&v.breadcrumb_json()).as_array().unwrap().len(), 1);
+    assert_eq!(v.breadcrumb().len(), 1);
     assert_rects_match(&v);
     // zoom_to / zoom_out by id, unknown ids refused.
     assert!(v.zoom_to(1));
@@ -189,29 +198,26 @@ fn vector_peak_hover_zoom_lifetime() {
 
     // A drag pans (no zoom); the wheel zooms at the cursor.
     v.zoom_at(450.0, 20.0, 4.0);
-    let xr = v.state_json()["x_range"].clone();
-    let span = xr[1].as_f64().unwrap() - xr[0].as_f64().unwrap();
-    assert!((span - 0.25).abs() < 1e-9, "{xr}");
+    let xr = v.state().x_range;
+    let span = xr[1] - xr[0];
+    assert!((span - 0.25).abs() < 1e-9, "{xr:?}");
     v.pointer_down(450.0, 20.0);
     v.pointer_move(snap, 500.0, 20.0);
     v.pointer_up(snap, 500.0, 20.0);
     assert_eq!(v.zoom_root(), 0, "a drag does not zoom");
-    let xr2 = v.state_json()["x_range"].clone();
-    assert!(
-        xr2[0].as_f64().unwrap() < xr[0].as_f64().unwrap(),
-        "panned left"
-    );
+    let xr2 = v.state().x_range;
+    assert!(xr2[0] < xr[0], "panned left");
     assert!(v.key("0"));
-    assert_eq!(v.state_json()["x_range"], serde_json::json!([0.0, 1.0]));
+    assert_eq!(v.state().x_range, [0.0, 1.0]);
 
     // Lifetime: Σ live_at_step = 396, in byte·steps.
-    let st = json(&v.set_moment(snap, device, &tl, &layout, At::Peak, true, false));
-    assert_eq!(st["total_bytes"], 396);
-    assert_eq!(st["lifetime"], true);
-    assert_eq!(st["unit"], "byte_steps");
-    assert_eq!(st["root"], 0);
-    let bc = json(&v.breadcrumb_json());
-    assert_eq!(bc[0]["size"], "396 byte·steps");
+    let st = v.set_moment(snap, device, &tl, &layout, At::Peak, true, false);
+    assert_eq!(st.total_bytes, 396);
+    assert!(st.lifetime);
+    assert_eq!(st.unit, FlameUnit::ByteSteps);
+    assert_eq!(st.root, 0);
+    let bc = v.breadcrumb();
+    assert_eq!(bc[0].size, "396 byte·steps");
     assert_rects_match(&v);
     // A lifetime step range [2, 7): 5 · 55.
     let opts = FlameOptions {
@@ -219,23 +225,20 @@ fn vector_peak_hover_zoom_lifetime() {
         step_range: Some((2, 7)),
         ..FlameOptions::default()
     };
-    let st = json(&v.set_options(snap, device, &tl, &layout, At::Peak, opts));
-    assert_eq!(st["total_bytes"], 275);
-    assert_eq!(st["step_range"], serde_json::json!([2, 7]));
+    let st = v.set_options(snap, device, &tl, &layout, At::Peak, opts);
+    assert_eq!(st.total_bytes, 275);
+    assert_eq!(st.step_range, Some([2, 7]));
     // Other moments: a timestep, an event, all frames.
-    let st = json(&v.set_moment(snap, device, &tl, &layout, At::Step(0), false, false));
-    assert_eq!(
-        (st["total_bytes"].as_u64(), st["at_step"].as_u64()),
-        (Some(15), Some(0))
-    );
-    let st = json(&v.set_moment(snap, device, &tl, &layout, At::Event(4), false, true));
-    assert_eq!(st["total_bytes"], 35);
-    assert_eq!(st["all_frames"], true);
-    assert_eq!(st["at"], "event");
+    let st = v.set_moment(snap, device, &tl, &layout, At::Step(0), false, false);
+    assert_eq!((st.total_bytes, st.at_step), (15, Some(0)));
+    let st = v.set_moment(snap, device, &tl, &layout, At::Event(4), false, true);
+    assert_eq!(st.total_bytes, 35);
+    assert!(st.all_frames);
+    assert_eq!(st.at, FlameMoment::Event);
     // Out of range: an empty tree, nothing hovers, nothing panics.
-    let st = json(&v.set_moment(snap, device, &tl, &layout, At::Step(9), false, false));
-    assert_eq!(st["total_bytes"], 0);
-    assert!(st["at_step"].is_null());
+    let st = v.set_moment(snap, device, &tl, &layout, At::Step(9), false, false);
+    assert_eq!(st.total_bytes, 0);
+    assert!(st.at_step.is_none());
     let c = v.node_center_css(0).unwrap();
     assert!(v.pointer_move(snap, c[0], c[1]).is_none());
     assert!(click(&mut v, snap, c).is_none());
@@ -247,9 +250,9 @@ fn vector_peak_hover_zoom_lifetime() {
 fn framed_tree_zoom_breadcrumb_labels() {
     let d = dev(&fixture("proto2_cxx.pickle"));
     let mut v = view(&d, 1200.0, 700.0);
-    let st = v.state_json();
-    assert_eq!(st["total_bytes"].as_u64(), Some(d.layout.peak_bytes));
-    assert!(st["rows"].as_u64().unwrap() >= 4, "{st}");
+    let st = v.state();
+    assert_eq!(st.total_bytes, d.layout.peak_bytes);
+    assert!(st.rows >= 4, "{st:?}");
     assert_rects_match(&v);
     // Every drawn node's centre hovers to that node (the rects wide enough to aim at).
     let mut checked = 0;
@@ -261,37 +264,29 @@ fn framed_tree_zoom_breadcrumb_labels() {
         if sx < 3.0 {
             continue;
         }
-        let tip = json(&v.pointer_move(&d.snap, c[0], c[1]).expect("tooltip"));
-        assert_eq!(tip["node"], r.node, "{tip}");
+        let tip = node_tip(v.pointer_move(&d.snap, c[0], c[1]));
+        assert_eq!(tip.node, r.node, "{tip:?}");
         let name = &v.tree().node(r.node).unwrap().name;
-        assert_eq!(tip["info"]["name"].as_str().unwrap(), name);
-        assert!(tip["title"].as_str().unwrap().starts_with(name.as_str()));
+        assert_eq!(&tip.info.as_ref().unwrap().name, name);
+        assert!(tip.title.starts_with(name.as_str()));
         if r.node != 0 {
-            assert_eq!(tip["frames"].as_array().unwrap().last().unwrap(), name);
-            assert_eq!(
-                tip["frames"].as_array().unwrap().len(),
-                r.depth as usize,
-                "root→node"
-            );
+            assert_eq!(tip.frames.last().unwrap(), name);
+            assert_eq!(tip.frames.len(), r.depth as usize, "root→node");
         }
         checked += 1;
     }
     assert!(checked >= 4, "{checked}");
     // Labels: the wide rects, with their names, inside the plot.
-    let labels = json(&v.labels_json());
-    let labels = labels.as_array().unwrap();
+    let labels = v.labels();
     assert!(!labels.is_empty());
-    assert_eq!(labels[0]["text"], ROOT_NAME);
-    for l in labels {
-        let node = l["node"].as_u64().unwrap() as u32;
-        assert_eq!(
-            l["text"].as_str().unwrap(),
-            v.tree().node(node).unwrap().name
-        );
-        let w = l["w_css"].as_f64().unwrap();
-        let x = l["x_css"].as_f64().unwrap();
-        assert!(w >= 40.0 && x >= 8.0 && x + w <= 1192.0 + 1e-9, "{l}");
-        assert!((l["h_css"].as_f64().unwrap() - MAX_ROW_CSS * 0.92).abs() < 1e-6);
+    assert_eq!(labels[0].text, ROOT_NAME);
+    for l in &labels {
+        let node = l.node;
+        assert_eq!(l.text, v.tree().node(node).unwrap().name);
+        let w = l.w_css;
+        let x = l.x_css;
+        assert!(w >= 40.0 && x >= 8.0 && x + w <= 1192.0 + 1e-9, "{l:?}");
+        assert!((l.h_css - MAX_ROW_CSS * 0.92).abs() < 1e-6);
     }
     let wide = v
         .rects()
@@ -310,28 +305,14 @@ fn framed_tree_zoom_breadcrumb_labels() {
     let c = v.node_center_css(deep.node).unwrap();
     click(&mut v, &d.snap, c);
     assert_eq!(v.zoom_root(), deep.node);
-    let path: Vec<u64> = json(&v.breadcrumb_json())
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["node"].as_u64().unwrap())
-        .collect();
-    let want: Vec<u64> = v
-        .tree()
-        .breadcrumb(deep.node)
-        .iter()
-        .map(|&n| u64::from(n))
-        .collect();
+    let path: Vec<u32> = v.breadcrumb().iter().map(|e| e.node).collect();
+    let want: Vec<u32> = v.tree().breadcrumb(deep.node);
     assert_eq!(path, want);
     assert_eq!(path.len(), deep.depth as usize + 1);
     assert_rects_match(&v);
     assert_eq!(v.rects()[0].node, deep.node);
     assert_eq!((v.rects()[0].x0, v.rects()[0].x1), (0.0, 1.0));
-    let labels = json(&v.labels_json());
-    assert_eq!(
-        labels[0]["text"].as_str().unwrap(),
-        v.tree().node(deep.node).unwrap().name
-    );
+    assert_eq!(v.labels()[0].text, v.tree().node(deep.node).unwrap().name);
     // Zoom out one level at a time back to the root (click on the zoom root, Backspace).
     let c = v.node_center_css(deep.node).unwrap();
     click(&mut v, &d.snap, c);
@@ -345,13 +326,13 @@ fn framed_tree_zoom_breadcrumb_labels() {
     assert_rects_match(&v);
     // Resize keeps the fit; a big zoom in is capped and never panics.
     v.resize(600.0, 300.0, 2.0);
-    assert_eq!(v.state_json()["x_range"], serde_json::json!([0.0, 1.0]));
+    assert_eq!(v.state().x_range, [0.0, 1.0]);
     for _ in 0..200 {
         v.zoom_at(300.0, 100.0, 10.0);
     }
-    let xr = v.state_json()["x_range"].clone();
-    assert!(xr[1].as_f64().unwrap() > xr[0].as_f64().unwrap());
-    let _ = v.labels_json();
+    let xr = v.state().x_range;
+    assert!(xr[1] > xr[0]);
+    let _ = v.labels();
     let _ = v.overlay();
     // Hostile input.
     for (x, y) in [
@@ -367,16 +348,16 @@ fn framed_tree_zoom_breadcrumb_labels() {
         let _ = v.pointer_up(&d.snap, x, y);
     }
     v.resize(f64::NAN, -5.0, 0.0);
-    let st = v.state_json();
-    let xr = &st["x_range"];
-    assert!(xr[0].as_f64().unwrap().is_finite() && xr[1].as_f64().unwrap().is_finite());
+    let st = v.state();
+    let xr = &st.x_range;
+    assert!(xr[0].is_finite() && xr[1].is_finite());
     assert!(!v.key("q"));
     // Empty snapshot: an empty tree.
     let e = dev(&fixture("empty.pickle"));
     let mut ev = view(&e, 400.0, 300.0);
-    assert_eq!(ev.state_json()["total_bytes"], 0);
+    assert_eq!(ev.state().total_bytes, 0);
     assert!(ev.pointer_move(&e.snap, 200.0, 20.0).is_none());
-    assert_eq!(json(&ev.breadcrumb_json()).as_array().unwrap().len(), 1);
+    assert_eq!(ev.breadcrumb().len(), 1);
 }
 
 #[test]
@@ -399,28 +380,24 @@ fn corpus_peak_equals_layout() {
     };
     let d = dev(&path);
     let mut v = view(&d, 1280.0, 720.0);
-    let st = v.state_json();
-    assert_eq!(
-        st["total_bytes"].as_u64(),
-        Some(d.layout.peak_bytes),
-        "{st}"
-    );
+    let st = v.state();
+    assert_eq!(st.total_bytes, d.layout.peak_bytes, "{st:?}");
     assert!(d.layout.peak_bytes > 0);
     assert_rects_match(&v);
     eprintln!(
         "corpus flame: {} nodes, {} rects, {} rows, built in {:.1} ms",
-        st["nodes"], st["rects"], st["rows"], v.build_ms
+        st.nodes, st.rects, st.rows, v.build_ms
     );
     // All frames and lifetime keep their totals.
-    let st = json(&v.set_moment(&d.snap, d.device, &d.tl, &d.layout, At::Peak, false, true));
-    assert_eq!(st["total_bytes"].as_u64(), Some(d.layout.peak_bytes));
-    let st = json(&v.set_moment(&d.snap, d.device, &d.tl, &d.layout, At::Peak, true, false));
+    let st = v.set_moment(&d.snap, d.device, &d.tl, &d.layout, At::Peak, false, true);
+    assert_eq!(Some(st.total_bytes), Some(d.layout.peak_bytes));
+    let st = v.set_moment(&d.snap, d.device, &d.tl, &d.layout, At::Peak, true, false);
     let area = d
         .layout
         .live_at_step()
         .iter()
         .fold(0u64, |a, b| a.saturating_add(b));
-    assert_eq!(st["total_bytes"].as_u64(), Some(area));
+    assert_eq!(st.total_bytes, area);
 }
 
 #[test]
@@ -445,7 +422,7 @@ fn screenshot_flame() {
     // The margin is masked white.
     assert_eq!(img.pixel(2, 2).unwrap()[..3], [255, 255, 255]);
     // Below the deepest row: background.
-    let rows = v.state_json()["rows"].as_f64().unwrap();
+    let rows = f64::from(v.state().rows);
     let below = 8.0 + rows * MAX_ROW_CSS + 10.0;
     if below < 590.0 {
         assert_eq!(img.pixel(500, below as u32).unwrap()[..3], [255, 255, 255]);
@@ -548,9 +525,9 @@ fn search_matches_on_the_flamegraph() {
         marked += usize::from(w > 0);
     }
     assert!(marked >= 2 && marked < t.nodes.len(), "{marked}");
-    let st = v.state_json();
-    assert_eq!(st["matched"].as_u64(), Some(want[&Vec::new()]));
-    assert_eq!(st["only_matches"], false);
+    let st = v.state();
+    assert_eq!(st.matched, Some(want[&Vec::new()]));
+    assert_eq!(st.only_matches, Some(false));
     // Colours: unmatched rects are the faint grey, matched ones keep the plain colour.
     v.zoom_to(0);
     let now = colors(&v);
@@ -574,13 +551,13 @@ fn search_matches_on_the_flamegraph() {
     assert!(v.tree().nodes.iter().all(|n| n.matched == n.total));
     // The hover text says what matched.
     let c = v.node_center_css(0).unwrap();
-    let tip = json(&v.pointer_move(&d.snap, c[0], c[1]).unwrap());
-    assert!(tip["info"]["matched_text"].is_string(), "{tip}");
+    let tip = node_tip(v.pointer_move(&d.snap, c[0], c[1]));
+    assert!(tip.info.as_ref().unwrap().matched_text.is_some(), "{tip:?}");
     // Cleared.
     v.set_matches(&d.snap, d.device, &d.tl, &d.layout, None);
     assert_eq!(v.tree(), &plain);
     assert_eq!(colors(&v), plain_colors);
-    assert!(v.state_json()["matched"].is_null());
+    assert!(v.state().matched.is_none());
 }
 
 /// The diff flamegraph: red where B grew, blue where it shrank, grey where equal, on screen;
@@ -599,11 +576,12 @@ fn diff_flamegraph_colours() {
     let tree = FlameTree::build_diff(&a, &b, ValueUnit::Bytes);
     let d = dev(&fixture("proto2_cxx.pickle"));
     let mut v = view(&d, 900.0, 400.0);
-    let st = json(&v.show_diff(tree, "a.pickle", "b.pickle"));
-    assert_eq!(st["diff"]["a"], "a.pickle");
-    assert_eq!(st["diff"]["a_total"], 300);
-    assert_eq!(st["diff"]["b_total"], 400);
-    assert_eq!(st["total_bytes"], 500);
+    let st = v.show_diff(tree, "a.pickle", "b.pickle");
+    let diff = st.diff.as_ref().unwrap();
+    assert_eq!(diff.a, "a.pickle");
+    assert_eq!(diff.a_total, 300);
+    assert_eq!(diff.b_total, 400);
+    assert_eq!(st.total_bytes, 500);
     assert_eq!(diff_color(5, 5), memviz_render::rgba(214, 214, 214, 255));
     let red = diff_color(100, 300);
     let px = |c: u32| c.to_le_bytes();
@@ -613,10 +591,9 @@ fn diff_flamegraph_colours() {
     let node = |v: &FlameView, name: &str| {
         v.tree().nodes.iter().position(|n| n.name == name).unwrap() as u32
     };
-    let tip = json(&v.node_tooltip_json(node(&v, "grow")).unwrap());
-    assert_eq!(tip["info"]["a"], 100);
-    assert_eq!(tip["info"]["b"], 300);
-    assert!(tip["info"]["delta_text"].as_str().unwrap().starts_with('+'));
+    let info = node_tip(v.node_tooltip(node(&v, "grow"))).info.unwrap();
+    assert_eq!((info.a, info.b), (Some(100), Some(300)));
+    assert!(info.delta_text.unwrap().starts_with('+'));
     if let Some(mut off) = offscreen("diff_flamegraph") {
         let img = render(&mut v, &mut off);
         write_png(&img, "viewer_flame_diff.png");
@@ -631,9 +608,9 @@ fn diff_flamegraph_colours() {
         }
     }
     // A moment leaves the diff.
-    let st = json(&v.set_moment(&d.snap, d.device, &d.tl, &d.layout, At::Peak, false, false));
-    assert!(st["diff"].is_null());
-    assert_eq!(st["total_bytes"].as_u64(), Some(d.layout.peak_bytes));
+    let st = v.set_moment(&d.snap, d.device, &d.tl, &d.layout, At::Peak, false, false);
+    assert!(st.diff.is_none());
+    assert_eq!(st.total_bytes, d.layout.peak_bytes);
 }
 
 /// Through [`memviz_viewer::App`]: a search while the flamegraph is shown marks it (and works on
@@ -648,60 +625,54 @@ fn app_search_phase_range_and_diff() {
     app.resize(1000.0, 600.0, 1.0);
     app.set_view(ViewKind::Segments);
     app.set_view(ViewKind::Flame);
-    let st = json(&app.flame_info())["state"].clone();
-    assert!(st["matched"].is_null());
-    let peak = st["total_bytes"].as_u64().unwrap();
+    let state = |app: &mut memviz_viewer::App| app.flame_info().expect("flame info").state;
+    let st = state(&mut app);
+    assert!(st.matched.is_none());
+    let peak = st.total_bytes;
     // Search for something every allocation has: all of the peak is matched.
-    let r = json(&app.search("/./", false));
-    assert!(r["count"].as_u64().unwrap() > 0);
-    let st = json(&app.flame_info())["state"].clone();
-    assert_eq!(st["matched"].as_u64(), Some(peak), "{st}");
+    let r = app.search("/./", false).unwrap();
+    assert!(r.count > 0);
+    let st = state(&mut app);
+    assert_eq!(st.matched, Some(peak), "{st:?}");
     // A search that matches nothing: nothing matched; only matches → an empty tree.
-    json(&app.search("no such frame anywhere", true));
-    let st = json(&app.flame_info())["state"].clone();
-    assert_eq!(st["matched"].as_u64(), Some(0));
-    assert_eq!(st["total_bytes"].as_u64(), Some(0));
-    assert_eq!(st["only_matches"], true);
+    app.search("no such frame anywhere", true);
+    let st = state(&mut app);
+    assert_eq!(st.matched, Some(0));
+    assert_eq!(st.total_bytes, 0);
+    assert_eq!(st.only_matches, Some(true));
     // The Active timeline carries the highlight; clearing clears the flamegraph too.
     app.set_view(ViewKind::Active);
     assert_eq!(app.highlighted(), Some(0));
     app.set_view(ViewKind::Flame);
     app.set_highlight(None, false);
-    let st = json(&app.flame_info())["state"].clone();
-    assert!(st["matched"].is_null());
-    assert_eq!(st["total_bytes"].as_u64(), Some(peak));
+    let st = state(&mut app);
+    assert!(st.matched.is_none());
+    assert_eq!(st.total_bytes, peak);
     // Phases as time ranges.
-    let phases = json(&app.flame_phases());
-    let phases = phases.as_array().unwrap();
+    let phases = app.flame_phases();
     assert!(!phases.is_empty());
     let layout = app.layout().unwrap().clone();
-    for p in phases {
-        let (a, b) = (
-            p["start_step"].as_u64().unwrap() as usize,
-            p["end_step"].as_u64().unwrap() as usize,
-        );
-        let st = json(&app.flame_set(
-            FlameAt::parse(&format!("phase:{}", p["index"])),
-            false,
-            false,
-        ));
-        let area: u64 = layout.live_at_step().range(a, b).sum();
-        assert_eq!(st["total_bytes"].as_u64(), Some(area), "{p}");
-        assert_eq!(st["unit"], "byte_steps");
-        assert_eq!(st["step_range"], serde_json::json!([a, b]));
-        let st = json(&app.flame_set(FlameAt::parse(&format!("range:{a}:{b}")), false, false));
-        assert_eq!(st["total_bytes"].as_u64(), Some(area));
+    for p in &phases {
+        let (a, b) = (p.start_step, p.end_step);
+        let st = ready(app.flame_set(FlameAt::Phase { index: p.index }, false, false));
+        let area: u64 = layout.live_at_step().range(a as usize, b as usize).sum();
+        assert_eq!(st.total_bytes, area, "{p:?}");
+        assert_eq!(st.unit, FlameUnit::ByteSteps);
+        assert_eq!(st.step_range, Some([a, b]));
+        let st = ready(app.flame_set(FlameAt::Range { from: a, to: b }, false, false));
+        assert_eq!(st.total_bytes, area);
     }
     // A bad range is the peak again.
-    let st = json(&app.flame_set(FlameAt::parse("range:9:1"), false, false));
-    assert_eq!(st["total_bytes"].as_u64(), Some(peak));
+    let st = ready(app.flame_set(FlameAt::Range { from: 9, to: 1 }, false, false));
+    assert_eq!(st.total_bytes, peak);
     // The diff flamegraph of the file against a second, different file.
     let bytes = std::fs::read(fixture("proto2_cxx.pickle")).unwrap();
     app.add_file("b.pickle", memviz_snapshot::load_slice(&bytes).unwrap());
-    let st = json(&app.flame_diff(0, 1, false));
+    let st = ready(app.flame_diff(0, 1, false));
     assert_eq!(app.view(), ViewKind::Flame);
-    assert_eq!(st["diff"]["a"], "proto5.pickle");
-    assert_eq!(st["diff"]["b"], "b.pickle");
+    let diff = st.diff.unwrap();
+    assert_eq!(diff.a, "proto5.pickle");
+    assert_eq!(diff.b, "b.pickle");
     let live = |i: usize| -> u64 {
         let s = app.file_snapshot(i).unwrap();
         s.segments
@@ -711,7 +682,7 @@ fn app_search_phase_range_and_diff() {
             .map(|b| b.requested_size)
             .sum()
     };
-    assert_eq!(st["diff"]["a_total"].as_u64(), Some(live(0)));
-    assert_eq!(st["diff"]["b_total"].as_u64(), Some(live(1)));
-    assert_eq!(app.flame_diff(0, 7, false), "null");
+    assert_eq!(diff.a_total, live(0));
+    assert_eq!(diff.b_total, live(1));
+    assert!(app.flame_diff(0, 7, false).is_none());
 }

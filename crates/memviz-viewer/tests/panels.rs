@@ -7,6 +7,7 @@
 mod common;
 
 use common::*;
+use memviz_viewer::answer::{Avail, Tooltip};
 use memviz_viewer::memory::Memory;
 use memviz_viewer::FlameAt;
 use memviz_viewer::{App, ViewKind};
@@ -21,17 +22,37 @@ fn set_free(budget: u64, free: u64) {
     USED.with(|u| u.set(budget - free));
 }
 
-fn json(s: &str) -> serde_json::Value {
-    serde_json::from_str(s).unwrap_or_else(|e| panic!("{e}: {s}"))
+/// The sentence of an answer that says it cannot fit in memory.
+trait Why: std::fmt::Debug {
+    fn why(&self) -> Option<String>;
 }
 
-/// The sentence of an `{"unavailable": …}` answer, checked for what it must say.
-fn sentence(answer: &str, cli: &str) -> String {
-    let v = json(answer);
-    let s = v["unavailable"]
-        .as_str()
-        .unwrap_or_else(|| panic!("not unavailable: {answer}"))
-        .to_owned();
+impl<T: std::fmt::Debug> Why for Avail<T> {
+    fn why(&self) -> Option<String> {
+        self.unavailable().map(str::to_owned)
+    }
+}
+
+impl<T: std::fmt::Debug> Why for Option<Avail<T>> {
+    fn why(&self) -> Option<String> {
+        self.as_ref().and_then(Why::why)
+    }
+}
+
+impl Why for Option<Tooltip> {
+    fn why(&self) -> Option<String> {
+        match self {
+            Some(Tooltip::Unavailable(u)) => Some(u.unavailable.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// The sentence of an answer that cannot fit, checked for what it must say.
+fn sentence(answer: &impl Why, cli: &str) -> String {
+    let s = answer
+        .why()
+        .unwrap_or_else(|| panic!("not unavailable: {answer:?}"));
     assert!(
         s.contains("of memory") && s.contains("this page has left") && s.contains("not built"),
         "{s}"
@@ -76,23 +97,20 @@ fn panels_that_cannot_fit_say_so_and_the_app_still_works() {
     set_free(budget, 256 << 10);
     let (x, y) = plot_point(&app);
 
-    sentence(&app.leaks_json(), "`memviz leaks FILE --device 0`");
-    sentence(&app.lines_json(false), "`memviz lines FILE --device 0`");
-    sentence(&app.lines_json(true), "`memviz lines FILE --device 0`");
-    sentence(
-        &app.live_json(-1),
-        "`memviz folded FILE --device 0 --at EVENT`",
-    );
-    sentence(&app.diff_json(0, 1), "`memviz diff A B`");
+    sentence(&app.leaks(), "`memviz leaks FILE --device 0`");
+    sentence(&app.lines(false), "`memviz lines FILE --device 0`");
+    sentence(&app.lines(true), "`memviz lines FILE --device 0`");
+    sentence(&app.live(-1), "`memviz folded FILE --device 0 --at EVENT`");
+    sentence(&app.diff(0, 1), "`memviz diff A B`");
     let why = app.highlight_line("x.py", 1, "f", false).unwrap_err();
     assert!(
         why.starts_with("Highlighting a source line of this trace ("),
         "{why}"
     );
-    let s = json(&app.search("a", false));
-    assert_eq!(s["count"], 0);
-    assert!(s["unavailable"]
-        .as_str()
+    let s = app.search("a", false).unwrap();
+    assert_eq!(s.count, 0);
+    assert!(s
+        .unavailable
         .unwrap()
         .starts_with("The search of this trace"));
     assert_eq!(app.highlighted(), None, "nothing highlighted");
@@ -104,31 +122,24 @@ fn panels_that_cannot_fit_say_so_and_the_app_still_works() {
     );
 
     // Hover and click: the hit index is not built, the answer says why.
-    let tip = app.hover(x, y).expect("an answer");
-    sentence(&tip, "`memviz folded FILE --device 0`");
-    assert!(tip.contains("hit index"), "{tip}");
-    sentence(
-        &app.click(x, y).expect("an answer"),
-        "`memviz folded FILE --device 0`",
-    );
+    let tip = app.hover(x, y);
+    let why = sentence(&tip, "`memviz folded FILE --device 0`");
+    assert!(why.contains("hit index"), "{why}");
+    sentence(&app.click(x, y), "`memviz folded FILE --device 0`");
     assert_eq!(app.pinned(), None);
     assert_eq!(app.element_at(x, y), None);
     assert!(!hit_index_built(&app), "no hit index built");
     // Tooltips: their context is not built either.
-    sentence(
-        &app.pin(0).expect("an answer"),
-        "`memviz folded FILE --device 0`",
-    );
+    sentence(&app.pin(0), "`memviz folded FILE --device 0`");
     // The legend is still there, without building the hit index.
-    let legend = json(&app.legend(5));
-    assert!(!legend.as_array().unwrap().is_empty(), "{legend}");
+    assert!(!app.legend(5).is_empty());
     assert!(!hit_index_built(&app));
 
     // The flamegraph's rebuilds and the diff flamegraph.
     app.set_view(ViewKind::Flame);
     assert_eq!(app.view(), ViewKind::Flame);
     sentence(
-        &app.flame_set(FlameAt::parse("peak"), true, false),
+        &app.flame_set(FlameAt::Peak, true, false),
         "`memviz folded FILE --device 0` (with `--at`",
     );
     sentence(&app.flame_diff(0, 1, false), "`memviz diff A B --folded`");
@@ -143,48 +154,35 @@ fn panels_that_cannot_fit_say_so_and_the_app_still_works() {
     assert!(!app.plot_batches().1.is_empty(), "active drawn");
     let _ = app.overlay();
     let _ = app.axis_ticks();
-    let _ = app.state_json();
+    let _ = app.state();
 
     // With room again, every panel answers.
     set_free(budget, budget);
-    let leaks = json(&app.leaks_json());
-    assert!(leaks["suspects"].is_array(), "{leaks}");
-    let lines = json(&app.lines_json(false));
-    let rows = lines.as_array().unwrap();
+    let leaks = app.leaks().and_then(Avail::ready);
+    assert!(leaks.is_some(), "the leaks answer");
+    let rows = app.lines(false).ready().expect("the line table");
     assert!(!rows.is_empty());
-    let r = &rows[0];
-    let n = app
-        .highlight_line(
-            r["file"].as_str().unwrap(),
-            r["line"].as_i64().unwrap(),
-            r["name"].as_str().unwrap(),
-            false,
-        )
-        .unwrap();
-    assert_eq!(n as u64, r["count"].as_u64().unwrap());
+    let r = &rows[0].row;
+    let n = app.highlight_line(&r.file, r.line, &r.name, false).unwrap();
+    assert_eq!(n as u64, r.count);
     assert_eq!(app.highlighted(), Some(n));
     app.set_highlight(None, false);
-    let live = json(&app.live_json(-1));
-    assert!(live["count"].as_u64().unwrap() > 0, "{live}");
+    let live = app.live(-1).and_then(Avail::ready).expect("the live table");
+    assert!(live.count > 0, "{live:?}");
     assert!(hit_index_built(&app), "built for the live table");
-    let s = json(&app.search("/./", false));
-    assert!(s.get("unavailable").is_none(), "{s}");
-    assert!(s["count"].as_u64().unwrap() > 0);
+    let s = app.search("/./", false).unwrap();
+    assert!(s.unavailable.is_none(), "{s:?}");
+    assert!(s.count > 0);
     assert!(app.highlighted().is_some());
     app.set_highlight(None, false);
-    let d = json(&app.diff_json(0, 1));
-    assert!(d["groups"].is_array(), "{d}");
-    let tip = json(&app.pin(0).expect("a tooltip"));
-    assert_eq!(tip["pinned"], true, "{tip}");
+    assert!(app.diff(0, 1).and_then(Avail::ready).is_some());
+    assert!(app.pin(0).is_some_and(|t| t.pinned()));
     let _ = app.pin(-1);
     let hovered = app.hover(x, y);
-    assert!(
-        hovered.is_none_or(|t| json(&t).get("unavailable").is_none()),
-        "a tooltip or nothing"
-    );
+    assert!(hovered.why().is_none(), "a tooltip or nothing");
     app.set_view(ViewKind::Flame);
-    let st = json(&app.flame_set(FlameAt::parse("peak"), true, false));
-    assert!(st.get("unavailable").is_none(), "{st}");
-    let st = json(&app.flame_diff(0, 1, false));
-    assert!(st.get("unavailable").is_none(), "{st}");
+    let st = app.flame_set(FlameAt::Peak, true, false);
+    assert!(st.why().is_none() && st.is_some(), "{st:?}");
+    let st = app.flame_diff(0, 1, false);
+    assert!(st.why().is_none() && st.is_some(), "{st:?}");
 }

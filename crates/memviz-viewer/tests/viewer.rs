@@ -6,10 +6,19 @@
 mod common;
 
 use common::*;
+use memviz_viewer::answer::{ElementTip, SceneKind, TimelineState, Tooltip};
 use memviz_viewer::App;
 
-fn state(app: &App) -> serde_json::Value {
-    serde_json::from_str(&app.state_json()).unwrap()
+fn state(app: &App) -> TimelineState {
+    app.state().timeline
+}
+
+/// A timeline element's tooltip, or a failure naming what came instead.
+fn element_tip(t: Option<Tooltip>) -> ElementTip {
+    match t {
+        Some(Tooltip::Element(e)) => e,
+        other => panic!("not a timeline tooltip: {other:?}"),
+    }
 }
 
 fn check_fit(app: &App) {
@@ -34,36 +43,29 @@ fn vector_fit_hover_and_ticks() {
     app.resize(800.0, 500.0, 1.0);
     check_fit(&app);
     let s = state(&app);
-    assert_eq!(s["peak_bytes"], 55);
-    assert_eq!(s["steps"], 9);
-    assert_eq!(s["scene"], "static");
+    assert_eq!(s.peak_bytes, 55);
+    assert_eq!(s.steps, 9);
+    assert_eq!(s.scene, SceneKind::Static);
     // Element y (alloc A+30 = 0x1000001e, 25 bytes) sits on 30 bytes during timesteps [2, 4).
     let g = *app.geometry();
     let p = app.camera().css_px_from_data(&g, [3.5, 42.5]);
-    let tip = app.hover(p[0], p[1]).expect("tooltip over element y");
-    let v: serde_json::Value = serde_json::from_str(&tip).unwrap();
-    assert!(
-        v["address_label"]
-            .as_str()
-            .unwrap()
-            .starts_with("b1000001e_"),
-        "{v}"
-    );
-    assert_eq!(v["size_bytes"], 25);
-    let title = v["title"].as_str().unwrap();
+    let v = element_tip(app.hover(p[0], p[1]));
+    assert!(v.info.address_label.starts_with("b1000001e_"), "{v:?}");
+    assert_eq!(v.info.size_bytes, 25);
+    let title = &v.info.title;
     assert!(
         title.contains("Addr: b1000001e_") && title.contains("Size: 25.0B (25 bytes)"),
         "{title}"
     );
-    assert!(v["text"].as_str().unwrap().starts_with(title));
+    assert!(v.text.starts_with(title.as_str()));
     // Nothing above the stack.
     let above = app.camera().css_px_from_data(&g, [3.5, 56.0]);
     assert!(app.hover(above[0], above[1]).is_none());
     // Click pins; hovering elsewhere keeps the pinned tooltip; clicking again unpins.
     assert!(app.click(p[0], p[1]).is_some());
-    assert_eq!(app.pinned(), Some(v["element"].as_u64().unwrap() as u32));
+    assert_eq!(app.pinned(), Some(v.info.element));
     let still = app.hover(above[0], above[1]).expect("pinned tooltip");
-    assert!(still.contains("\"pinned\":true"));
+    assert!(still.pinned());
     app.click(above[0], above[1]);
     assert_eq!(app.pinned(), None);
     let ticks = app.axis_ticks();
@@ -97,16 +99,14 @@ fn device_selector() {
         )
         .0;
     assert_eq!(app.device(), longest as i64, "{lens:?}");
-    let devs: serde_json::Value = serde_json::from_str(&app.devices()).unwrap();
-    let devs = devs.as_array().unwrap().clone();
+    let devs = app.devices();
     assert!(devs.len() >= 2, "{devs:?}");
     for d in devs {
-        let id = d["device"].as_i64().unwrap();
+        let id = d.device;
         app.set_device(id);
         assert_eq!(app.device(), id);
         check_fit(&app);
-        let s: serde_json::Value = serde_json::from_str(&app.state_json()).unwrap();
-        assert_eq!(s["device"], id);
+        assert_eq!(app.state().device, id);
     }
     // A device that does not exist: empty, no panic.
     app.set_device(77);
@@ -175,7 +175,7 @@ fn every_fixture_survives_interaction() {
             let t = app.axis_ticks();
             assert!(t.y.windows(2).all(|w| w[0].value < w[1].value));
             let _ = app.legend(5);
-            let _ = app.state_json();
+            let _ = app.state();
             app.set_x_window(-5.0, 1e12);
             app.set_x_window(f64::NAN, 3.0);
             app.double_click();
@@ -244,7 +244,7 @@ fn real_file_fit_zoom_hover_brush_ticks() {
     app.resize(1280.0, 720.0, 1.0);
     check_fit(&app);
     let s = state(&app);
-    eprintln!("state: {s}");
+    eprintln!("state: {s:?}");
     zoom_pan_checks(&mut app);
 
     // Hover in the middle of the tallest element's life.
@@ -259,12 +259,11 @@ fn real_file_fit_zoom_hover_brush_ticks() {
     let size = layout.height_bytes(e);
     let g = *app.geometry();
     let p = app.camera().css_px_from_data(&g, [x, y]);
-    let tip = app.hover(p[0], p[1]).expect("tooltip");
-    let v: serde_json::Value = serde_json::from_str(&tip).unwrap();
-    assert_eq!(v["element"], e);
-    let label = v["address_label"].as_str().unwrap();
+    let v = element_tip(app.hover(p[0], p[1]));
+    assert_eq!(v.info.element, e);
+    let label = &v.info.address_label;
     assert!(label.starts_with('b'));
-    let title = v["title"].as_str().unwrap();
+    let title = &v.info.title;
     assert!(title.contains(&format!("Addr: {label}")), "{title}");
     assert!(
         title.contains(&memviz_analysis::format::size_long(size)),
@@ -300,7 +299,7 @@ fn real_file_fit_zoom_hover_brush_ticks() {
         t1.y[1].value - t1.y[0].value < step0,
         "y ticks adapt to zoom"
     );
-    if s["has_time"] == true {
+    if s.has_time {
         assert_eq!(t0.x_unit, "time");
         assert!(t0.x.iter().all(|t| t.label.ends_with('s')), "{:?}", t0.x);
         app.set_time_axis(false);
@@ -322,14 +321,8 @@ fn real_file_fit_zoom_hover_brush_ticks() {
     assert!((c.y_range.1 - m * 1.05).abs() < 1.0 && c.y_range.1 >= m);
 
     // Devices and legend JSON.
-    let devs: serde_json::Value = serde_json::from_str(&app.devices()).unwrap();
-    assert!(devs
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|d| d["current"] == true));
-    let legend: serde_json::Value = serde_json::from_str(&app.legend(8)).unwrap();
-    assert!(!legend.as_array().unwrap().is_empty());
+    assert!(app.devices().iter().any(|d| d.current));
+    assert!(!app.legend(8).is_empty());
 }
 
 #[test]

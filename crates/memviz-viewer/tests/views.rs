@@ -6,16 +6,18 @@
 mod common;
 
 use common::*;
+use memviz_viewer::answer::{MapItemKind, StateSelection, Tooltip};
 use memviz_viewer::{App, ViewKind};
 
-fn json(s: &str) -> serde_json::Value {
-    serde_json::from_str(s).unwrap()
+/// The selection after selecting event `k` (it exists).
+fn select(app: &mut App, k: i64) -> StateSelection {
+    app.state_select(k).expect("a selection")
 }
 
 /// Canvas point of a map item's centre.
-fn centre(app: &mut App, kind: &str, addr: u64) -> [f64; 2] {
+fn centre(app: &mut App, kind: MapItemKind, addr: u64) -> [f64; 2] {
     app.state_item_center(kind, addr)
-        .unwrap_or_else(|| panic!("{kind} {addr:#x} in the map"))
+        .unwrap_or_else(|| panic!("{kind:?} {addr:#x} in the map"))
 }
 
 #[test]
@@ -36,108 +38,77 @@ fn state_history_on_the_vector() {
         (100, 35),
     ];
     for (k, (r, a)) in expected.iter().enumerate() {
-        let sel = json(&app.state_select(k as i64));
-        assert_eq!(sel["event"], k as u64);
+        let sel = select(&mut app, k as i64);
+        assert_eq!(sel.event, Some(k));
         assert_eq!(
-            (
-                sel["reserved_bytes"].as_u64().unwrap(),
-                sel["allocated_bytes"].as_u64().unwrap()
-            ),
+            (sel.reserved_bytes, sel.allocated_bytes),
             (*r, *a),
             "event {k}"
         );
-        assert!(sel["oom"].is_null());
+        assert!(sel.oom.is_none());
     }
-    let last = json(&app.state_select(-1));
-    assert_eq!(last["event"], expected.len() as u64 - 1);
+    let last = select(&mut app, -1);
+    assert_eq!(last.event, Some(expected.len() - 1));
     assert_eq!(
-        last["header"].as_str().unwrap(),
+        last.header,
         "(35.0B (35 bytes) allocated / 100.0B (100 bytes) reserved)"
     );
     // Rows: memory_viz's text, two lines each.
-    let rows = json(&app.state_rows(0, 100));
-    assert_eq!(rows.as_array().unwrap().len(), expected.len());
-    assert!(rows[0]["text"].as_str().unwrap().contains("\n(stream 0)"));
+    let rows = app.state_rows(0, 100);
+    assert_eq!(rows.len(), expected.len());
+    assert!(rows[0].text.contains("\n(stream 0)"));
     // Search wraps and goes both ways.
     let k = app.state_search("free", 0, true);
     assert!(k > 0, "a free row after event 0");
     assert_eq!(app.state_search("no such text", 0, true), -1);
     let back = app.state_search("free", k, false);
-    assert!(
-        back >= 0 && back != k
-            || rows
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|r| r["text"].as_str().unwrap().contains("free"))
-                .count()
-                == 1
-    );
-    assert!(rows[back as usize]["text"]
-        .as_str()
-        .unwrap()
-        .contains("free"));
-    assert!(!rows[0]["text"].as_str().unwrap().contains("free") || k != 0);
+    assert!(back >= 0 && back != k || rows.iter().filter(|r| r.text.contains("free")).count() == 1);
+    assert!(rows[back as usize].text.contains("free"));
+    assert!(!rows[0].text.contains("free") || k != 0);
 
     // Hover texts after event 2: blocks A (10/10), A+10 (20/20), A+30 (size 30, requested 25).
     app.state_select(2);
-    let p = centre(&mut app, "block", A + 10);
-    let tip = json(&app.pointer_move(p[0], p[1]).expect("block tooltip"));
+    let p = centre(&mut app, MapItemKind::Block, A + 10);
+    let tip = app.pointer_move(p[0], p[1]).expect("block tooltip");
+    assert!(matches!(tip, Tooltip::Item(_)), "{tip:?}");
+    assert!(tip.title().starts_with("b1000000a_"), "{tip:?}");
     assert!(
-        tip["title"].as_str().unwrap().starts_with("b1000000a_"),
-        "{tip}"
+        tip.text().contains("20.0B (20 bytes) allocation"),
+        "{tip:?}"
     );
+    let p = centre(&mut app, MapItemKind::Waste, A + 30);
+    let tip = app.pointer_move(p[0], p[1]).expect("waste tooltip");
     assert!(
-        tip["text"]
-            .as_str()
-            .unwrap()
-            .contains("20.0B (20 bytes) allocation"),
-        "{tip}"
-    );
-    let p = centre(&mut app, "waste", A + 30);
-    let tip = json(&app.pointer_move(p[0], p[1]).expect("waste tooltip"));
-    assert!(
-        tip["title"]
-            .as_str()
-            .unwrap()
+        tip.title()
             .starts_with("Free space lost due to rounding 5.0B (5 bytes)"),
-        "{tip}"
+        "{tip:?}"
     );
     // The segment beyond its last block (byte 80 of 100).
-    let s = centre(&mut app, "segment", A);
-    let a = centre(&mut app, "block", A);
+    let s = centre(&mut app, MapItemKind::Segment, A);
+    let a = centre(&mut app, MapItemKind::Block, A);
     let px_per_byte = (s[0] - a[0]) / 45.0;
-    let tip = json(
-        &app.pointer_move(s[0] + 30.0 * px_per_byte, s[1])
-            .expect("segment tooltip"),
-    );
+    let tip = app
+        .pointer_move(s[0] + 30.0 * px_per_byte, s[1])
+        .expect("segment tooltip");
     assert!(
-        tip["title"]
-            .as_str()
-            .unwrap()
+        tip.title()
             .starts_with("s10000000_0: segment 100.0B (100 bytes) allocated"),
-        "{tip}"
+        "{tip:?}"
     );
     // A click pins; zoom and pan move the map camera, not the timeline's.
     let before = app.camera().x_range;
     app.pointer_down(p[0], p[1]);
-    assert!(app
-        .pointer_up(p[0], p[1])
-        .unwrap()
-        .contains("\"pinned\":true"));
+    assert!(app.pointer_up(p[0], p[1]).unwrap().pinned());
     app.zoom_at(450.0, 250.0, 2.0);
     assert_eq!(
         app.camera().x_range,
         before,
         "the timeline camera did not move"
     );
-    let st = json(&app.state_json());
-    assert_eq!(st["view"], "state");
-    let xr = &st["state_view"]["x_range"];
-    assert!(
-        xr[1].as_f64().unwrap() - xr[0].as_f64().unwrap() < 150.0,
-        "map zoomed: {xr}"
-    );
+    let st = app.state();
+    assert_eq!(st.view, ViewKind::State);
+    let xr = st.state_view.expect("the map's state").x_range;
+    assert!(xr[1] - xr[0] < 150.0, "map zoomed: {xr:?}");
     // Back to the timeline: its hover works again.
     app.set_view(ViewKind::Active);
     assert_eq!(app.view(), ViewKind::Active);
@@ -149,35 +120,33 @@ fn oom_report_segments_and_pools_views() {
     let mut app = load_app(&fixture("expandable.pickle"));
     app.resize(900.0, 500.0, 1.0);
     app.set_view(ViewKind::State);
-    let ooms = json(&app.state_ooms());
-    let k = ooms[0].as_u64().expect("an oom event");
-    let sel = json(&app.state_select(k as i64));
-    let oom = &sel["oom"];
-    assert!(oom.is_object(), "{sel}");
-    assert!(sel["text"].as_str().unwrap().starts_with("OOM (requested "));
-    assert!(["fragmentation", "out_of_memory"].contains(&oom["kind"].as_str().unwrap()));
-    let biggest = oom["biggest_live_text"].as_array().unwrap();
-    if let Some(b) = biggest.first() {
-        let addr: u64 = b["addr"].as_str().unwrap().parse().unwrap();
-        let tip = json(&app.state_focus(addr).expect("focus"));
-        assert_eq!(tip["pinned"], true);
-        assert_eq!(tip["item"]["addr"], addr.to_string());
+    let ooms = app.state_ooms();
+    let k = *ooms.first().expect("an oom event");
+    let sel = select(&mut app, k as i64);
+    let oom = sel.oom.as_ref().unwrap_or_else(|| panic!("{sel:?}"));
+    assert!(sel.text.as_deref().unwrap().starts_with("OOM (requested "));
+    assert!(["fragmentation", "out_of_memory"].contains(&oom.report.kind));
+    if let Some(b) = oom.biggest_live_text.first() {
+        let addr: u64 = b.addr.parse().unwrap();
+        let Some(Tooltip::Item(tip)) = app.state_focus(addr) else {
+            panic!("focus gives a map tooltip")
+        };
+        assert!(tip.pinned);
+        assert_eq!(tip.item.addr, addr.to_string());
     }
-    let settings = json(&app.allocator_settings());
+    let settings = app.allocator_settings();
     assert!(settings
-        .as_array()
-        .unwrap()
         .iter()
-        .any(|r| r["key"] == "expandable_segments" && r["value"] == "True"));
+        .any(|r| r.key == "expandable_segments" && r.value == "True"));
     app.set_view(ViewKind::Segments);
-    let st = json(&app.state_json());
-    assert_eq!(st["view"], "segments");
-    assert!(st["elements"].as_u64().unwrap() > 0);
+    let st = app.state();
+    assert_eq!(st.view, ViewKind::Segments);
+    assert!(st.timeline.elements > 0);
     let mut pools = load_app(&fixture("pools.pickle"));
     pools.set_view(ViewKind::Pools);
-    let st = json(&pools.state_json());
-    assert_eq!(st["view"], "pools");
-    assert!(st["elements"].as_u64().unwrap() > 0);
+    let st = pools.state();
+    assert_eq!(st.view, ViewKind::Pools);
+    assert!(st.timeline.elements > 0);
 }
 
 #[test]
@@ -206,7 +175,7 @@ fn screenshot_state_map() {
         "borders drawn"
     );
     // Selecting an earlier event re-uploads the map.
-    let n = json(&app.state_select(-1))["count"].as_u64().unwrap();
+    let n = select(&mut app, -1).count as u64;
     app.state_select((n / 2) as i64);
     let img2 = gpu.render_offscreen(&mut app, &mut off).expect("render");
     write_png(&img2, "viewer_state_map_mid.png");
@@ -221,27 +190,22 @@ fn deep_link_window_and_pin() {
     let mut app = load_app(&fixture("vector.pickle"));
     app.resize(900.0, 500.0, 1.0);
     app.set_window(1.0, 4.0, 0.0, 40.0);
-    let st = json(&app.state_json());
-    assert_eq!(st["x_range"], serde_json::json!([1.0, 4.0]));
-    assert_eq!(st["y_range"], serde_json::json!([0.0, 40.0]));
+    let st = app.state().timeline;
+    assert_eq!(st.x_range, [1.0, 4.0]);
+    assert_eq!(st.y_range, [0.0, 40.0]);
     // Out of range: clamped to the trace; NaN: ignored.
     app.set_window(-100.0, 1e9, 0.0, 1e12);
-    let st = json(&app.state_json());
-    let (x, full) = (st["x_range"].clone(), st["full_x"].clone());
-    let f = |v: &serde_json::Value, i: usize| v[i].as_f64().unwrap();
-    assert!(
-        f(&x, 0) <= f(&full, 0) && f(&x, 1) >= f(&full, 1),
-        "{x} covers {full}"
-    );
-    assert!(
-        f(&x, 1) - f(&x, 0) < 2.0 * (f(&full, 1) - f(&full, 0)),
-        "{x} is clamped"
-    );
+    let st = app.state().timeline;
+    let (x, full) = (st.x_range, st.full_x);
+    assert!(x[0] <= full[0] && x[1] >= full[1], "{x:?} covers {full:?}");
+    assert!(x[1] - x[0] < 2.0 * (full[1] - full[0]), "{x:?} is clamped");
     app.set_window(f64::NAN, 2.0, 0.0, 1.0);
-    assert_eq!(json(&app.state_json())["x_range"], x);
-    let tip = json(&app.pin(1).expect("element 1 exists"));
-    assert_eq!(tip["pinned"], true);
-    assert!(tip["title"].as_str().unwrap().starts_with("1 "), "{tip}");
+    assert_eq!(app.state().timeline.x_range, x);
+    let Some(Tooltip::Element(tip)) = app.pin(1) else {
+        panic!("element 1 exists")
+    };
+    assert!(tip.pinned);
+    assert!(tip.info.title.starts_with("1 "), "{tip:?}");
     assert_eq!(app.pinned(), Some(1));
     assert!(app.pin(-1).is_none());
     assert_eq!(app.pinned(), None);

@@ -1,17 +1,27 @@
 //! [`ViewerCore`]: the plain-Rust half of the browser viewer. It streams files into the parser
-//! one at a time, keeps every file that opened in one [`App`], and turns the app's answers
-//! into the JSON strings the page shows. No GPU and no JS here, so it is tested natively; the
-//! wasm [`WebViewer`](crate::WebViewer) adds the canvas and forwards calls.
+//! one at a time, keeps every file that opened in one [`App`], and answers the shell's
+//! [`Request`]s ([`ViewerCore::request`]: the one dispatch of the page's requests). No GPU and
+//! no JS here, so it is tested natively; the wasm [`WebViewer`](crate::WebViewer) adds the
+//! canvas (and the `resize` request) and turns the [`Reply`] into JSON.
 
 use memviz_snapshot::Loader;
 
 use crate::memory::Memory;
-use memviz_viewer::App;
+use memviz_analysis::summary::Summary;
+use memviz_viewer::answer::{FileRow, Panel};
+use memviz_viewer::{App, Reply, Request};
 
 /// A file being streamed in.
 struct Pending {
     name: String,
     loader: Loader,
+}
+
+/// A file's summary, its JSON and its text table.
+struct Summarized {
+    summary: Summary,
+    json: String,
+    table: String,
 }
 
 /// Files, the file being loaded and the timeline app.
@@ -21,9 +31,9 @@ pub struct ViewerCore {
     pending: Option<Pending>,
     /// A file parsed by [`ViewerCore::finish_parse`], not yet added to the app.
     parsed: Option<(String, memviz_snapshot::Snapshot)>,
-    /// The summary (JSON, text table) of each opened file, by file index, made on first use:
-    /// the first frame does not wait for it.
-    summaries: Vec<Option<(String, String)>>,
+    /// The summary (with its JSON and text table) of each opened file, by file index, made on
+    /// first use: the first frame does not wait for it.
+    summaries: Vec<Option<Summarized>>,
     bytes_read: u64,
     /// How much memory is in use and how much the page may use (crate::memory).
     memory: Memory,
@@ -214,26 +224,29 @@ impl ViewerCore {
         self.app.as_ref().map_or(0, App::current_file)
     }
 
-    /// The summary of the current file as (JSON, text table), made once.
-    fn summary(&mut self) -> Option<&(String, String)> {
+    /// The summary of the current file, made once.
+    fn summary(&mut self) -> Option<&Summarized> {
         self.summary_of(self.current())
     }
 
-    /// The summary of file `i` as (JSON, text table), made once.
-    fn summary_of(&mut self, i: usize) -> Option<&(String, String)> {
+    /// The summary of file `i`, made once.
+    fn summary_of(&mut self, i: usize) -> Option<&Summarized> {
         let snap = self.app.as_ref()?.file_snapshot(i)?;
         let slot = self.summaries.get_mut(i)?;
         if slot.is_none() {
             let summary = memviz_analysis::summary::summarize(snap);
-            *slot = Some((summary.to_json(), summary.to_table()));
+            *slot = Some(Summarized {
+                json: summary.to_json(),
+                table: summary.to_table(),
+                summary,
+            });
         }
         slot.as_ref()
     }
 
-    /// Every opened file side by side (e.g. the ranks of one job), JSON `[{file, name, device,
-    /// peak_live_bytes, final_live_bytes, reserved_bytes, peak, final, reserved, current}]`
-    /// for each file's default device (the longest trace).
-    pub fn files_json(&mut self) -> String {
+    /// Every opened file side by side (e.g. the ranks of one job): its default device's
+    /// (the longest trace) peak, final and reserved bytes.
+    pub fn files(&mut self) -> Vec<FileRow> {
         use memviz_analysis::format::size_short;
         let n = self.app.as_ref().map_or(0, |a| a.file_names().len());
         let current = self.current();
@@ -245,95 +258,48 @@ impl ViewerCore {
             }) else {
                 continue;
             };
-            let summary: serde_json::Value = self
+            let dev = self
                 .summary_of(i)
-                .and_then(|(j, _)| serde_json::from_str(j).ok())
-                .unwrap_or(serde_json::Value::Null);
-            let dev = summary
-                .get("devices")
-                .and_then(|d| d.as_array())
-                .and_then(|d| {
-                    d.iter().find(|x| {
-                        x.get("device").and_then(serde_json::Value::as_i64) == Some(device)
-                    })
-                });
-            let num = |k: &str| {
-                dev.and_then(|d| d.get(k))
-                    .and_then(serde_json::Value::as_u64)
-                    .unwrap_or(0)
-            };
-            out.push(serde_json::json!({
-                "file": i,
-                "name": name,
-                "device": device,
-                "peak_live_bytes": num("peak_live_bytes"),
-                "final_live_bytes": num("final_live_bytes"),
-                "reserved_bytes": num("reserved_bytes"),
-                "peak": size_short(num("peak_live_bytes")),
-                "final": size_short(num("final_live_bytes")),
-                "reserved": size_short(num("reserved_bytes")),
-                "current": i == current,
-            }));
+                .and_then(|s| s.summary.devices.iter().find(|d| d.device == device));
+            let (peak, fin, reserved) = dev.map_or((0, 0, 0), |d| {
+                (d.peak_live_bytes, d.final_live_bytes, d.reserved_bytes)
+            });
+            out.push(FileRow {
+                file: i,
+                name,
+                device,
+                peak_live_bytes: peak,
+                final_live_bytes: fin,
+                reserved_bytes: reserved,
+                peak: size_short(peak),
+                final_: size_short(fin),
+                reserved: size_short(reserved),
+                current: i == current,
+            });
         }
-        serde_json::Value::from(out).to_string()
+        out
     }
 
     /// The summary table of the current file (empty before the first file).
     pub fn summary_table(&mut self) -> String {
-        self.summary().map(|s| s.1.clone()).unwrap_or_default()
+        self.summary().map(|s| s.table.clone()).unwrap_or_default()
     }
 
     /// The summary JSON of the current file (empty before the first file).
     pub fn summary_json(&mut self) -> String {
-        self.summary().map(|s| s.0.clone()).unwrap_or_default()
+        self.summary().map(|s| s.json.clone()).unwrap_or_default()
     }
 
-    /// Everything the shell shows around the canvas, JSON:
-    /// `{"files":[…], "file":i, "devices":[…], "legend":[…], "ticks":{…}, "state":{…}}`
-    /// (`null` fields before the first file).
+    /// Everything the shell shows around the canvas (empty before the first file).
     #[must_use]
-    pub fn panel_json(&self, legend_entries: usize) -> String {
+    pub fn panel(&self, legend_entries: usize) -> Panel {
         let Some(app) = self.app.as_ref() else {
-            return r#"{"files":[],"file":null,"devices":[],"legend":[],"ticks":null,"state":null}"#
-                .to_owned();
+            return Panel::default();
         };
-        let state: serde_json::Value =
-            serde_json::from_str(&app.state_json()).unwrap_or(serde_json::Value::Null);
-        let devices: serde_json::Value =
-            serde_json::from_str(&app.devices()).unwrap_or(serde_json::Value::Null);
-        let mut legend: serde_json::Value =
-            serde_json::from_str(&app.legend(legend_entries)).unwrap_or(serde_json::Value::Null);
-        // Sizes are formatted here so that the shell only places text.
-        if let Some(entries) = legend.as_array_mut() {
-            for e in entries {
-                let bytes = e
-                    .get("bytes")
-                    .and_then(serde_json::Value::as_u64)
-                    .unwrap_or(0);
-                if let Some(obj) = e.as_object_mut() {
-                    obj.insert(
-                        "size".into(),
-                        memviz_analysis::format::size_short(bytes).into(),
-                    );
-                }
-            }
+        Panel {
+            notice: self.notice(),
+            ..app.panel(legend_entries)
         }
-        serde_json::json!({
-            "files": app.file_names(),
-            "file": state.get("file"),
-            "devices": devices,
-            "legend": legend,
-            "ticks": app.axis_ticks(),
-            "peak": memviz_analysis::format::size_short(
-                state.get("peak_bytes").and_then(serde_json::Value::as_u64).unwrap_or(0)
-            ),
-            "state": state,
-            "view": app.view().name(),
-            "settings": serde_json::from_str::<serde_json::Value>(&app.allocator_settings())
-                .unwrap_or(serde_json::Value::Null),
-            "notice": self.notice(),
-        })
-        .to_string()
     }
 
     /// The notice the page shows above the current file (not an error): when the file ended
@@ -368,12 +334,26 @@ impl ViewerCore {
             .unwrap_or_default()
     }
 
-    /// The axis ticks for the current camera, JSON (`null` before the first file).
-    #[must_use]
-    pub fn ticks_json(&self) -> String {
-        match self.app.as_ref() {
-            Some(app) => serde_json::to_string(&app.axis_ticks()).unwrap_or_else(|_| "null".into()),
-            None => "null".to_owned(),
+    /// Answers one request of the shell: the one dispatch of the page's requests (the
+    /// `resize` request also resizes the canvas, which [`crate::WebViewer`] does first).
+    pub fn request(&mut self, req: Request) -> Reply {
+        use Request as Q;
+        match req {
+            Q::Panel { legend_entries } => {
+                return Reply::Panel(self.panel(legend_entries as usize))
+            }
+            Q::SummaryTable => return Reply::SummaryTable(self.summary_table()),
+            Q::Files => return Reply::Files(self.files()),
+            _ => {}
+        }
+        match self.app.as_mut() {
+            Some(app) => app.request(req),
+            None => match req {
+                Q::Ticks => Reply::Ticks(None),
+                Q::State => Reply::State(None),
+                // Answers as an app without files does.
+                req => App::new_empty().request(req),
+            },
         }
     }
 }
@@ -424,23 +404,16 @@ mod tests {
             .and_then(|()| core.finish().map(|_| ()))
             .expect_err("garbage");
         assert!(!err.is_empty());
-        let panel: serde_json::Value =
-            serde_json::from_str(&core.panel_json(5)).expect("panel JSON");
-        assert_eq!(panel["files"], serde_json::json!(["good.pickle"]));
-        assert!(panel["ticks"]["y"]
-            .as_array()
-            .is_some_and(|t| !t.is_empty()));
+        let panel = core.panel(5);
+        assert_eq!(panel.files, ["good.pickle"]);
+        assert!(panel.ticks.is_some_and(|t| !t.y.is_empty()));
 
         core.begin("good.pickle", 0);
         core.push(&good).expect("second copy");
         core.finish().expect("second copy opens");
-        let panel: serde_json::Value =
-            serde_json::from_str(&core.panel_json(5)).expect("panel JSON");
-        assert_eq!(panel["file"], 1);
-        assert_eq!(
-            panel["files"],
-            serde_json::json!(["good.pickle", "good.pickle (2)"])
-        );
+        let panel = core.panel(5);
+        assert_eq!(panel.file, Some(1));
+        assert_eq!(panel.files, ["good.pickle", "good.pickle (2)"]);
         assert_eq!(core.summary_json(), summary);
         assert!(core.app().is_some_and(|a| a.select_file(0)));
         assert_eq!(core.summary_json(), summary);
@@ -551,9 +524,7 @@ mod tests {
                 && notice.contains("trace events read before the cut"),
             "{notice}"
         );
-        let panel: serde_json::Value =
-            serde_json::from_str(&core.panel_json(3)).expect("panel JSON");
-        assert_eq!(panel["notice"], serde_json::json!(notice));
+        assert_eq!(core.panel(3).notice, notice);
         // A whole file after it: its own notice is empty; back on the cut file, it returns.
         core.begin("whole.pickle", 0);
         core.push(&demo).expect("whole");
@@ -561,6 +532,58 @@ mod tests {
         assert_eq!(core.notice(), "");
         assert!(core.app().is_some_and(|a| a.select_file(0)));
         assert_eq!(core.notice(), notice);
+    }
+
+    /// The shell's requests, as JSON text, through the one dispatch: each gets its typed answer,
+    /// and before the first file the answers say there is nothing.
+    #[test]
+    fn requests_are_answered_in_one_place() {
+        use memviz_viewer::{Reply, Request};
+        let ask = |core: &mut ViewerCore, json: &str| {
+            let req: Request = serde_json::from_str(json).expect("a request");
+            serde_json::to_value(core.request(req)).expect("an answer")
+        };
+        let mut core = ViewerCore::new();
+        assert_eq!(
+            ask(&mut core, r#"{"method":"state"}"#),
+            serde_json::Value::Null
+        );
+        assert_eq!(
+            ask(&mut core, r#"{"method":"state_ooms"}"#),
+            serde_json::json!([])
+        );
+        assert_eq!(
+            ask(
+                &mut core,
+                r#"{"method":"state_search","query":"x","from":0,"forward":true}"#
+            ),
+            -1
+        );
+        core.begin("demo.pickle", 0);
+        core.push(&demo_bytes()).expect("demo");
+        core.finish().expect("demo opens");
+        let Reply::State(Some(state)) = core.request(Request::State) else {
+            panic!("a state after the first file");
+        };
+        assert_eq!(state.files, ["demo.pickle"]);
+        assert!(state.timeline.elements > 0);
+        let Reply::Files(files) = core.request(Request::Files) else {
+            panic!("files");
+        };
+        assert_eq!(files.len(), 1);
+        assert!(files[0].peak_live_bytes > 0 && files[0].current);
+        let Reply::Panel(panel) = core.request(Request::Panel { legend_entries: 4 }) else {
+            panic!("panel");
+        };
+        assert!(!panel.legend.is_empty() && panel.legend.len() <= 4);
+        assert_eq!(
+            ask(&mut core, r#"{"method":"set_view","view":"state"}"#),
+            serde_json::json!(true)
+        );
+        let Reply::StateSelect(Some(sel)) = core.request(Request::StateSelect { k: -1 }) else {
+            panic!("a selection in the State History");
+        };
+        assert!(sel.count > 0 && sel.event == Some(sel.count - 1), "{sel:?}");
     }
 
     #[test]
@@ -571,6 +594,6 @@ mod tests {
         core.cancel();
         assert!(core.finish().is_err());
         assert!(core.app_ref().is_none());
-        assert!(core.panel_json(3).contains("\"files\":[]"));
+        assert_eq!(core.panel(3), memviz_viewer::answer::Panel::default());
     }
 }

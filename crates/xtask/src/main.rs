@@ -78,6 +78,8 @@ enum Task {
     Test,
     /// Type-check www/js (tsc --checkJs --noEmit: www/jsconfig.json, and www/jsconfig.worker.json for the worker) and lint it (eslint, tests/web/eslint.config.mjs)
     LintJs,
+    /// Regenerate www/js/generated/ (the shell's TypeScript types) from the Rust request enum and answer structs (ts-rs); `test` fails while they are stale
+    GenTypes,
     /// Parse throughput: native, wasm (node) and CPython's pickle, as a markdown table on stdout
     Bench {
         /// Snapshot sizes in MB (1 to 500, generate.py's limit)
@@ -115,6 +117,7 @@ impl Task {
             Self::Serve { .. } => "serve",
             Self::Test => "test",
             Self::LintJs => "lint-js",
+            Self::GenTypes => "gen-types",
             Self::Bench { .. } => "bench",
             Self::BenchPage { .. } => "bench-page",
             Self::BenchBig(_) => "bench-big",
@@ -130,6 +133,7 @@ impl Task {
             Self::Serve { port } => serve(port),
             Self::Test => test(),
             Self::LintJs => lint_js(),
+            Self::GenTypes => gen_types(),
             Self::Bench { sizes_mb, sizes } => bench(&sizes.unwrap_or(sizes_mb)),
             Self::BenchPage { sizes_mb } => bench_page(&sizes_mb),
             Self::BenchBig(a) => bench_big::bench_big(&a),
@@ -403,6 +407,24 @@ fn test() -> Result<()> {
     )?;
     eprintln!("\nxtask test: all steps passed");
     Ok(())
+}
+
+/// Writes www/js/generated/ from the Rust types: memviz-viewer's `ts_types` test in write mode
+/// (without it, the same test fails while the committed files differ).
+fn gen_types() -> Result<()> {
+    let mut c = cmd(
+        "cargo",
+        [
+            "test",
+            "--release",
+            "-p",
+            "memviz-viewer",
+            "--test",
+            "ts_types",
+        ],
+    );
+    c.env("MEMVIZ_WRITE_TYPES", "1");
+    run(c)
 }
 
 /// The shell's check: `tsc --checkJs --noEmit` on the main thread's modules (DOM lib) and on the

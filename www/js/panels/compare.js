@@ -2,10 +2,10 @@
 // allocations by stack, by growth). Rows are Rust's, placed with textContent only.
 import { setChildren } from '../dom.js';
 import { Panel } from './panel.js';
-import { unavailable } from './unavailable.js';
+import { isUnavailable } from './unavailable.js';
 
-/** @typedef {import('../types').FileRow} FileRow */
-/** @typedef {import('../types').Diff} Diff */
+/** @typedef {import('../generated/FileRow').FileRow} FileRow */
+/** @typedef {import('../generated/DiffAnswer').DiffAnswer} Diff */
 /** @typedef {import('../bridge.js').Call} Call */
 
 /**
@@ -38,7 +38,7 @@ export class FilesAndCompare extends Panel {
     this.selectFile = selectFile;
     /** @type {FileRow[]} */
     this.files = [];
-    /** @type {Diff | null} */
+    /** @type {import('../generated/Avail').Avail<Diff> | null} */
     this.result = null;
     els.filesPanel.addEventListener('toggle', () => { if (els.filesPanel.open) this.loadFiles(); });
     els.comparePanel.addEventListener('toggle', () => { if (els.comparePanel.open) this.loadFiles(); });
@@ -52,8 +52,8 @@ export class FilesAndCompare extends Panel {
   }
 
   async loadFiles() {
-    const { result } = await this.call('files', []);
-    this.files = /** @type {FileRow[]} */ (JSON.parse(result));
+    const { result } = await this.call({ method: 'files' });
+    this.files = result;
     setChildren(this.els.filesRows, this.files.map((f) => {
       const tr = document.createElement('tr');
       tr.setAttribute('aria-current', String(f.current));
@@ -98,16 +98,15 @@ export class FilesAndCompare extends Panel {
   /** Compares opened files `a` and `b`; resolves with Rust's answer. @param {number} a @param {number} b */
   async compare(a, b) {
     this.els.status.textContent = 'comparing…';
-    const { result } = await this.call('diff', [a, b]);
-    const r = /** @type {Diff | null} */ (JSON.parse(result));
+    const { result } = await this.call({ method: 'diff', a, b });
+    const r = result;
     this.result = r;
     if (r === null) {
       this.els.status.textContent = 'pick two opened files';
       return r;
     }
-    const why = unavailable(r);
-    if (why !== null) {
-      this.els.status.textContent = why;
+    if (isUnavailable(r)) {
+      this.els.status.textContent = r.unavailable;
       this.els.rows.replaceChildren();
       return r;
     }

@@ -2,12 +2,26 @@
 // the frame names over wide rects). The tree and its text are Rust's (flame_view).
 import { setChildren } from '../dom.js';
 import { Panel } from './panel.js';
-import { unavailable } from './unavailable.js';
+import { isUnavailable, unavailable } from './unavailable.js';
 
 /** @typedef {import('../bridge.js').Call} Call */
-/** @typedef {import('../types').FlamePhase} FlamePhase */
-/** @typedef {import('../types').FlameState} FlameState */
-/** @typedef {import('../types').FlameInfo} FlameInfo */
+/** @typedef {import('../generated/FlamePhase').FlamePhase} FlamePhase */
+/** @typedef {import('../generated/FlameState').FlameState} FlameState */
+/** @typedef {import('../generated/FlameInfo').FlameInfo} FlameInfo */
+/** @typedef {import('../generated/FlameAt').FlameAt} FlameAt */
+
+/**
+ * The moment of one of the select's options (its value is the page's own, also kept in deep
+ * links: `peak`, `click`, or `phase:<index>` for an annotation phase).
+ * @param {string} value
+ * @returns {FlameAt}
+ */
+function flameAt(value) {
+  if (value === 'click') return { at: 'click' };
+  const phase = /^phase:(\d+)$/.exec(value);
+  if (phase) return { at: 'phase', index: Number(phase[1]) };
+  return { at: 'peak' };
+}
 
 /**
  * @typedef {object} FlameElements
@@ -52,8 +66,8 @@ export class FlameControls extends Panel {
 
   /** A new file or device in the flamegraph view: lists its phases, then builds at the choice. */
   async enter() {
-    const { result } = await this.call('flame_phases', []);
-    const phases = /** @type {FlamePhase[]} */ (JSON.parse(result));
+    const { result } = await this.call({ method: 'flame_phases' });
+    const phases = result;
     const keep = this.els.at.value;
     this.diff = null;
     const options = this.fixed.map((o) => /** @type {HTMLOptionElement} */ (o.cloneNode(true)));
@@ -74,8 +88,8 @@ export class FlameControls extends Panel {
     if (at === 'diff' && this.diff) return this.showDiff(this.diff[0], this.diff[1]);
     this.setDiffOption(null);
     const lifetime = at === 'lifetime';
-    const { result } = await this.call('flame_set', [lifetime ? 'peak' : at, lifetime, this.els.allFrames.checked], { waitFrame: true });
-    const st = /** @type {FlameState | null} */ (JSON.parse(result));
+    const { result } = await this.call({ method: 'flame_set', at: lifetime ? { at: 'peak' } : flameAt(at), lifetime, all_frames: this.els.allFrames.checked }, { waitFrame: true });
+    const st = result;
     // Shown instead of the status until the next choice (the flamegraph stays as it was).
     this.why = unavailable(st);
     await this.refresh();
@@ -86,10 +100,10 @@ export class FlameControls extends Panel {
   /** @param {number} a @param {number} b */
   async showDiff(a, b) {
     this.diff = [a, b];
-    const { result } = await this.call('flame_diff', [a, b, this.els.allFrames.checked], { waitFrame: true });
-    const st = /** @type {FlameState | null} */ (JSON.parse(result));
+    const { result } = await this.call({ method: 'flame_diff', a, b, all_frames: this.els.allFrames.checked }, { waitFrame: true });
+    const st = result;
     this.why = unavailable(st);
-    this.setDiffOption(st && st.diff ? `compare ${st.diff.a} → ${st.diff.b} (red: grew, blue: shrank)` : null);
+    this.setDiffOption(st && !isUnavailable(st) && st.diff ? `compare ${st.diff.a} → ${st.diff.b} (red: grew, blue: shrank)` : null);
     await this.refresh();
     return st;
   }
@@ -113,8 +127,8 @@ export class FlameControls extends Panel {
   /** Fetches the breadcrumb, labels and state (after each drawn frame while shown). */
   async refresh() {
     if (!this.shown) return null;
-    const { result } = await this.call('flame_info', []);
-    const info = /** @type {FlameInfo | null} */ (JSON.parse(result));
+    const { result } = await this.call({ method: 'flame_info' });
+    const info = result;
     this.info = info;
     if (info === null) return null;
     const s = info.state;
@@ -130,7 +144,7 @@ export class FlameControls extends Panel {
       b.title = `${c.name} (${c.size})`;
       b.disabled = i === info.breadcrumb.length - 1;
       b.addEventListener('click', async () => {
-        await this.call('flame_zoom_to', [c.node], { waitFrame: true });
+        await this.call({ method: 'flame_zoom_to', node: c.node }, { waitFrame: true });
         this.refresh();
       });
       return b;

@@ -1,9 +1,9 @@
 // panels/leaks.js: the leak suspects, each explained in Rust's sentence with its top frames.
 import { setChildren } from '../dom.js';
 import { Panel } from './panel.js';
-import { unavailable } from './unavailable.js';
+import { isUnavailable } from './unavailable.js';
 
-/** @typedef {import('../types').Leaks} Leaks */
+/** @typedef {import('../generated/LeaksAnswer').LeaksAnswer} Leaks */
 /** @typedef {import('../bridge.js').Call} Call */
 
 /** @typedef {{panel: HTMLDetailsElement, rule: HTMLElement, list: HTMLElement}} LeaksElements */
@@ -32,14 +32,13 @@ export class LeaksPanel extends Panel {
   async load() {
     if (this.loadedFor === this.key && this.report !== null) return this.report;
     const key = this.key;
-    const { result } = await this.call('leaks', []);
-    const r = /** @type {Leaks | null} */ (JSON.parse(result));
-    const why = unavailable(r);
-    if (why !== null) {
+    const { result } = await this.call({ method: 'leaks' });
+    const r = result;
+    if (isUnavailable(r)) {
       // Not kept: opening the panel again asks again.
       this.report = null;
       this.loadedFor = null;
-      this.els.rule.textContent = why;
+      this.els.rule.textContent = r.unavailable;
       this.els.list.replaceChildren();
       return r;
     }

@@ -2,9 +2,9 @@
 // and numbers are Rust's (crates/memviz-viewer `lines_json`), placed with textContent only.
 import { setChildren } from '../dom.js';
 import { Panel } from './panel.js';
-import { unavailable } from './unavailable.js';
+import { isUnavailable, unavailable } from './unavailable.js';
 
-/** @typedef {import('../types').LinesRow} LinesRow */
+/** @typedef {import('../generated/LineAnswer').LineAnswer} LinesRow */
 /** @typedef {import('../bridge.js').Call} Call */
 
 /**
@@ -68,8 +68,8 @@ export class LinesTable extends Panel {
   async load() {
     const want = `${this.key}|${this.els.allFrames.checked}`;
     if (this.loadedFor === want) return this.rows;
-    const { result } = await this.call('lines', [this.els.allFrames.checked]);
-    const r = /** @type {LinesRow[] | null} */ (JSON.parse(result));
+    const { result } = await this.call({ method: 'lines', all_frames: this.els.allFrames.checked });
+    const r = result;
     const why = unavailable(r);
     this.els.status.textContent = why || '';
     // Not kept when it could not be made: opening the panel again asks again.
@@ -115,20 +115,19 @@ export class LinesTable extends Panel {
     if (!r) return 0;
     if (i === this.selected) {
       this.selected = -1;
-      await this.call('clear_highlight', [], { waitFrame: true });
+      await this.call({ method: 'clear_highlight' }, { waitFrame: true });
       this.onHighlight('');
       this.render();
       return 0;
     }
     this.selected = i;
     this.render();
-    const { result } = await this.call('highlight_line', [r.file, r.line, r.name, this.els.allFrames.checked], { waitFrame: true });
-    const answer = /** @type {number} */ (JSON.parse(result));
-    const why = unavailable(answer);
-    if (why !== null) {
+    const { result } = await this.call({ method: 'highlight_line', file: r.file, line: r.line, name: r.name, all_frames: this.els.allFrames.checked }, { waitFrame: true });
+    const answer = result;
+    if (isUnavailable(answer)) {
       this.selected = -1;
       this.render();
-      this.onHighlight(why);
+      this.onHighlight(answer.unavailable);
       return 0;
     }
     this.onHighlight(`${Number(answer).toLocaleString('en-US')} allocations from ${r.file}:${r.line} highlighted`);

@@ -2,18 +2,10 @@
 // timestep. Rows are Rust's, placed with textContent only.
 import { setChildren } from '../dom.js';
 import { Panel } from './panel.js';
-import { unavailable } from './unavailable.js';
+import { isUnavailable } from './unavailable.js';
 
-/** @typedef {import('../types').Live} Live */
+/** @typedef {import('../generated/LiveAnswer').LiveAnswer} Live */
 /** @typedef {import('../bridge.js').Call} Call */
-
-/** Formats µs as the tooltip does: µs, ms or s with one decimal. @param {number | null | undefined} us */
-function ageText(us) {
-  if (us === null || us === undefined) return '';
-  if (us < 1000) return `${us} µs`;
-  if (us < 1e6) return `${(us / 1000).toFixed(1)} ms`;
-  return `${(us / 1e6).toFixed(1)} s`;
-}
 
 /**
  * @typedef {object} LiveElements
@@ -29,7 +21,7 @@ export class LiveTable extends Panel {
   /** @param {LiveElements} els @param {Call} call */
   constructor(els, call) {
     super(els, call);
-    /** @type {Live | null} */
+    /** @type {import('../generated/Avail').Avail<Live> | null} */
     this.result = null;
     els.panel.addEventListener('toggle', () => { if (els.panel.open) this.show(-1); });
     els.refresh.addEventListener('click', () => this.show(-1));
@@ -38,20 +30,19 @@ export class LiveTable extends Panel {
 
   /** `step` ≥ 0: that timestep; -1: the last click (else the peak); -2: the peak. @param {number} step */
   async show(step) {
-    const { result } = await this.call('live', [step === -2 ? -1e9 : step]);
-    const r = /** @type {Live | null} */ (JSON.parse(result));
+    const { result } = await this.call({ method: 'live', step: step === -2 ? -1e9 : step });
+    const r = result;
     this.result = r;
     if (r === null) return r;
-    const why = unavailable(r);
-    if (why !== null) {
-      this.els.status.textContent = why;
+    if (isUnavailable(r)) {
+      this.els.status.textContent = r.unavailable;
       this.els.rows.replaceChildren();
       return r;
     }
     this.els.status.textContent = `${r.count.toLocaleString('en-US')} allocations alive at timestep ${r.step.toLocaleString('en-US')}, ${r.total}${r.count > r.rows.length ? ` (the ${r.rows.length} largest listed)` : ''}`;
     setChildren(this.els.rows, r.rows.map((x) => {
       const tr = document.createElement('tr');
-      for (const text of [x.label, x.size_text, x.age_steps.toLocaleString('en-US'), ageText(x.age_us), `stream ${x.stream}`, x.top_frame]) {
+      for (const text of [x.label, x.size_text, x.age_steps.toLocaleString('en-US'), x.age_text, `stream ${x.stream}`, x.top_frame]) {
         const td = document.createElement('td');
         td.textContent = text;
         tr.append(td);

@@ -4,7 +4,7 @@
 import { Panel } from './panel.js';
 import { unavailable } from './unavailable.js';
 
-/** @typedef {import('../types').Search} Search */
+/** @typedef {import('../generated/SearchAnswer').SearchAnswer} Search */
 /** @typedef {import('../bridge.js').Call} Call */
 
 /** @typedef {{input: HTMLInputElement, only: HTMLInputElement, status: HTMLElement}} SearchElements */
@@ -34,9 +34,9 @@ export class SearchBox extends Panel {
   /** Runs the query in the box; resolves with Rust's answer after the frame is drawn. */
   async run() {
     const q = this.els.input.value;
-    const { result } = await this.call('search', [q, this.els.only.checked], { waitFrame: true });
+    const { result } = await this.call({ method: 'search', query: q, only: this.els.only.checked }, { waitFrame: true });
     // An `Unavailable` instead when the search cannot fit in memory (checked first).
-    const r = /** @type {Search | null} */ (JSON.parse(result));
+    const r = result;
     this.result = r;
     const why = unavailable(r);
     if (why !== null) {

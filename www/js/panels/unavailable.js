@@ -15,16 +15,26 @@ export function onUnavailable(fn) {
   notify = fn;
 }
 
+/** @typedef {import('../generated/Unavailable').Unavailable} Unavailable */
+
 /**
- * Rust's sentence when `r` (a parsed answer) says the panel cannot fit in memory, else null.
- * It is also handed to the notice.
+ * True when `r` (an answer) says it cannot fit in memory (an `Unavailable`); its sentence is
+ * then also handed to the notice.
+ * @param {unknown} r
+ * @returns {r is Unavailable}
  */
+export function isUnavailable(r) {
+  if (r === null || typeof r !== 'object' || Array.isArray(r) || !('unavailable' in r) || typeof r.unavailable !== 'string') return false;
+  notify(r.unavailable);
+  return true;
+}
+
 /**
+ * Rust's sentence when `r` (an answer) says it cannot fit in memory, else null (see
+ * `isUnavailable`).
  * @param {unknown} r
  * @returns {string | null}
  */
 export function unavailable(r) {
-  if (r === null || typeof r !== 'object' || Array.isArray(r) || !('unavailable' in r) || typeof r.unavailable !== 'string') return null;
-  notify(r.unavailable);
-  return r.unavailable;
+  return isUnavailable(r) ? r.unavailable : null;
 }

@@ -10,7 +10,8 @@ use crate::format::{count, size_long};
 pub type NodeId = u32;
 
 /// What a tree's values are.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
 pub enum ValueUnit {
     /// Live bytes at a moment.
     #[default]
@@ -377,45 +378,36 @@ impl FlameTree {
         }
     }
 
-    /// The tooltip as JSON: `name`, `value` (exact), `value_text` (memory_viz's formatSize, or
-    /// `N byte·steps`), `share` (of the unzoomed total, 0..1), `share_text`, `self_value`,
-    /// `self_text`, `depth`, `children`, `unit` (`bytes` | `byte_steps`); in a marked tree also
-    /// `matched` and `matched_text`; in a diff tree also `a`, `b`, `a_text`, `b_text`,
-    /// `delta_text`.
-    pub fn node_json(&self, node: NodeId) -> Option<serde_json::Value> {
+    /// The tooltip's numbers ([`NodeInfo`]).
+    pub fn node_info(&self, node: NodeId) -> Option<NodeInfo> {
         let n = self.node(node)?;
         let share = self.share(node);
-        let mut v = serde_json::json!({
-            "node": node,
-            "name": n.name,
-            "value": n.total,
-            "value_text": self.value_text(n.total),
-            "share": share,
-            "share_text": format!("{:.2}%", share * 100.0),
-            "self_value": n.self_value,
-            "self_text": self.value_text(n.self_value),
-            "depth": n.depth,
-            "children": n.children.len(),
-            "unit": match self.unit {
-                ValueUnit::Bytes => "bytes",
-                ValueUnit::ByteSteps => "byte_steps",
-            },
-        });
-        if let Some(o) = v.as_object_mut() {
-            if self.marked {
-                o.insert("matched".into(), n.matched.into());
-                o.insert("matched_text".into(), self.value_text(n.matched).into());
-            }
-            if self.diff {
-                let [a, b] = n.pair;
-                o.insert("a".into(), a.into());
-                o.insert("b".into(), b.into());
-                o.insert("a_text".into(), self.value_text(a).into());
-                o.insert("b_text".into(), self.value_text(b).into());
-                o.insert("delta_text".into(), self.delta_text(a, b).into());
-            }
-        }
-        Some(v)
+        let [a, b] = n.pair;
+        Some(NodeInfo {
+            node,
+            name: n.name.clone(),
+            value: n.total,
+            value_text: self.value_text(n.total),
+            share,
+            share_text: format!("{:.2}%", share * 100.0),
+            self_value: n.self_value,
+            self_text: self.value_text(n.self_value),
+            depth: n.depth,
+            children: n.children.len(),
+            unit: self.unit,
+            matched: self.marked.then_some(n.matched),
+            matched_text: self.marked.then(|| self.value_text(n.matched)),
+            a: self.diff.then_some(a),
+            b: self.diff.then_some(b),
+            a_text: self.diff.then(|| self.value_text(a)),
+            b_text: self.diff.then(|| self.value_text(b)),
+            delta_text: self.diff.then(|| self.delta_text(a, b)),
+        })
+    }
+
+    /// [`FlameTree::node_info`] as JSON (the fields of a marked or diff tree only there).
+    pub fn node_json(&self, node: NodeId) -> Option<serde_json::Value> {
+        serde_json::to_value(self.node_info(node)?).ok()
     }
 
     /// The tooltip as text: the name, then `<value> (<share> of total)`, then `self: <value>`;
@@ -444,6 +436,45 @@ impl FlameTree {
         }
         Some(t)
     }
+}
+
+/// One node's numbers, for its tooltip: `value` (exact), `value_text` (memory_viz's formatSize,
+/// or `N byte·steps`), `share` (of the unzoomed total, 0..1); in a marked tree `matched`, in a
+/// diff tree `a`, `b` and their texts (the other fields absent).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, ts_rs::TS)]
+pub struct NodeInfo {
+    pub node: NodeId,
+    pub name: String,
+    pub value: u64,
+    pub value_text: String,
+    pub share: f64,
+    pub share_text: String,
+    pub self_value: u64,
+    pub self_text: String,
+    pub depth: u32,
+    pub children: usize,
+    pub unit: ValueUnit,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub matched: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub matched_text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub a: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub b: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub a_text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub b_text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub delta_text: Option<String>,
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use memviz_snapshot::Snapshot;
 use super::{History, State};
 
 /// Why an allocation failed: the numbers at an `oom` event and a one-line verdict.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
 pub struct OomReport {
     /// Index of the `oom` event in the merged list.
     pub event: usize,

@@ -2,52 +2,12 @@
 //! the Active Memory Timeline, its moments and ranges, the diff of two files.
 
 use memviz_snapshot::Snapshot;
-use serde_json::json;
 
 use super::device::build_device;
-use super::panels::unavailable_json;
 use super::{ActiveView, App, ViewKind};
+use crate::answer::{Avail, FlameAt, FlameInfo, FlamePhase, FlameState};
 use crate::flame_view::FlameView;
 use crate::memory::Panel;
-use crate::view::DrawableView;
-
-/// Where the flamegraph is taken.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FlameAt {
-    /// The peak of the Active Memory Timeline.
-    Peak,
-    /// The last clicked timestep (the peak before any click).
-    Click,
-    /// A timestep.
-    Step(u32),
-    /// Bytes × lifetime within timesteps `[from, to)`.
-    Range(u32, u32),
-    /// Bytes × lifetime within phase `i` of [`App::flame_phases`].
-    Phase(usize),
-}
-
-impl FlameAt {
-    /// The shell's spelling: `peak`, `click`, a timestep, `range:<from>:<to>` or `phase:<i>`;
-    /// anything else is the peak.
-    #[must_use]
-    pub fn parse(text: &str) -> Self {
-        let num = |t: &str| t.parse::<u32>().ok();
-        if let Some(i) = text.strip_prefix("phase:") {
-            return i.parse().map_or(FlameAt::Peak, FlameAt::Phase);
-        }
-        if let Some(r) = text.strip_prefix("range:") {
-            let mut it = r.split(':').map(num);
-            return match (it.next().flatten(), it.next().flatten()) {
-                (Some(a), Some(b)) if a <= b => FlameAt::Range(a, b),
-                _ => FlameAt::Peak,
-            };
-        }
-        match text {
-            "click" => FlameAt::Click,
-            n => num(n).map_or(FlameAt::Peak, FlameAt::Step),
-        }
-    }
-}
 
 impl App {
     pub(super) fn ensure_flame_view(&mut self) {
@@ -106,21 +66,22 @@ impl App {
     }
 
     /// Shows the diff flamegraph of files `a` and `b` (live allocations of the final state, all
-    /// devices; `all_frames`: every frame) in the flamegraph view. Returns its state JSON
-    /// (`null` for an unknown file).
-    pub fn flame_diff(&mut self, a: usize, b: usize, all_frames: bool) -> String {
+    /// devices; `all_frames`: every frame) in the flamegraph view. Returns its state (`None`
+    /// for an unknown file).
+    pub fn flame_diff(
+        &mut self,
+        a: usize,
+        b: usize,
+        all_frames: bool,
+    ) -> Option<Avail<FlameState>> {
         use memviz_analysis::diff::live_folded;
         use memviz_analysis::flame::{FlameTree, ValueUnit};
-        if self.files.get(a).is_none() || self.files.get(b).is_none() {
-            return "null".into();
-        }
+        let (_, _) = (self.files.get(a)?, self.files.get(b)?);
         if let Err(why) = self.check_pair(Panel::FlameDiff, a, b) {
-            return unavailable_json(&why);
+            return Some(Avail::from_result(Err(why)));
         }
         let tree = {
-            let (Some(fa), Some(fb)) = (self.files.get(a), self.files.get(b)) else {
-                return "null".into();
-            };
+            let (fa, fb) = (self.files.get(a)?, self.files.get(b)?);
             let tree = FlameTree::build_diff(
                 &live_folded(&fa.snap, None, all_frames),
                 &live_folded(&fb.snap, None, all_frames),
@@ -130,10 +91,8 @@ impl App {
         };
         self.set_view(ViewKind::Flame);
         self.frame.needs_redraw = true;
-        match self.flame_view.as_mut() {
-            Some((_, fv)) => fv.show_diff(tree.0, &tree.1, &tree.2),
-            None => "null".into(),
-        }
+        let (_, fv) = self.flame_view.as_mut()?;
+        Some(Avail::Ready(fv.show_diff(tree.0, &tree.1, &tree.2)))
     }
 
     /// The flamegraph shown, when the flamegraph view is on.
@@ -151,33 +110,34 @@ impl App {
 
     /// Rebuilds the flamegraph at a moment or over a range ([`FlameAt`]); `lifetime`: bytes ×
     /// lifetime over the trace (a range always gives bytes × lifetime within it). Returns the
-    /// flamegraph state JSON.
-    pub fn flame_set(&mut self, at: FlameAt, lifetime: bool, all_frames: bool) -> String {
+    /// flamegraph's state (`None` before the first file).
+    pub fn flame_set(
+        &mut self,
+        at: FlameAt,
+        lifetime: bool,
+        all_frames: bool,
+    ) -> Option<Avail<FlameState>> {
         use memviz_analysis::flame::{At, FlameOptions};
         self.ensure_flame_view();
         if self.flame_view.is_some() {
             if let Err(why) = self.check_panel(Panel::FlameMoment, ViewKind::Active, false) {
-                return unavailable_json(&why);
+                return Some(Avail::from_result(Err(why)));
             }
         }
         let device = self.device;
-        let Some(f) = self.files.get(self.current) else {
-            return "null".into();
-        };
-        let (Some(d), Some((_, fv))) = (
-            f.devices.get(&(device, ViewKind::Active)),
-            self.flame_view.as_mut(),
-        ) else {
-            return "null".into();
-        };
+        let f = self.files.get(self.current)?;
+        let d = f.devices.get(&(device, ViewKind::Active))?;
+        let (_, fv) = self.flame_view.as_mut()?;
         let range = match at {
-            FlameAt::Phase(i) => d.phases.get(i).map(|(p, _)| (p.start_step, p.end_step)),
-            FlameAt::Range(a, b) if a <= b => Some((a, b)),
+            FlameAt::Phase { index } => {
+                d.phases.get(index).map(|(p, _)| (p.start_step, p.end_step))
+            }
+            FlameAt::Range { from, to } if from <= to => Some((from, to)),
             _ => None,
         };
         let moment = match at {
             FlameAt::Click => self.timeline.last_click_step.map_or(At::Peak, At::Step),
-            FlameAt::Step(n) => At::Step(n),
+            FlameAt::Step { step } => At::Step(step),
             _ => At::Peak,
         };
         self.frame.needs_redraw = true;
@@ -186,45 +146,49 @@ impl App {
             lifetime: lifetime || range.is_some(),
             step_range: range,
         };
-        fv.set_options(&f.snap, device, &d.timeline, &d.layout, moment, opts)
+        Some(Avail::Ready(fv.set_options(
+            &f.snap,
+            device,
+            &d.timeline,
+            &d.layout,
+            moment,
+            opts,
+        )))
     }
 
     /// The `external_annotations` phases of the current device's Active Memory Timeline (time
-    /// ranges for [`App::flame_set`]), JSON `[{index, name, start_step, end_step}]`, at most
-    /// 1000, in start order.
+    /// ranges for [`App::flame_set`]), at most 1000, in start order.
     #[must_use]
-    pub fn flame_phases(&self) -> String {
+    pub fn flame_phases(&self) -> Vec<FlamePhase> {
         let Some(d) = self
             .files
             .get(self.current)
             .and_then(|f| f.devices.get(&(self.device, ViewKind::Active)))
         else {
-            return "[]".into();
+            return Vec::new();
         };
-        let list: Vec<serde_json::Value> = d
-            .phases
+        d.phases
             .iter()
             .enumerate()
             .take(1000)
-            .map(|(i, (p, _))| {
-                json!({"index": i, "name": p.name, "start_step": p.start_step, "end_step": p.end_step})
+            .map(|(index, (p, _))| FlamePhase {
+                index,
+                name: p.name.clone(),
+                start_step: p.start_step,
+                end_step: p.end_step,
             })
-            .collect();
-        json!(list).to_string()
+            .collect()
     }
 
-    /// The flamegraph's breadcrumb, labels and state, JSON `{breadcrumb, labels, state}`.
-    pub fn flame_info(&mut self) -> String {
+    /// The flamegraph's breadcrumb, labels and state.
+    pub fn flame_info(&mut self) -> Option<FlameInfo> {
         self.ensure_flame_view();
-        match self.flame_view.as_ref() {
-            Some((_, fv)) => format!(
-                "{{\"breadcrumb\":{},\"labels\":{},\"state\":{}}}",
-                fv.breadcrumb_json(),
-                fv.labels_json(),
-                fv.state_json()
-            ),
-            None => "null".into(),
-        }
+        let (_, fv) = self.flame_view.as_ref()?;
+        Some(FlameInfo {
+            breadcrumb: fv.breadcrumb(),
+            labels: fv.labels(),
+            state: fv.state(),
+        })
     }
 
     /// Zooms the flamegraph to a node of the full tree (from the breadcrumb).

@@ -16,6 +16,7 @@ use memviz_render::View;
 use memviz_snapshot::Snapshot;
 
 mod device;
+mod dispatch;
 mod flame;
 mod overlay;
 mod panels;
@@ -23,12 +24,13 @@ mod state;
 mod text;
 mod timeline;
 
+pub use crate::answer::FlameAt;
 pub use device::{FIRST_SCENE_COLUMNS, PHASE_ROWS, PHASE_ROW_CSS, VIEWER_LAYOUT};
-pub use flame::FlameAt;
 pub use overlay::{AxisTicks, PhaseLabel};
-pub use panels::{unavailable_json, LIVE_ROWS};
+pub use panels::LIVE_ROWS;
 pub use timeline::SETTLE_MS;
 
+use crate::answer::{Tooltip, Unavailable};
 use crate::camera::{Camera, PlotGeometry};
 use crate::flame_view::FlameView;
 use crate::memory::{unavailable_message, view_bytes_per_event, Memory};
@@ -37,6 +39,11 @@ use crate::state_view::StateView;
 pub use crate::view::{ActiveView, DrawableView, CLICK_SLOP_CSS};
 use device::{build_device, DeviceData};
 use timeline::{Frame, Gate, Settle, TimelineUi, TimelineView};
+
+/// The tooltip answer of a structure that cannot fit in memory.
+pub(crate) fn unavailable_tip(unavailable: String) -> Tooltip {
+    Tooltip::Unavailable(Unavailable { unavailable })
+}
 
 /// Background colour (sRGB RGBA, 0..1).
 pub const CLEAR: [f64; 4] = [1.0, 1.0, 1.0, 1.0];
@@ -49,7 +56,9 @@ pub struct LoadedFile {
 }
 
 /// What the canvas shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, ts_rs::TS,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ViewKind {
     /// Active Memory Timeline (SEMANTICS §3).
@@ -130,7 +139,9 @@ impl App {
         app
     }
 
-    fn new_empty() -> Self {
+    /// An app with no file yet: every request answers as before the first file.
+    #[must_use]
+    pub fn new_empty() -> Self {
         App {
             files: Vec::new(),
             current: 0,
@@ -502,11 +513,11 @@ impl App {
         css_x: f64,
         css_y: f64,
         click: bool,
-        f: impl FnOnce(&Snapshot, &mut dyn DrawableView) -> Option<String>,
-    ) -> Option<String> {
+        f: impl FnOnce(&Snapshot, &mut dyn DrawableView) -> Option<Tooltip>,
+    ) -> Option<Tooltip> {
         match self.gate(css_x, css_y, click) {
             Ok(gate) => self.with_view(gate, f).flatten(),
-            Err(why) => Some(unavailable_json(&why)),
+            Err(why) => Some(unavailable_tip(why)),
         }
     }
 
@@ -597,8 +608,8 @@ impl App {
         self.with_view(Gate::closed(), |_, v| v.pointer_down(css_x, css_y));
     }
 
-    /// Pointer moved: continues a drag, else hovers. Returns the tooltip JSON to show, if any.
-    pub fn pointer_move(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+    /// Pointer moved: continues a drag, else hovers. Returns the tooltip to show, if any.
+    pub fn pointer_move(&mut self, css_x: f64, css_y: f64) -> Option<Tooltip> {
         let f = |snap: &Snapshot, v: &mut dyn DrawableView| v.pointer_move(snap, css_x, css_y);
         if self.timeline.dragging() {
             // A drag looks nothing up.
@@ -608,17 +619,17 @@ impl App {
     }
 
     /// Pointer released: a press-release without travel is a click (pins / unpins), a click in
-    /// the overview centres the window there. Returns the tooltip JSON to show.
-    pub fn pointer_up(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+    /// the overview centres the window there. Returns the tooltip to show.
+    pub fn pointer_up(&mut self, css_x: f64, css_y: f64) -> Option<Tooltip> {
         self.gated(css_x, css_y, true, |snap, v| {
             v.pointer_up(snap, css_x, css_y)
         })
     }
 
     /// Hover at a canvas point: the pinned tooltip if one is pinned, else the tooltip
-    /// (`TooltipInfo` JSON plus `text` and `pinned`) of the element under the point. A point
+    /// ([`Tooltip::Element`]) of the element under the point. A point
     /// far outside the canvas (x < -1e8) is the pointer leaving it.
-    pub fn hover(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+    pub fn hover(&mut self, css_x: f64, css_y: f64) -> Option<Tooltip> {
         self.gated(css_x, css_y, false, |snap, v| {
             if css_x < -1.0e8 {
                 v.pointer_leave();
@@ -628,7 +639,7 @@ impl App {
     }
 
     /// Click: pins the element under the point (or unpins when one is pinned).
-    pub fn click(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+    pub fn click(&mut self, css_x: f64, css_y: f64) -> Option<Tooltip> {
         self.gated(css_x, css_y, true, |snap, v| v.click(snap, css_x, css_y))
     }
 
@@ -652,8 +663,8 @@ impl App {
     }
 
     /// Pins the tooltip of `element` of the timeline shown (a deep link's selection); a
-    /// negative or unknown element unpins. Returns the pinned tooltip JSON, if any.
-    pub fn pin(&mut self, element: i64) -> Option<String> {
+    /// negative or unknown element unpins. Returns the pinned tooltip, if any.
+    pub fn pin(&mut self, element: i64) -> Option<Tooltip> {
         self.frame.needs_redraw = true;
         let n = self.data().map_or(0, |d| d.layout.element_count());
         match u32::try_from(element).ok().filter(|&e| (e as usize) < n) {

@@ -22,7 +22,7 @@ const BRUSH_EDGE: u32 = rgba(30, 100, 220, 220);
 const HOVER_EDGE: u32 = rgba(0, 0, 0, 255);
 
 /// Both axes' ticks, positions in canvas CSS px.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, ts_rs::TS)]
 pub struct AxisTicks {
     /// x ticks: `pos_css_px` is a canvas x.
     pub x: Vec<Tick>,
@@ -48,7 +48,7 @@ impl AxisTicks {
 }
 
 /// A phase band's label position.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, ts_rs::TS)]
 pub struct PhaseLabel {
     pub left: f64,
     pub right: f64,

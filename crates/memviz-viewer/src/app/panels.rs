@@ -3,13 +3,18 @@
 //! (the layout's hit index, the tooltips' context), each checked against the [`Memory`] before
 //! it is built, as views are ([`crate::memory::panel_bytes`]): when it does not fit, the views
 //! it does not need are released, and when it still does not fit it is not built and the entry
-//! point answers `{"unavailable": "<sentence>"}` (the sentence names what it needs, what is
-//! free and the command line that gives the same answer). Without a [`Memory`] everything is
+//! point answers [`Avail::Unavailable`] (the sentence names what it needs, what is free and
+//! the command line that gives the same answer). Without a [`Memory`] everything is
 //! built.
 
+use memviz_analysis::format::{size_long, size_short};
 use memviz_analysis::layout::Layout;
 use memviz_analysis::{color, timeline};
-use serde_json::json;
+
+use crate::answer::{
+    Avail, DiffAnswer, DiffGroup, LeaksAnswer, LineAnswer, LiveAnswer, LiveAnswerRow, SearchAnswer,
+    SuspectAnswer,
+};
 
 use super::{App, ViewKind};
 use crate::memory::{
@@ -17,10 +22,12 @@ use crate::memory::{
     panel_unavailable_message, Memory, Panel, PanelCounts, PANEL_LAYOUT,
 };
 
-/// The answer of a panel that cannot fit: `{"unavailable": sentence}`.
-#[must_use]
-pub fn unavailable_json(sentence: &str) -> String {
-    json!({ "unavailable": sentence }).to_string()
+/// The frames a panel shows of `stack` ([`memviz_analysis::frames::shown_frames`]), owned.
+fn shown_frames(stack: &[String]) -> Vec<String> {
+    memviz_analysis::frames::shown_frames(stack)
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
 }
 
 /// True when the layout's hit index is built (it is built on first use).
@@ -283,19 +290,23 @@ impl App {
 
     /// Searches the current timeline (substring, or `/regex/`; see
     /// `memviz_analysis::search`) and highlights the matches (`only`: hide the rest); an empty
-    /// query clears. JSON `{query, count, bytes, size, error}`, plus `unavailable` (the
-    /// sentence) when the search cannot fit in memory.
-    pub fn search(&mut self, query: &str, only: bool) -> String {
+    /// query clears. `unavailable` says so when the search cannot fit in memory.
+    pub fn search(&mut self, query: &str, only: bool) -> Option<SearchAnswer> {
         if query.trim().is_empty() {
             self.set_highlight(None, false);
-            return json!({"query": "", "count": 0, "bytes": 0, "size": "", "error": null})
-                .to_string();
+            return Some(SearchAnswer::default());
         }
+        let blank = SearchAnswer {
+            query: query.to_owned(),
+            ..SearchAnswer::default()
+        };
         let q = match memviz_analysis::search::parse_query(query) {
             Ok(q) => q,
             Err(e) => {
-                return json!({"query": query, "count": 0, "bytes": 0, "size": "", "error": e})
-                    .to_string()
+                return Some(SearchAnswer {
+                    error: Some(e.to_string()),
+                    ..blank
+                })
             }
         };
         // A query no address label can match needs no address versions: only its matches
@@ -306,62 +317,52 @@ impl App {
             Panel::Highlight
         };
         if let Err(why) = self.check_panel(panel, self.timeline_kind(), false) {
-            return json!({"query": query, "count": 0, "bytes": 0, "size": "", "error": null,
-                "unavailable": why})
-            .to_string();
+            return Some(SearchAnswer {
+                unavailable: Some(why),
+                ..blank
+            });
         }
-        let Some((snap, d)) = self.parts() else {
-            return "null".into();
-        };
+        let (snap, d) = self.parts()?;
         let r = memviz_analysis::search::search(snap, self.device, &d.timeline, &q);
-        let mut out = json!({
-            "query": query,
-            "count": r.count,
-            "bytes": r.bytes,
-            "size": memviz_analysis::format::size_long(r.bytes),
-            "error": null,
-        });
-        if let Err(why) = self.apply_highlight(Some(r.elements), only) {
-            out["unavailable"] = json!(why);
-        }
-        out.to_string()
+        let unavailable = self.apply_highlight(Some(r.elements), only).err();
+        Some(SearchAnswer {
+            count: r.count,
+            bytes: r.bytes,
+            size: size_long(r.bytes),
+            unavailable,
+            ..blank
+        })
     }
 
-    /// The per-source-line table of the current timeline, JSON `[{file, line, name,
-    /// live_at_peak_bytes, total_bytes, count, largest_bytes, live, total, largest}]` (the last
-    /// three formatted); `all_frames`: attribute to the innermost frame of any kind.
-    /// `{"unavailable": sentence}` when it cannot fit in memory.
-    pub fn lines_json(&mut self, all_frames: bool) -> String {
-        use memviz_analysis::format::size_short;
+    /// The per-source-line table of the current timeline (sizes also as text); `all_frames`:
+    /// attribute to the innermost frame of any kind.
+    pub fn lines(&mut self, all_frames: bool) -> Avail<Vec<LineAnswer>> {
         use memviz_analysis::lines::{line_table, LineOptions};
         if let Err(why) = self.check_panel(Panel::Lines, self.timeline_kind(), true) {
-            return unavailable_json(&why);
+            return Avail::from_result(Err(why));
         }
         let Some((snap, d)) = self.parts() else {
-            return "[]".into();
+            return Avail::Ready(Vec::new());
         };
         let opts = if all_frames {
             LineOptions::ALL_FRAMES
         } else {
             LineOptions::default()
         };
-        let rows: Vec<serde_json::Value> =
+        Avail::Ready(
             line_table(snap, self.device, &d.timeline, &d.layout, opts)
                 .into_iter()
-                .map(|r| {
-                    let mut v = serde_json::to_value(&r).unwrap_or_default();
-                    if let Some(o) = v.as_object_mut() {
-                        o.insert("live".into(), json!(size_short(r.live_at_peak_bytes)));
-                        o.insert("total".into(), json!(size_short(r.total_bytes)));
-                        o.insert("largest".into(), json!(size_short(r.largest_bytes)));
-                    }
-                    v
+                .map(|row| LineAnswer {
+                    live: size_short(row.live_at_peak_bytes),
+                    total: size_short(row.total_bytes),
+                    largest: size_short(row.largest_bytes),
+                    row,
                 })
-                .collect();
-        json!(rows).to_string()
+                .collect(),
+        )
     }
 
-    /// Highlights the elements of one row of [`App::lines_json`] (`file`, `line`, `name`);
+    /// Highlights the elements of one row of [`App::lines`] (`file`, `line`, `name`);
     /// returns how many, or the sentence when it cannot fit in memory.
     pub fn highlight_line(
         &mut self,
@@ -397,11 +398,11 @@ impl App {
         Ok(n)
     }
 
-    /// Leak suspects of the current device's Active Memory Timeline, JSON
-    /// (`memviz_analysis::leaks::LeakReport` plus `size` and `shown` per suspect). Without the
-    /// Active Memory Timeline built, a timeline and compact layout are built for the answer and
-    /// dropped. `{"unavailable": sentence}` when it cannot fit in memory.
-    pub fn leaks_json(&mut self) -> String {
+    /// Leak suspects of the current device's Active Memory Timeline
+    /// (`memviz_analysis::leaks::LeakReport`, with each suspect's size as text and its shown
+    /// frames). Without the Active Memory Timeline built, a timeline and compact layout are
+    /// built for the answer and dropped. `None` before the first file.
+    pub fn leaks(&mut self) -> Option<Avail<LeaksAnswer>> {
         let active_built = self
             .files
             .get(self.current)
@@ -429,12 +430,10 @@ impl App {
             need = need.max(1);
             largest = largest.max(1);
             if let Err(why) = self.panel_fits(Panel::Leaks, need, largest) {
-                return unavailable_json(&why);
+                return Some(Avail::from_result(Err(why)));
             }
         }
-        let Some(f) = self.files.get(self.current) else {
-            return "null".into();
-        };
+        let f = self.files.get(self.current)?;
         let own;
         let (timeline, layout) = match f.devices.get(&(self.device, ViewKind::Active)) {
             Some(d) => (&*d.timeline, &*d.layout),
@@ -446,34 +445,29 @@ impl App {
             }
         };
         let report = memviz_analysis::leaks::leaks(&f.snap, self.device, timeline, layout);
-        let mut v = serde_json::to_value(&report).unwrap_or_default();
-        if let Some(list) = v.get_mut("suspects").and_then(|x| x.as_array_mut()) {
-            for (sv, s) in list.iter_mut().zip(&report.suspects) {
-                if let Some(o) = sv.as_object_mut() {
-                    o.insert(
-                        "size".into(),
-                        json!(memviz_analysis::format::size_short(s.bytes)),
-                    );
-                    o.insert(
-                        "shown".into(),
-                        json!(memviz_analysis::frames::shown_frames(&s.stack)),
-                    );
-                }
-            }
-        }
-        v.to_string()
+        Some(Avail::Ready(LeaksAnswer {
+            settled_step: report.settled_step,
+            settled_rule: report.settled_rule,
+            suspects: report
+                .suspects
+                .into_iter()
+                .map(|suspect| SuspectAnswer {
+                    size: size_short(suspect.bytes),
+                    shown: shown_frames(&suspect.stack),
+                    suspect,
+                })
+                .collect(),
+        }))
     }
 
     /// Every allocation alive at timestep `step` (the peak when negative) of the current
-    /// timeline, largest first, JSON `{step, count, total, rows: [LiveRow + size_text]}` (at
-    /// most [`LIVE_ROWS`] rows), or `{"unavailable": sentence}` when it cannot fit in memory.
-    pub fn live_json(&mut self, step: i64) -> String {
+    /// timeline, largest first (at most [`LIVE_ROWS`] rows; the count and total cover all).
+    /// `None` before the first file.
+    pub fn live(&mut self, step: i64) -> Option<Avail<LiveAnswer>> {
         if let Err(why) = self.check_panel(Panel::Live, self.timeline_kind(), true) {
-            return unavailable_json(&why);
+            return Some(Avail::from_result(Err(why)));
         }
-        let Some((snap, d)) = self.parts() else {
-            return "null".into();
-        };
+        let (snap, d) = self.parts()?;
         let step = if step < 0 {
             d.layout.peak_step
         } else {
@@ -489,27 +483,23 @@ impl App {
             step,
             LIVE_ROWS,
         );
-        let list: Vec<serde_json::Value> = live
-            .rows
-            .iter()
-            .map(|r| {
-                let mut v = serde_json::to_value(r).unwrap_or_default();
-                if let Some(o) = v.as_object_mut() {
-                    o.insert(
-                        "size_text".into(),
-                        json!(memviz_analysis::format::size_short(r.size)),
-                    );
-                }
-                v
-            })
-            .collect();
-        json!({
-            "step": step,
-            "count": live.count,
-            "total": memviz_analysis::format::size_long(live.total_bytes),
-            "rows": list,
-        })
-        .to_string()
+        Some(Avail::Ready(LiveAnswer {
+            step,
+            count: live.count,
+            total: size_long(live.total_bytes),
+            rows: live
+                .rows
+                .into_iter()
+                .map(|row| LiveAnswerRow {
+                    size_text: size_short(row.size),
+                    age_text: row
+                        .age_us
+                        .map(memviz_analysis::format::duration_us)
+                        .unwrap_or_default(),
+                    row,
+                })
+                .collect(),
+        }))
     }
 
     /// The counts of files `a` and `b` together, for the comparisons.
@@ -538,21 +528,15 @@ impl App {
         )
     }
 
-    /// Compares the live allocations of files `a` and `b` (all devices), JSON: the
-    /// `memviz_analysis::diff::Diff` (groups sorted by growth; at most 500 groups) plus
-    /// formatted sizes, the group and segment counts, and the file names;
-    /// `{"unavailable": sentence}` when it cannot fit in memory.
-    pub fn diff_json(&mut self, a: usize, b: usize) -> String {
-        use memviz_analysis::format::size_short;
-        if self.files.get(a).is_none() || self.files.get(b).is_none() {
-            return "null".into();
-        }
+    /// Compares the live allocations of files `a` and `b` (all devices): the
+    /// `memviz_analysis::diff::Diff` (groups sorted by growth; at most 500 groups) with sizes as
+    /// text, the group and segment counts, and the file names. `None` for an unknown file.
+    pub fn diff(&mut self, a: usize, b: usize) -> Option<Avail<DiffAnswer>> {
+        let (_, _) = (self.files.get(a)?, self.files.get(b)?);
         if let Err(why) = self.check_pair(Panel::Compare, a, b) {
-            return unavailable_json(&why);
+            return Some(Avail::from_result(Err(why)));
         }
-        let (Some(fa), Some(fb)) = (self.files.get(a), self.files.get(b)) else {
-            return "null".into();
-        };
+        let (fa, fb) = (self.files.get(a)?, self.files.get(b)?);
         let d = memviz_analysis::diff::diff(&fa.snap, &fb.snap, None);
         let signed = |x: u64, y: u64| {
             if y >= x {
@@ -561,38 +545,34 @@ impl App {
                 format!("-{}", size_short(x - y))
             }
         };
-        let groups: Vec<serde_json::Value> = d
-            .groups
-            .iter()
-            .take(500)
-            .map(|g| {
-                json!({
-                    "stack": g.stack,
-                    "shown": memviz_analysis::frames::shown_frames(&g.stack),
-                    "bytes_a": g.bytes_a,
-                    "bytes_b": g.bytes_b,
-                    "count_a": g.count_a,
-                    "count_b": g.count_b,
-                    "a": size_short(g.bytes_a),
-                    "b": size_short(g.bytes_b),
-                    "delta": signed(g.bytes_a, g.bytes_b),
-                })
-            })
-            .collect();
         let seg_bytes = |v: &[memviz_analysis::diff::SegmentKey]| {
             size_short(v.iter().fold(0u64, |s, k| s.saturating_add(k.total_size)))
         };
-        json!({
-            "a": fa.name,
-            "b": fb.name,
-            "group_count": d.groups.len(),
-            "groups": groups,
-            "segments_only_a": d.segments_only_a.len(),
-            "segments_only_b": d.segments_only_b.len(),
-            "segments_only_a_bytes": seg_bytes(&d.segments_only_a),
-            "segments_only_b_bytes": seg_bytes(&d.segments_only_b),
-        })
-        .to_string()
+        Some(Avail::Ready(DiffAnswer {
+            a: fa.name.clone(),
+            b: fb.name.clone(),
+            group_count: d.groups.len(),
+            groups: d
+                .groups
+                .iter()
+                .take(500)
+                .map(|g| DiffGroup {
+                    stack: g.stack.clone(),
+                    shown: shown_frames(&g.stack),
+                    bytes_a: g.bytes_a,
+                    bytes_b: g.bytes_b,
+                    count_a: g.count_a,
+                    count_b: g.count_b,
+                    a: size_short(g.bytes_a),
+                    b: size_short(g.bytes_b),
+                    delta: signed(g.bytes_a, g.bytes_b),
+                })
+                .collect(),
+            segments_only_a: d.segments_only_a.len(),
+            segments_only_b: d.segments_only_b.len(),
+            segments_only_a_bytes: seg_bytes(&d.segments_only_a),
+            segments_only_b_bytes: seg_bytes(&d.segments_only_b),
+        }))
     }
 }
 

@@ -4,6 +4,7 @@
 use memviz_snapshot::Snapshot;
 
 use super::{ActiveView, App, ViewKind};
+use crate::answer::{MapItemKind, StateRow, StateSelection, Tooltip};
 use crate::state_view::StateView;
 
 impl App {
@@ -41,35 +42,30 @@ impl App {
         self.state_view.as_ref().map(|(_, v)| v)
     }
 
-    /// Selects event `k` of the state history (-1: the last); the selection JSON
-    /// ([`StateView::selection_json`]).
-    pub fn state_select(&mut self, k: i64) -> String {
+    /// Selects event `k` of the state history (-1: the last): the selection.
+    pub fn state_select(&mut self, k: i64) -> Option<StateSelection> {
         self.ensure_state_view();
         self.frame.needs_redraw = true;
-        let Some(f) = self.files.get(self.current) else {
-            return "null".into();
-        };
-        match self.state_view.as_mut() {
-            Some((_, v)) => v.select(&f.snap, k),
-            None => "null".into(),
+        let f = self.files.get(self.current)?;
+        let (_, v) = self.state_view.as_mut()?;
+        Some(v.select(&f.snap, k))
+    }
+
+    /// Rows of the state history's event list ([`StateView::rows`]).
+    pub fn state_rows(&mut self, start: usize, count: usize) -> Vec<StateRow> {
+        self.ensure_state_view();
+        match (self.files.get(self.current), self.state_view.as_ref()) {
+            (Some(f), Some((_, v))) => v.rows(&f.snap, start, count),
+            _ => Vec::new(),
         }
     }
 
-    /// Rows of the state history's event list, JSON ([`StateView::rows_json`]).
-    pub fn state_rows(&mut self, start: usize, count: usize) -> String {
+    /// The indices of the `oom` events of the state history.
+    pub fn state_ooms(&mut self) -> Vec<usize> {
         self.ensure_state_view();
         match (self.files.get(self.current), self.state_view.as_ref()) {
-            (Some(f), Some((_, v))) => v.rows_json(&f.snap, start, count),
-            _ => "[]".into(),
-        }
-    }
-
-    /// The `oom` events of the state history, JSON array of indices.
-    pub fn state_ooms(&mut self) -> String {
-        self.ensure_state_view();
-        match (self.files.get(self.current), self.state_view.as_ref()) {
-            (Some(f), Some((_, v))) => v.oom_events_json(&f.snap),
-            _ => "[]".into(),
+            (Some(f), Some((_, v))) => v.oom_events(&f.snap),
+            _ => Vec::new(),
         }
     }
 
@@ -82,33 +78,22 @@ impl App {
         }
     }
 
-    /// Pins and shows the block at `addr` in the map; its tooltip JSON.
-    pub fn state_focus(&mut self, addr: u64) -> Option<String> {
+    /// Pins and shows the block at `addr` in the map; its tooltip.
+    pub fn state_focus(&mut self, addr: u64) -> Option<Tooltip> {
         self.frame.needs_redraw = true;
         let (snap, v) = self.sv()?;
         v.focus(snap, addr)
     }
 
-    /// Canvas CSS px of the centre of a map item (`segment`, `block` or `waste` at `addr`).
-    pub fn state_item_center(&mut self, kind: &str, addr: u64) -> Option<[f64; 2]> {
+    /// Canvas CSS px of the centre of a map item (a segment, block or waste at `addr`).
+    pub fn state_item_center(&mut self, kind: MapItemKind, addr: u64) -> Option<[f64; 2]> {
         use memviz_analysis::segmap::Item;
         let item = match kind {
-            "segment" => Item::Segment(addr),
-            "block" => Item::Block(addr),
-            "waste" => Item::Waste(addr),
-            _ => return None,
+            MapItemKind::Segment => Item::Segment(addr),
+            MapItemKind::Block => Item::Block(addr),
+            MapItemKind::Waste => Item::Waste(addr),
         };
         let (_, v) = self.sv()?;
         v.item_center_css(item)
-    }
-
-    /// `allocator_settings` as readable rows, JSON `[{key, value, meaning}]` (empty when the
-    /// file has none).
-    #[must_use]
-    pub fn allocator_settings(&self) -> String {
-        let Some(snap) = self.snapshot() else {
-            return "[]".into();
-        };
-        crate::settings::rows_json(snap)
     }
 }

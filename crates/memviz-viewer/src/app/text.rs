@@ -1,11 +1,11 @@
-//! What the app answers the shell as text: the axis ticks, the legend, the device list and the
-//! state JSON.
+//! What the app answers the shell around the plot: the axis ticks, the legend, the device list,
+//! the settings, its state and the panel that holds them.
 
-use serde_json::json;
+use memviz_analysis::format::size_short;
 
 use super::{overlay, timeline};
 use super::{ActiveView, App, AxisTicks};
-use crate::view::DrawableView;
+use crate::answer::{DeviceRow, LegendRow, Panel, SettingRow, ViewerState};
 
 impl App {
     // ----- text for the shell ----------------------------------------------------------------
@@ -32,58 +32,82 @@ impl App {
         )
     }
 
-    /// The `n` largest allocation sites at the peak, JSON (`LegendEntry` list).
+    /// The `n` largest allocation sites at the peak, with their sizes as text.
     #[must_use]
-    pub fn legend(&self, n: usize) -> String {
-        serde_json::to_string(&self.legend_entries(n)).unwrap_or_else(|_| "[]".into())
-    }
-
-    /// The file's devices, JSON: `[{device, events, segments, current}]`.
-    #[must_use]
-    pub fn devices(&self) -> String {
-        let Some(snap) = self.snapshot() else {
-            return "[]".into();
-        };
-        let list: Vec<serde_json::Value> = snap
-            .devices()
+    pub fn legend(&self, n: usize) -> Vec<LegendRow> {
+        self.legend_entries(n)
             .into_iter()
-            .map(|dev| {
-                json!({
-                    "device": dev,
-                    "events": snap.trace(dev).map_or(0, |t| t.len()),
-                    "segments": snap.segments.iter().filter(|s| s.device == dev).count(),
-                    "current": dev == self.device,
-                })
+            .map(|entry| LegendRow {
+                size: size_short(entry.bytes),
+                entry,
             })
-            .collect();
-        json!(list).to_string()
+            .collect()
     }
 
-    /// Backend-agnostic state, JSON (for tests and the shell's status line).
+    /// The file's devices.
     #[must_use]
-    pub fn state_json(&self) -> String {
-        let mut v = timeline::state_value(&self.timeline, self.data());
-        if let Some(obj) = v.as_object_mut() {
-            let flame = (self.active == ActiveView::Flame)
-                .then(|| self.flame_view.as_ref().map(|(_, v)| v.state_json()))
-                .flatten();
-            let state = (self.active == ActiveView::State)
-                .then(|| self.state_view.as_ref().map(|(_, v)| v.state_json()))
-                .flatten();
-            for (k, val) in [
-                ("file", json!(self.current)),
-                ("files", json!(self.file_names())),
-                ("device", json!(self.device)),
-                ("x_axis", json!(self.axis_ticks().x_unit)),
-                ("view", json!(self.view().name())),
-                ("highlighted", json!(self.highlighted())),
-                ("flame_view", json!(flame)),
-                ("state_view", json!(state)),
-                ("geometry", json!(self.geom)),
-            ] {
-                obj.insert(k.into(), val);
-            }
+    pub fn devices(&self) -> Vec<DeviceRow> {
+        let Some(snap) = self.snapshot() else {
+            return Vec::new();
+        };
+        snap.devices()
+            .into_iter()
+            .map(|dev| DeviceRow {
+                device: dev,
+                events: snap.trace(dev).map_or(0, |t| t.len()),
+                segments: snap.segments.iter().filter(|s| s.device == dev).count(),
+                current: dev == self.device,
+            })
+            .collect()
+    }
+
+    /// `allocator_settings` as readable rows (empty when the file has none).
+    #[must_use]
+    pub fn allocator_settings(&self) -> Vec<SettingRow> {
+        self.snapshot()
+            .map(crate::settings::rows)
+            .unwrap_or_default()
+    }
+
+    /// The viewer's state (the timeline's camera and counts, what is shown and selected).
+    #[must_use]
+    pub fn state(&self) -> ViewerState {
+        let flame = (self.active == ActiveView::Flame)
+            .then(|| self.flame_view.as_ref().map(|(_, v)| v.state()))
+            .flatten();
+        let state = (self.active == ActiveView::State)
+            .then(|| self.state_view.as_ref().map(|(_, v)| v.view_state()))
+            .flatten();
+        ViewerState {
+            timeline: timeline::state_value(&self.timeline, self.data()),
+            file: self.current,
+            files: self.file_names().into_iter().map(str::to_owned).collect(),
+            device: self.device,
+            x_axis: self.axis_ticks().x_unit.to_owned(),
+            view: self.view(),
+            highlighted: self.highlighted(),
+            flame_view: flame,
+            state_view: state,
+            geometry: self.geom,
         }
-        v.to_string()
+    }
+
+    /// Everything the shell shows around the plot (`notice` is left for the caller, which
+    /// knows how the file was read).
+    #[must_use]
+    pub fn panel(&self, legend_entries: usize) -> Panel {
+        let state = self.state();
+        Panel {
+            files: state.files.clone(),
+            file: Some(state.file),
+            devices: self.devices(),
+            legend: self.legend(legend_entries),
+            ticks: Some(self.axis_ticks()),
+            peak: size_short(state.timeline.peak_bytes),
+            view: Some(state.view),
+            state: Some(state),
+            settings: self.allocator_settings(),
+            notice: String::new(),
+        }
     }
 }

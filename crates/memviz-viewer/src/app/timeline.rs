@@ -10,11 +10,11 @@
 use memviz_analysis::tooltip::{tooltip, TooltipContext};
 use memviz_render::View;
 use memviz_snapshot::Snapshot;
-use serde_json::json;
 
 use super::device::{decimate_max, DeviceData};
-use super::panels::unavailable_json;
+use super::unavailable_tip;
 use super::ViewKind;
+use crate::answer::{ElementTip, SceneKind, TimelineState, Tooltip};
 use crate::camera::{Camera, PlotGeometry, Y_HEADROOM};
 use crate::scene::{self, Batch};
 use crate::view::{DrawableView, CLICK_SLOP_CSS};
@@ -174,10 +174,10 @@ impl TimelineView<'_> {
         self.data()?.layout.hit(x, y)
     }
 
-    /// The tooltip JSON of `element` (`TooltipInfo` plus `text` and `pinned`).
-    pub fn tooltip(&mut self, snap: &Snapshot, element: u32, pinned: bool) -> Option<String> {
+    /// The tooltip of `element` ([`Tooltip::Element`]).
+    pub fn tooltip(&mut self, snap: &Snapshot, element: u32, pinned: bool) -> Option<Tooltip> {
         if let Err(why) = &self.gate.tips {
-            return Some(unavailable_json(why));
+            return Some(unavailable_tip(why.clone()));
         }
         let device = self.device;
         let d = self.data.as_deref_mut()?;
@@ -185,16 +185,12 @@ impl TimelineView<'_> {
             .tips
             .get_or_insert_with(|| TooltipContext::new(snap, device));
         let info = tooltip(snap, ctx, &d.timeline, &d.layout, element)?;
-        let mut v = serde_json::to_value(&info).ok()?;
-        if let Some(obj) = v.as_object_mut() {
-            obj.insert("text".into(), json!(info.text()));
-            obj.insert("pinned".into(), json!(pinned));
-        }
-        Some(v.to_string())
+        let text = info.text();
+        Some(Tooltip::Element(ElementTip { info, text, pinned }))
     }
 
     /// Pins `element` (a deep link's selection); its tooltip.
-    pub fn pin(&mut self, snap: &Snapshot, element: u32) -> Option<String> {
+    pub fn pin(&mut self, snap: &Snapshot, element: u32) -> Option<Tooltip> {
         self.ui.pinned = Some(element);
         self.ui.hover = Some(element);
         self.tooltip(snap, element, true)
@@ -360,7 +356,7 @@ impl DrawableView for TimelineView<'_> {
         };
     }
 
-    fn pointer_move(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+    fn pointer_move(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip> {
         match self.ui.drag {
             Drag::Pan { last, start, moved } => {
                 let moved = moved || (css_x - start[0]).hypot(css_y - start[1]) > CLICK_SLOP_CSS;
@@ -388,7 +384,7 @@ impl DrawableView for TimelineView<'_> {
 
     /// A press-release without travel is a click (pins / unpins); a click in the overview
     /// centres the window there.
-    fn pointer_up(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+    fn pointer_up(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip> {
         let drag = std::mem::replace(&mut self.ui.drag, Drag::None);
         match drag {
             Drag::Pan {
@@ -409,7 +405,7 @@ impl DrawableView for TimelineView<'_> {
     }
 
     /// The pinned tooltip if one is pinned, else the tooltip of the element under the point.
-    fn hover(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+    fn hover(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip> {
         let hit = self.element_at(css_x, css_y);
         if hit != self.ui.hover {
             self.ui.hover = hit;
@@ -425,7 +421,7 @@ impl DrawableView for TimelineView<'_> {
     fn pointer_leave(&mut self) {}
 
     /// Pins the element under the point, or unpins when one is pinned; remembers the timestep.
-    fn click(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+    fn click(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip> {
         self.frame.needs_redraw = true;
         if self.geom.plot.contains([css_x, css_y]) {
             let x = self.ui.camera.data_from_css_px(self.geom, [css_x, css_y])[0];
@@ -477,37 +473,36 @@ impl DrawableView for TimelineView<'_> {
         }
         self.frame.needs_redraw
     }
-
-    /// The camera, the layout's counts and the scene.
-    fn state_json(&self) -> serde_json::Value {
-        state_value(self.ui, self.data())
-    }
 }
 
 /// The timeline's state: the camera, the layout's counts and the scene.
-pub(super) fn state_value(ui: &TimelineUi, data: Option<&DeviceData>) -> serde_json::Value {
+pub(super) fn state_value(ui: &TimelineUi, data: Option<&DeviceData>) -> TimelineState {
     let c = &ui.camera;
     let d = data;
-    json!({
-        "x_range": [c.x_range.0, c.x_range.1],
-        "y_range": [c.y_range.0, c.y_range.1],
-        "full_x": [c.full_x.0, c.full_x.1],
-        "full_y": [c.full_y.0, c.full_y.1],
-        "min_span": [c.min_span.0, c.min_span.1],
-        "steps": d.map_or(0, |d| d.layout.step_count()),
-        "elements": d.map_or(0, |d| d.layout.element_count()),
-        "peak_bytes": d.map_or(0, |d| d.layout.peak_bytes),
-        "peak_step": d.map_or(0, |d| d.layout.peak_step),
-        "layout_mode": d.map(|d| d.layout.mode()),
-        "fell_back_to_compact": d.is_some_and(|d| d.layout.fell_back_to_compact()),
-        "scene": if d.is_some_and(|d| d.windowed) { "windowed" } else { "static" },
-        "instances": d.map_or(0, |d| d.scene.instance_count()),
-        "batches": d.map_or(0, |d| d.scene.batches.len()),
-        "scene_build_ms": d.map_or(0.0, |d| d.scene.build_ms),
-        "has_time": d.is_some_and(|d| d.step_time_us.is_some()),
-        "hover": ui.hover,
-        "pinned": ui.pinned,
-        "last_click_step": ui.last_click_step,
-        "phases": d.map_or(0, |d| d.phases.len()),
-    })
+    TimelineState {
+        x_range: [c.x_range.0, c.x_range.1],
+        y_range: [c.y_range.0, c.y_range.1],
+        full_x: [c.full_x.0, c.full_x.1],
+        full_y: [c.full_y.0, c.full_y.1],
+        min_span: [c.min_span.0, c.min_span.1],
+        steps: d.map_or(0, |d| d.layout.step_count()),
+        elements: d.map_or(0, |d| d.layout.element_count() as u32),
+        peak_bytes: d.map_or(0, |d| d.layout.peak_bytes),
+        peak_step: d.map_or(0, |d| d.layout.peak_step),
+        layout_mode: d.map(|d| d.layout.mode()),
+        fell_back_to_compact: d.is_some_and(|d| d.layout.fell_back_to_compact()),
+        scene: if d.is_some_and(|d| d.windowed) {
+            SceneKind::Windowed
+        } else {
+            SceneKind::Static
+        },
+        instances: d.map_or(0, |d| d.scene.instance_count()),
+        batches: d.map_or(0, |d| d.scene.batches.len()),
+        scene_build_ms: d.map_or(0.0, |d| d.scene.build_ms),
+        has_time: d.is_some_and(|d| d.step_time_us.is_some()),
+        hover: ui.hover,
+        pinned: ui.pinned,
+        last_click_step: ui.last_click_step,
+        phases: d.map_or(0, |d| d.phases.len()),
+    }
 }

@@ -25,6 +25,9 @@
 //! *Text.* The GPU draws none: [`FlameView::labels_json`] gives the rects wide enough for a
 //! name, in CSS px, for the shell to overlay; tooltips and the breadcrumb are JSON.
 
+use crate::answer::{
+    Crumb, FlameDiffTotals, FlameLabel, FlameMoment, FlameState, NodeTip, Tooltip,
+};
 use memviz_analysis::flame::{
     self, At, FlameOptions, FlameRect, FlameTree, NodeId, ValueUnit, ROOT_NAME,
 };
@@ -33,7 +36,6 @@ use memviz_analysis::layout::Layout;
 use memviz_analysis::timeline::Timeline;
 use memviz_render::{rgba, Trapezoid, View};
 use memviz_snapshot::Snapshot;
-use serde_json::json;
 
 use crate::camera::{Camera, PlotGeometry};
 use crate::pane::{push_outline, Pane};
@@ -198,7 +200,7 @@ impl FlameView {
 
     /// Rebuilds the tree at `at` (a timestep, an event or the peak), or over the whole trace in
     /// bytes × lifetime when `lifetime`, with every frame when `all_frames`; the zoom goes back
-    /// to the root and the camera fits. Returns [`FlameView::state_value`] as text.
+    /// to the root and the camera fits. Returns [`FlameView::state`].
     // The shell's call, flat: the view's data plus the three controls.
     #[allow(clippy::too_many_arguments)]
     pub fn set_moment(
@@ -210,7 +212,7 @@ impl FlameView {
         at: At,
         lifetime: bool,
         all_frames: bool,
-    ) -> String {
+    ) -> FlameState {
         let opts = FlameOptions {
             all_frames,
             lifetime,
@@ -228,12 +230,12 @@ impl FlameView {
         layout: &Layout,
         at: At,
         opts: FlameOptions,
-    ) -> String {
+    ) -> FlameState {
         self.at = at;
         self.opts = opts;
         self.diff = None;
         self.rebuild_tree(snap, device, timeline, layout, false);
-        self.state_value().to_string()
+        self.state()
     }
 
     /// Marks search matches (element ids of the Active Memory Timeline this view was built
@@ -265,7 +267,7 @@ impl FlameView {
     /// Shows a diff tree ([`FlameTree::build_diff`]) of files `a` and `b`: red where B grew,
     /// blue where it shrank, grey where equal; widths are the larger side. Set a moment
     /// ([`FlameView::set_options`]) to leave it.
-    pub fn show_diff(&mut self, tree: FlameTree, a: &str, b: &str) -> String {
+    pub fn show_diff(&mut self, tree: FlameTree, a: &str, b: &str) -> FlameState {
         self.tree = tree;
         self.diff = Some((a.to_owned(), b.to_owned()));
         self.at_step = None;
@@ -273,7 +275,7 @@ impl FlameView {
         self.hover = None;
         self.pane.cancel_drag();
         self.rebuild_scene(true);
-        self.state_value().to_string()
+        self.state()
     }
 
     /// Rebuilds the tree at `self.at` with `self.opts` and the matches; `keep_zoom`: zoom to
@@ -548,19 +550,19 @@ impl FlameView {
         )
     }
 
-    /// Hover: the tooltip JSON of the node under the point ([`FlameView::node_tooltip_json`]).
-    pub fn hover_at(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+    /// Hover: the tooltip of the node under the point ([`FlameView::node_tooltip`]).
+    pub fn hover_at(&mut self, css_x: f64, css_y: f64) -> Option<Tooltip> {
         let hit = self.node_at(css_x, css_y);
         if hit != self.hover {
             self.hover = hit;
             self.pane.needs_redraw = true;
         }
-        self.node_tooltip_json(hit?)
+        self.node_tooltip(hit?)
     }
 
     /// A click: zooms into the node under the point, or out one level on the zoom root; then
     /// the tooltip under the point.
-    pub fn click_at(&mut self, css_x: f64, css_y: f64) -> Option<String> {
+    pub fn click_at(&mut self, css_x: f64, css_y: f64) -> Option<Tooltip> {
         if let Some(n) = self.node_at(css_x, css_y) {
             if n == self.zoom_root {
                 self.zoom_out();
@@ -573,16 +575,12 @@ impl FlameView {
 }
 
 impl DrawableView for FlameView {
-    fn hover(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+    fn hover(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip> {
         self.hover_at(css_x, css_y)
     }
 
-    fn click(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+    fn click(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip> {
         self.click_at(css_x, css_y)
-    }
-
-    fn state_json(&self) -> serde_json::Value {
-        self.state_value()
     }
 
     /// Sets the canvas size.
@@ -628,7 +626,7 @@ impl DrawableView for FlameView {
         self.pane.pointer_down(css_x, css_y);
     }
 
-    fn pointer_move(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+    fn pointer_move(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip> {
         if self.pane.drag_move(css_x, css_y) {
             None
         } else {
@@ -636,7 +634,7 @@ impl DrawableView for FlameView {
         }
     }
 
-    fn pointer_up(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<String> {
+    fn pointer_up(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip> {
         // A press and release at (about) the same place is a click (see [`Pane::release`]).
         if self.pane.release(css_x, css_y) {
             self.click_at(css_x, css_y)
