@@ -37,81 +37,10 @@ const BUILD_HINT: &str =
 /// The worker module, relative to dist/ (bridge.js starts `new URL('./worker.js', …)`).
 const WORKER: &str = "js/worker.js";
 
-/// The inline bootstrap (a classic script; its SHA-256 is the only inline script the CSP
-/// allows). Reads the data blocks, makes blob: URLs, starts the viewer, opens the snapshot.
-const BOOTSTRAP: &str = r#"
-(() => {
-  'use strict';
-  const byId = (id) => document.getElementById(id);
-  function fail(message) {
-    const el = byId('error');
-    if (el) {
-      el.textContent = `This memviz report could not start: ${message}`;
-      el.hidden = false;
-    }
-    document.body.dataset.memvizState = 'error';
-  }
-  /** The bytes of a base64 data block (emptied afterwards: a big snapshot is not kept twice). */
-  function block(id) {
-    const el = byId(id);
-    const text = el.textContent;
-    el.textContent = '';
-    if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(text);
-    const out = new Uint8Array(Math.floor((text.length * 3) / 4) + 3);
-    let n = 0;
-    const STEP = 1 << 22;
-    for (let i = 0; i < text.length; i += STEP) {
-      const bin = atob(text.slice(i, i + STEP));
-      for (let j = 0; j < bin.length; j++) out[n++] = bin.charCodeAt(j);
-    }
-    return out.subarray(0, n);
-  }
-  async function gunzip(bytes) {
-    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
-    return new Uint8Array(await new Response(stream).arrayBuffer());
-  }
-  function toBase64(bytes) {
-    if (typeof bytes.toBase64 === 'function') return bytes.toBase64();
-    let bin = '';
-    for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
-    return btoa(bin);
-  }
-  // A file:// page has an opaque origin: Chromium runs its modules from blob: URLs but refuses a
-  // module worker from one, and a worker from a data: URL (an origin of its own) cannot read
-  // the page's blob: URLs. So the page's modules are blob: URLs and the worker, the glue it
-  // imports and the wasm it fetches are data: URLs.
-  async function makeUrl(parts, type, kind) {
-    if (kind === 'blob') return URL.createObjectURL(new Blob(parts, { type }));
-    const bytes = new Uint8Array(await new Blob(parts).arrayBuffer());
-    return `data:${type};base64,${toBase64(bytes)}`;
-  }
-  async function start() {
-    const report = JSON.parse(byId('memviz-report').textContent);
-    const assets = await gunzip(block('memviz-assets'));
-    const part = (p) => assets.subarray(p[0], p[0] + p[1]);
-    const made = { blob: new Map(), data: new Map() };
-    // A number in `parts` is another module, whose URL fills the specifier.
-    async function moduleUrl(i, kind) {
-      if (!made[kind].has(i)) {
-        const parts = [];
-        for (const p of report.modules[i].parts) parts.push(typeof p === 'number' ? await moduleUrl(p, kind) : part(p));
-        made[kind].set(i, await makeUrl(parts, 'text/javascript', kind));
-      }
-      return made[kind].get(i);
-    }
-    globalThis.MEMVIZ_ASSETS = {
-      glue: await moduleUrl(report.glue, 'data'),
-      wasm: await makeUrl([part(report.wasm)], 'application/wasm', 'data'),
-      worker: await moduleUrl(report.worker, 'data'),
-    };
-    await import(await moduleUrl(report.entry, 'blob'));
-    if (!window.memviz || typeof window.memviz.open !== 'function') throw new Error('the viewer did not start');
-    const snapshot = block('memviz-snapshot');
-    await window.memviz.open(new File([snapshot], report.file.name, { type: 'application/gzip' }));
-  }
-  start().catch((err) => fail(err instanceof Error ? err.message : String(err)));
-})();
-"#;
+/// The inline bootstrap, www/report/bootstrap.js (a classic script, linted by `cargo xtask
+/// lint-js`): reads the data blocks, makes blob: URLs, starts the viewer, opens the snapshot. The
+/// CSP allows it, and no other inline script, by the SHA-256 of these exact bytes.
+const BOOTSTRAP: &str = include_str!("../../../../../www/report/bootstrap.js");
 
 /// Runs `memviz html`.
 pub fn run(a: &HtmlArgs) -> Done {

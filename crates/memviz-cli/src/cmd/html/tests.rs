@@ -8,6 +8,16 @@ fn check_body_sees_every_tag() {
     assert!(matches!(check_body(two), Err(e) if e.contains("<img>")));
 }
 
+#[test]
+fn bootstrap_stays_inside_its_script_element() {
+    // Inlined as `<script>{BOOTSTRAP}</script>`: a closing tag would end it early, and `<!--`
+    // switches the HTML parser into the script's "escaped" states.
+    let lower = BOOTSTRAP.to_ascii_lowercase();
+    assert!(!lower.contains("</script"), "www/report/bootstrap.js");
+    assert!(!lower.contains("<!--"), "www/report/bootstrap.js");
+    assert!(BOOTSTRAP.contains("globalThis.MEMVIZ_ASSETS"));
+}
+
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
