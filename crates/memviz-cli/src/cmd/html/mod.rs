@@ -26,8 +26,10 @@ use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+mod error;
 mod js;
 mod scan;
+use error::HtmlError;
 use js::*;
 use scan::*;
 
@@ -80,9 +82,12 @@ pub fn run(a: &HtmlArgs) -> Done {
     let total = report
         .write(&tmp)
         .and_then(|n| fs::rename(&tmp, out_path).map(|()| n))
-        .map_err(|e| {
+        .map_err(|source| {
             let _ = fs::remove_file(&tmp);
-            format!("{out}: cannot write: {e}")
+            HtmlError::Write {
+                out: out.to_string(),
+                source,
+            }
         })?;
     let mut stdout = crate::out::stdout();
     writeln!(
@@ -108,14 +113,14 @@ fn size(n: usize) -> String {
     }
 }
 
-fn gzip(bytes: &[u8], level: Compression) -> Result<Vec<u8>, String> {
+fn gzip(bytes: &[u8], level: Compression) -> Result<Vec<u8>, HtmlError> {
     let mut buf = Vec::new();
     buf.try_reserve(bytes.len() / 3)
-        .map_err(|_| "cannot compress: out of memory".to_string())?;
+        .map_err(|_| HtmlError::CompressMemory)?;
     let mut enc = GzEncoder::new(buf, level);
     enc.write_all(bytes)
         .and_then(|()| enc.finish())
-        .map_err(|e| format!("cannot compress: {e}"))
+        .map_err(HtmlError::Compress)
 }
 
 // ----- finding dist/ -----------------------------------------------------------------------
@@ -126,13 +131,13 @@ fn is_dist(dir: &Path) -> bool {
 
 /// `--dist DIR`, else `$MEMVIZ_DIST`, else `dist/` of the repository holding the executable
 /// (`target/{release,debug}/memviz` → `../../dist`), else `./dist`.
-fn find_dist(given: Option<&str>) -> Result<PathBuf, String> {
+fn find_dist(given: Option<&str>) -> Result<PathBuf, HtmlError> {
     if let Some(d) = given {
         let p = PathBuf::from(d);
         return if is_dist(&p) {
             Ok(p)
         } else {
-            Err(format!("--dist {d}: no index.html there; {BUILD_HINT}"))
+            Err(HtmlError::DistArg(d.to_string()))
         };
     }
     if let Some(d) = std::env::var_os("MEMVIZ_DIST").filter(|d| !d.is_empty()) {
@@ -140,10 +145,7 @@ fn find_dist(given: Option<&str>) -> Result<PathBuf, String> {
         return if is_dist(&p) {
             Ok(p)
         } else {
-            Err(format!(
-                "MEMVIZ_DIST={}: no index.html there; {BUILD_HINT}",
-                p.display()
-            ))
+            Err(HtmlError::DistEnv(p))
         };
     }
     let mut looked = Vec::new();
@@ -163,24 +165,25 @@ fn find_dist(given: Option<&str>) -> Result<PathBuf, String> {
     }
     looked.push(p);
     let looked: Vec<String> = looked.iter().map(|p| p.display().to_string()).collect();
-    Err(format!(
-        "no built viewer found (looked for index.html in {}); {BUILD_HINT}",
-        looked.join(" and ")
-    ))
+    Err(HtmlError::NoDist(looked.join(" and ")))
 }
 
 // ----- reading dist/ -----------------------------------------------------------------------
 
 /// A file of dist/ named by a relative URL of index.html (`./x.js`, `js/main.js`): its path
 /// relative to dist/, '/'-separated. Absolute and network URLs are errors.
-fn dist_path(href: &str, what: &str) -> Result<String, String> {
+fn dist_path(href: &str, what: &'static str) -> Result<String, HtmlError> {
     let h = href.split(['?', '#']).next().unwrap_or("");
     if h.is_empty() || h.contains(':') || h.starts_with('/') || h.contains('\\') {
-        return Err(format!(
-            "dist/index.html: the {what} `{href}` is not a file beside index.html, which a single-file report cannot include"
-        ));
+        return Err(HtmlError::NotBeside {
+            what,
+            href: href.to_string(),
+        });
     }
-    normalize("", h).ok_or_else(|| format!("dist/index.html: the {what} `{href}` leaves dist/"))
+    normalize("", h).ok_or_else(|| HtmlError::LeavesDist {
+        what,
+        href: href.to_string(),
+    })
 }
 
 /// `rel` resolved against the directory `base` (both '/'-separated, relative to dist/);
@@ -224,16 +227,16 @@ struct Viewer {
 }
 
 impl Viewer {
-    fn read(dist: &Path) -> Result<Viewer, String> {
-        let read_text = |rel: &str| -> Result<String, String> {
-            let p = dist.join(rel);
-            fs::read_to_string(&p).map_err(|e| format!("{}: cannot read: {e}", p.display()))
+    fn read(dist: &Path) -> Result<Viewer, HtmlError> {
+        let read_text = |rel: &str| -> Result<String, HtmlError> {
+            let path = dist.join(rel);
+            fs::read_to_string(&path).map_err(|source| HtmlError::Read { path, source })
         };
         let index = read_text("index.html")?;
         let body_at = tags(&index, "body")
             .into_iter()
             .next()
-            .ok_or("dist/index.html has no <body>: not a memviz build")?;
+            .ok_or(HtmlError::NoBody)?;
         let head = &index[..body_at.start];
         let body_end = index
             .to_ascii_lowercase()
@@ -274,12 +277,7 @@ impl Viewer {
             [] => String::new(),
             many => match many.iter().find(|h| h.contains("memviz-web")) {
                 Some(h) => dist_path(h, "wasm-bindgen glue")?,
-                None => {
-                    return Err(format!(
-                        "dist/index.html preloads several modules ({}): cannot tell which is the wasm-bindgen glue",
-                        many.join(", ")
-                    ))
-                }
+                None => return Err(HtmlError::SeveralGlues(many.join(", "))),
             },
         };
         let wasm = links
@@ -301,11 +299,7 @@ impl Viewer {
                 Some(src) if s.attr("type") == Some("module") && entry.is_none() => {
                     entry = Some(dist_path(src, "module script")?);
                 }
-                Some(src) => {
-                    return Err(format!(
-                        "dist/index.html loads the script `{src}`, which memviz html does not know how to embed (it embeds one module script and its imports)"
-                    ))
-                }
+                Some(src) => return Err(HtmlError::ClassicScript(src.to_string())),
                 None => {
                     // trunk's loader (`import init … from './memviz-web-….js'`) instantiates the
                     // module on the main thread, which the worker makes unnecessary: dropped. Any
@@ -314,27 +308,17 @@ impl Viewer {
                     let content = &head[s.end..content_end];
                     let empty = lex(content).is_ok_and(|t| t.is_empty());
                     if !empty && !content.contains(&glue_file) {
-                        return Err(
-                            "dist/index.html has an inline script that is not trunk's wasm loader: memviz html does not know how to embed it"
-                                .to_string(),
-                        );
+                        return Err(HtmlError::InlineScript);
                     }
                 }
             }
         }
         if find_ci(&body, "<script", 0).is_some() {
-            return Err(
-                "dist/index.html has a script in its body: memviz html does not know how to embed it"
-                    .to_string(),
-            );
+            return Err(HtmlError::BodyScript);
         }
-        let entry = entry
-            .ok_or("dist/index.html has no <script type=\"module\" src=…>: not a memviz build")?;
+        let entry = entry.ok_or(HtmlError::NoEntry)?;
         if !dist.join(WORKER).is_file() {
-            return Err(format!(
-                "{}: missing; {BUILD_HINT}",
-                dist.join(WORKER).display()
-            ));
+            return Err(HtmlError::Missing(dist.join(WORKER)));
         }
 
         // The module graph from the three roots, leaves first.
@@ -344,8 +328,8 @@ impl Viewer {
             visit(dist, root, &mut Vec::new(), &mut modules, &mut index_of)?;
         }
         let wasm_bytes = {
-            let p = dist.join(&wasm);
-            fs::read(&p).map_err(|e| format!("{}: cannot read: {e}", p.display()))?
+            let path = dist.join(&wasm);
+            fs::read(&path).map_err(|source| HtmlError::Read { path, source })?
         };
         let mut assets = wasm_bytes;
         let wasm_len = assets.len();
@@ -393,8 +377,11 @@ impl Viewer {
 }
 
 /// Without preload links: the one `X_bg.wasm` in dist/ with `X.js` beside it.
-fn glue_beside_wasm(dist: &Path) -> Result<(String, String), String> {
-    let rd = fs::read_dir(dist).map_err(|e| format!("{}: cannot list: {e}", dist.display()))?;
+fn glue_beside_wasm(dist: &Path) -> Result<(String, String), HtmlError> {
+    let rd = fs::read_dir(dist).map_err(|source| HtmlError::List {
+        path: dist.to_path_buf(),
+        source,
+    })?;
     let mut pairs = Vec::new();
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
@@ -406,24 +393,20 @@ fn glue_beside_wasm(dist: &Path) -> Result<(String, String), String> {
     }
     match pairs.as_slice() {
         [one] => Ok(one.clone()),
-        _ => Err(format!(
-            "dist/index.html has no <link rel=\"modulepreload\"> / <link rel=\"preload\"> for the wasm-bindgen glue and module, and dist/ has not exactly one X.js + X_bg.wasm; {BUILD_HINT}"
-        )),
+        _ => Err(HtmlError::NoGlueAndWasm),
     }
 }
 
-fn wasm_beside_glue(dist: &Path, glue: &str) -> Result<String, String> {
+fn wasm_beside_glue(dist: &Path, glue: &str) -> Result<String, HtmlError> {
     let w = format!("{}_bg.wasm", glue.trim_end_matches(".js"));
     if dist.join(&w).is_file() {
         Ok(w)
     } else {
-        Err(format!(
-            "dist/index.html names no .wasm and dist/{w} is missing; {BUILD_HINT}"
-        ))
+        Err(HtmlError::NoWasm(w))
     }
 }
 
-fn glue_of_wasm(dist: &Path, wasm: &str) -> Result<String, String> {
+fn glue_of_wasm(dist: &Path, wasm: &str) -> Result<String, HtmlError> {
     let g = format!(
         "{}.js",
         wasm.trim_end_matches(".wasm").trim_end_matches("_bg")
@@ -431,14 +414,12 @@ fn glue_of_wasm(dist: &Path, wasm: &str) -> Result<String, String> {
     if dist.join(&g).is_file() {
         Ok(g)
     } else {
-        Err(format!(
-            "dist/index.html names no wasm-bindgen glue and dist/{g} is missing; {BUILD_HINT}"
-        ))
+        Err(HtmlError::NoGlue(g))
     }
 }
 
 /// Markup that would load something from elsewhere cannot be kept.
-fn check_body(body: &str) -> Result<(), String> {
+fn check_body(body: &str) -> Result<(), HtmlError> {
     for name in [
         "img", "iframe", "link", "object", "embed", "video", "audio", "source", "base",
     ] {
@@ -449,31 +430,25 @@ fn check_body(body: &str) -> Result<(), String> {
                 .is_some_and(|v| !v.starts_with("data:"))
         });
         if loads {
-            return Err(format!(
-                "dist/index.html's body has a <{name}> that loads a file: memviz html does not know how to embed it"
-            ));
+            return Err(HtmlError::BodyLoads(name));
         }
     }
     Ok(())
 }
 
 /// The stylesheet goes into a `<style>` as is: no way out of it, nothing loaded from elsewhere.
-fn check_css(rel: &str, css: &str) -> Result<(), String> {
+fn check_css(rel: &str, css: &str) -> Result<(), HtmlError> {
     if find_ci(css, "</style", 0).is_some() {
-        return Err(format!("dist/{rel} contains `</style`: cannot inline it"));
+        return Err(HtmlError::CssEndsStyle(rel.to_string()));
     }
     if find_ci(css, "@import", 0).is_some() {
-        return Err(format!(
-            "dist/{rel} uses @import: memviz html cannot inline that"
-        ));
+        return Err(HtmlError::CssImport(rel.to_string()));
     }
     let mut from = 0;
     while let Some(i) = find_ci(css, "url(", from) {
         let arg = css[i + 4..].trim_start_matches([' ', '"', '\'']);
         if !arg.starts_with("data:") {
-            return Err(format!(
-                "dist/{rel} refers to a file with url(…): memviz html can only inline data: URLs"
-            ));
+            return Err(HtmlError::CssUrl(rel.to_string()));
         }
         from = i + 4;
     }
@@ -487,35 +462,38 @@ fn visit(
     path: &mut Vec<String>,
     modules: &mut Vec<Module>,
     index_of: &mut HashMap<String, usize>,
-) -> Result<(), String> {
+) -> Result<(), HtmlError> {
     if index_of.contains_key(key) {
         return Ok(());
     }
     if let Some(at) = path.iter().position(|p| p == key) {
         let mut cycle = path[at..].to_vec();
         cycle.push(key.to_string());
-        return Err(format!(
-            "dist/{key}: modules import each other in a cycle ({}), which a report cannot embed (a module's URL is made from its imports' URLs)",
-            cycle.join(" → ")
-        ));
+        return Err(HtmlError::Cycle {
+            key: key.to_string(),
+            cycle: cycle.join(" → "),
+        });
     }
-    let p = dist.join(key);
-    let text = fs::read_to_string(&p).map_err(|e| format!("{}: cannot read: {e}", p.display()))?;
+    let file = dist.join(key);
+    let text =
+        fs::read_to_string(&file).map_err(|source| HtmlError::Read { path: file, source })?;
     let dir = key.rsplit_once('/').map_or("", |(d, _)| d);
     let mut specs = Vec::new();
-    for (s, e) in imports(&text).map_err(|e| format!("dist/{key}: {e}"))? {
+    let found = imports(&text).map_err(|message| HtmlError::Imports {
+        key: key.to_string(),
+        message,
+    })?;
+    for (s, e) in found {
         let spec = &text[s..e];
+        let (key, spec) = (key.to_string(), spec.to_string());
         if !(spec.starts_with("./") || spec.starts_with("../")) {
-            return Err(format!(
-                "dist/{key} imports `{spec}`: only relative specifiers ('./x.js') can be embedded in a report"
-            ));
+            return Err(HtmlError::NotRelative { key, spec });
         }
-        let dep = normalize(dir, spec)
-            .ok_or_else(|| format!("dist/{key} imports `{spec}`, outside dist/"))?;
+        let Some(dep) = normalize(dir, &spec) else {
+            return Err(HtmlError::ImportsOutside { key, spec });
+        };
         if !dist.join(&dep).is_file() {
-            return Err(format!(
-                "dist/{key} imports `{spec}`, but dist/{dep} is missing"
-            ));
+            return Err(HtmlError::ImportMissing { key, spec, dep });
         }
         specs.push((s, e, dep));
     }

@@ -5,7 +5,7 @@ fn check_body_sees_every_tag() {
     assert!(check_body(r#"<img src="data:image/png;base64,AA"><p>x</p>"#).is_ok());
     // A second <img> that loads a file is refused as the first would be.
     let two = r#"<img src="data:image/png;base64,AA"><img src="logo.png">"#;
-    assert!(matches!(check_body(two), Err(e) if e.contains("<img>")));
+    assert!(matches!(check_body(two), Err(e) if e.to_string().contains("<img>")));
 }
 
 #[test]
@@ -125,7 +125,10 @@ fn paths() {
     );
     assert_eq!(normalize("js/a", "../b.js").as_deref(), Some("js/b.js"));
     assert_eq!(normalize("js", "../../x.js"), None);
-    assert_eq!(dist_path("./main-1.css", "x").as_deref(), Ok("main-1.css"));
+    assert_eq!(
+        dist_path("./main-1.css", "x").ok().as_deref(),
+        Some("main-1.css")
+    );
     assert!(dist_path("https://cdn.example/x.js", "x").is_err());
     assert!(dist_path("/abs.js", "x").is_err());
 }
