@@ -79,7 +79,8 @@ window.memviz = { open() {}, fmt, fmtBytes, ViewerClient, fake, re, tpl: `${1 / 
     ]
 }
 
-/// A dist/ as trunk writes it; `loader`: trunk's inline loader in the head (older trunk.toml).
+/// A dist/ as trunk writes it from the repository's index.html, with its marker comments;
+/// `loader`: trunk's inline loader in the head (older trunk.toml).
 fn fake_dist(loader: bool) -> PathBuf {
     let dir = temp_dir("dist");
     let index = format!(
@@ -91,13 +92,20 @@ fn fake_dist(loader: bool) -> PathBuf {
   <meta http-equiv="Content-Security-Policy" content="default-src 'self'; connect-src 'self' https://example.invalid">
   <title>memviz: PyTorch CUDA memory snapshots</title>
   <link rel="icon" href="data:,">{}
+  <!-- memviz:css -->
   <link rel="stylesheet" href="./{CSS}" integrity="sha384-x"/>
+  <!-- /memviz:css -->
+  <!-- memviz:entry -->
   <script type="module" src="js/main.js"></script>
+  <!-- /memviz:entry -->
+  <!-- memviz:preload -->
 <link rel="modulepreload" href="./{GLUE}" crossorigin="anonymous" integrity="sha384-y"><link rel="preload" href="./{WASM}" crossorigin="anonymous" integrity="sha384-z" as="fetch" type="application/wasm"></head>
 <body data-memviz-state="empty">
+  <!-- memviz:body -->
   <header><h1>memviz</h1><p>Open a snapshot…</p></header>
   <button type="button" id="demo-button" class="secondary">Open demo</button>
   <div id="error" role="alert" hidden></div>
+  <!-- /memviz:body -->
 </body>
 </html>
 "#,
@@ -465,14 +473,62 @@ fn imports_it_cannot_rewrite_exit_2() {
         assert!(stderr.contains(module), "names the module: {stderr}");
         assert!(!out.exists());
     }
-    // An inline script other than trunk's loader would be lost: an error too.
-    let dist = fake_dist(false);
-    let index = std::fs::read_to_string(dist.join("index.html")).expect("index");
-    write(
-        &dist.join("index.html"),
-        index.replace("</head>", "<script>window.analytics = 1;</script></head>"),
-    );
-    let out = temp_dir("inline").join("r.html");
-    let (code, _, stderr) = html(&file, &out, &dist, &[]);
-    assert_one_line_error(code, &stderr, "inline script");
+}
+
+#[test]
+fn index_html_it_cannot_read_exits_2() {
+    // Only the marked parts of index.html are read: each marker must be there exactly once,
+    // and what is marked must be embeddable.
+    let file = fixture("proto5.pickle");
+    let index = std::fs::read_to_string(fake_dist(false).join("index.html")).expect("index");
+    for (changed, needle) in [
+        (
+            index.replace("  <!-- /memviz:body -->\n", ""),
+            "no `<!-- /memviz:body -->` after `<!-- memviz:body -->`",
+        ),
+        (
+            index.replace("<!-- memviz:css -->", ""),
+            "no `<!-- memviz:css -->` marker",
+        ),
+        (
+            index.replace(
+                "<!-- memviz:entry -->",
+                "<!-- memviz:entry --><!-- memviz:entry -->",
+            ),
+            "`<!-- memviz:entry -->` marker 2 times",
+        ),
+        (
+            index.replace("</head>", ""),
+            "no `</head>` after `<!-- memviz:preload -->`",
+        ),
+        (
+            index.replace(
+                "  <!-- /memviz:entry -->",
+                "<script type=\"module\" src=\"js/bridge.js\"></script><!-- /memviz:entry -->",
+            ),
+            "not one <script type=\"module\" src=…>",
+        ),
+        (
+            index.replace(
+                "<div id=\"error\"",
+                "<script>window.analytics = 1;</script><div id=\"error\"",
+            ),
+            "a script in its body",
+        ),
+        (
+            index.replace(
+                "<div id=\"error\"",
+                "<img alt=\"logo\" src = 'logo.png'><div id=\"error\"",
+            ),
+            "<img> that loads a file",
+        ),
+    ] {
+        let dist = fake_dist(false);
+        write(&dist.join("index.html"), changed);
+        let out = temp_dir("index").join("r.html");
+        let (code, _, stderr) = html(&file, &out, &dist, &[]);
+        assert_one_line_error(code, &stderr, needle);
+        assert!(stderr.contains("dist/index.html"), "{stderr}");
+        assert!(!out.exists());
+    }
 }

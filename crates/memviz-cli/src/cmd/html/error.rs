@@ -1,12 +1,13 @@
 //! Why `memviz html` stops: each variant is one sentence for stderr (exit 2).
 
+use super::markers::{MarkerError, ENTRY};
 use super::BUILD_HINT;
 use crate::out::Fail;
 use std::io;
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum HtmlError {
+pub(super) enum HtmlError {
     // ----- finding dist/
     #[error("--dist {0}: no index.html there; {BUILD_HINT}")]
     DistArg(String),
@@ -26,17 +27,13 @@ pub(crate) enum HtmlError {
     NotBeside { what: &'static str, href: String },
     #[error("dist/index.html: the {what} `{href}` leaves dist/")]
     LeavesDist { what: &'static str, href: String },
-    #[error("dist/index.html has no <body>: not a memviz build")]
-    NoBody,
+    #[error("dist/index.html {0}: not a build of memviz's index.html (or of an older one); {BUILD_HINT}")]
+    Markers(#[from] MarkerError),
     #[error("dist/index.html preloads several modules ({0}): cannot tell which is the wasm-bindgen glue")]
     SeveralGlues(String),
-    #[error("dist/index.html loads the script `{0}`, which memviz html does not know how to embed (it embeds one module script and its imports)")]
-    ClassicScript(String),
-    #[error("dist/index.html has an inline script that is not trunk's wasm loader: memviz html does not know how to embed it")]
-    InlineScript,
     #[error("dist/index.html has a script in its body: memviz html does not know how to embed it")]
     BodyScript,
-    #[error("dist/index.html has no <script type=\"module\" src=…>: not a memviz build")]
+    #[error("dist/index.html has not one <script type=\"module\" src=…> between `{}` and `{}`: not a memviz build", ENTRY[0], ENTRY[1])]
     NoEntry,
     #[error("dist/index.html has no <link rel=\"modulepreload\"> / <link rel=\"preload\"> for the wasm-bindgen glue and module, and dist/ has not exactly one X.js + X_bg.wasm; {BUILD_HINT}")]
     NoGlueAndWasm,

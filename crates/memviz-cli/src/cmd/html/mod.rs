@@ -28,10 +28,9 @@ use std::path::{Path, PathBuf};
 
 mod error;
 mod js;
-mod scan;
+mod markers;
 use error::HtmlError;
 use js::*;
-use scan::*;
 
 const BUILD_HINT: &str =
     "build the viewer first: `trunk --config trunk.toml build --release --offline` (or `cargo xtask serve`), or pass --dist DIR";
@@ -215,7 +214,7 @@ struct Viewer {
     dist: PathBuf,
     /// `<body …>` start tag, verbatim (its attributes, e.g. `data-memviz-state`).
     body_tag: String,
-    /// The markup between `<body>` and `</body>`.
+    /// The markup between the body markers.
     body: String,
     css: String,
     /// The manifest without the `file` entry (JSON object members, no braces).
@@ -233,44 +232,30 @@ impl Viewer {
             fs::read_to_string(&path).map_err(|source| HtmlError::Read { path, source })
         };
         let index = read_text("index.html")?;
-        let body_at = tags(&index, "body")
-            .into_iter()
-            .next()
-            .ok_or(HtmlError::NoBody)?;
-        let head = &index[..body_at.start];
-        let body_end = index
-            .to_ascii_lowercase()
-            .rfind("</body")
-            .filter(|&e| e >= body_at.end)
-            .unwrap_or(index.len());
-        let body_tag = index[body_at.start..body_at.end].to_string();
-        let mut body = index[body_at.end..body_end].to_string();
+        // Only the marked parts of index.html are read (markers.rs); the rest of the head (the
+        // site's CSP, trunk's inline loader if the build has one: the worker instantiates the
+        // module) is not kept.
+        let marked = markers::marked(&index)?;
+        let mut body = marked.body.to_string();
         check_body(&body)?;
         // The report opens its own snapshot; "Open demo" would fetch assets/demo.pickle.
         if let Some(at) = body.find("id=\"demo-button\"") {
             body.insert_str(at + "id=\"demo-button\"".len(), " hidden");
         }
 
-        let links = tags(head, "link");
-        let rel_is = |t: &Tag, r: &str| {
-            t.attr("rel").is_some_and(|v| {
-                v.split_ascii_whitespace()
-                    .any(|x| x.eq_ignore_ascii_case(r))
-            })
-        };
-        let href = |t: &Tag| t.attr("href").unwrap_or("").to_string();
         let mut css = String::new();
-        for l in links.iter().filter(|t| rel_is(t, "stylesheet")) {
-            let rel = dist_path(&href(l), "stylesheet")?;
+        for href in markers::attr_values(marked.css, "href") {
+            let rel = dist_path(href, "stylesheet")?;
             let text = read_text(&rel)?;
             check_css(&rel, &text)?;
             css.push_str(&text);
             css.push('\n');
         }
-        let glue_links: Vec<String> = links
+        let preloads = markers::attr_values(marked.preload, "href");
+        let glue_links: Vec<&str> = preloads
             .iter()
-            .filter(|t| rel_is(t, "modulepreload") && href(t).ends_with(".js"))
-            .map(href)
+            .copied()
+            .filter(|h| h.ends_with(".js"))
             .collect();
         let glue = match glue_links.as_slice() {
             [one] => dist_path(one, "wasm-bindgen glue")?,
@@ -280,10 +265,10 @@ impl Viewer {
                 None => return Err(HtmlError::SeveralGlues(many.join(", "))),
             },
         };
-        let wasm = links
+        let wasm = preloads
             .iter()
-            .find(|t| rel_is(t, "preload") && href(t).ends_with(".wasm"))
-            .map(|t| dist_path(&href(t), "wasm module"))
+            .find(|h| h.ends_with(".wasm"))
+            .map(|h| dist_path(h, "wasm module"))
             .transpose()?;
         let (glue, wasm) = match (glue.is_empty(), wasm) {
             (false, Some(w)) => (glue, w),
@@ -292,31 +277,10 @@ impl Viewer {
             (true, Some(w)) => (glue_of_wasm(dist, &w)?, w),
         };
 
-        let glue_file = glue.rsplit('/').next().unwrap_or(&glue).to_string();
-        let mut entry = None;
-        for s in tags(head, "script") {
-            match s.attr("src") {
-                Some(src) if s.attr("type") == Some("module") && entry.is_none() => {
-                    entry = Some(dist_path(src, "module script")?);
-                }
-                Some(src) => return Err(HtmlError::ClassicScript(src.to_string())),
-                None => {
-                    // trunk's loader (`import init … from './memviz-web-….js'`) instantiates the
-                    // module on the main thread, which the worker makes unnecessary: dropped. Any
-                    // other inline script would be lost, so it is an error.
-                    let content_end = find_ci(head, "</script", s.end).unwrap_or(head.len());
-                    let content = &head[s.end..content_end];
-                    let empty = lex(content).is_ok_and(|t| t.is_empty());
-                    if !empty && !content.contains(&glue_file) {
-                        return Err(HtmlError::InlineScript);
-                    }
-                }
-            }
-        }
-        if find_ci(&body, "<script", 0).is_some() {
-            return Err(HtmlError::BodyScript);
-        }
-        let entry = entry.ok_or(HtmlError::NoEntry)?;
+        let entry = match markers::attr_values(marked.entry, "src").as_slice() {
+            [src] => dist_path(src, "module script")?,
+            _ => return Err(HtmlError::NoEntry),
+        };
         if !dist.join(WORKER).is_file() {
             return Err(HtmlError::Missing(dist.join(WORKER)));
         }
@@ -365,7 +329,7 @@ impl Viewer {
             .to_string();
         Ok(Viewer {
             dist: dist.to_path_buf(),
-            body_tag,
+            body_tag: marked.body_tag.to_string(),
             body,
             css,
             manifest,
@@ -418,39 +382,65 @@ fn glue_of_wasm(dist: &Path, wasm: &str) -> Result<String, HtmlError> {
     }
 }
 
-/// Markup that would load something from elsewhere cannot be kept.
+/// The body goes into the report as it is, so it may hold no script (the report runs only the
+/// entry module and its imports) and nothing that loads a file. Fixed strings on the lower-cased
+/// markup, comments included (so a doubt is a refusal, never a hole): from each `<img`, `<iframe`
+/// … to its `>`, every `src`, `href` or `data` attribute (value quoted or not) is a `data:` URL.
 fn check_body(body: &str) -> Result<(), HtmlError> {
+    let lower = body.to_ascii_lowercase();
     for name in [
         "img", "iframe", "link", "object", "embed", "video", "audio", "source", "base",
     ] {
-        let loads = tags(body, name).iter().any(|t| {
-            t.attr("src")
-                .or(t.attr("href"))
-                .or(t.attr("data"))
-                .is_some_and(|v| !v.starts_with("data:"))
-        });
-        if loads {
-            return Err(HtmlError::BodyLoads(name));
+        let open = format!("<{name}");
+        for (at, _) in lower.match_indices(&open) {
+            let rest = &lower[at + open.len()..];
+            if !rest.starts_with(|c: char| c.is_ascii_whitespace() || c == '>' || c == '/') {
+                continue; // another element (`<sourcex`)
+            }
+            let tag = &rest[..rest.find('>').unwrap_or(rest.len())];
+            if ["src", "href", "data"]
+                .iter()
+                .any(|attr| attr_loads(tag, attr))
+            {
+                return Err(HtmlError::BodyLoads(name));
+            }
         }
+    }
+    if lower.contains("<script") {
+        return Err(HtmlError::BodyScript);
     }
     Ok(())
 }
 
+/// Whether the text of a start tag (lower-case) has an attribute `attr` whose value is not a
+/// `data:` URL.
+fn attr_loads(tag: &str, attr: &str) -> bool {
+    tag.match_indices(attr).any(|(i, _)| {
+        let own = tag[..i].ends_with(|c: char| c.is_ascii_whitespace() || c == '/');
+        let value = tag[i + attr.len()..].trim_start().strip_prefix('=');
+        own && value.is_some_and(|v| {
+            !v.trim_start()
+                .trim_start_matches(['"', '\''])
+                .starts_with("data:")
+        })
+    })
+}
+
 /// The stylesheet goes into a `<style>` as is: no way out of it, nothing loaded from elsewhere.
 fn check_css(rel: &str, css: &str) -> Result<(), HtmlError> {
-    if find_ci(css, "</style", 0).is_some() {
+    // ASCII lower-casing keeps every byte where it was.
+    let lower = css.to_ascii_lowercase();
+    if lower.contains("</style") {
         return Err(HtmlError::CssEndsStyle(rel.to_string()));
     }
-    if find_ci(css, "@import", 0).is_some() {
+    if lower.contains("@import") {
         return Err(HtmlError::CssImport(rel.to_string()));
     }
-    let mut from = 0;
-    while let Some(i) = find_ci(css, "url(", from) {
+    for (i, _) in lower.match_indices("url(") {
         let arg = css[i + 4..].trim_start_matches([' ', '"', '\'']);
         if !arg.starts_with("data:") {
             return Err(HtmlError::CssUrl(rel.to_string()));
         }
-        from = i + 4;
     }
     Ok(())
 }
