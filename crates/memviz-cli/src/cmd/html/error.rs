@@ -1,5 +1,6 @@
 //! Why `memviz html` stops: each variant is one sentence for stderr (exit 2).
 
+use super::js::ImportError;
 use super::markers::{MarkerError, ENTRY};
 use super::BUILD_HINT;
 use crate::out::Fail;
@@ -51,8 +52,9 @@ pub(super) enum HtmlError {
     CssUrl(String),
 
     // ----- the module graph
-    #[error("dist/{key}: {message}")]
-    Imports { key: String, message: String },
+    /// The first of a module's lines that break the import rule (js.rs).
+    #[error("dist/{key}: {error}")]
+    Imports { key: String, error: ImportError },
     #[error("dist/{key}: modules import each other in a cycle ({cycle}), which a report cannot embed (a module's URL is made from its imports' URLs)")]
     Cycle { key: String, cycle: String },
     #[error("dist/{key} imports `{spec}`: only relative specifiers ('./x.js') can be embedded in a report")]

@@ -30,7 +30,6 @@ mod error;
 mod js;
 mod markers;
 use error::HtmlError;
-use js::*;
 
 const BUILD_HINT: &str =
     "build the viewer first: `trunk --config trunk.toml build --release --offline` (or `cargo xtask serve`), or pass --dist DIR";
@@ -469,12 +468,13 @@ fn visit(
         fs::read_to_string(&file).map_err(|source| HtmlError::Read { path: file, source })?;
     let dir = key.rsplit_once('/').map_or("", |(d, _)| d);
     let mut specs = Vec::new();
-    let found = imports(&text).map_err(|message| HtmlError::Imports {
-        key: key.to_string(),
-        message,
-    })?;
-    for (s, e) in found {
-        let spec = &text[s..e];
+    let (found, errors) = js::imports(&text);
+    if let Some(error) = errors.into_iter().next() {
+        let key = key.to_string();
+        return Err(HtmlError::Imports { key, error });
+    }
+    for js::Import { start, end, .. } in found {
+        let spec = &text[start..end];
         let (key, spec) = (key.to_string(), spec.to_string());
         if !(spec.starts_with("./") || spec.starts_with("../")) {
             return Err(HtmlError::NotRelative { key, spec });
@@ -485,7 +485,7 @@ fn visit(
         if !dist.join(&dep).is_file() {
             return Err(HtmlError::ImportMissing { key, spec, dep });
         }
-        specs.push((s, e, dep));
+        specs.push((start, end, dep));
     }
     path.push(key.to_string());
     for (_, _, dep) in &specs {

@@ -59,61 +59,135 @@ fn base64_padding() {
     assert_eq!(base64(&[0xfb, 0xff]), "+/8=");
 }
 
-fn specs(src: &str) -> Vec<&str> {
-    imports(src)
-        .expect("imports")
-        .into_iter()
-        .map(|(s, e)| &src[s..e])
-        .collect()
+/// The specifiers `js::imports` finds in `src` and the lines it refuses.
+fn specs(src: &str) -> (Vec<(usize, &str)>, Vec<usize>) {
+    let (found, errors) = js::imports(src);
+    let found = found
+        .iter()
+        .map(|i| (i.line, &src[i.start..i.end]))
+        .collect();
+    let lines = errors
+        .iter()
+        .map(|e| match e {
+            js::ImportError::Form(n, _) | js::ImportError::Elsewhere(n, _) => *n,
+        })
+        .collect();
+    (found, lines)
 }
 
 #[test]
-fn finds_import_forms() {
-    let src = r#"
-// import x from './comment.js';
-/* export * from './block.js' */
-import { a,
-  b } from './a.js';
-import def, * as ns from "./b.js";
-import './side.js';
-export { c } from './c.js';
-export * from './d.js';
-export * as e from './e.js';
-export { local };
-const s = "import x from './string.js'";
-const t = `import ${'./tpl.js'} from ${x} `;
-const r = /import y from '.\/re.js'[/']/g;
-const q = a / b / c;
-const lazy = import('./lazy.js');
-const url = import(msg.glue);
-const meta = import.meta.url;
-obj.import('./method.js');
-const o = { import: 1, from: './not.js' };
-"#;
+fn import_lines_at_the_top() {
+    let src = "// main.js: import x from './comment.js';\n\
+               /**\n * The shell. @typedef {import('./types').X} X\n */\n\
+               import { a, b } from './a.js';\r\n\
+               \n\
+               import * as ns from '../b.js';   \n\
+               /* export * from './block.js' */\n\
+               import { $c, _d9 } from './sub/c.js';\n\
+               /** @typedef {import('./bridge.js').Call} Call */\n\
+               const meta = new URL('./worker.js', import.meta.url);\n\
+               const glue = await import(msg.glue);\n\
+               obj.import('./method.js'); // a method\n\
+               export { meta };\n\
+               export function f() { return Array.from(x); }\n";
+    let (found, refused) = specs(src);
     assert_eq!(
-        specs(src),
-        [
-            "./a.js",
-            "./b.js",
-            "./side.js",
-            "./c.js",
-            "./d.js",
-            "./e.js",
-            "./lazy.js"
-        ]
+        found,
+        [(5, "./a.js"), (7, "../b.js"), (9, "./sub/c.js")],
+        "{refused:?}"
     );
+    assert_eq!(refused, Vec::<usize>::new());
 }
 
 #[test]
-fn rejects_forms_it_cannot_rewrite() {
+fn import_lines_in_other_forms_are_refused() {
+    // At the top: every other form of import statement.
     for bad in [
-        "import x from './x.json' with { type: 'json' };",
-        "const m = import(`./${name}.js`);",
-        "import x from './a\\x2ejs';",
-        "const s = 'unterminated;\n",
+        "import x from './x.js';",
+        "import './side.js';",
+        "import {a} from './a.js';",
+        "import { a as b } from './a.js';",
+        "import { a, b } from \"./a.js\";",
+        "import { a } from './a.js'",
+        "import { a } from './a.js'; const b = 1;",
+        " import { a } from './a.js';",
+        "import def, * as ns from './b.js';",
+        "import data from './data.json' with { type: 'json' };",
+        "import {",
+        "import { a } from './a\\x2ejs';",
     ] {
-        assert!(imports(bad).is_err(), "{bad}");
+        let (_, refused) = specs(bad);
+        assert_eq!(refused, [1], "{bad}");
     }
+    // Below the first line of code: any import, re-export or literal import().
+    for bad in [
+        "import { a } from './a.js';",
+        "export * from './d.js';",
+        "export { c } from './c.js';",
+        "} from './multi-line.js';",
+        "const lazy = import('./lazy.js');",
+        "const m = await import(`./${name}.js`);",
+        "const m = await import(",
+        "const s = \"import y from './in-a-string.js'\";",
+        "/* a comment */ import('./after-a-comment.js');",
+    ] {
+        let src = format!("// top\nconst x = 1;\n{bad}\n");
+        let (found, refused) = specs(&src);
+        assert_eq!((found.len(), refused), (0, vec![3]), "{bad}");
+    }
+    // Every line that breaks the rule, not only the first.
+    let (_, refused) = specs("import x from './x.js';\nf();\nimport { y } from './y.js';\n");
+    assert_eq!(refused, [1, 3]);
+}
+
+/// Every module of www/js keeps the import rule (js.rs), which the report relies on: its
+/// imports are at its top, one `import { A, B } from './x.js';` or `import * as n from
+/// './x.js';` per line, each naming a module of www/js.
+#[test]
+fn www_js_modules_import_only_at_their_top() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../www/js");
+    let mut dirs = vec![root.clone()];
+    let (mut modules, mut imports, mut broken) = (0, 0, Vec::new());
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).expect("www/js") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|x| x != "js") {
+                continue;
+            }
+            let text = fs::read_to_string(&path).expect("read");
+            let name = path
+                .strip_prefix(&root)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
+            let (found, errors) = js::imports(&text);
+            for e in errors {
+                broken.push(format!("www/js/{name}: {e}"));
+            }
+            let dir = name.rsplit_once('/').map_or("", |(d, _)| d);
+            for i in found {
+                let spec = &text[i.start..i.end];
+                match normalize(dir, spec) {
+                    Some(dep) if spec.starts_with('.') && root.join(&dep).is_file() => {}
+                    _ => broken.push(format!(
+                        "www/js/{name}: line {}: `{spec}` is not a module of www/js",
+                        i.line
+                    )),
+                }
+                imports += 1;
+            }
+            modules += 1;
+        }
+    }
+    assert!(broken.is_empty(), "\n{}", broken.join("\n"));
+    assert!(
+        modules >= 10 && imports >= 20,
+        "{modules} modules, {imports} imports"
+    );
 }
 
 /// The repository's index.html (trunk's entry).
