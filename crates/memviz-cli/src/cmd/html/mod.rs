@@ -3,18 +3,24 @@
 //! wasm-bindgen glue and the `.wasm`) and the snapshot, which opens offline from a `file://`
 //! URL and shows the snapshot by itself (see docs/report.md).
 //!
+//! What it takes from `dist/index.html` lies between fixed marker comments of the repository's
+//! index.html (markers.rs): the stylesheet links, the entry module, trunk's preload links (the
+//! glue and the wasm) and the body markup. Nothing else of the page is read.
+//!
 //! Layout of the report: a Content-Security-Policy meta that allows no network at all; the CSS
 //! in a `<style>`; the body markup; three data blocks (`#memviz-report`: a JSON manifest,
 //! `#memviz-assets`: base64 of gzip(wasm, glue and module sources), `#memviz-snapshot`: base64
-//! of the snapshot, gzip-compressed); and one inline bootstrap script (allowed by its SHA-256 in
-//! the CSP) that turns the assets into `blob:` URLs, sets `globalThis.MEMVIZ_ASSETS` (read by
-//! www/js/bridge.js), imports the entry module and opens the snapshot with
-//! `window.memviz.open(File)`.
+//! of the snapshot, gzip-compressed); and one inline bootstrap script, www/report/bootstrap.js
+//! (allowed by its SHA-256 in the CSP), that turns the assets into `blob:` URLs, sets
+//! `globalThis.MEMVIZ_ASSETS` (read by www/js/bridge.js), imports the entry module and opens
+//! the snapshot with `window.memviz.open(File)`.
 //!
 //! The JS modules import each other by relative specifiers (`from './bridge.js'`), which mean
-//! nothing under a `blob:` URL: each module's specifier literals are found by a small JS lexer
-//! (comments, strings, templates and regex literals skipped) and the page fills in the blob URL
-//! of the imported module, leaves first. Import forms that cannot be rewritten fail here.
+//! nothing under a `blob:` URL. They keep a line rule (js.rs): their imports are at their top,
+//! one `import { A, B } from './x.js';` or `import * as n from './x.js';` per line. The
+//! specifier of each such line is cut out and the page fills in the blob URL of the imported
+//! module, leaves first. A module that loads another in any other way fails here, naming its
+//! line (and a unit test keeps www/js to the rule).
 
 use crate::cli::HtmlArgs;
 use crate::load;
