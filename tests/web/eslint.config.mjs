@@ -1,6 +1,7 @@
-// ESLint's flat config for the page's shell, www/js (run by `cargo xtask lint-js` and `cargo
-// xtask test` as `eslint --config tests/web/eslint.config.mjs www/js` from the repository root;
-// it lives here because eslint and its plugins are installed in tests/web/node_modules).
+// ESLint's flat config for the page's shell, www/js, and the report's bootstrap, www/report (run
+// by `cargo xtask lint-js` and `cargo xtask test` as `eslint --config tests/web/eslint.config.mjs
+// www/js www/report` from the repository root; it lives here because eslint and its plugins are
+// installed in tests/web/node_modules).
 import js from '@eslint/js';
 import globals from 'globals';
 
@@ -41,6 +42,12 @@ export default [
     // A module Web Worker: worker globals (`self`, `postMessage`), no `document` or `window`.
     files: [WORKER],
     languageOptions: { ecmaVersion: 2022, sourceType: 'module', globals: { ...globals.worker } },
+    rules: { ...js.configs.recommended.rules, ...rules },
+  },
+  {
+    // The report's bootstrap (`memviz html` inlines it): a classic script on the main thread.
+    files: ['www/report/*.js'],
+    languageOptions: { ecmaVersion: 2022, sourceType: 'script', globals: { ...globals.browser } },
     rules: { ...js.configs.recommended.rules, ...rules },
   },
 ];

@@ -88,10 +88,12 @@ fn fake_dist() -> PathBuf {
             (
                 "index.html",
                 b"<!doctype html><html><head><meta charset=\"utf-8\"><title>memviz</title>\
-                  <script type=\"module\" src=\"js/main.js\"></script>\
+                  <!-- memviz:css --><!-- /memviz:css -->\
+                  <!-- memviz:entry --><script type=\"module\" src=\"js/main.js\"></script><!-- /memviz:entry -->\
+                  <!-- memviz:preload -->\
                   <link rel=\"modulepreload\" href=\"./memviz-web-00.js\">\
                   <link rel=\"preload\" href=\"./memviz-web-00_bg.wasm\" as=\"fetch\" type=\"application/wasm\">\
-                  </head><body><div id=\"error\" hidden></div></body></html>\n",
+                  </head><body><!-- memviz:body --><div id=\"error\" hidden></div><!-- /memviz:body --></body></html>\n",
             ),
             (
                 "memviz-web-00.js",

@@ -2,8 +2,8 @@
 //! here (index.html as trunk writes it, with and without trunk's inline wasm loader; a CSS, a
 //! glue, a "wasm", modules importing each other, a worker). The report embeds the snapshot and
 //! every asset, refers to no http(s) URL, escapes the title and carries a CSP whose script hash
-//! is the bootstrap's; a missing dist/, a bad FILE and import forms it cannot rewrite exit 2
-//! with one line. The report in a real browser: tests/web/report.test.mjs.
+//! is the bootstrap's; a missing dist/, a bad FILE, import forms it cannot rewrite and an
+//! index.html without its marker comments exit 2 with one line. The report in a real browser: tests/web/report.test.mjs.
 
 mod common;
 use common::*;
@@ -42,28 +42,28 @@ fn write(path: &Path, text: impl AsRef<[u8]>) {
     std::fs::write(path, text).expect("write");
 }
 
-/// The modules of the fake dist/: main imports bridge and util/fmt, bridge imports util/fmt
-/// too (shared), worker imports util/fmt; every string, comment and regex holding an import
-/// look-alike must stay as it is.
+/// The modules of the fake dist/, in the import style the report rewrites (js.rs): main imports
+/// bridge and util/fmt, bridge imports util/fmt too (shared), worker imports util/fmt; the
+/// comments holding an import look-alike, `import.meta` and `import(expression)` must stay as
+/// they are.
 fn modules() -> Vec<(&'static str, String)> {
     vec![
         (
             "js/main.js",
             r#"// main.js: import { x } from './commented.js';
+/** @typedef {import('./types').Tooltip} Tooltip */
 import { ViewerClient } from './bridge.js';
-import {
-  fmt,
-  fmtBytes,
-} from "./util/fmt.js";
-const fake = "import y from './in-a-string.js'";
-const re = /from '.\/in-a-regex.js'/;
-window.memviz = { open() {}, fmt, fmtBytes, ViewerClient, fake, re, tpl: `${1 / 2} import('./tpl.js')` };
+
+import { fmt, fmtBytes } from './util/fmt.js';
+/* import { y } from './in-a-comment.js'; */
+const re = /x\/y/;
+window.memviz = { open() {}, fmt, fmtBytes, ViewerClient, re, tpl: `${1 / 2}`, url: import.meta.url };
 "#
             .to_string(),
         ),
         (
             "js/bridge.js",
-            "import { fmt } from './util/fmt.js';\nexport class ViewerClient { start() { return new Worker(new URL('./worker.js', import.meta.url), { type: 'module' }); } }\nexport const f = fmt;\n"
+            "import * as util from './util/fmt.js';\nconst fmt = util.fmt;\nexport class ViewerClient { start() { return new Worker(new URL('./worker.js', import.meta.url), { type: 'module' }); } }\nexport const f = fmt;\n"
                 .to_string(),
         ),
         (
@@ -79,7 +79,8 @@ window.memviz = { open() {}, fmt, fmtBytes, ViewerClient, fake, re, tpl: `${1 / 
     ]
 }
 
-/// A dist/ as trunk writes it; `loader`: trunk's inline loader in the head (older trunk.toml).
+/// A dist/ as trunk writes it from the repository's index.html, with its marker comments;
+/// `loader`: trunk's inline loader in the head (older trunk.toml).
 fn fake_dist(loader: bool) -> PathBuf {
     let dir = temp_dir("dist");
     let index = format!(
@@ -91,13 +92,20 @@ fn fake_dist(loader: bool) -> PathBuf {
   <meta http-equiv="Content-Security-Policy" content="default-src 'self'; connect-src 'self' https://example.invalid">
   <title>memviz: PyTorch CUDA memory snapshots</title>
   <link rel="icon" href="data:,">{}
+  <!-- memviz:css -->
   <link rel="stylesheet" href="./{CSS}" integrity="sha384-x"/>
+  <!-- /memviz:css -->
+  <!-- memviz:entry -->
   <script type="module" src="js/main.js"></script>
+  <!-- /memviz:entry -->
+  <!-- memviz:preload -->
 <link rel="modulepreload" href="./{GLUE}" crossorigin="anonymous" integrity="sha384-y"><link rel="preload" href="./{WASM}" crossorigin="anonymous" integrity="sha384-z" as="fetch" type="application/wasm"></head>
 <body data-memviz-state="empty">
+  <!-- memviz:body -->
   <header><h1>memviz</h1><p>Open a snapshot…</p></header>
   <button type="button" id="demo-button" class="secondary">Open demo</button>
   <div id="error" role="alert" hidden></div>
+  <!-- /memviz:body -->
 </body>
 </html>
 "#,
@@ -312,7 +320,6 @@ fn check_report(loader: bool) {
             .expect("a module of dist/");
         let expected = original
             .replace("'./util/fmt.js'", "'<js/util/fmt.js>'")
-            .replace("\"./util/fmt.js\"", "\"<js/util/fmt.js>\"")
             .replace("from './bridge.js'", "from '<js/bridge.js>'");
         assert_eq!(text, expected, "{}", names[i]);
     }
@@ -428,32 +435,42 @@ fn imports_it_cannot_rewrite_exit_2() {
     for (module, text, needle) in [
         (
             "js/main.js",
-            "import x from 'https://cdn.example/x.js';\n",
+            "import { x } from 'https://cdn.example/x.js';\n",
             "only relative specifiers",
         ),
         (
             "js/main.js",
-            "const m = await import(`./${name}.js`);\n",
-            "template literal",
+            "// main.js\nconst m = await import(`./${name}.js`);\n",
+            "line 2: `const m = await import(`./${name}.js`);` loads a module below the imports",
+        ),
+        (
+            "js/main.js",
+            "import { ViewerClient } from './bridge.js';\nwindow.memviz = {};\nexport * from './bridge.js';\n",
+            "line 3: `export * from './bridge.js';` loads a module below the imports",
         ),
         (
             "js/main.js",
             "import data from './data.json' with { type: 'json' };\n",
-            "import attributes",
+            "line 1: `import data from './data.json' with { type: 'json' };` is not of the form `import { A, B } from './x.js';`",
         ),
         (
             "js/main.js",
-            "import './missing.js';\n",
+            "import {\n  ViewerClient,\n} from './bridge.js';\n",
+            "line 1: `import {` is not of the form",
+        ),
+        (
+            "js/main.js",
+            "import { m } from './missing.js';\n",
             "dist/js/missing.js is missing",
         ),
         (
             "js/bridge.js",
-            "import './main.js';\nexport class ViewerClient {}\n",
+            "import { m } from './main.js';\nexport class ViewerClient {}\n",
             "cycle",
         ),
         (
             "js/worker.js",
-            "import '../../outside.js';\n",
+            "import { o } from '../../outside.js';\n",
             "outside dist/",
         ),
     ] {
@@ -465,14 +482,62 @@ fn imports_it_cannot_rewrite_exit_2() {
         assert!(stderr.contains(module), "names the module: {stderr}");
         assert!(!out.exists());
     }
-    // An inline script other than trunk's loader would be lost: an error too.
-    let dist = fake_dist(false);
-    let index = std::fs::read_to_string(dist.join("index.html")).expect("index");
-    write(
-        &dist.join("index.html"),
-        index.replace("</head>", "<script>window.analytics = 1;</script></head>"),
-    );
-    let out = temp_dir("inline").join("r.html");
-    let (code, _, stderr) = html(&file, &out, &dist, &[]);
-    assert_one_line_error(code, &stderr, "inline script");
+}
+
+#[test]
+fn index_html_it_cannot_read_exits_2() {
+    // Only the marked parts of index.html are read: each marker must be there exactly once,
+    // and what is marked must be embeddable.
+    let file = fixture("proto5.pickle");
+    let index = std::fs::read_to_string(fake_dist(false).join("index.html")).expect("index");
+    for (changed, needle) in [
+        (
+            index.replace("  <!-- /memviz:body -->\n", ""),
+            "no `<!-- /memviz:body -->` after `<!-- memviz:body -->`",
+        ),
+        (
+            index.replace("<!-- memviz:css -->", ""),
+            "no `<!-- memviz:css -->` marker",
+        ),
+        (
+            index.replace(
+                "<!-- memviz:entry -->",
+                "<!-- memviz:entry --><!-- memviz:entry -->",
+            ),
+            "`<!-- memviz:entry -->` marker 2 times",
+        ),
+        (
+            index.replace("</head>", ""),
+            "no `</head>` after `<!-- memviz:preload -->`",
+        ),
+        (
+            index.replace(
+                "  <!-- /memviz:entry -->",
+                "<script type=\"module\" src=\"js/bridge.js\"></script><!-- /memviz:entry -->",
+            ),
+            "not one <script type=\"module\" src=…>",
+        ),
+        (
+            index.replace(
+                "<div id=\"error\"",
+                "<script>window.analytics = 1;</script><div id=\"error\"",
+            ),
+            "a script in its body",
+        ),
+        (
+            index.replace(
+                "<div id=\"error\"",
+                "<img alt=\"logo\" src = 'logo.png'><div id=\"error\"",
+            ),
+            "<img> that loads a file",
+        ),
+    ] {
+        let dist = fake_dist(false);
+        write(&dist.join("index.html"), changed);
+        let out = temp_dir("index").join("r.html");
+        let (code, _, stderr) = html(&file, &out, &dist, &[]);
+        assert_one_line_error(code, &stderr, needle);
+        assert!(stderr.contains("dist/index.html"), "{stderr}");
+        assert!(!out.exists());
+    }
 }

@@ -446,6 +446,7 @@ fn lint_js() -> Result<()> {
             "--max-warnings",
             "0",
             "www/js",
+            "www/report",
         ],
     ))
 }

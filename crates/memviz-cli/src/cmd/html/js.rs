@@ -1,286 +1,148 @@
-//! A JavaScript lexer, just enough to find the import specifiers of the viewer's modules
-//! (`memviz html` inlines them).
+//! How the report finds the imports of the viewer's modules: a line rule, no JavaScript lexer.
+//!
+//! A module imports others only at its top, before any other code, one import per line, in one
+//! of two forms, exactly:
+//!
+//! ```text
+//! import { A, B } from './x.js';
+//! import * as n from './x.js';
+//! ```
+//!
+//! (no leading space, one space where shown, names `A`, `B`, `n` plain identifiers, a
+//! single-quoted specifier; trailing whitespace is ignored). Blank lines and comments may come
+//! between them. [`imports`] returns the specifier of each such line; `memviz html` replaces it
+//! with the imported module's URL. Anything else that would load a module is refused with its
+//! line: another import form at the top, and below it any `import` but `import.meta` and
+//! `import(expression)` (a URL made at run time: the worker's `import(msg.glue)`), and any
+//! `from '…'` (a re-export). Comment lines are skipped: a line starting with `//`, `/*` or `*`
+//! (JSDoc's `@typedef {import('./types').X}`), up to a `*/` on it. The rule is line-based, so it
+//! also refuses a string or template line that merely looks like an import: conservative.
+//! `tests.rs` runs it on every module of www/js.
 
-#[derive(Clone, Copy, PartialEq, Debug)]
-pub(super) enum Kind {
-    Ident,
-    /// A '…' or "…" literal; start..end is inside the quotes.
-    Str,
-    Template,
-    Num,
-    Regex,
-    Punct(u8),
+/// One import line: where its specifier (inside the quotes) is in the module's text.
+#[derive(Debug, PartialEq)]
+pub(super) struct Import {
+    pub(super) line: usize,
+    pub(super) start: usize,
+    pub(super) end: usize,
 }
 
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Tok {
-    kind: Kind,
-    start: usize,
-    end: usize,
+/// A line the report cannot rewrite (1-based line number, the line's text).
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub(super) enum ImportError {
+    #[error("line {0}: `{1}` is not of the form `import {{ A, B }} from './x.js';` or `import * as n from './x.js';`, the only imports memviz html rewrites")]
+    Form(usize, String),
+    #[error("line {0}: `{1}` loads a module below the imports at the top of the file, which memviz html cannot rewrite (a module imports others only at its top, one `import {{ A, B }} from './x.js';` or `import * as n from './x.js';` per line)")]
+    Elsewhere(usize, String),
 }
 
-/// Words after which a `/` starts a regular expression, not a division.
-pub(super) const BEFORE_REGEX: &[&str] = &[
-    "return",
-    "typeof",
-    "instanceof",
-    "in",
-    "of",
-    "new",
-    "delete",
-    "void",
-    "throw",
-    "case",
-    "do",
-    "else",
-    "yield",
-    "await",
-];
-
-pub(super) fn is_ident_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80 || c == b'\\'
-}
-
-/// Tokens of `src`: comments and whitespace dropped; strings, templates, regex literals whole.
-pub(super) fn lex(src: &str) -> Result<Vec<Tok>, String> {
-    let b = src.as_bytes();
-    let mut toks: Vec<Tok> = Vec::new();
-    // For each open `{`: whether it is a template's `${`.
-    let mut braces: Vec<bool> = Vec::new();
-    let mut i = if src.starts_with("#!") {
-        src.find('\n').unwrap_or(b.len())
-    } else {
-        0
-    };
-    let line_of = |at: usize| src[..at.min(src.len())].matches('\n').count() + 1;
-    while i < b.len() {
-        let c = b[i];
-        let start = i;
-        let kind = match c {
-            b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => {
-                i += 1;
-                continue;
-            }
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                i = src[i..].find('\n').map_or(b.len(), |e| i + e);
-                continue;
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i = src[i + 2..]
-                    .find("*/")
-                    .map(|e| i + 2 + e + 2)
-                    .ok_or_else(|| format!("line {}: unterminated comment", line_of(start)))?;
-                continue;
-            }
-            b'\'' | b'"' => {
-                i += 1;
-                loop {
-                    match b.get(i) {
-                        None | Some(b'\n') => {
-                            return Err(format!("line {}: unterminated string", line_of(start)))
-                        }
-                        Some(b'\\') => i += 2,
-                        Some(&q) if q == c => break,
-                        Some(_) => i += 1,
-                    }
-                }
-                i += 1;
-                toks.push(Tok {
-                    kind: Kind::Str,
-                    start: start + 1,
-                    end: i - 1,
-                });
-                continue;
-            }
-            b'`' => {
-                i = template(b, i + 1, &mut braces)
-                    .ok_or_else(|| format!("line {}: unterminated template", line_of(start)))?;
-                Kind::Template
-            }
-            b'}' if braces.last() == Some(&true) => {
-                braces.pop();
-                i = template(b, i + 1, &mut braces)
-                    .ok_or_else(|| format!("line {}: unterminated template", line_of(start)))?;
-                Kind::Template
-            }
-            b'/' if regex_allowed(src, toks.last()) => {
-                let mut class = false;
-                i += 1;
-                loop {
-                    match b.get(i) {
-                        None | Some(b'\n') => {
-                            return Err(format!("line {}: unterminated regex", line_of(start)))
-                        }
-                        Some(b'\\') => i += 2,
-                        Some(b'[') => {
-                            class = true;
-                            i += 1;
-                        }
-                        Some(b']') => {
-                            class = false;
-                            i += 1;
-                        }
-                        Some(b'/') if !class => break,
-                        Some(_) => i += 1,
-                    }
-                }
-                i += 1;
-                while i < b.len() && is_ident_byte(b[i]) {
-                    i += 1;
-                }
-                Kind::Regex
-            }
-            b'0'..=b'9' => {
-                while i < b.len() && (is_ident_byte(b[i]) || b[i] == b'.') {
-                    i += 1;
-                }
-                Kind::Num
-            }
-            c if is_ident_byte(c) || c == b'#' => {
-                i += 1;
-                while i < b.len() && is_ident_byte(b[i]) {
-                    i += 1;
-                }
-                Kind::Ident
-            }
-            c => {
-                if c == b'{' {
-                    braces.push(false);
-                } else if c == b'}' {
-                    braces.pop();
-                }
-                i += 1;
-                Kind::Punct(c)
-            }
-        };
-        toks.push(Tok {
-            kind,
-            start,
-            end: i.min(b.len()),
-        });
-    }
-    Ok(toks)
-}
-
-/// Scans template characters from `i` to the closing backtick (returns the index after it) or
-/// to a `${` (pushes a template brace, returns the index after it).
-pub(super) fn template(b: &[u8], mut i: usize, braces: &mut Vec<bool>) -> Option<usize> {
-    loop {
-        match b.get(i)? {
-            b'\\' => i += 2,
-            b'`' => return Some(i + 1),
-            b'$' if b.get(i + 1) == Some(&b'{') => {
-                braces.push(true);
-                return Some(i + 2);
-            }
-            _ => i += 1,
-        }
-    }
-}
-
-pub(super) fn regex_allowed(src: &str, prev: Option<&Tok>) -> bool {
-    match prev {
-        None => true,
-        Some(t) => match t.kind {
-            Kind::Punct(c) => !matches!(c, b')' | b']' | b'}'),
-            Kind::Ident => BEFORE_REGEX.contains(&&src[t.start..t.end]),
-            _ => false,
-        },
-    }
-}
-
-/// The specifiers (byte ranges inside their quotes) of `src`'s static imports, re-exports and
-/// literal dynamic imports. Errors on forms a report cannot rewrite.
-pub(super) fn imports(src: &str) -> Result<Vec<(usize, usize)>, String> {
-    let toks = lex(src)?;
-    let word = |k: usize| -> Option<&str> {
-        toks.get(k)
-            .filter(|t| t.kind == Kind::Ident)
-            .map(|t| &src[t.start..t.end])
-    };
-    let kind = |k: usize| toks.get(k).map(|t| t.kind);
-    let line = |k: usize| src[..toks[k].start].matches('\n').count() + 1;
-    let mut out = Vec::new();
-    // `from 'x'` at k: the specifier, unless import attributes follow.
-    let from_at = |k: usize, out: &mut Vec<(usize, usize)>| -> Result<(), String> {
-        let s = toks[k + 1];
-        if src[s.start..s.end].contains('\\') {
-            return Err(format!("line {}: an escaped import specifier", line(k)));
-        }
-        if matches!(word(k + 2), Some("with" | "assert")) {
-            return Err(format!(
-                "line {}: import attributes (`with {{…}}`) are not supported by memviz html",
-                line(k)
-            ));
-        }
-        out.push((s.start, s.end));
-        Ok(())
-    };
-    for k in 0..toks.len() {
-        let w = word(k);
-        if !matches!(w, Some("import" | "export"))
-            || kind(k.wrapping_sub(1)) == Some(Kind::Punct(b'.'))
-        {
+/// The import lines of `src`, and every line that breaks the rule.
+pub(super) fn imports(src: &str) -> (Vec<Import>, Vec<ImportError>) {
+    let mut found = Vec::new();
+    let mut errors = Vec::new();
+    let mut at_top = true;
+    let mut offset = 0;
+    for (n, raw) in src.split_inclusive('\n').enumerate() {
+        let line_start = offset;
+        offset += raw.len();
+        let line = raw.trim_end();
+        let code = code_of(line);
+        if code.is_empty() {
             continue;
         }
-        let statement_end = |j: usize| {
-            matches!(kind(j), Some(Kind::Punct(b';')) | None)
-                || matches!(word(j), Some("import" | "export"))
-        };
-        if w == Some("import") {
-            match kind(k + 1) {
-                Some(Kind::Punct(b'.')) | Some(Kind::Punct(b':')) => {} // import.meta, {import: …}
-                Some(Kind::Punct(b'(')) => match kind(k + 2) {
-                    Some(Kind::Str) => from_at(k + 1, &mut out)?,
-                    Some(Kind::Template) => {
-                        return Err(format!(
-                            "line {}: import(`…`) of a template literal cannot be rewritten by memviz html",
-                            line(k)
-                        ))
-                    }
-                    _ => {} // import(expression): a URL made at run time (e.g. the worker's glue)
-                },
-                Some(Kind::Str) => from_at(k, &mut out)?,
-                _ => {
-                    let mut j = k + 1;
-                    loop {
-                        if word(j) == Some("from") && kind(j + 1) == Some(Kind::Str) {
-                            from_at(j, &mut out)?;
-                            break;
-                        }
-                        if statement_end(j) {
-                            return Err(format!(
-                                "line {}: an import statement memviz html cannot read",
-                                line(k)
-                            ));
-                        }
-                        j += 1;
-                    }
-                }
+        let shown = || line.trim().to_string();
+        if at_top && starts_import_statement(code) {
+            match specifier(line) {
+                Some((start, end)) => found.push(Import {
+                    line: n + 1,
+                    start: line_start + start,
+                    end: line_start + end,
+                }),
+                None => errors.push(ImportError::Form(n + 1, shown())),
             }
-        } else if matches!(kind(k + 1), Some(Kind::Punct(b'*' | b'{'))) {
-            // `export * [as x] from 'y'`, `export {a, b} [from 'y']`.
-            let mut j = k + 2;
-            if kind(k + 1) == Some(Kind::Punct(b'{')) {
-                while !matches!(kind(j), Some(Kind::Punct(b'}')) | None) {
-                    j += 1;
-                }
-                j += 1;
-            }
-            while !statement_end(j) && word(j) != Some("from") && kind(j) != Some(Kind::Punct(b'}'))
-            {
-                j += 1;
-            }
-            if word(j) == Some("from") {
-                if kind(j + 1) != Some(Kind::Str) {
-                    return Err(format!(
-                        "line {}: an export statement memviz html cannot read",
-                        line(k)
-                    ));
-                }
-                from_at(j, &mut out)?;
-            }
+            continue;
+        }
+        at_top = false;
+        if loads_a_module(code) {
+            errors.push(ImportError::Elsewhere(n + 1, shown()));
         }
     }
-    Ok(out)
+    (found, errors)
+}
+
+/// The code of a line: empty for a comment line (`//`, `/*`, or `*` inside a block comment),
+/// else the line from its first character, or from after the `*/` that ends a comment on it.
+fn code_of(line: &str) -> &str {
+    let t = line.trim_start();
+    if t.starts_with("//") {
+        return "";
+    }
+    let from = if t.starts_with("/*") {
+        2
+    } else if t.starts_with('*') {
+        0
+    } else {
+        return t;
+    };
+    t[from..]
+        .find("*/")
+        .map_or("", |e| code_of(&t[from + e + 2..]))
+}
+
+fn is_ident_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '$' || !c.is_ascii()
+}
+
+fn is_ident(s: &str) -> bool {
+    s.starts_with(|c: char| !c.is_ascii_digit()) && s.chars().all(is_ident_char)
+}
+
+/// Whether `code` starts an import statement: the word `import`, not `import.meta` or
+/// `import(…)`.
+fn starts_import_statement(code: &str) -> bool {
+    code.strip_prefix("import").is_some_and(|rest| {
+        !rest.starts_with(is_ident_char) && !rest.trim_start().starts_with(['.', '('])
+    })
+}
+
+/// Where the specifier of `line` (inside its quotes) is, when the line is exactly one of the two
+/// forms.
+fn specifier(line: &str) -> Option<(usize, usize)> {
+    let rest = line.strip_prefix("import ")?;
+    let rest = if let Some(r) = rest.strip_prefix("* as ") {
+        let (name, r) = r.split_once(' ')?;
+        is_ident(name).then_some(r)?
+    } else {
+        let (names, r) = rest.strip_prefix("{ ")?.split_once(" } ")?;
+        names.split(", ").all(is_ident).then_some(r)?
+    };
+    let spec = rest.strip_prefix("from '")?.strip_suffix("';")?;
+    if spec.is_empty() || spec.contains(['\'', '"', '`', '\\']) {
+        return None;
+    }
+    let end = line.len() - "';".len();
+    Some((end - spec.len(), end))
+}
+
+/// Whether a code line below the top holds an import other than `import.meta` and
+/// `import(expression)`, or a `from '…'`.
+fn loads_a_module(code: &str) -> bool {
+    let words = |word: &'static str| {
+        code.match_indices(word).filter_map(move |(at, _)| {
+            let before = code[..at].chars().next_back();
+            let after = &code[at + word.len()..];
+            let whole = !before.is_some_and(|c| is_ident_char(c) || c == '.')
+                && !after.starts_with(is_ident_char);
+            whole.then(|| after.trim_start())
+        })
+    };
+    let quote = |s: &str| s.starts_with(['\'', '"', '`']);
+    let import = words("import").any(|after| match after.strip_prefix('(') {
+        Some(arg) => {
+            let arg = arg.trim_start();
+            arg.is_empty() || quote(arg)
+        }
+        None => !after.starts_with('.'),
+    });
+    import || words("from").any(quote)
 }

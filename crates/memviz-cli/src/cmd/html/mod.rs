@@ -3,18 +3,24 @@
 //! wasm-bindgen glue and the `.wasm`) and the snapshot, which opens offline from a `file://`
 //! URL and shows the snapshot by itself (see docs/report.md).
 //!
+//! What it takes from `dist/index.html` lies between fixed marker comments of the repository's
+//! index.html (markers.rs): the stylesheet links, the entry module, trunk's preload links (the
+//! glue and the wasm) and the body markup. Nothing else of the page is read.
+//!
 //! Layout of the report: a Content-Security-Policy meta that allows no network at all; the CSS
 //! in a `<style>`; the body markup; three data blocks (`#memviz-report`: a JSON manifest,
 //! `#memviz-assets`: base64 of gzip(wasm, glue and module sources), `#memviz-snapshot`: base64
-//! of the snapshot, gzip-compressed); and one inline bootstrap script (allowed by its SHA-256 in
-//! the CSP) that turns the assets into `blob:` URLs, sets `globalThis.MEMVIZ_ASSETS` (read by
-//! www/js/bridge.js), imports the entry module and opens the snapshot with
-//! `window.memviz.open(File)`.
+//! of the snapshot, gzip-compressed); and one inline bootstrap script, www/report/bootstrap.js
+//! (allowed by its SHA-256 in the CSP), that turns the assets into `blob:` URLs, sets
+//! `globalThis.MEMVIZ_ASSETS` (read by www/js/bridge.js), imports the entry module and opens
+//! the snapshot with `window.memviz.open(File)`.
 //!
 //! The JS modules import each other by relative specifiers (`from './bridge.js'`), which mean
-//! nothing under a `blob:` URL: each module's specifier literals are found by a small JS lexer
-//! (comments, strings, templates and regex literals skipped) and the page fills in the blob URL
-//! of the imported module, leaves first. Import forms that cannot be rewritten fail here.
+//! nothing under a `blob:` URL. They keep a line rule (js.rs): their imports are at their top,
+//! one `import { A, B } from './x.js';` or `import * as n from './x.js';` per line. The
+//! specifier of each such line is cut out and the page fills in the blob URL of the imported
+//! module, leaves first. A module that loads another in any other way fails here, naming its
+//! line (and a unit test keeps www/js to the rule).
 
 use crate::cli::HtmlArgs;
 use crate::load;
@@ -26,10 +32,10 @@ use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+mod error;
 mod js;
-mod scan;
-use js::*;
-use scan::*;
+mod markers;
+use error::HtmlError;
 
 const BUILD_HINT: &str =
     "build the viewer first: `trunk --config trunk.toml build --release --offline` (or `cargo xtask serve`), or pass --dist DIR";
@@ -37,81 +43,10 @@ const BUILD_HINT: &str =
 /// The worker module, relative to dist/ (bridge.js starts `new URL('./worker.js', …)`).
 const WORKER: &str = "js/worker.js";
 
-/// The inline bootstrap (a classic script; its SHA-256 is the only inline script the CSP
-/// allows). Reads the data blocks, makes blob: URLs, starts the viewer, opens the snapshot.
-const BOOTSTRAP: &str = r#"
-(() => {
-  'use strict';
-  const byId = (id) => document.getElementById(id);
-  function fail(message) {
-    const el = byId('error');
-    if (el) {
-      el.textContent = `This memviz report could not start: ${message}`;
-      el.hidden = false;
-    }
-    document.body.dataset.memvizState = 'error';
-  }
-  /** The bytes of a base64 data block (emptied afterwards: a big snapshot is not kept twice). */
-  function block(id) {
-    const el = byId(id);
-    const text = el.textContent;
-    el.textContent = '';
-    if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(text);
-    const out = new Uint8Array(Math.floor((text.length * 3) / 4) + 3);
-    let n = 0;
-    const STEP = 1 << 22;
-    for (let i = 0; i < text.length; i += STEP) {
-      const bin = atob(text.slice(i, i + STEP));
-      for (let j = 0; j < bin.length; j++) out[n++] = bin.charCodeAt(j);
-    }
-    return out.subarray(0, n);
-  }
-  async function gunzip(bytes) {
-    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
-    return new Uint8Array(await new Response(stream).arrayBuffer());
-  }
-  function toBase64(bytes) {
-    if (typeof bytes.toBase64 === 'function') return bytes.toBase64();
-    let bin = '';
-    for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
-    return btoa(bin);
-  }
-  // A file:// page has an opaque origin: Chromium runs its modules from blob: URLs but refuses a
-  // module worker from one, and a worker from a data: URL (an origin of its own) cannot read
-  // the page's blob: URLs. So the page's modules are blob: URLs and the worker, the glue it
-  // imports and the wasm it fetches are data: URLs.
-  async function makeUrl(parts, type, kind) {
-    if (kind === 'blob') return URL.createObjectURL(new Blob(parts, { type }));
-    const bytes = new Uint8Array(await new Blob(parts).arrayBuffer());
-    return `data:${type};base64,${toBase64(bytes)}`;
-  }
-  async function start() {
-    const report = JSON.parse(byId('memviz-report').textContent);
-    const assets = await gunzip(block('memviz-assets'));
-    const part = (p) => assets.subarray(p[0], p[0] + p[1]);
-    const made = { blob: new Map(), data: new Map() };
-    // A number in `parts` is another module, whose URL fills the specifier.
-    async function moduleUrl(i, kind) {
-      if (!made[kind].has(i)) {
-        const parts = [];
-        for (const p of report.modules[i].parts) parts.push(typeof p === 'number' ? await moduleUrl(p, kind) : part(p));
-        made[kind].set(i, await makeUrl(parts, 'text/javascript', kind));
-      }
-      return made[kind].get(i);
-    }
-    globalThis.MEMVIZ_ASSETS = {
-      glue: await moduleUrl(report.glue, 'data'),
-      wasm: await makeUrl([part(report.wasm)], 'application/wasm', 'data'),
-      worker: await moduleUrl(report.worker, 'data'),
-    };
-    await import(await moduleUrl(report.entry, 'blob'));
-    if (!window.memviz || typeof window.memviz.open !== 'function') throw new Error('the viewer did not start');
-    const snapshot = block('memviz-snapshot');
-    await window.memviz.open(new File([snapshot], report.file.name, { type: 'application/gzip' }));
-  }
-  start().catch((err) => fail(err instanceof Error ? err.message : String(err)));
-})();
-"#;
+/// The inline bootstrap, www/report/bootstrap.js (a classic script, linted by `cargo xtask
+/// lint-js`): reads the data blocks, makes blob: URLs, starts the viewer, opens the snapshot. The
+/// CSP allows it, and no other inline script, by the SHA-256 of these exact bytes.
+const BOOTSTRAP: &str = include_str!("../../../../../www/report/bootstrap.js");
 
 /// Runs `memviz html`.
 pub fn run(a: &HtmlArgs) -> Done {
@@ -151,9 +86,12 @@ pub fn run(a: &HtmlArgs) -> Done {
     let total = report
         .write(&tmp)
         .and_then(|n| fs::rename(&tmp, out_path).map(|()| n))
-        .map_err(|e| {
+        .map_err(|source| {
             let _ = fs::remove_file(&tmp);
-            format!("{out}: cannot write: {e}")
+            HtmlError::Write {
+                out: out.to_string(),
+                source,
+            }
         })?;
     let mut stdout = crate::out::stdout();
     writeln!(
@@ -179,14 +117,14 @@ fn size(n: usize) -> String {
     }
 }
 
-fn gzip(bytes: &[u8], level: Compression) -> Result<Vec<u8>, String> {
+fn gzip(bytes: &[u8], level: Compression) -> Result<Vec<u8>, HtmlError> {
     let mut buf = Vec::new();
     buf.try_reserve(bytes.len() / 3)
-        .map_err(|_| "cannot compress: out of memory".to_string())?;
+        .map_err(|_| HtmlError::CompressMemory)?;
     let mut enc = GzEncoder::new(buf, level);
     enc.write_all(bytes)
         .and_then(|()| enc.finish())
-        .map_err(|e| format!("cannot compress: {e}"))
+        .map_err(HtmlError::Compress)
 }
 
 // ----- finding dist/ -----------------------------------------------------------------------
@@ -197,13 +135,13 @@ fn is_dist(dir: &Path) -> bool {
 
 /// `--dist DIR`, else `$MEMVIZ_DIST`, else `dist/` of the repository holding the executable
 /// (`target/{release,debug}/memviz` → `../../dist`), else `./dist`.
-fn find_dist(given: Option<&str>) -> Result<PathBuf, String> {
+fn find_dist(given: Option<&str>) -> Result<PathBuf, HtmlError> {
     if let Some(d) = given {
         let p = PathBuf::from(d);
         return if is_dist(&p) {
             Ok(p)
         } else {
-            Err(format!("--dist {d}: no index.html there; {BUILD_HINT}"))
+            Err(HtmlError::DistArg(d.to_string()))
         };
     }
     if let Some(d) = std::env::var_os("MEMVIZ_DIST").filter(|d| !d.is_empty()) {
@@ -211,10 +149,7 @@ fn find_dist(given: Option<&str>) -> Result<PathBuf, String> {
         return if is_dist(&p) {
             Ok(p)
         } else {
-            Err(format!(
-                "MEMVIZ_DIST={}: no index.html there; {BUILD_HINT}",
-                p.display()
-            ))
+            Err(HtmlError::DistEnv(p))
         };
     }
     let mut looked = Vec::new();
@@ -234,24 +169,25 @@ fn find_dist(given: Option<&str>) -> Result<PathBuf, String> {
     }
     looked.push(p);
     let looked: Vec<String> = looked.iter().map(|p| p.display().to_string()).collect();
-    Err(format!(
-        "no built viewer found (looked for index.html in {}); {BUILD_HINT}",
-        looked.join(" and ")
-    ))
+    Err(HtmlError::NoDist(looked.join(" and ")))
 }
 
 // ----- reading dist/ -----------------------------------------------------------------------
 
 /// A file of dist/ named by a relative URL of index.html (`./x.js`, `js/main.js`): its path
 /// relative to dist/, '/'-separated. Absolute and network URLs are errors.
-fn dist_path(href: &str, what: &str) -> Result<String, String> {
+fn dist_path(href: &str, what: &'static str) -> Result<String, HtmlError> {
     let h = href.split(['?', '#']).next().unwrap_or("");
     if h.is_empty() || h.contains(':') || h.starts_with('/') || h.contains('\\') {
-        return Err(format!(
-            "dist/index.html: the {what} `{href}` is not a file beside index.html, which a single-file report cannot include"
-        ));
+        return Err(HtmlError::NotBeside {
+            what,
+            href: href.to_string(),
+        });
     }
-    normalize("", h).ok_or_else(|| format!("dist/index.html: the {what} `{href}` leaves dist/"))
+    normalize("", h).ok_or_else(|| HtmlError::LeavesDist {
+        what,
+        href: href.to_string(),
+    })
 }
 
 /// `rel` resolved against the directory `base` (both '/'-separated, relative to dist/);
@@ -283,7 +219,7 @@ struct Viewer {
     dist: PathBuf,
     /// `<body …>` start tag, verbatim (its attributes, e.g. `data-memviz-state`).
     body_tag: String,
-    /// The markup between `<body>` and `</body>`.
+    /// The markup between the body markers.
     body: String,
     css: String,
     /// The manifest without the `file` entry (JSON object members, no braces).
@@ -295,68 +231,49 @@ struct Viewer {
 }
 
 impl Viewer {
-    fn read(dist: &Path) -> Result<Viewer, String> {
-        let read_text = |rel: &str| -> Result<String, String> {
-            let p = dist.join(rel);
-            fs::read_to_string(&p).map_err(|e| format!("{}: cannot read: {e}", p.display()))
+    fn read(dist: &Path) -> Result<Viewer, HtmlError> {
+        let read_text = |rel: &str| -> Result<String, HtmlError> {
+            let path = dist.join(rel);
+            fs::read_to_string(&path).map_err(|source| HtmlError::Read { path, source })
         };
         let index = read_text("index.html")?;
-        let body_at = tags(&index, "body")
-            .into_iter()
-            .next()
-            .ok_or("dist/index.html has no <body>: not a memviz build")?;
-        let head = &index[..body_at.start];
-        let body_end = index
-            .to_ascii_lowercase()
-            .rfind("</body")
-            .filter(|&e| e >= body_at.end)
-            .unwrap_or(index.len());
-        let body_tag = index[body_at.start..body_at.end].to_string();
-        let mut body = index[body_at.end..body_end].to_string();
+        // Only the marked parts of index.html are read (markers.rs); the rest of the head (the
+        // site's CSP, trunk's inline loader if the build has one: the worker instantiates the
+        // module) is not kept.
+        let marked = markers::marked(&index)?;
+        let mut body = marked.body.to_string();
         check_body(&body)?;
         // The report opens its own snapshot; "Open demo" would fetch assets/demo.pickle.
         if let Some(at) = body.find("id=\"demo-button\"") {
             body.insert_str(at + "id=\"demo-button\"".len(), " hidden");
         }
 
-        let links = tags(head, "link");
-        let rel_is = |t: &Tag, r: &str| {
-            t.attr("rel").is_some_and(|v| {
-                v.split_ascii_whitespace()
-                    .any(|x| x.eq_ignore_ascii_case(r))
-            })
-        };
-        let href = |t: &Tag| t.attr("href").unwrap_or("").to_string();
         let mut css = String::new();
-        for l in links.iter().filter(|t| rel_is(t, "stylesheet")) {
-            let rel = dist_path(&href(l), "stylesheet")?;
+        for href in markers::attr_values(marked.css, "href") {
+            let rel = dist_path(href, "stylesheet")?;
             let text = read_text(&rel)?;
             check_css(&rel, &text)?;
             css.push_str(&text);
             css.push('\n');
         }
-        let glue_links: Vec<String> = links
+        let preloads = markers::attr_values(marked.preload, "href");
+        let glue_links: Vec<&str> = preloads
             .iter()
-            .filter(|t| rel_is(t, "modulepreload") && href(t).ends_with(".js"))
-            .map(href)
+            .copied()
+            .filter(|h| h.ends_with(".js"))
             .collect();
         let glue = match glue_links.as_slice() {
             [one] => dist_path(one, "wasm-bindgen glue")?,
             [] => String::new(),
             many => match many.iter().find(|h| h.contains("memviz-web")) {
                 Some(h) => dist_path(h, "wasm-bindgen glue")?,
-                None => {
-                    return Err(format!(
-                        "dist/index.html preloads several modules ({}): cannot tell which is the wasm-bindgen glue",
-                        many.join(", ")
-                    ))
-                }
+                None => return Err(HtmlError::SeveralGlues(many.join(", "))),
             },
         };
-        let wasm = links
+        let wasm = preloads
             .iter()
-            .find(|t| rel_is(t, "preload") && href(t).ends_with(".wasm"))
-            .map(|t| dist_path(&href(t), "wasm module"))
+            .find(|h| h.ends_with(".wasm"))
+            .map(|h| dist_path(h, "wasm module"))
             .transpose()?;
         let (glue, wasm) = match (glue.is_empty(), wasm) {
             (false, Some(w)) => (glue, w),
@@ -365,47 +282,12 @@ impl Viewer {
             (true, Some(w)) => (glue_of_wasm(dist, &w)?, w),
         };
 
-        let glue_file = glue.rsplit('/').next().unwrap_or(&glue).to_string();
-        let mut entry = None;
-        for s in tags(head, "script") {
-            match s.attr("src") {
-                Some(src) if s.attr("type") == Some("module") && entry.is_none() => {
-                    entry = Some(dist_path(src, "module script")?);
-                }
-                Some(src) => {
-                    return Err(format!(
-                        "dist/index.html loads the script `{src}`, which memviz html does not know how to embed (it embeds one module script and its imports)"
-                    ))
-                }
-                None => {
-                    // trunk's loader (`import init … from './memviz-web-….js'`) instantiates the
-                    // module on the main thread, which the worker makes unnecessary: dropped. Any
-                    // other inline script would be lost, so it is an error.
-                    let content_end = find_ci(head, "</script", s.end).unwrap_or(head.len());
-                    let content = &head[s.end..content_end];
-                    let empty = lex(content).is_ok_and(|t| t.is_empty());
-                    if !empty && !content.contains(&glue_file) {
-                        return Err(
-                            "dist/index.html has an inline script that is not trunk's wasm loader: memviz html does not know how to embed it"
-                                .to_string(),
-                        );
-                    }
-                }
-            }
-        }
-        if find_ci(&body, "<script", 0).is_some() {
-            return Err(
-                "dist/index.html has a script in its body: memviz html does not know how to embed it"
-                    .to_string(),
-            );
-        }
-        let entry = entry
-            .ok_or("dist/index.html has no <script type=\"module\" src=…>: not a memviz build")?;
+        let entry = match markers::attr_values(marked.entry, "src").as_slice() {
+            [src] => dist_path(src, "module script")?,
+            _ => return Err(HtmlError::NoEntry),
+        };
         if !dist.join(WORKER).is_file() {
-            return Err(format!(
-                "{}: missing; {BUILD_HINT}",
-                dist.join(WORKER).display()
-            ));
+            return Err(HtmlError::Missing(dist.join(WORKER)));
         }
 
         // The module graph from the three roots, leaves first.
@@ -415,8 +297,8 @@ impl Viewer {
             visit(dist, root, &mut Vec::new(), &mut modules, &mut index_of)?;
         }
         let wasm_bytes = {
-            let p = dist.join(&wasm);
-            fs::read(&p).map_err(|e| format!("{}: cannot read: {e}", p.display()))?
+            let path = dist.join(&wasm);
+            fs::read(&path).map_err(|source| HtmlError::Read { path, source })?
         };
         let mut assets = wasm_bytes;
         let wasm_len = assets.len();
@@ -452,7 +334,7 @@ impl Viewer {
             .to_string();
         Ok(Viewer {
             dist: dist.to_path_buf(),
-            body_tag,
+            body_tag: marked.body_tag.to_string(),
             body,
             css,
             manifest,
@@ -464,8 +346,11 @@ impl Viewer {
 }
 
 /// Without preload links: the one `X_bg.wasm` in dist/ with `X.js` beside it.
-fn glue_beside_wasm(dist: &Path) -> Result<(String, String), String> {
-    let rd = fs::read_dir(dist).map_err(|e| format!("{}: cannot list: {e}", dist.display()))?;
+fn glue_beside_wasm(dist: &Path) -> Result<(String, String), HtmlError> {
+    let rd = fs::read_dir(dist).map_err(|source| HtmlError::List {
+        path: dist.to_path_buf(),
+        source,
+    })?;
     let mut pairs = Vec::new();
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
@@ -477,24 +362,20 @@ fn glue_beside_wasm(dist: &Path) -> Result<(String, String), String> {
     }
     match pairs.as_slice() {
         [one] => Ok(one.clone()),
-        _ => Err(format!(
-            "dist/index.html has no <link rel=\"modulepreload\"> / <link rel=\"preload\"> for the wasm-bindgen glue and module, and dist/ has not exactly one X.js + X_bg.wasm; {BUILD_HINT}"
-        )),
+        _ => Err(HtmlError::NoGlueAndWasm),
     }
 }
 
-fn wasm_beside_glue(dist: &Path, glue: &str) -> Result<String, String> {
+fn wasm_beside_glue(dist: &Path, glue: &str) -> Result<String, HtmlError> {
     let w = format!("{}_bg.wasm", glue.trim_end_matches(".js"));
     if dist.join(&w).is_file() {
         Ok(w)
     } else {
-        Err(format!(
-            "dist/index.html names no .wasm and dist/{w} is missing; {BUILD_HINT}"
-        ))
+        Err(HtmlError::NoWasm(w))
     }
 }
 
-fn glue_of_wasm(dist: &Path, wasm: &str) -> Result<String, String> {
+fn glue_of_wasm(dist: &Path, wasm: &str) -> Result<String, HtmlError> {
     let g = format!(
         "{}.js",
         wasm.trim_end_matches(".wasm").trim_end_matches("_bg")
@@ -502,51 +383,69 @@ fn glue_of_wasm(dist: &Path, wasm: &str) -> Result<String, String> {
     if dist.join(&g).is_file() {
         Ok(g)
     } else {
-        Err(format!(
-            "dist/index.html names no wasm-bindgen glue and dist/{g} is missing; {BUILD_HINT}"
-        ))
+        Err(HtmlError::NoGlue(g))
     }
 }
 
-/// Markup that would load something from elsewhere cannot be kept.
-fn check_body(body: &str) -> Result<(), String> {
+/// The body goes into the report as it is, so it may hold no script (the report runs only the
+/// entry module and its imports) and nothing that loads a file. Fixed strings on the lower-cased
+/// markup, comments included (so a doubt is a refusal, never a hole): from each `<img`, `<iframe`
+/// … to its `>`, every `src`, `href` or `data` attribute (value quoted or not) is a `data:` URL.
+fn check_body(body: &str) -> Result<(), HtmlError> {
+    let lower = body.to_ascii_lowercase();
     for name in [
         "img", "iframe", "link", "object", "embed", "video", "audio", "source", "base",
     ] {
-        let loads = tags(body, name).iter().any(|t| {
-            t.attr("src")
-                .or(t.attr("href"))
-                .or(t.attr("data"))
-                .is_some_and(|v| !v.starts_with("data:"))
-        });
-        if loads {
-            return Err(format!(
-                "dist/index.html's body has a <{name}> that loads a file: memviz html does not know how to embed it"
-            ));
+        let open = format!("<{name}");
+        for (at, _) in lower.match_indices(&open) {
+            let rest = &lower[at + open.len()..];
+            if !rest.starts_with(|c: char| c.is_ascii_whitespace() || c == '>' || c == '/') {
+                continue; // another element (`<sourcex`)
+            }
+            let tag = &rest[..rest.find('>').unwrap_or(rest.len())];
+            if ["src", "href", "data"]
+                .iter()
+                .any(|attr| attr_loads(tag, attr))
+            {
+                return Err(HtmlError::BodyLoads(name));
+            }
         }
+    }
+    if lower.contains("<script") {
+        return Err(HtmlError::BodyScript);
     }
     Ok(())
 }
 
+/// Whether the text of a start tag (lower-case) has an attribute `attr` whose value is not a
+/// `data:` URL.
+fn attr_loads(tag: &str, attr: &str) -> bool {
+    tag.match_indices(attr).any(|(i, _)| {
+        let own = tag[..i].ends_with(|c: char| c.is_ascii_whitespace() || c == '/');
+        let value = tag[i + attr.len()..].trim_start().strip_prefix('=');
+        own && value.is_some_and(|v| {
+            !v.trim_start()
+                .trim_start_matches(['"', '\''])
+                .starts_with("data:")
+        })
+    })
+}
+
 /// The stylesheet goes into a `<style>` as is: no way out of it, nothing loaded from elsewhere.
-fn check_css(rel: &str, css: &str) -> Result<(), String> {
-    if find_ci(css, "</style", 0).is_some() {
-        return Err(format!("dist/{rel} contains `</style`: cannot inline it"));
+fn check_css(rel: &str, css: &str) -> Result<(), HtmlError> {
+    // ASCII lower-casing keeps every byte where it was.
+    let lower = css.to_ascii_lowercase();
+    if lower.contains("</style") {
+        return Err(HtmlError::CssEndsStyle(rel.to_string()));
     }
-    if find_ci(css, "@import", 0).is_some() {
-        return Err(format!(
-            "dist/{rel} uses @import: memviz html cannot inline that"
-        ));
+    if lower.contains("@import") {
+        return Err(HtmlError::CssImport(rel.to_string()));
     }
-    let mut from = 0;
-    while let Some(i) = find_ci(css, "url(", from) {
+    for (i, _) in lower.match_indices("url(") {
         let arg = css[i + 4..].trim_start_matches([' ', '"', '\'']);
         if !arg.starts_with("data:") {
-            return Err(format!(
-                "dist/{rel} refers to a file with url(…): memviz html can only inline data: URLs"
-            ));
+            return Err(HtmlError::CssUrl(rel.to_string()));
         }
-        from = i + 4;
     }
     Ok(())
 }
@@ -558,37 +457,41 @@ fn visit(
     path: &mut Vec<String>,
     modules: &mut Vec<Module>,
     index_of: &mut HashMap<String, usize>,
-) -> Result<(), String> {
+) -> Result<(), HtmlError> {
     if index_of.contains_key(key) {
         return Ok(());
     }
     if let Some(at) = path.iter().position(|p| p == key) {
         let mut cycle = path[at..].to_vec();
         cycle.push(key.to_string());
-        return Err(format!(
-            "dist/{key}: modules import each other in a cycle ({}), which a report cannot embed (a module's URL is made from its imports' URLs)",
-            cycle.join(" → ")
-        ));
+        return Err(HtmlError::Cycle {
+            key: key.to_string(),
+            cycle: cycle.join(" → "),
+        });
     }
-    let p = dist.join(key);
-    let text = fs::read_to_string(&p).map_err(|e| format!("{}: cannot read: {e}", p.display()))?;
+    let file = dist.join(key);
+    let text =
+        fs::read_to_string(&file).map_err(|source| HtmlError::Read { path: file, source })?;
     let dir = key.rsplit_once('/').map_or("", |(d, _)| d);
     let mut specs = Vec::new();
-    for (s, e) in imports(&text).map_err(|e| format!("dist/{key}: {e}"))? {
-        let spec = &text[s..e];
+    let (found, errors) = js::imports(&text);
+    if let Some(error) = errors.into_iter().next() {
+        let key = key.to_string();
+        return Err(HtmlError::Imports { key, error });
+    }
+    for js::Import { start, end, .. } in found {
+        let spec = &text[start..end];
+        let (key, spec) = (key.to_string(), spec.to_string());
         if !(spec.starts_with("./") || spec.starts_with("../")) {
-            return Err(format!(
-                "dist/{key} imports `{spec}`: only relative specifiers ('./x.js') can be embedded in a report"
-            ));
+            return Err(HtmlError::NotRelative { key, spec });
         }
-        let dep = normalize(dir, spec)
-            .ok_or_else(|| format!("dist/{key} imports `{spec}`, outside dist/"))?;
+        let Some(dep) = normalize(dir, &spec) else {
+            return Err(HtmlError::ImportsOutside { key, spec });
+        };
         if !dist.join(&dep).is_file() {
-            return Err(format!(
-                "dist/{key} imports `{spec}`, but dist/{dep} is missing"
-            ));
+            return Err(HtmlError::ImportMissing { key, spec, dep });
         }
-        specs.push((s, e, dep));
+        specs.push((start, end, dep));
     }
     path.push(key.to_string());
     for (_, _, dep) in &specs {
