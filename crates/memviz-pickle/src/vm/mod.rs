@@ -1,14 +1,16 @@
 //! The push-based pickle VM: the [`Unpickler`], its limits and the helpers its opcode loop
-//! ([`run`]) uses; the memo in [`memo`], opcode names for messages in [`names`].
+//! ([`run`]) uses; the memo in [`memo`], the opcodes by name in [`op`], excerpts for messages
+//! in [`names`].
 
 mod memo;
 mod names;
+mod op;
 
 use crate::error::{ErrorKind, PickleError};
 use crate::intern::Atoms;
 use crate::value::{ObjId, Value};
 use memo::Memo;
-use names::{opcode_name, printable};
+use names::printable;
 
 /// Creates and fills containers for the VM. The VM never looks inside a container; it only keeps
 /// the handle. Errors are plain messages; the VM adds the byte offset.
@@ -85,7 +87,7 @@ enum Step {
 
 macro_rules! opname {
     ($op:expr) => {
-        opcode_name($op)
+        op::name($op)
     };
 }
 
@@ -226,7 +228,7 @@ impl<B: Builder> Unpickler<B> {
                 kind: ErrorKind::Truncated { inside: None },
             }),
             _ => {
-                let inside = self.carry.first().map(|&b| opcode_name(b));
+                let inside = self.carry.first().map(|&b| op::name(b));
                 Err(PickleError {
                     offset: self.offset,
                     kind: ErrorKind::Truncated { inside },
