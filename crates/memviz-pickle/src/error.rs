@@ -66,13 +66,34 @@ pub enum ErrorKind {
     EmptyStop,
     /// The builder rejected a container operation.
     #[error("{0}")]
-    Builder(String),
+    Builder(BuildError),
     /// Memory for `what` (about `bytes` in all) could not be allocated: reported instead of
     /// aborting the process.
     #[error(
         "out of memory: {what} needs more than {bytes} bytes and the system has no more to give (the file is too large for the memory available)"
     )]
     OutOfMemory { what: &'static str, bytes: u64 },
+}
+
+/// Why a [`Builder`](crate::Builder) refused a container operation; the VM adds the byte offset
+/// ([`ErrorKind::Builder`]). The message is the variant's text alone; the variant says what the
+/// refusal tells about the input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    /// The operation cannot apply to the values it was given (APPENDS onto a dict): the pickle
+    /// is corrupt.
+    #[error("{0}")]
+    Corrupt(String),
+    /// A well-formed operation on data that is not what the builder reads (its structure).
+    #[error("{0}")]
+    Unexpected(String),
+    /// The input asks for more than a bound allows: a count past what the builder can number,
+    /// or copies past a budget.
+    #[error("{0}")]
+    Limit(String),
+    /// The memory was not there.
+    #[error("{0}")]
+    OutOfMemory(String),
 }
 
 /// The message of [`ErrorKind::Truncated`].

@@ -531,7 +531,7 @@ impl Loader {
         let (root, atoms, builder) = u.finish().map_err(|e| LoadError::from_pickle(&e, gzip))?;
         builder
             .finish(root, atoms, protocol)
-            .map_err(LoadError::plain)
+            .map_err(|e| LoadError::plain(e.to_string()))
     }
 
     /// The pickle ended before STOP: what was read before the cut, with a warning, or the

@@ -6,22 +6,28 @@ mod memo;
 mod names;
 mod op;
 
-use crate::error::{ErrorKind, PickleError};
+use crate::error::{BuildError, ErrorKind, PickleError};
 use crate::intern::Atoms;
 use crate::value::{ObjId, Value};
 use memo::Memo;
 use names::printable;
 
 /// Creates and fills containers for the VM. The VM never looks inside a container; it only keeps
-/// the handle. Errors are plain messages; the VM adds the byte offset.
+/// the handle. Errors are a [`BuildError`] (a message and what it says about the input); the VM
+/// adds the byte offset.
 pub trait Builder {
-    fn new_list(&mut self, atoms: &Atoms) -> Result<ObjId, String>;
-    fn new_dict(&mut self, atoms: &Atoms) -> Result<ObjId, String>;
-    fn new_tuple(&mut self, items: &[Value], atoms: &Atoms) -> Result<ObjId, String>;
+    fn new_list(&mut self, atoms: &Atoms) -> Result<ObjId, BuildError>;
+    fn new_dict(&mut self, atoms: &Atoms) -> Result<ObjId, BuildError>;
+    fn new_tuple(&mut self, items: &[Value], atoms: &Atoms) -> Result<ObjId, BuildError>;
     /// APPEND / APPENDS / LIST: `items` go at the end of `list`.
-    fn extend_list(&mut self, list: Value, items: &[Value], atoms: &Atoms) -> Result<(), String>;
+    fn extend_list(
+        &mut self,
+        list: Value,
+        items: &[Value],
+        atoms: &Atoms,
+    ) -> Result<(), BuildError>;
     /// SETITEM / SETITEMS / DICT: `pairs` is `[k0, v0, k1, v1, …]`.
-    fn set_items(&mut self, dict: Value, pairs: &[Value], atoms: &Atoms) -> Result<(), String>;
+    fn set_items(&mut self, dict: Value, pairs: &[Value], atoms: &Atoms) -> Result<(), BuildError>;
 }
 
 /// The largest gap between memo indices: over the whole input, an index may exceed the bytes
@@ -376,8 +382,8 @@ impl<B: Builder> Unpickler<B> {
         }
     }
 
-    pub(super) fn builder_err(&self, at: u64, msg: String) -> PickleError {
-        self.err(at, ErrorKind::Builder(msg))
+    pub(super) fn builder_err(&self, at: u64, e: BuildError) -> PickleError {
+        self.err(at, ErrorKind::Builder(e))
     }
 
     pub(super) fn string(&mut self, at: u64, raw: &[u8]) -> Result<Value, PickleError> {
