@@ -352,7 +352,8 @@ async function open(src, { keepError = false } = {}) {
       const message = msg.panicked
         ? `memviz hit an internal error (a bug) while reading "${name}": ${sentence(msg.message)} Reload the page and `
           + 'try again; if it happens again, please report it with the file.'
-        : msg.tooLarge || /^(could not download|the server answered)/.test(msg.message)
+        // Too big for the page, or a download that failed: the sentence says what to do.
+        : msg.kind === 'too_big' || msg.kind === 'download'
           ? `Could not open "${name}": ${sentence(msg.message)}`
           : `Could not open "${name}": ${sentence(msg.message)} ${WHAT_TO_DO}`;
       if (current === null) showError(message);

@@ -41,6 +41,26 @@ function errorText(err) {
   return err instanceof Error ? err.message : String(err);
 }
 
+/**
+ * The kind of a failed open, for the page to branch on: Rust's (`err.kind`: `empty`,
+ * `truncated`, `not_pickle`, `checkpoint`, `not_snapshot`, `malformed`, `too_big`, `no_file`),
+ * `download` for a URL that could not be read, else `other`.
+ * @param {unknown} err
+ */
+function errorKind(err) {
+  if (err instanceof Error && 'kind' in err && typeof err.kind === 'string') return err.kind;
+  return 'other';
+}
+
+/**
+ * An error of the download of a URL (`kind: 'download'`).
+ * @param {string} message
+ * @param {unknown} [cause]
+ */
+function downloadError(message, cause) {
+  return Object.assign(new Error(message, { cause }), { kind: 'download' });
+}
+
 function panicked() {
   return Boolean(WebViewer && WebViewer.has_panicked());
 }
@@ -171,18 +191,18 @@ async function openSource(src, name) {
     } catch (err) {
       // fetch() says no more than "Failed to fetch" for a refused CORS read, a blocked request
       // and an unreachable server alike: name the likely causes and their fixes.
-      throw new Error(cross
+      throw downloadError(cross
         ? `could not download ${src.url}: the server is unreachable, or it does not allow this page to read the file. `
           + `A server on another origin must send the header "Access-Control-Allow-Origin: ${self.location.origin}" (or "*"), `
           + 'and a Content-Security-Policy on this site must list it in connect-src (see docs/deploy.md). '
           + 'Or download the file and open it here.'
-        : `could not download ${src.url}: the server is unreachable (${errorText(err)}).`, { cause: err });
+        : `could not download ${src.url}: the server is unreachable (${errorText(err)}).`, err);
     }
     if (!response.ok || response.body === null) {
       const hint = response.status === 404 ? ' (no file at that address: check the url= parameter)'
         : response.status === 401 || response.status === 403 ? ' (the server refused: the file may need a login, which this page cannot send)'
           : '';
-      throw new Error(`the server answered ${response.status} ${response.statusText}`.trim() + hint);
+      throw downloadError(`the server answered ${response.status} ${response.statusText}`.trim() + hint);
     }
     const length = response.headers.get('content-length');
     const encoded = response.headers.get('content-encoding');
@@ -296,8 +316,7 @@ async function open(msg) {
     } else if (cancelled.has(id)) {
       post({ type: 'cancelled', id });
     } else {
-      const tooLarge = viewer !== null && viewer.refused_memory();
-      post({ type: 'failed', id, message: errorText(err), panicked: false, tooLarge });
+      post({ type: 'failed', id, message: errorText(err), panicked: false, kind: errorKind(err) });
     }
   } finally {
     cancelled.delete(id);

@@ -48,6 +48,21 @@ pub const MAX_PATTERN_BYTES: usize = 1 << 20;
 /// Deepest group nesting.
 pub const MAX_NESTING: u32 = 100;
 
+/// Why a search box's text is no query: a `/…/` pattern that does not compile.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SearchError {
+    /// `regex-lite`'s error, whose message names the problem and where it is.
+    #[error(transparent)]
+    Regex(#[from] regex_lite::Error),
+}
+
+/// The message, as a JSON string (what the page shows).
+impl Serialize for SearchError {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 /// A parsed search.
 #[derive(Clone, Debug)]
 pub enum Query {
@@ -91,7 +106,7 @@ fn contains_ci(haystack: &str, needle_lower: &str) -> bool {
 }
 
 /// Parses a search box's text (module documentation). Errors name the problem in a bad regex.
-pub fn parse_query(s: &str) -> Result<Query, String> {
+pub fn parse_query(s: &str) -> Result<Query, SearchError> {
     if let Some(rest) = s.strip_prefix('/') {
         if let Some(end) = rest.rfind('/') {
             let (pattern, flags) = (&rest[..end], &rest[end + 1..]);
@@ -284,13 +299,12 @@ pub struct Regex {
 impl Regex {
     /// Compiles `pattern`; `case_insensitive` is the `i` flag. The error is `regex-lite`'s
     /// message, which names the problem and where it is.
-    pub fn new(pattern: &str, case_insensitive: bool) -> Result<Regex, String> {
+    pub fn new(pattern: &str, case_insensitive: bool) -> Result<Regex, SearchError> {
         let re = regex_lite::RegexBuilder::new(pattern)
             .case_insensitive(case_insensitive)
             .nest_limit(MAX_NESTING)
             .size_limit(MAX_PATTERN_BYTES)
-            .build()
-            .map_err(|e| e.to_string())?;
+            .build()?;
         Ok(Regex {
             re,
             source: pattern.to_string(),
@@ -484,7 +498,16 @@ mod tests {
             matches!(parse_query("/home/u/model.py"), Ok(Query::Substring(s)) if s == "/home/u/model.py")
         );
         assert!(matches!(parse_query("/"), Ok(Query::Substring(_))));
-        assert!(parse_query("/(/").is_err());
+        let e = parse_query("/(/").expect_err("unclosed group");
+        // The page gets the message as the JSON string of the error.
+        assert_eq!(
+            serde_json::to_value(&e).expect("json"),
+            serde_json::Value::String(e.to_string())
+        );
+        assert!(
+            e.to_string().contains("open group without closing ')'"),
+            "{e}"
+        );
         let q = parse_query("MiB").expect("ok");
         assert!(q.is_match("12.0mib"));
         assert!(parse_query("").expect("ok").is_match("x"));

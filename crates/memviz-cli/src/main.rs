@@ -12,23 +12,61 @@ mod out;
 #[global_allocator]
 static ALLOC: huge_pages::HugePages = huge_pages::HugePages;
 
+/// Why a file named on the command line could not be read or loaded: one sentence that starts
+/// with the file's name (what `main` prints after `memviz: `, exit 2).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FileError {
+    /// The file could not be opened.
+    #[error("{path}: cannot open: {error}")]
+    Open { path: String, error: std::io::Error },
+    /// Reading it failed.
+    #[error("{path}: cannot read: {error}")]
+    Read { path: String, error: std::io::Error },
+    /// Its `len` bytes do not fit in the memory left.
+    #[error("{path}: cannot read: its {len} bytes do not fit in memory")]
+    TooLarge { path: String, len: u64 },
+    /// The loader refused it.
+    #[error("{path}: {error}")]
+    Load { path: String, error: LoadError },
+}
+
+impl From<FileError> for out::Fail {
+    fn from(e: FileError) -> Self {
+        out::Fail::Msg(e.to_string())
+    }
+}
+
+impl FileError {
+    fn open(path: &str) -> impl FnOnce(std::io::Error) -> FileError + '_ {
+        move |error| FileError::Open {
+            path: path.to_string(),
+            error,
+        }
+    }
+
+    fn read(path: &str) -> impl FnOnce(std::io::Error) -> FileError + '_ {
+        move |error| FileError::Read {
+            path: path.to_string(),
+            error,
+        }
+    }
+}
+
 /// Read and parse a file in 1 MiB chunks, as the browser does. A file that ends before the
 /// pickle's STOP opens with what was read before the cut, and a warning on stderr.
-pub(crate) fn load(path: &str) -> Result<Snapshot, String> {
-    let mut f = std::fs::File::open(path).map_err(|e| format!("{path}: cannot open: {e}"))?;
+pub(crate) fn load(path: &str) -> Result<Snapshot, FileError> {
+    let mut f = std::fs::File::open(path).map_err(FileError::open(path))?;
     let size = f.metadata().map(|m| m.len()).unwrap_or(0);
     let mut loader = Loader::new().with_size_hint(size);
     let mut buf = vec![0u8; 1 << 20];
     loop {
-        let n = f
-            .read(&mut buf)
-            .map_err(|e| format!("{path}: cannot read: {e}"))?;
+        let n = f.read(&mut buf).map_err(FileError::read(path))?;
         if n == 0 {
             break;
         }
-        loader.push(&buf[..n]).map_err(|e| describe(path, &e))?;
+        loader.push(&buf[..n]).map_err(|e| describe(path, e))?;
     }
-    let snap = loader.finish().map_err(|e| describe(path, &e))?;
+    let snap = loader.finish().map_err(|e| describe(path, e))?;
     // A file cut before its end opens with what was read; say so where it cannot be missed
     // (stderr, whatever the command prints on stdout).
     if let Some(w) = snap.truncation_warning() {
@@ -37,20 +75,26 @@ pub(crate) fn load(path: &str) -> Result<Snapshot, String> {
     Ok(snap)
 }
 
-fn describe(path: &str, e: &LoadError) -> String {
-    format!("{path}: {e}")
+/// The loader's refusal of the file at `path`.
+fn describe(path: &str, error: LoadError) -> FileError {
+    FileError::Load {
+        path: path.to_string(),
+        error,
+    }
 }
 
 /// The whole file in memory, its buffer reserved fallibly: a file larger than the memory left
 /// is a sentence (exit 2), not an abort.
-pub(crate) fn read_whole(path: &str) -> Result<Vec<u8>, String> {
-    let mut f = std::fs::File::open(path).map_err(|e| format!("{path}: cannot open: {e}"))?;
+pub(crate) fn read_whole(path: &str) -> Result<Vec<u8>, FileError> {
+    let mut f = std::fs::File::open(path).map_err(FileError::open(path))?;
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     let mut v = Vec::new();
     v.try_reserve_exact(usize::try_from(len).unwrap_or(usize::MAX))
-        .map_err(|_| format!("{path}: cannot read: its {len} bytes do not fit in memory"))?;
-    f.read_to_end(&mut v)
-        .map_err(|e| format!("{path}: cannot read: {e}"))?;
+        .map_err(|_| FileError::TooLarge {
+            path: path.to_string(),
+            len,
+        })?;
+    f.read_to_end(&mut v).map_err(FileError::read(path))?;
     Ok(v)
 }
 

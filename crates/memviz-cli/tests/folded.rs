@@ -110,8 +110,13 @@ fn vector_resolve() {
     assert_eq!(step(At::Event(4)), Ok(6));
     assert_eq!(step(At::Event(5)), Ok(6));
     assert_eq!(step(At::Event(8)), Ok(8));
-    let e = step(At::Event(9)).expect_err("out of range");
-    assert!(e.contains("0 to 8"), "{e}");
+    let e = step(At::Event(9)).expect_err("out of range").to_string();
+    assert_eq!(
+        e,
+        "event 9 out of range: the device's trace has 9 events (0 to 8)"
+    );
+    let e = step(At::Step(9)).expect_err("out of range").to_string();
+    assert_eq!(e, "timestep 9 out of range: the timeline has 9 timesteps");
 }
 
 // ---------------------------------------------------------------------------------------------

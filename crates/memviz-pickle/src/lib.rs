@@ -28,8 +28,8 @@ pub mod tree;
 mod value;
 mod vm;
 
-pub use error::{ErrorKind, PickleError};
+pub use error::{BuildError, ErrorKind, PickleError};
 pub use intern::{Atoms, BigIntId, BytesId, Interner, StrId};
-pub use store::{Items, Store};
+pub use store::{Items, Store, StoreError};
 pub use value::{ObjId, Value};
 pub use vm::{Builder, Limits, Unpickler};

@@ -17,9 +17,35 @@
 //! leaves garbage of at most about twice its size: the arena stays linear in the items the
 //! pickle passed, whatever their order. Taking a container's items leaves its words as garbage.
 
+use crate::error::BuildError;
 use crate::intern::{BigIntId, BytesId, StrId};
 use crate::value::{ObjId, Value};
 use rustc_hash::FxHashMap;
+
+/// Why a [`Store`] could not hold more items.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// The arena would pass 4 billion words.
+    #[error("too many generic container items (more than 4 billion)")]
+    TooManyItems,
+    /// One container would hold more than 4 billion items.
+    #[error("a container with more than 4 billion items")]
+    TooLong,
+    /// The arena could not grow.
+    #[error("out of memory for container items")]
+    OutOfMemory,
+}
+
+/// A builder's refusal: the counts are a [`BuildError::Limit`], memory a
+/// [`BuildError::OutOfMemory`] (same messages).
+impl From<StoreError> for BuildError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::TooManyItems | StoreError::TooLong => BuildError::Limit(e.to_string()),
+            StoreError::OutOfMemory => BuildError::OutOfMemory(e.to_string()),
+        }
+    }
+}
 
 /// Handle of a container's items in a [`Store`] (an offset into its arena).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,11 +188,11 @@ impl Store {
     /// A new container holding `items` (`shaped`: they are key/value pairs, stored as a shape
     /// when every key is a string), with room for `cap` values in all (flat containers only: a
     /// shaped dict never gets room).
-    fn alloc(&mut self, items: &[Value], shaped: bool, cap: usize) -> Result<Items, String> {
+    fn alloc(&mut self, items: &[Value], shaped: bool, cap: usize) -> Result<Items, StoreError> {
         let at = u32::try_from(self.words.len())
             .ok()
             .filter(|&a| a != u32::MAX)
-            .ok_or("too many generic container items (more than 4 billion)")?;
+            .ok_or(StoreError::TooManyItems)?;
         let shape = if shaped { self.shape_of(items) } else { None };
         let n = if shape.is_some() {
             items.len() / 2
@@ -176,7 +202,7 @@ impl Store {
         let cap = cap.max(n);
         let (n32, cap32) = match (u32::try_from(n), u32::try_from(cap)) {
             (Ok(a), Ok(b)) => (a, b),
-            _ => return Err("a container with more than 4 billion items".into()),
+            _ => return Err(StoreError::TooLong),
         };
         let mut h = (n32 as u64) | ((cap32 as u64) << 32);
         if shape.is_some() {
@@ -184,7 +210,7 @@ impl Store {
         }
         self.words
             .try_reserve(cap + 2)
-            .map_err(|_| "out of memory for container items".to_string())?;
+            .map_err(|_| StoreError::OutOfMemory)?;
         self.words.push(h);
         match shape {
             Some(id) => {
@@ -207,12 +233,12 @@ impl Store {
     }
 
     /// A new list or tuple.
-    pub fn new_seq(&mut self, items: &[Value]) -> Result<Items, String> {
+    pub fn new_seq(&mut self, items: &[Value]) -> Result<Items, StoreError> {
         self.alloc(items, false, items.len())
     }
 
     /// A new dict from key/value pairs (string keys are stored once per distinct key sequence).
-    pub fn new_dict(&mut self, pairs: &[Value]) -> Result<Items, String> {
+    pub fn new_dict(&mut self, pairs: &[Value]) -> Result<Items, StoreError> {
         self.alloc(pairs, true, 0)
     }
 
@@ -230,7 +256,7 @@ impl Store {
     /// shape becomes flat key/value pairs the first time it is extended (its keys change): a
     /// dict filled by single SETITEMs used to be moved whole at every one, n²/2 words for n
     /// items (a 300 KB file asked for 14 GB).
-    pub fn extend(&mut self, at: Items, items: &[Value], dict: bool) -> Result<Items, String> {
+    pub fn extend(&mut self, at: Items, items: &[Value], dict: bool) -> Result<Items, StoreError> {
         let _ = dict;
         let (len, cap, shaped) = self.header(at);
         if !shaped && len + items.len() <= cap {
@@ -250,7 +276,7 @@ impl Store {
         }
         let mut all = self.get(at);
         all.try_reserve(items.len())
-            .map_err(|_| "out of memory for container items".to_string())?;
+            .map_err(|_| StoreError::OutOfMemory)?;
         all.extend_from_slice(items);
         let room = all.len().saturating_mul(2);
         if !shaped && self.end(at) == self.words.len() {

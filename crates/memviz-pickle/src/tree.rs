@@ -4,7 +4,7 @@
 use crate::intern::Atoms;
 use crate::value::{ObjId, Value};
 use crate::vm::{Builder, Unpickler};
-use crate::PickleError;
+use crate::{BuildError, PickleError};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Obj {
@@ -27,43 +27,49 @@ impl TreeBuilder {
         }
     }
 
-    fn add(&mut self, o: Obj) -> Result<ObjId, String> {
-        let id = u32::try_from(self.objs.len()).map_err(|_| "too many containers".to_string())?;
+    fn add(&mut self, o: Obj) -> Result<ObjId, BuildError> {
+        let id = u32::try_from(self.objs.len())
+            .map_err(|_| BuildError::Limit("too many containers".into()))?;
         self.objs.push(o);
         Ok(ObjId(id))
     }
 
-    fn obj_mut(&mut self, v: Value) -> Result<&mut Obj, String> {
+    fn obj_mut(&mut self, v: Value) -> Result<&mut Obj, BuildError> {
         match v {
             Value::Obj(ObjId(i)) => self
                 .objs
                 .get_mut(i as usize)
-                .ok_or_else(|| "unknown container".to_string()),
-            other => Err(format!("expected a container, found {}", other.type_name())),
+                .ok_or_else(|| BuildError::Corrupt("unknown container".into())),
+            other => Err(BuildError::Corrupt(format!(
+                "expected a container, found {}",
+                other.type_name()
+            ))),
         }
     }
 }
 
 impl Builder for TreeBuilder {
-    fn new_list(&mut self, _: &Atoms) -> Result<ObjId, String> {
+    fn new_list(&mut self, _: &Atoms) -> Result<ObjId, BuildError> {
         self.add(Obj::List(Vec::new()))
     }
-    fn new_dict(&mut self, _: &Atoms) -> Result<ObjId, String> {
+    fn new_dict(&mut self, _: &Atoms) -> Result<ObjId, BuildError> {
         self.add(Obj::Dict(Vec::new()))
     }
-    fn new_tuple(&mut self, items: &[Value], _: &Atoms) -> Result<ObjId, String> {
+    fn new_tuple(&mut self, items: &[Value], _: &Atoms) -> Result<ObjId, BuildError> {
         self.add(Obj::Tuple(items.to_vec()))
     }
-    fn extend_list(&mut self, list: Value, items: &[Value], _: &Atoms) -> Result<(), String> {
+    fn extend_list(&mut self, list: Value, items: &[Value], _: &Atoms) -> Result<(), BuildError> {
         match self.obj_mut(list)? {
             Obj::List(v) => {
                 v.extend_from_slice(items);
                 Ok(())
             }
-            _ => Err("APPEND(S) onto something that is not a list".into()),
+            _ => Err(BuildError::Corrupt(
+                "APPEND(S) onto something that is not a list".into(),
+            )),
         }
     }
-    fn set_items(&mut self, dict: Value, pairs: &[Value], _: &Atoms) -> Result<(), String> {
+    fn set_items(&mut self, dict: Value, pairs: &[Value], _: &Atoms) -> Result<(), BuildError> {
         match self.obj_mut(dict)? {
             Obj::Dict(d) => {
                 for kv in pairs.chunks_exact(2) {
@@ -75,7 +81,9 @@ impl Builder for TreeBuilder {
                 }
                 Ok(())
             }
-            _ => Err("SETITEM(S) onto something that is not a dict".into()),
+            _ => Err(BuildError::Corrupt(
+                "SETITEM(S) onto something that is not a dict".into(),
+            )),
         }
     }
 }

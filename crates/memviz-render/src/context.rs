@@ -14,6 +14,7 @@
 //! Both request WebGL2 limits ([`required_limits`]), so the same code runs on either, and pick
 //! the surface format with [`surface_config`] (an sRGB render format on both, so colours match).
 
+
 use crate::renderer::{required_limits, DeviceTier};
 use crate::surface::{surface_config, SurfaceChoice};
 
@@ -68,6 +69,55 @@ impl Canvas {
     }
 }
 
+/// Why [`create_for_canvas`] gave no context: its Display is a sentence for the page, with each
+/// backend's reason.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum CanvasError {
+    /// [`Backend::WebGpu`] was requested and WebGPU failed.
+    #[error("WebGPU was requested but is not available: {0}")]
+    WebGpuRequested(BackendError),
+    /// [`Backend::WebGl2`] was requested and WebGL2 failed.
+    #[error("WebGL2 was requested but is not available: {0}")]
+    WebGl2Requested(BackendError),
+    /// [`Backend::Auto`]: both failed.
+    #[error(
+        "This browser offers neither WebGPU nor WebGL2, which memviz needs to draw. \
+         WebGPU: {webgpu}. WebGL2: {webgl2}."
+    )]
+    Neither {
+        /// Why WebGPU failed.
+        webgpu: BackendError,
+        /// Why WebGL2 failed.
+        webgl2: BackendError,
+    },
+}
+
+/// Why one browser API gave no device for the canvas.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum BackendError {
+    /// `navigator.gpu` is missing or its `requestAdapter()` gave no adapter (checked before the
+    /// canvas is touched).
+    #[error("navigator.gpu is missing or requestAdapter() returned no adapter")]
+    NoBrowserWebGpu,
+    /// The instance found no adapter.
+    #[error("no adapter: {0}")]
+    NoAdapter(wgpu::RequestAdapterError),
+    /// The adapter refused to create a device.
+    #[error("no device: {0}")]
+    NoDevice(wgpu::RequestDeviceError),
+    /// The canvas refused the context of `api` ("WebGPU" or "WebGL2").
+    #[error("the canvas refused a {api} context: {error}")]
+    CanvasRefused {
+        /// The API asked for.
+        api: &'static str,
+        /// wgpu's error.
+        error: wgpu::CreateSurfaceError,
+    },
+    /// The surface offers no texture format for the adapter.
+    #[error("the surface offers no texture format for this adapter")]
+    NoSurfaceFormat,
+}
+
 /// A configured canvas surface with its device.
 #[derive(Debug)]
 pub struct CanvasContext {
@@ -112,32 +162,32 @@ impl CanvasContext {
 /// fallback. The surface is configured at the canvas's current `width` × `height`.
 ///
 /// # Errors
-/// A readable sentence (for the page) when the requested backend, or for `Auto` neither
-/// backend, is available, with each backend's reason.
-pub async fn create_for_canvas(canvas: Canvas, prefer: Backend) -> Result<CanvasContext, String> {
+/// A [`CanvasError`], whose Display is a readable sentence (for the page), when the requested
+/// backend, or for `Auto` neither backend, is available, with each backend's reason.
+pub async fn create_for_canvas(
+    canvas: Canvas,
+    prefer: Backend,
+) -> Result<CanvasContext, CanvasError> {
     let size = canvas.size();
     match prefer {
         Backend::WebGpu => try_webgpu(canvas, size)
             .await
-            .map_err(|e| format!("WebGPU was requested but is not available: {e}")),
+            .map_err(CanvasError::WebGpuRequested),
         Backend::WebGl2 => try_webgl2(canvas, size)
             .await
-            .map_err(|e| format!("WebGL2 was requested but is not available: {e}")),
+            .map_err(CanvasError::WebGl2Requested),
         Backend::Auto => match try_webgpu(canvas.clone(), size).await {
             Ok(context) => Ok(context),
-            Err(webgpu) => try_webgl2(canvas, size).await.map_err(|webgl2| {
-                format!(
-                    "This browser offers neither WebGPU nor WebGL2, which memviz needs to draw. \
-                     WebGPU: {webgpu}. WebGL2: {webgl2}."
-                )
-            }),
+            Err(webgpu) => try_webgl2(canvas, size)
+                .await
+                .map_err(|webgl2| CanvasError::Neither { webgpu, webgl2 }),
         },
     }
 }
 
-async fn try_webgpu(canvas: Canvas, size: (u32, u32)) -> Result<CanvasContext, String> {
+async fn try_webgpu(canvas: Canvas, size: (u32, u32)) -> Result<CanvasContext, BackendError> {
     if !wgpu::util::is_browser_webgpu_supported().await {
-        return Err("navigator.gpu is missing or requestAdapter() returned no adapter".to_owned());
+        return Err(BackendError::NoBrowserWebGpu);
     }
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
     desc.backends = wgpu::Backends::BROWSER_WEBGPU;
@@ -145,34 +195,44 @@ async fn try_webgpu(canvas: Canvas, size: (u32, u32)) -> Result<CanvasContext, S
     let adapter = instance
         .request_adapter(&wgpu::RequestAdapterOptions::default())
         .await
-        .map_err(|e| format!("no adapter: {e}"))?;
+        .map_err(BackendError::NoAdapter)?;
     let (device, queue) = request_device(&adapter).await?;
     // Only now claim the canvas for WebGPU (see the module docs).
-    let surface = instance
-        .create_surface(canvas.target())
-        .map_err(|e| format!("the canvas refused a WebGPU context: {e}"))?;
+    let surface =
+        instance
+            .create_surface(canvas.target())
+            .map_err(|error| BackendError::CanvasRefused {
+                api: "WebGPU",
+                error,
+            })?;
     finish(surface, &adapter, device, queue, size)
 }
 
-async fn try_webgl2(canvas: Canvas, size: (u32, u32)) -> Result<CanvasContext, String> {
+async fn try_webgl2(canvas: Canvas, size: (u32, u32)) -> Result<CanvasContext, BackendError> {
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
     desc.backends = wgpu::Backends::GL;
     let instance = wgpu::Instance::new(desc);
-    let surface = instance
-        .create_surface(canvas.target())
-        .map_err(|e| format!("the canvas refused a WebGL2 context: {e}"))?;
+    let surface =
+        instance
+            .create_surface(canvas.target())
+            .map_err(|error| BackendError::CanvasRefused {
+                api: "WebGL2",
+                error,
+            })?;
     let adapter = instance
         .request_adapter(&wgpu::RequestAdapterOptions {
             compatible_surface: Some(&surface),
             ..wgpu::RequestAdapterOptions::default()
         })
         .await
-        .map_err(|e| format!("no adapter: {e}"))?;
+        .map_err(BackendError::NoAdapter)?;
     let (device, queue) = request_device(&adapter).await?;
     finish(surface, &adapter, device, queue, size)
 }
 
-async fn request_device(adapter: &wgpu::Adapter) -> Result<(wgpu::Device, wgpu::Queue), String> {
+async fn request_device(
+    adapter: &wgpu::Adapter,
+) -> Result<(wgpu::Device, wgpu::Queue), BackendError> {
     adapter
         .request_device(&wgpu::DeviceDescriptor {
             label: Some("memviz-render canvas"),
@@ -181,7 +241,7 @@ async fn request_device(adapter: &wgpu::Adapter) -> Result<(wgpu::Device, wgpu::
             ..wgpu::DeviceDescriptor::default()
         })
         .await
-        .map_err(|e| format!("no device: {e}"))
+        .map_err(BackendError::NoDevice)
 }
 
 fn finish(
@@ -190,10 +250,9 @@ fn finish(
     device: wgpu::Device,
     queue: wgpu::Queue,
     (width, height): (u32, u32),
-) -> Result<CanvasContext, String> {
+) -> Result<CanvasContext, BackendError> {
     let caps = surface.get_capabilities(adapter);
-    let mut choice = surface_config(&caps, width, height)
-        .ok_or_else(|| "the surface offers no texture format for this adapter".to_owned())?;
+    let mut choice = surface_config(&caps, width, height).ok_or(BackendError::NoSurfaceFormat)?;
     let max = device.limits().max_texture_dimension_2d;
     choice.config.width = choice.config.width.min(max);
     choice.config.height = choice.config.height.min(max);

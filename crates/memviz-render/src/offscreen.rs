@@ -62,6 +62,37 @@ impl fmt::Display for RenderError {
 
 impl std::error::Error for RenderError {}
 
+/// Why [`Image::write_png`] failed: its Display is the path, then the file system's or the
+/// encoder's message.
+#[derive(Debug)]
+pub enum PngError {
+    /// Creating the folder or the file failed (`path`: the one that failed).
+    Io {
+        /// The folder or file.
+        path: std::path::PathBuf,
+        /// The file system's error.
+        error: std::io::Error,
+    },
+    /// Encoding or writing the image failed.
+    Encode {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The encoder's error.
+        error: png::EncodingError,
+    },
+}
+
+impl fmt::Display for PngError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            Self::Encode { path, error } => write!(f, "{}: {error}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for PngError {}
+
 /// An RGBA8 image, sRGB-encoded, rows top to bottom, no padding.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Image {
@@ -77,12 +108,16 @@ impl Image {
     /// Writes the image as an 8-bit RGBA PNG (sRGB), creating the parent folder.
     ///
     /// # Errors
-    /// The file system's or the encoder's message.
-    pub fn write_png(&self, path: &std::path::Path) -> Result<(), String> {
+    /// A [`PngError`]: the file system's or the encoder's, with the path.
+    pub fn write_png(&self, path: &std::path::Path) -> Result<(), PngError> {
+        let io = |path: &std::path::Path| {
+            let path = path.to_path_buf();
+            move |error| PngError::Io { path, error }
+        };
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(io(dir))?;
         }
-        let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let file = std::fs::File::create(path).map_err(io(path))?;
         let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), self.width, self.height);
         encoder.set_color(png::ColorType::Rgba);
         encoder.set_depth(png::BitDepth::Eight);
@@ -90,7 +125,10 @@ impl Image {
         encoder
             .write_header()
             .and_then(|mut w| w.write_image_data(&self.rgba))
-            .map_err(|e| format!("{}: {e}", path.display()))
+            .map_err(|error| PngError::Encode {
+                path: path.to_path_buf(),
+                error,
+            })
     }
 }
 

@@ -44,9 +44,10 @@ pub mod columns;
 mod dump;
 mod load;
 mod model;
+mod sniff;
 mod warnings;
 
-pub use load::{load_slice, LoadError, Loader, GZIP_FLOOR, GZIP_MAX_RATIO};
+pub use load::{load_slice, LoadError, LoadErrorKind, Loader, GZIP_FLOOR, GZIP_MAX_RATIO};
 pub use memviz_pickle::StrId;
 pub use model::*;
 pub use warnings::Warnings;

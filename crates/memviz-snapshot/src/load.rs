@@ -1,36 +1,76 @@
 //! Streaming entry point: sniff the format, decompress gzip, unpickle, build the model.
 
-use crate::builder::{Recovered, SnapshotBuilder};
+use crate::builder::{BuildError, Recovered, SnapshotBuilder};
 use crate::model::{Snapshot, TRUNCATED_WARNING};
+use crate::sniff::{hex, sniff_other, what_it_is, SNIFF_LEN};
 use memviz_pickle::{ErrorKind, Limits, PickleError, Unpickler};
 use std::fmt;
 use std::io::Write;
 
-/// Why a file could not be loaded: one line, with the byte offset where it applies.
-#[derive(Debug, Clone, PartialEq)]
+/// Why a file could not be loaded: one line (its Display: "at byte N: " when there is an
+/// offset, then the message), and what kind of refusal it is.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}{}", AtByte(*.offset), .message)]
 pub struct LoadError {
+    /// What kind of file or failure this is (the message says the rest).
+    pub kind: LoadErrorKind,
     /// Byte offset in the (decompressed) pickle, when the problem is at a place in it.
     pub offset: Option<u64>,
     pub message: String,
 }
 
-impl fmt::Display for LoadError {
+/// The kinds of [`LoadError`], for a page or a tool to react to (serialized in snake_case:
+/// `"not_pickle"`, `"too_big"`, …).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadErrorKind {
+    /// The file has no bytes at all.
+    Empty,
+    /// The file, or its gzip stream, ends before the pickle does, and nothing that can be shown
+    /// was read before the cut (a raw pickle cut after a whole segment or event opens instead).
+    Truncated,
+    /// Another format: text, JSON, HTML or XML, an image, a PDF, a zip archive, data compressed
+    /// another way (or gzip inside gzip), unknown binary data.
+    NotPickle,
+    /// A model checkpoint or saved tensors (`torch.save`): a pickle naming torch's, numpy's or
+    /// `collections.OrderedDict`'s classes.
+    Checkpoint,
+    /// A pickle that is not a memory snapshot: another structure, other classes, opcodes
+    /// snapshots never use, or a text protocol (0 or 1), which memviz does not read.
+    NotSnapshot,
+    /// A broken pickle (a byte that is no opcode, a stack, mark or memo that does not add up,
+    /// an impossible length or protocol) or corrupt gzip data.
+    Malformed,
+    /// Refused for what it would take: past the budget of copies or reads (bounded by the
+    /// bytes read), past a limit of the reader (nesting, stack, memo, string length, a count
+    /// past 32 bits), past the memory available, or gzip expanding past its ratio.
+    TooBig,
+}
+
+/// "at byte N: " before a message, or nothing.
+struct AtByte(Option<u64>);
+
+impl fmt::Display for AtByte {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.offset {
-            Some(o) => write!(f, "at byte {o}: {}", self.message),
-            None => f.write_str(&self.message),
+        match self.0 {
+            Some(o) => write!(f, "at byte {o}: "),
+            None => Ok(()),
         }
     }
 }
 
-impl std::error::Error for LoadError {}
-
 impl LoadError {
-    fn plain(message: impl Into<String>) -> Self {
+    pub(crate) fn new(kind: LoadErrorKind, message: impl Into<String>) -> Self {
         LoadError {
+            kind,
             offset: None,
             message: message.into(),
         }
+    }
+
+    /// The builder's refusal at STOP (the model could not be read from the pickle).
+    fn from_build(e: BuildError) -> Self {
+        LoadError::new(build_kind(&e), e.to_string())
     }
 
     fn from_pickle(e: &PickleError, gzip: bool) -> Self {
@@ -48,9 +88,42 @@ impl LoadError {
             message.push_str(" (offset in the decompressed data)");
         }
         LoadError {
+            kind: pickle_kind(&e.kind),
             offset: Some(e.offset),
             message,
         }
+    }
+}
+
+/// The kind of a pickle error.
+fn pickle_kind(e: &ErrorKind) -> LoadErrorKind {
+    use LoadErrorKind::*;
+    match e {
+        ErrorKind::NotAPickle { .. } => NotPickle,
+        ErrorKind::Truncated { .. } => Truncated,
+        ErrorKind::Refused { target, .. } if target.as_deref().is_some_and(is_checkpoint_class) => {
+            Checkpoint
+        }
+        ErrorKind::Refused { .. } | ErrorKind::Unsupported { .. } => NotSnapshot,
+        ErrorKind::UnsupportedProtocol(_)
+        | ErrorKind::UnknownOpcode(_)
+        | ErrorKind::StackUnderflow { .. }
+        | ErrorKind::NoMark { .. }
+        | ErrorKind::BadMemo { .. }
+        | ErrorKind::Type { .. }
+        | ErrorKind::BadLength { .. }
+        | ErrorKind::EmptyStop => Malformed,
+        ErrorKind::Limit { .. } | ErrorKind::OutOfMemory { .. } => TooBig,
+        ErrorKind::Builder(b) => build_kind(b),
+    }
+}
+
+/// The kind of a builder's refusal.
+fn build_kind(e: &BuildError) -> LoadErrorKind {
+    match e {
+        BuildError::Corrupt(_) => LoadErrorKind::Malformed,
+        BuildError::Unexpected(_) => LoadErrorKind::NotSnapshot,
+        BuildError::Limit(_) | BuildError::OutOfMemory(_) => LoadErrorKind::TooBig,
     }
 }
 
@@ -60,143 +133,6 @@ fn is_checkpoint_class(target: &str) -> bool {
     ["torch", "collections.OrderedDict", "numpy"]
         .iter()
         .any(|p| target.starts_with(p))
-}
-
-/// How many leading bytes decide the format (a fixed window, so messages never depend on chunking).
-const SNIFF_LEN: usize = 64;
-
-/// Names what a non-pickle file looks like, from its first bytes.
-pub fn sniff_other(head: &[u8]) -> String {
-    let head = &head[..head.len().min(SNIFF_LEN)];
-    format!(
-        "this file is {} (first bytes: {})",
-        what_it_is(head),
-        hex(head)
-    )
-}
-
-/// The first 8 bytes in hex, for messages.
-fn hex(head: &[u8]) -> String {
-    let hex: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    hex.join(" ")
-}
-
-/// What data that is not a pickle of protocol 2 or later looks like, from its first bytes.
-fn what_it_is(head: &[u8]) -> &'static str {
-    let head = &head[..head.len().min(SNIFF_LEN)];
-    let starts = |m: &[u8]| head.starts_with(m);
-    let trimmed: &[u8] = {
-        let n = head.iter().take_while(|b| b.is_ascii_whitespace()).count();
-        head.get(n..).unwrap_or(&[])
-    };
-    if starts(b"PK\x03\x04") {
-        "a zip archive (torch.save writes model checkpoints and tensors this way), not a memory snapshot"
-    } else if starts(b"\x89PNG") {
-        "a PNG image, not a memory snapshot"
-    } else if starts(b"\xff\xd8\xff") {
-        "a JPEG image, not a memory snapshot"
-    } else if starts(b"GIF8") {
-        "a GIF image, not a memory snapshot"
-    } else if starts(b"%PDF") {
-        "a PDF document, not a memory snapshot"
-    } else if starts(&[0x1f, 0x8b]) {
-        "gzip-compressed data inside gzip; decompress it (`gzip -dc FILE > FILE.pickle`) and open the result"
-    } else if starts(b"BZh") {
-        "bzip2-compressed data; decompress it first (memviz opens raw and gzip-compressed pickles)"
-    } else if starts(b"\xfd7zXZ") {
-        "xz-compressed data; decompress it first (memviz opens raw and gzip-compressed pickles)"
-    } else if starts(b"\x28\xb5\x2f\xfd") {
-        "zstd-compressed data; decompress it first (memviz opens raw and gzip-compressed pickles)"
-    } else if protocol0(head) {
-        "a pickle of protocol 0 (the text protocol of pickle.dump(obj, f, protocol=0)), which \
-         torch never writes for memory snapshots and memviz does not read: load it in Python and \
-         dump it again with a binary protocol (pickle.dump(obj, f), protocol 2 to 5)"
-    } else if trimmed.starts_with(b"{") || trimmed.starts_with(b"[") {
-        "JSON text, not a pickle; memviz reads the pickle written by torch.cuda.memory._dump_snapshot()"
-    } else if trimmed.starts_with(b"<") {
-        "HTML or XML text, not a pickle; if it is a memory_viz HTML page, open the pickle it was made from"
-    } else if !head.is_empty()
-        && head
-            .iter()
-            .all(|b| b.is_ascii_graphic() || b.is_ascii_whitespace())
-    {
-        "a text file, not a pickle"
-    } else if matches!(head.first(), Some(b'(' | b'}' | b']' | b'c' | b'I' | b'S')) {
-        "a pickle of protocol 0 or 1 (text), which memory snapshots never use"
-    } else {
-        "not a pickle: unknown binary data"
-    }
-}
-
-/// True when `head` reads as the start of a protocol-0 pickle: text opcodes only, each whole
-/// (the last one may be cut by the end of `head`), the first a MARK, a container, a scalar or a
-/// class name. Plain text fails at its first letter that is no such opcode (or a line that is
-/// no such operand).
-fn protocol0(head: &[u8]) -> bool {
-    /// The argument line of a text opcode: all of it up to `\n`, and whether it is valid.
-    fn line(rest: &[u8], ok: impl Fn(&[u8]) -> bool) -> Option<(usize, bool)> {
-        match rest.iter().position(|&b| b == b'\n') {
-            Some(n) => Some((n + 1, ok(&rest[..n]))),
-            // Cut by the end of the window: valid so far.
-            None => Some((rest.len(), true)),
-        }
-    }
-    let digits = |l: &[u8]| !l.is_empty() && l.iter().all(u8::is_ascii_digit);
-    let int = |l: &[u8]| {
-        let l = l.strip_prefix(b"-").unwrap_or(l);
-        let l = l.strip_suffix(b"L").unwrap_or(l);
-        digits(l) || l == b"00" || l == b"01"
-    };
-    let float = |l: &[u8]| {
-        !l.is_empty()
-            && l.iter()
-                .all(|b| b.is_ascii_digit() || b"+-.eEinfa".contains(b))
-    };
-    let quoted =
-        |l: &[u8]| l.len() >= 2 && matches!(l.first(), Some(b'\'' | b'"')) && l.first() == l.last();
-    let ident = |l: &[u8]| {
-        !l.is_empty()
-            && l.iter()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
-    };
-    let mut pos = 0;
-    let mut ops = 0;
-    while pos < head.len() {
-        let op = head[pos];
-        let rest = &head[pos + 1..];
-        let arg = match op {
-            b'(' | b')' | b'N' | b'd' | b'l' | b't' | b'a' | b's' | b'u' | b'e' | b'0' | b'1'
-            | b'2' | b'R' | b'b' => Some((0, true)),
-            b'.' => return ops > 0,
-            b'p' | b'g' => line(rest, digits),
-            b'I' => line(rest, int),
-            b'L' => line(rest, int),
-            b'F' => line(rest, float),
-            b'S' => line(rest, quoted),
-            // Raw-unicode-escaped text: any line.
-            b'V' => line(rest, |_| true),
-            // GLOBAL / INST: module line then name line.
-            b'c' | b'i' => line(rest, ident).and_then(|(n, ok)| {
-                let more = line(&rest[n..], ident)?;
-                Some((n + more.0, ok && more.1))
-            }),
-            _ => None,
-        };
-        match arg {
-            Some((n, true)) => pos += 1 + n,
-            _ => return false,
-        }
-        ops += 1;
-        if ops == 1
-            && !matches!(
-                op,
-                b'(' | b'N' | b'I' | b'L' | b'F' | b'S' | b'V' | b'c' | b'i'
-            )
-        {
-            return false;
-        }
-    }
-    ops >= 2
 }
 
 /// The most pickle bytes a gzip file may decompress to per compressed byte (beyond
@@ -211,8 +147,9 @@ pub const GZIP_FLOOR: u64 = 64 << 20;
 struct PickleSink {
     u: Unpickler<SnapshotBuilder>,
     error: Option<PickleError>,
-    /// The decompressed data is not a pickle: what it is (see [`what_it_is`]).
-    not_pickle: Option<String>,
+    /// The decompressed data is refused before the unpickler sees it: not a pickle (what it
+    /// is, see [`what_it_is`]), or a decompression bomb.
+    refused: Option<LoadError>,
     /// The first decompressed bytes, until there are enough to tell a pickle ([`SNIFF_LEN`]).
     head: Option<Vec<u8>>,
     /// Decompressed bytes written.
@@ -226,7 +163,7 @@ impl PickleSink {
         PickleSink {
             u,
             error: None,
-            not_pickle: None,
+            refused: None,
             head: Some(Vec::new()),
             written: 0,
             compressed: 0,
@@ -235,7 +172,7 @@ impl PickleSink {
 
     /// Feed decompressed bytes (the sniffed head first).
     fn feed(&mut self, buf: &[u8]) {
-        if self.error.is_some() || self.not_pickle.is_some() {
+        if self.failed() {
             return;
         }
         self.u.builder_mut().set_input_bytes(self.written);
@@ -256,16 +193,19 @@ impl PickleSink {
         if head.first() == Some(&0x80) || head.is_empty() {
             self.feed(&head);
         } else {
-            self.not_pickle = Some(format!(
-                "this gzip-compressed file holds {} (first bytes after decompression: {})",
-                what_it_is(&head),
-                hex(&head)
+            let (kind, what) = what_it_is(&head);
+            self.refused = Some(LoadError::new(
+                kind,
+                format!(
+                    "this gzip-compressed file holds {what} (first bytes after decompression: {})",
+                    hex(&head)
+                ),
             ));
         }
     }
 
     fn failed(&self) -> bool {
-        self.error.is_some() || self.not_pickle.is_some()
+        self.error.is_some() || self.refused.is_some()
     }
 }
 
@@ -276,14 +216,17 @@ impl Write for PickleSink {
             .compressed
             .saturating_mul(GZIP_MAX_RATIO)
             .saturating_add(GZIP_FLOOR);
-        if self.written > limit && self.not_pickle.is_none() && self.error.is_none() {
-            self.not_pickle = Some(format!(
-                "this gzip file expands to more than {} MB of pickle from {} compressed bytes \
-                 (more than {GZIP_MAX_RATIO} times; memory snapshots compress 9 to 40 times): \
-                 refused as a decompression bomb. If it is a real snapshot, decompress it \
-                 (`gzip -dc FILE > FILE.pickle`) and open the pickle",
-                limit >> 20,
-                self.compressed
+        if self.written > limit && !self.failed() {
+            self.refused = Some(LoadError::new(
+                LoadErrorKind::TooBig,
+                format!(
+                    "this gzip file expands to more than {} MB of pickle from {} compressed bytes \
+                     (more than {GZIP_MAX_RATIO} times; memory snapshots compress 9 to 40 times): \
+                     refused as a decompression bomb. If it is a real snapshot, decompress it \
+                     (`gzip -dc FILE > FILE.pickle`) and open the pickle",
+                    limit >> 20,
+                    self.compressed
+                ),
             ));
         }
         match &mut self.head {
@@ -428,13 +371,16 @@ impl Loader {
                     }
                     Err(io) => {
                         let sink = g.get_ref();
-                        let e = match (sink.error.as_ref(), sink.not_pickle.as_ref()) {
+                        let e = match (sink.error.as_ref(), sink.refused.as_ref()) {
                             (Some(pe), _) => LoadError::from_pickle(pe, true),
-                            (None, Some(what)) => LoadError::plain(what.clone()),
-                            (None, None) => LoadError::plain(format!(
-                                "the gzip data is corrupt ({io}): the .gz file is damaged; \
-                                 copy or compress the snapshot again"
-                            )),
+                            (None, Some(refused)) => refused.clone(),
+                            (None, None) => LoadError::new(
+                                LoadErrorKind::Malformed,
+                                format!(
+                                    "the gzip data is corrupt ({io}): the .gz file is damaged; \
+                                     copy or compress the snapshot again"
+                                ),
+                            ),
                         };
                         Err(self.fail(e))
                     }
@@ -464,7 +410,7 @@ impl Loader {
             let sink = PickleSink::new(self.unpickler(true));
             self.state = State::Gzip(Box::new(flate2::write::MultiGzDecoder::new(sink)));
         } else {
-            return Err(self.fail(LoadError::plain(sniff_other(&head))));
+            return Err(self.fail(sniff_other(&head)));
         }
         self.bytes_read -= head.len() as u64;
         self.push(&head)
@@ -479,7 +425,8 @@ impl Loader {
     pub fn finish(mut self) -> Result<Snapshot, LoadError> {
         if let State::Sniff(head) = &mut self.state {
             if head.is_empty() {
-                return Err(LoadError::plain(
+                return Err(LoadError::new(
+                    LoadErrorKind::Empty,
                     "the file is empty (0 bytes): there is no snapshot in it; was the dump interrupted before it wrote anything?",
                 ));
             }
@@ -489,7 +436,12 @@ impl Loader {
         let bytes_read = self.bytes_read;
         let (u, gzip, total) = match self.state {
             State::Failed(e) => return Err(e),
-            State::Sniff(_) => return Err(LoadError::plain("the file is empty (0 bytes)")),
+            State::Sniff(_) => {
+                return Err(LoadError::new(
+                    LoadErrorKind::Empty,
+                    "the file is empty (0 bytes)",
+                ))
+            }
             State::Raw(u) => (*u, false, bytes_read),
             State::Gzip(mut g) => {
                 let finished = g.try_finish();
@@ -499,8 +451,8 @@ impl Loader {
                 if finished.is_ok() {
                     sink.sniff(true);
                 }
-                if let Some(what) = &sink.not_pickle {
-                    return Err(LoadError::plain(what.clone()));
+                if let Some(refused) = &sink.refused {
+                    return Err(refused.clone());
                 }
                 if let Some(pe) = &sink.error {
                     return Err(LoadError::from_pickle(pe, true));
@@ -508,7 +460,7 @@ impl Loader {
                 match finished.and_then(|()| g.finish()) {
                     Ok(sink) => (sink.u, true, sink.written),
                     Err(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
-                        return Err(LoadError::plain(format!(
+                        return Err(LoadError::new(LoadErrorKind::Truncated, format!(
                             "the gzip file is truncated: its compressed data ends after {bytes_read} bytes \
                              ({written} bytes decompressed), before the end of the gzip stream. \
                              Was the copy incomplete? `gzip -dc FILE > FILE.pickle` keeps what can be \
@@ -516,7 +468,7 @@ impl Loader {
                         )))
                     }
                     Err(io) => {
-                        return Err(LoadError::plain(format!(
+                        return Err(LoadError::new(LoadErrorKind::Malformed, format!(
                             "the gzip data is corrupt or truncated ({io}) after {bytes_read} bytes \
                              ({written} bytes decompressed); the .gz file is damaged: copy or compress the snapshot again"
                         )))
@@ -531,7 +483,7 @@ impl Loader {
         let (root, atoms, builder) = u.finish().map_err(|e| LoadError::from_pickle(&e, gzip))?;
         builder
             .finish(root, atoms, protocol)
-            .map_err(LoadError::plain)
+            .map_err(LoadError::from_build)
     }
 
     /// The pickle ended before STOP: what was read before the cut, with a warning, or the
@@ -558,6 +510,7 @@ impl Loader {
                 Ok(snap)
             }
             Err(why) => Err(LoadError {
+                kind: LoadErrorKind::Truncated,
                 offset: Some(cut.offset),
                 message: format!(
                     "{}; {why}, so there is nothing to show{}. Was the dump interrupted or the copy incomplete?",
@@ -613,4 +566,101 @@ pub fn load_slice(bytes: &[u8]) -> Result<Snapshot, LoadError> {
     let mut l = Loader::new();
     l.push(bytes)?;
     l.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use LoadErrorKind::*;
+
+    /// Every pickle error and builder refusal has the kind its message describes (the ones no
+    /// small input reaches, such as running out of memory, included).
+    #[test]
+    fn every_pickle_error_has_its_kind() {
+        let op = "X";
+        let cases = [
+            (ErrorKind::NotAPickle { first_byte: 1 }, NotPickle),
+            (ErrorKind::UnsupportedProtocol(9), Malformed),
+            (ErrorKind::Truncated { inside: None }, Truncated),
+            (
+                ErrorKind::Refused {
+                    opcode: "GLOBAL",
+                    target: Some("numpy.core.multiarray._reconstruct".into()),
+                },
+                Checkpoint,
+            ),
+            (
+                ErrorKind::Refused {
+                    opcode: "GLOBAL",
+                    target: Some("builtins.set".into()),
+                },
+                NotSnapshot,
+            ),
+            (
+                ErrorKind::Refused {
+                    opcode: "REDUCE",
+                    target: None,
+                },
+                NotSnapshot,
+            ),
+            (ErrorKind::Unsupported { opcode: op }, NotSnapshot),
+            (ErrorKind::UnknownOpcode(0xff), Malformed),
+            (ErrorKind::StackUnderflow { opcode: op }, Malformed),
+            (ErrorKind::NoMark { opcode: op }, Malformed),
+            (ErrorKind::BadMemo { index: 1, len: 0 }, Malformed),
+            (
+                ErrorKind::Type {
+                    opcode: op,
+                    expected: "a",
+                    found: "b",
+                },
+                Malformed,
+            ),
+            (
+                ErrorKind::BadLength {
+                    opcode: op,
+                    len: -1,
+                },
+                Malformed,
+            ),
+            (ErrorKind::EmptyStop, Malformed),
+            (
+                ErrorKind::Limit {
+                    what: "memo size",
+                    limit: 1,
+                },
+                TooBig,
+            ),
+            (
+                ErrorKind::OutOfMemory {
+                    what: "the memo",
+                    bytes: 1,
+                },
+                TooBig,
+            ),
+            (
+                ErrorKind::Builder(BuildError::Corrupt("c".into())),
+                Malformed,
+            ),
+            (
+                ErrorKind::Builder(BuildError::Unexpected("u".into())),
+                NotSnapshot,
+            ),
+            (ErrorKind::Builder(BuildError::Limit("l".into())), TooBig),
+            (
+                ErrorKind::Builder(BuildError::OutOfMemory("o".into())),
+                TooBig,
+            ),
+        ];
+        for (kind, want) in cases {
+            let e = PickleError { offset: 7, kind };
+            let l = LoadError::from_pickle(&e, false);
+            assert_eq!(l.kind, want, "{e}");
+            assert_eq!(l.offset, Some(7));
+            assert!(l.to_string().starts_with(&e.to_string()), "{l}");
+        }
+        let l = LoadError::from_build(BuildError::OutOfMemory("out of memory: x".into()));
+        assert_eq!((l.kind, l.offset), (TooBig, None));
+        assert_eq!(l.to_string(), "out of memory: x");
+    }
 }

@@ -9,7 +9,7 @@
 #![allow(unsafe_code)]
 
 use memviz_snapshot::builder::budget::{COPY_FACTOR, COPY_FLOOR};
-use memviz_snapshot::{load_slice, LoadError, Loader, Snapshot, StackId};
+use memviz_snapshot::{load_slice, LoadError, LoadErrorKind, Loader, Snapshot, StackId};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::io::Write;
@@ -106,6 +106,14 @@ fn refused(r: Result<Snapshot, LoadError>) -> String {
         Ok(_) => panic!("expected the file to be refused"),
         Err(e) => e.to_string(),
     }
+}
+
+/// [`refused`], of this kind.
+fn refused_as(r: Result<Snapshot, LoadError>, kind: LoadErrorKind) -> String {
+    if let Err(e) = &r {
+        assert_eq!(e.kind, kind, "{e}");
+    }
+    refused(r)
 }
 
 fn gzip(parts: &[&[u8]]) -> Vec<u8> {
@@ -310,7 +318,7 @@ fn gzip_stack_bomb_stays_linear_and_a_decompression_bomb_is_refused() {
     let gz = gzip(&[&big]);
     assert!(gz.len() < 700_000, "{}", gz.len());
     let (r, peak) = load_peak(&gz);
-    let e = refused(r);
+    let e = refused_as(r, LoadErrorKind::TooBig);
     assert!(e.contains("refused as a decompression bomb"), "{e}");
     assert!(e.contains("gzip -dc FILE > FILE.pickle"), "{e}");
     assert_linear_heap("gzip bomb", 64 << 20, peak);
@@ -477,7 +485,7 @@ fn a_trace_list_shared_by_many_devices_is_refused() {
 fn refused_within_budget(p: &mut P, what: &str, why: &[&str]) {
     let bytes = std::mem::take(&mut p.b);
     let (r, peak) = load_peak(&bytes);
-    let e = refused(r);
+    let e = refused_as(r, LoadErrorKind::TooBig);
     assert!(e.starts_with("this file expands to more than"), "{e}");
     assert!(why.iter().any(|w| e.contains(w)), "{e}");
     assert_budget_heap(what, bytes.len(), peak);
@@ -688,14 +696,14 @@ fn a_multi_member_gzip_opens() {
 #[test]
 fn gzipped_non_pickles_are_named() {
     let json = gzip(&[b"{\"segments\": [], \"device_traces\": []}\n"]);
-    let e = refused(load_slice(&json));
+    let e = refused_as(load_slice(&json), LoadErrorKind::NotPickle);
     assert!(
         e.starts_with("this gzip-compressed file holds JSON text, not a pickle"),
         "{e}"
     );
     let mut zip = b"PK\x03\x04".to_vec();
     zip.extend([0u8; 200]);
-    let e = refused(load_slice(&gzip(&[&zip])));
+    let e = refused_as(load_slice(&gzip(&[&zip])), LoadErrorKind::NotPickle);
     assert!(e.contains("holds a zip archive (torch.save"), "{e}");
     assert!(e.contains("50 4b 03 04"), "{e}");
     let e = refused(load_slice(&gzip(&[&gzip(&[&memo_bomb(3)])])));
@@ -706,14 +714,17 @@ fn gzipped_non_pickles_are_named() {
 #[test]
 fn protocol_0_is_named() {
     let p0: &[u8] = b"(dp0\nVsegments\np1\n(lp2\nsVdevice_traces\np3\n(lp4\ns.";
-    let e = refused(load_slice(p0));
+    let e = refused_as(load_slice(p0), LoadErrorKind::NotSnapshot);
     assert!(
         e.contains("a pickle of protocol 0 (the text protocol"),
         "{e}"
     );
     assert!(e.contains("torch never writes"), "{e}");
     // Text stays text.
-    let e = refused(load_slice(b"memory notes: the run used 40 GB at step 12\n"));
+    let e = refused_as(
+        load_slice(b"memory notes: the run used 40 GB at step 12\n"),
+        LoadErrorKind::NotPickle,
+    );
     assert!(e.contains("a text file, not a pickle"), "{e}");
     let e = refused(load_slice(b"(hello world) said the file\n"));
     assert!(e.contains("a text file, not a pickle"), "{e}");

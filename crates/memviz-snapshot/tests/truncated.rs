@@ -3,7 +3,7 @@
 //! snapshot's segments and events are prefixes of the whole file's, and loading does not depend
 //! on chunking. Fixtures come from `tests/fixtures/generate.py` (never committed).
 
-use memviz_snapshot::{load_slice, LoadError, Loader, Snapshot, TRUNCATED_WARNING};
+use memviz_snapshot::{load_slice, LoadError, LoadErrorKind, Loader, Snapshot, TRUNCATED_WARNING};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -90,6 +90,12 @@ fn check_cut(name: &str, full: &Parts, bytes: &[u8], cut: usize) -> Option<(usiz
     match got {
         Err(e) => {
             let msg = e.to_string();
+            let kind = if cut == 0 {
+                LoadErrorKind::Empty
+            } else {
+                LoadErrorKind::Truncated
+            };
+            assert_eq!(e.kind, kind, "{name} cut {cut}: {msg}");
             if cut == 0 {
                 assert!(msg.contains("empty"), "{name} cut {cut}: {msg}");
             } else if cut >= 4 {
@@ -310,6 +316,7 @@ fn cuts_before_anything_whole_are_errors_with_an_offset() {
     for cut in [1, 2, 3, 11, 20, 40, 200] {
         let e = load_slice(&bytes[..cut]).expect_err("nothing whole yet");
         let msg = e.to_string();
+        assert_eq!(e.kind, LoadErrorKind::Truncated, "{cut}: {msg}");
         assert!(msg.contains("truncated"), "{cut}: {msg}");
         if cut >= 4 {
             assert!(
@@ -319,6 +326,7 @@ fn cuts_before_anything_whole_are_errors_with_an_offset() {
         }
     }
     let e = load_slice(b"").expect_err("empty");
+    assert_eq!(e.kind, LoadErrorKind::Empty);
     assert!(e.to_string().contains("empty (0 bytes)"), "{e}");
 }
 
@@ -341,6 +349,7 @@ fn a_whole_gzip_of_a_cut_pickle_opens_but_a_cut_gzip_is_an_error() {
     let whole_gz = gzip(&bytes);
     let e = load_chunked(&whole_gz[..whole_gz.len() / 2], 4096).expect_err("cut gzip");
     let msg = e.to_string();
+    assert_eq!(e.kind, LoadErrorKind::Truncated, "{msg}");
     assert!(
         msg.contains("gzip file is truncated") && msg.contains("gzip -dc"),
         "{msg}"
@@ -350,6 +359,7 @@ fn a_whole_gzip_of_a_cut_pickle_opens_but_a_cut_gzip_is_an_error() {
         *b ^= 0x5a;
     }
     let e = load_chunked(&corrupt, 4096).expect_err("corrupt gzip");
+    assert_eq!(e.kind, LoadErrorKind::Malformed, "{e}");
     assert!(e.to_string().contains("corrupt"), "{e}");
 }
 

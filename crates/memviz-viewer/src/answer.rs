@@ -85,8 +85,8 @@ impl Tooltip {
     pub fn title(&self) -> &str {
         match self {
             Tooltip::Element(t) => &t.info.title,
-            Tooltip::Item(t) => &t.title,
-            Tooltip::Node(t) => &t.title,
+            Tooltip::Item(t) => &t.lines.title,
+            Tooltip::Node(t) => &t.lines.title,
             Tooltip::Unavailable(_) => "",
         }
     }
@@ -96,8 +96,8 @@ impl Tooltip {
     pub fn text(&self) -> &str {
         match self {
             Tooltip::Element(t) => &t.text,
-            Tooltip::Item(t) => &t.text,
-            Tooltip::Node(t) => &t.text,
+            Tooltip::Item(t) => &t.lines.text,
+            Tooltip::Node(t) => &t.lines.text,
             Tooltip::Unavailable(u) => &u.unavailable,
         }
     }
@@ -107,8 +107,8 @@ impl Tooltip {
     pub fn pinned(&self) -> bool {
         match self {
             Tooltip::Element(t) => t.pinned,
-            Tooltip::Item(t) => t.pinned,
-            Tooltip::Node(t) => t.pinned,
+            Tooltip::Item(t) => t.lines.pinned,
+            Tooltip::Node(t) => t.lines.pinned,
             Tooltip::Unavailable(_) => false,
         }
     }
@@ -139,15 +139,23 @@ pub struct MapItem {
     pub addr: String,
 }
 
-/// A State History map item's tooltip (`details` and `forward_frames` are empty).
-#[derive(Clone, Debug, PartialEq, Serialize, TS)]
-pub struct ItemTip {
+/// What every map item's and frame's tooltip says: the title line, notes, the stack (one
+/// frame a line), the forward-pass stack, all of it as lines (`text`) and whether it is pinned.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, TS)]
+pub struct TipLines {
     pub title: String,
     pub details: Vec<String>,
     pub frames: Vec<String>,
     pub forward_frames: Vec<String>,
     pub text: String,
     pub pinned: bool,
+}
+
+/// A State History map item's tooltip (`details` and `forward_frames` are empty).
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct ItemTip {
+    #[serde(flatten)]
+    pub lines: TipLines,
     pub item: MapItem,
 }
 
@@ -155,12 +163,8 @@ pub struct ItemTip {
 /// false (a click zooms).
 #[derive(Clone, Debug, PartialEq, Serialize, TS)]
 pub struct NodeTip {
-    pub title: String,
-    pub details: Vec<String>,
-    pub frames: Vec<String>,
-    pub forward_frames: Vec<String>,
-    pub text: String,
-    pub pinned: bool,
+    #[serde(flatten)]
+    pub lines: TipLines,
     pub node: u32,
     pub info: Option<FlameNodeInfo>,
 }

@@ -19,7 +19,7 @@ use memviz_snapshot::{Action, Snapshot};
 
 use crate::answer::{
     BlockLabel, ItemTip, MapItem, MapItemKind, OomAnswer, RowKind, StateRow, StateSelection,
-    StateViewState, Tooltip,
+    StateViewState, TipLines, Tooltip,
 };
 use crate::camera::{Camera, PlotGeometry};
 use crate::pane::{push_outline, Pane};
@@ -400,12 +400,13 @@ impl StateView {
             Item::Waste(a) => (MapItemKind::Waste, a),
         };
         Some(Tooltip::Item(ItemTip {
-            title,
-            details: Vec::new(),
-            frames,
-            forward_frames: Vec::new(),
-            text,
-            pinned,
+            lines: TipLines {
+                title,
+                frames,
+                text,
+                pinned,
+                ..TipLines::default()
+            },
             item: MapItem {
                 kind,
                 addr: addr.to_string(),

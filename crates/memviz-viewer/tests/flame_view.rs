@@ -140,19 +140,19 @@ fn vector_peak_hover_zoom_lifetime() {
     assert_eq!(tip.node, 1);
     assert_eq!(tip.info.as_ref().unwrap().name, NO_FRAMES);
     assert!(
-        tip.title.starts_with(NO_FRAMES)
-            && tip.title.contains("55.0B (55 bytes)")
-            && tip.title.contains("100.00% of total"),
+        tip.lines.title.starts_with(NO_FRAMES)
+            && tip.lines.title.contains("55.0B (55 bytes)")
+            && tip.lines.title.contains("100.00% of total"),
         "{tip:?}"
     );
-    assert_eq!(tip.frames, [NO_FRAMES]);
-    assert!(tip.details.is_empty() && tip.forward_frames.is_empty());
-    assert!(!tip.pinned);
+    assert_eq!(tip.lines.frames, [NO_FRAMES]);
+    assert!(tip.lines.details.is_empty() && tip.lines.forward_frames.is_empty());
+    assert!(!tip.lines.pinned);
     assert_eq!(v.state().hover, Some(1));
     assert!(v.take_needs_redraw());
     let tip = node_tip(v.pointer_move(snap, p0[0], p0[1]));
     assert_eq!(tip.info.unwrap().name, ROOT_NAME);
-    assert!(tip.frames.is_empty());
+    assert!(tip.lines.frames.is_empty());
     // Below the tree, nothing.
     assert!(v.pointer_move(snap, 450.0, 400.0).is_none());
     v.pointer_leave();
@@ -268,10 +268,10 @@ fn framed_tree_zoom_breadcrumb_labels() {
         assert_eq!(tip.node, r.node, "{tip:?}");
         let name = &v.tree().node(r.node).unwrap().name;
         assert_eq!(&tip.info.as_ref().unwrap().name, name);
-        assert!(tip.title.starts_with(name.as_str()));
+        assert!(tip.lines.title.starts_with(name.as_str()));
         if r.node != 0 {
-            assert_eq!(tip.frames.last().unwrap(), name);
-            assert_eq!(tip.frames.len(), r.depth as usize, "root→node");
+            assert_eq!(tip.lines.frames.last().unwrap(), name);
+            assert_eq!(tip.lines.frames.len(), r.depth as usize, "root→node");
         }
         checked += 1;
     }

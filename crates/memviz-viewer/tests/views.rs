@@ -131,7 +131,7 @@ fn oom_report_segments_and_pools_views() {
         let Some(Tooltip::Item(tip)) = app.state_focus(addr) else {
             panic!("focus gives a map tooltip")
         };
-        assert!(tip.pinned);
+        assert!(tip.lines.pinned);
         assert_eq!(tip.item.addr, addr.to_string());
     }
     let settings = app.allocator_settings();

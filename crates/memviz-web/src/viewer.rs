@@ -4,7 +4,7 @@
 //! no JS here, so it is tested natively; the wasm [`WebViewer`](crate::WebViewer) adds the
 //! canvas (and the `resize` request) and turns the [`Reply`] into JSON.
 
-use memviz_snapshot::Loader;
+use memviz_snapshot::{LoadErrorKind, Loader};
 
 use crate::memory::Memory;
 use memviz_analysis::summary::Summary;
@@ -15,6 +15,61 @@ use memviz_viewer::{App, Reply, Request};
 struct Pending {
     name: String,
     loader: Loader,
+}
+
+/// What kind of failure ended an open: the page branches on it (never on the message).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenErrorKind {
+    /// The loader's kinds (`memviz_snapshot::LoadErrorKind`).
+    Load(LoadErrorKind),
+    /// `push` / `finish` without a file begun.
+    NoFile,
+}
+
+impl OpenErrorKind {
+    /// The page's name of the kind: the loader's (`empty`, `truncated`, `not_pickle`,
+    /// `checkpoint`, `not_snapshot`, `malformed`, `too_big`) or `no_file`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            OpenErrorKind::Load(k) => match k {
+                LoadErrorKind::Empty => "empty",
+                LoadErrorKind::Truncated => "truncated",
+                LoadErrorKind::NotPickle => "not_pickle",
+                LoadErrorKind::Checkpoint => "checkpoint",
+                LoadErrorKind::NotSnapshot => "not_snapshot",
+                LoadErrorKind::Malformed => "malformed",
+                LoadErrorKind::TooBig => "too_big",
+            },
+            OpenErrorKind::NoFile => "no_file",
+        }
+    }
+}
+
+/// Why a file could not be opened: its kind and the sentence the page shows.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct OpenError {
+    pub kind: OpenErrorKind,
+    pub message: String,
+}
+
+impl OpenError {
+    fn no_file() -> Self {
+        OpenError {
+            kind: OpenErrorKind::NoFile,
+            message: "no file is being opened (begin was not called)".to_owned(),
+        }
+    }
+}
+
+impl From<memviz_snapshot::LoadError> for OpenError {
+    fn from(e: memviz_snapshot::LoadError) -> Self {
+        OpenError {
+            kind: OpenErrorKind::Load(e.kind),
+            message: e.to_string(),
+        }
+    }
 }
 
 /// A file's summary, its JSON and its text table.
@@ -111,16 +166,16 @@ impl ViewerCore {
     /// The parser's message (with the byte offset), or, when the memory the file is projected
     /// to need once open passes the budget ([`Memory::projected_open_bytes`]), why it cannot
     /// fit; the file is then dropped.
-    pub fn push(&mut self, chunk: &[u8]) -> Result<(), String> {
+    pub fn push(&mut self, chunk: &[u8]) -> Result<(), OpenError> {
         let Some(p) = self.pending.as_mut() else {
-            return Err("no file is being opened (begin was not called)".to_owned());
+            return Err(OpenError::no_file());
         };
         crate::memory::grow_ahead(chunk.len() as u64 * 4);
         let result = p.loader.push(chunk);
         self.bytes_read = p.loader.bytes_read();
         if let Err(err) = result {
             self.pending = None;
-            return Err(err.to_string());
+            return Err(err.into());
         }
         let projected = crate::memory::projected_open_bytes(
             &self.memory,
@@ -132,12 +187,15 @@ impl ViewerCore {
         if let Some(needed) = projected.filter(|&n| n > self.memory.budget) {
             self.pending = None;
             self.refused_memory = true;
-            return Err(crate::memory::too_big_message(
-                needed,
-                self.bytes_read,
-                self.memory.budget,
-                self.used_before,
-            ));
+            return Err(OpenError {
+                kind: OpenErrorKind::Load(LoadErrorKind::TooBig),
+                message: crate::memory::too_big_message(
+                    needed,
+                    self.bytes_read,
+                    self.memory.budget,
+                    self.used_before,
+                ),
+            });
         }
         Ok(())
     }
@@ -160,12 +218,12 @@ impl ViewerCore {
     ///
     /// # Errors
     /// The parser's message; the files already open stay as they were.
-    pub fn finish_parse(&mut self) -> Result<(), String> {
+    pub fn finish_parse(&mut self) -> Result<(), OpenError> {
         let Some(p) = self.pending.take() else {
-            return Err("no file is being opened (begin was not called)".to_owned());
+            return Err(OpenError::no_file());
         };
         self.bytes_read = p.loader.bytes_read();
-        let snap = p.loader.finish().map_err(|e| e.to_string())?;
+        let snap = p.loader.finish()?;
         self.parsed = Some((p.name, snap));
         Ok(())
     }
@@ -176,12 +234,12 @@ impl ViewerCore {
     ///
     /// # Errors
     /// The parser's message; the files already open stay as they were.
-    pub fn finish(&mut self) -> Result<(), String> {
+    pub fn finish(&mut self) -> Result<(), OpenError> {
         if self.pending.is_some() {
             self.finish_parse()?;
         }
         let Some((name, snap)) = self.parsed.take() else {
-            return Err("no file is being opened (begin was not called)".to_owned());
+            return Err(OpenError::no_file());
         };
         self.summaries.push(None);
         let name = self.unique_name(&name);
@@ -386,7 +444,11 @@ mod tests {
     #[test]
     fn a_bad_file_keeps_the_good_one() {
         let mut core = ViewerCore::new();
-        assert!(core.push(b"x").is_err(), "push before begin");
+        assert_eq!(
+            core.push(b"x").map_err(|e| e.kind),
+            Err(super::OpenErrorKind::NoFile),
+            "push before begin"
+        );
         let good = demo_bytes();
         core.begin("good.pickle", good.len() as u64);
         for chunk in good.chunks(1000) {
@@ -403,7 +465,8 @@ mod tests {
             .push(b"definitely not a pickle")
             .and_then(|()| core.finish().map(|_| ()))
             .expect_err("garbage");
-        assert!(!err.is_empty());
+        assert!(!err.message.is_empty());
+        assert_eq!(err.kind.name(), "not_pickle", "{err}");
         let panel = core.panel(5);
         assert_eq!(panel.files, ["good.pickle"]);
         assert!(panel.ticks.is_some_and(|t| !t.y.is_empty()));
@@ -476,8 +539,9 @@ mod tests {
         core.begin("big.pickle", demo.len() as u64);
         let err = core.push(&demo).expect_err("projected over the budget");
         assert!(core.refused_memory());
+        assert_eq!(err.kind.name(), "too_big");
         assert!(
-            err.contains("needs about") && err.contains("memviz summary FILE"),
+            err.message.contains("needs about") && err.message.contains("memviz summary FILE"),
             "{err}"
         );
         assert!(core.app_ref().is_none(), "nothing opened");

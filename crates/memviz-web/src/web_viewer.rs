@@ -49,6 +49,19 @@ fn now_ms() -> f64 {
         .unwrap_or_else(js_sys::Date::now)
 }
 
+/// A JS `Error` with the open's message and its `kind` (`err.kind` in the worker).
+fn open_error(e: crate::viewer::OpenError) -> JsValue {
+    let err = js_sys::Error::new(&e.message);
+    // Setting a property on a fresh Error cannot fail; if it did, the kind would read as
+    // undefined and the page would treat the failure as unclassified.
+    let _ = js_sys::Reflect::set(
+        &err,
+        &JsValue::from_str("kind"),
+        &JsValue::from_str(e.kind.name()),
+    );
+    err.into()
+}
+
 /// `mb` MiB in bytes (0 for anything not a positive number).
 fn mib(mb: f64) -> u64 {
     if mb.is_finite() && mb > 0.0 {
@@ -88,7 +101,7 @@ impl WebViewer {
                 let renderer = Renderer::new(&ctx.device, ctx.render_format());
                 viewer.gpu = Some(Gpu { ctx, renderer });
             }
-            Err(msg) => viewer.gpu_error = msg,
+            Err(msg) => viewer.gpu_error = msg.to_string(),
         }
         viewer
     }
@@ -122,12 +135,6 @@ impl WebViewer {
     /// Starts streaming a file of `total_bytes` (0 when unknown).
     pub fn begin(&mut self, name: &str, total_bytes: f64) {
         self.core.begin(name, total_bytes.max(0.0) as u64);
-    }
-
-    /// True when the last file was refused because it cannot fit in memory (the message
-    /// says how much it needs and what the CLI does instead).
-    pub fn refused_memory(&self) -> bool {
-        self.core.refused_memory()
     }
 
     /// Bytes the Rust heap holds now, and the budget the viewer decides with.
@@ -166,9 +173,10 @@ impl WebViewer {
         self.core.notice()
     }
 
-    /// Feeds the next chunk. Throws an `Error` naming the byte offset for a bad file.
-    pub fn push(&mut self, chunk: &[u8]) -> Result<(), JsError> {
-        self.core.push(chunk).map_err(|m| JsError::new(&m))
+    /// Feeds the next chunk. Throws an `Error` naming the byte offset for a bad file, with a
+    /// `kind` the page branches on ([`crate::viewer::OpenErrorKind::name`]).
+    pub fn push(&mut self, chunk: &[u8]) -> Result<(), JsValue> {
+        self.core.push(chunk).map_err(open_error)
     }
 
     /// Bytes of the current file accepted so far.
@@ -182,14 +190,14 @@ impl WebViewer {
     }
 
     /// Ends the file's parse (the model's last tables); [`WebViewer::finish`] then lays it out.
-    pub fn finish_parse(&mut self) -> Result<(), JsError> {
-        self.core.finish_parse().map_err(|m| JsError::new(&m))
+    pub fn finish_parse(&mut self) -> Result<(), JsValue> {
+        self.core.finish_parse().map_err(open_error)
     }
 
     /// Ends the file and makes it current; [`WebViewer::draw`] then draws it. Its summary is
     /// made on the first [`WebViewer::summary_json`] / [`WebViewer::summary_table`] call.
-    pub fn finish(&mut self) -> Result<(), JsError> {
-        self.core.finish().map_err(|m| JsError::new(&m))?;
+    pub fn finish(&mut self) -> Result<(), JsValue> {
+        self.core.finish().map_err(open_error)?;
         let (w, h, dpr) = self.size;
         if let Some(app) = self.core.app() {
             app.resize(w, h, dpr);

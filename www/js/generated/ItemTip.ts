@@ -4,4 +4,4 @@ import type { MapItem } from "./MapItem";
 /**
  * A State History map item's tooltip (`details` and `forward_frames` are empty).
  */
-export type ItemTip = { title: string, details: Array<string>, frames: Array<string>, forward_frames: Array<string>, text: string, pinned: boolean, item: MapItem, };
+export type ItemTip = { item: MapItem, title: string, details: Array<string>, frames: Array<string>, forward_frames: Array<string>, text: string, pinned: boolean, };

@@ -5,4 +5,4 @@ import type { NodeInfo } from "./NodeInfo";
  * A flamegraph frame's tooltip: `frames` is the stack from the root to the node; `pinned` is
  * false (a click zooms).
  */
-export type NodeTip = { title: string, details: Array<string>, frames: Array<string>, forward_frames: Array<string>, text: string, pinned: boolean, node: number, info: NodeInfo | null, };
+export type NodeTip = { node: number, info: NodeInfo | null, title: string, details: Array<string>, frames: Array<string>, forward_frames: Array<string>, text: string, pinned: boolean, };

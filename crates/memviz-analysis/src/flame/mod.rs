@@ -93,10 +93,24 @@ pub struct FlameOptions {
 /// One folded stack: frames root first, and bytes (or byte·timesteps in lifetime mode).
 pub type FoldedEntry = (Vec<String>, u64);
 
+/// Why an [`At`] does not resolve: it is out of range (the message names the valid range).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    /// A timestep past the layout's `steps`.
+    #[error("timestep {step} out of range: the timeline has {steps} timesteps")]
+    Step { step: u32, steps: u32 },
+    /// An event past the device's trace of `events` events.
+    #[error(
+        "event {event} out of range: the device's trace has {events} events (0 to {})",
+        .events.saturating_sub(1)
+    )]
+    Event { event: u32, events: usize },
+}
+
 /// Resolve `at` on the layout (and, for [`At::Event`], the device's trace length `events`).
 /// Errors name the valid range. A layout with no timesteps resolves `Peak` to step 0 (nothing is
 /// live).
-pub fn resolve(layout: &Layout, events: usize, at: At) -> Result<Moment, String> {
+pub fn resolve(layout: &Layout, events: usize, at: At) -> Result<Moment, ResolveError> {
     let steps = layout.step_count();
     match at {
         At::Peak => Ok(Moment {
@@ -104,9 +118,7 @@ pub fn resolve(layout: &Layout, events: usize, at: At) -> Result<Moment, String>
             step: layout.peak_step,
         }),
         At::Step(s) if s < steps => Ok(Moment { at, step: s }),
-        At::Step(s) => Err(format!(
-            "timestep {s} out of range: the timeline has {steps} timesteps"
-        )),
+        At::Step(step) => Err(ResolveError::Step { step, steps }),
         At::Event(k) if (k as usize) < events => {
             // step_event is non-decreasing (NO_EVENT only on the single flat-graph step).
             let j = layout.step_event().partition_point(|&e| e <= k);
@@ -115,10 +127,7 @@ pub fn resolve(layout: &Layout, events: usize, at: At) -> Result<Moment, String>
                 step: j.saturating_sub(1) as u32,
             })
         }
-        At::Event(k) => Err(format!(
-            "event {k} out of range: the device's trace has {events} events (0 to {})",
-            events.saturating_sub(1)
-        )),
+        At::Event(event) => Err(ResolveError::Event { event, events }),
     }
 }
 

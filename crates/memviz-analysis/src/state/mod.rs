@@ -39,7 +39,7 @@ mod work;
 pub use history::{History, BYTES_PER_EVENT};
 pub use map::{apply, AddrMap, Iter, State};
 pub use oom::{explain_oom, segment_size_for, OomReport};
-pub use oom_scan::{OomScan, Reports, WORK_LIMIT};
+pub use oom_scan::{OomScan, OomScanError, Reports, WORK_LIMIT};
 
 use memviz_snapshot::{Action, Snapshot, StackId};
 

@@ -43,6 +43,26 @@ use crate::devices::SegmentsOf;
 /// before the scan gives up (about a second of work).
 pub const WORK_LIMIT: u64 = 1 << 27;
 
+/// Why [`OomScan`] could not explain a device's `oom` events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OomScanError {
+    /// The memory for part of the scan (`what`: block addresses, reports, the block index)
+    /// could not be reserved.
+    #[error("device {device}: not enough memory for the {what} of its {ooms} oom events")]
+    NoMemory {
+        device: i64,
+        what: &'static str,
+        ooms: usize,
+    },
+    /// Blocks or segments overlap, and explaining the states exactly passes [`WORK_LIMIT`].
+    #[error(
+        "device {device}: explaining its {ooms} oom events would take more than \
+         {WORK_LIMIT} steps: its blocks or segments overlap (a real allocator's \
+         never do), so each state is scanned in full"
+    )]
+    TooMuchWork { device: i64, ooms: usize },
+}
+
 /// Aggregate of a run of block gaps.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Node {
@@ -512,8 +532,8 @@ pub struct OomScan<'s> {
 
 impl<'s> OomScan<'s> {
     /// The `oom` events of `device`. `Err` only for a state with overlapping blocks or segments
-    /// whose exact explanation passes [`WORK_LIMIT`].
-    pub fn new(snap: &'s Snapshot, device: i64) -> Result<Self, String> {
+    /// whose exact explanation passes [`WORK_LIMIT`], or when the memory for the scan is not there.
+    pub fn new(snap: &'s Snapshot, device: i64) -> Result<Self, OomScanError> {
         Self::new_in(snap, device, SegmentsOf::Scan(device))
     }
 
@@ -522,7 +542,7 @@ impl<'s> OomScan<'s> {
         snap: &'s Snapshot,
         device: i64,
         segments: SegmentsOf<'_>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, OomScanError> {
         let mut scan = OomScan {
             snap,
             device,
@@ -556,9 +576,7 @@ impl<'s> OomScan<'s> {
             return Ok(scan);
         };
         let base = State::from_snapshot_in(snap, segments);
-        let no_memory = |what: &str| {
-            format!("device {device}: not enough memory for the {what} of its {ooms} oom events")
-        };
+        let no_memory = |what: &'static str| OomScanError::NoMemory { device, what, ooms };
         addrs
             .try_reserve_exact(base.blocks.len())
             .map_err(|_| no_memory("block addresses"))?;
@@ -579,11 +597,7 @@ impl<'s> OomScan<'s> {
                 if live.changed || scan.stats.is_empty() {
                     live.settle();
                     if live.work > WORK_LIMIT {
-                        return Err(format!(
-                            "device {device}: explaining its {ooms} oom events would take more than \
-                             {WORK_LIMIT} steps: its blocks or segments overlap (a real allocator's \
-                             never do), so each state is scanned in full"
-                        ));
+                        return Err(OomScanError::TooMuchWork { device, ooms });
                     }
                     if live.blocks_changed || scan.biggest.is_empty() {
                         let top: Vec<(u64, u64)> = live

@@ -362,3 +362,27 @@ fn oom_scan_matches_each_state() {
     }
     assert!(reports > 1000, "{reports} reports compared");
 }
+
+/// [`OomScanError`]'s sentences (the CLI prints them after the file's name).
+#[test]
+fn oom_scan_errors_read_as_sentences() {
+    let e = OomScanError::NoMemory {
+        device: 1,
+        what: "reports",
+        ooms: 3,
+    };
+    assert_eq!(
+        e.to_string(),
+        "device 1: not enough memory for the reports of its 3 oom events"
+    );
+    let e = OomScanError::TooMuchWork {
+        device: 0,
+        ooms: 10,
+    };
+    assert!(
+        e.to_string().starts_with(
+            "device 0: explaining its 10 oom events would take more than 134217728 steps"
+        ),
+        "{e}"
+    );
+}

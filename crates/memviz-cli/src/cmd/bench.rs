@@ -21,9 +21,9 @@ pub fn run(a: &BenchArgs) -> Done {
             let t0 = Instant::now();
             let mut loader = Loader::new().with_size_hint(bytes.len() as u64);
             for c in bytes.chunks(1 << 20) {
-                loader.push(c).map_err(|e| describe(path, &e))?;
+                loader.push(c).map_err(|e| describe(path, e))?;
             }
-            let snap = loader.finish().map_err(|e| describe(path, &e))?;
+            let snap = loader.finish().map_err(|e| describe(path, e))?;
             let secs = t0.elapsed().as_secs_f64();
             best = best.min(secs);
             model_bytes = snap.heap_bytes();

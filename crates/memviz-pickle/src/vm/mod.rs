@@ -1,25 +1,33 @@
 //! The push-based pickle VM: the [`Unpickler`], its limits and the helpers its opcode loop
-//! ([`run`]) uses; the memo in [`memo`], opcode names for messages in [`names`].
+//! ([`run`]) uses; the memo in [`memo`], the opcodes by name in [`op`], excerpts for messages
+//! in [`names`].
 
 mod memo;
 mod names;
+mod op;
 
-use crate::error::{ErrorKind, PickleError};
+use crate::error::{BuildError, ErrorKind, PickleError};
 use crate::intern::Atoms;
 use crate::value::{ObjId, Value};
 use memo::Memo;
-use names::{opcode_name, printable};
+use names::printable;
 
 /// Creates and fills containers for the VM. The VM never looks inside a container; it only keeps
-/// the handle. Errors are plain messages; the VM adds the byte offset.
+/// the handle. Errors are a [`BuildError`] (a message and what it says about the input); the VM
+/// adds the byte offset.
 pub trait Builder {
-    fn new_list(&mut self, atoms: &Atoms) -> Result<ObjId, String>;
-    fn new_dict(&mut self, atoms: &Atoms) -> Result<ObjId, String>;
-    fn new_tuple(&mut self, items: &[Value], atoms: &Atoms) -> Result<ObjId, String>;
+    fn new_list(&mut self, atoms: &Atoms) -> Result<ObjId, BuildError>;
+    fn new_dict(&mut self, atoms: &Atoms) -> Result<ObjId, BuildError>;
+    fn new_tuple(&mut self, items: &[Value], atoms: &Atoms) -> Result<ObjId, BuildError>;
     /// APPEND / APPENDS / LIST: `items` go at the end of `list`.
-    fn extend_list(&mut self, list: Value, items: &[Value], atoms: &Atoms) -> Result<(), String>;
+    fn extend_list(
+        &mut self,
+        list: Value,
+        items: &[Value],
+        atoms: &Atoms,
+    ) -> Result<(), BuildError>;
     /// SETITEM / SETITEMS / DICT: `pairs` is `[k0, v0, k1, v1, …]`.
-    fn set_items(&mut self, dict: Value, pairs: &[Value], atoms: &Atoms) -> Result<(), String>;
+    fn set_items(&mut self, dict: Value, pairs: &[Value], atoms: &Atoms) -> Result<(), BuildError>;
 }
 
 /// The largest gap between memo indices: over the whole input, an index may exceed the bytes
@@ -85,7 +93,7 @@ enum Step {
 
 macro_rules! opname {
     ($op:expr) => {
-        opcode_name($op)
+        op::name($op)
     };
 }
 
@@ -226,7 +234,7 @@ impl<B: Builder> Unpickler<B> {
                 kind: ErrorKind::Truncated { inside: None },
             }),
             _ => {
-                let inside = self.carry.first().map(|&b| opcode_name(b));
+                let inside = self.carry.first().map(|&b| op::name(b));
                 Err(PickleError {
                     offset: self.offset,
                     kind: ErrorKind::Truncated { inside },
@@ -374,8 +382,8 @@ impl<B: Builder> Unpickler<B> {
         }
     }
 
-    pub(super) fn builder_err(&self, at: u64, msg: String) -> PickleError {
-        self.err(at, ErrorKind::Builder(msg))
+    pub(super) fn builder_err(&self, at: u64, e: BuildError) -> PickleError {
+        self.err(at, ErrorKind::Builder(e))
     }
 
     pub(super) fn string(&mut self, at: u64, raw: &[u8]) -> Result<Value, PickleError> {

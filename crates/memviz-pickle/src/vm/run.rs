@@ -43,7 +43,7 @@ impl<B: Builder> Unpickler<B> {
         }
         if matches!(self.state, State::Start) {
             need!(0, 1);
-            if buf[0] != 0x80 {
+            if buf[0] != op::PROTO {
                 return Err(self.err(base, ErrorKind::NotAPickle { first_byte: buf[0] }));
             }
             self.state = State::Running;
@@ -55,12 +55,12 @@ impl<B: Builder> Unpickler<B> {
             pos += 1;
             match op {
                 // ---- memo: hottest first
-                b'j' | b'h' => {
+                op::LONG_BINGET | op::BINGET => {
                     // Memo gets come in long runs (a traceback is ~35 of them): decode the whole
                     // run here so the opcode dispatch stays predictable.
                     let mut op_at = start;
                     loop {
-                        let len = if buf[op_at] == b'j' { 5 } else { 2 };
+                        let len = if buf[op_at] == op::LONG_BINGET { 5 } else { 2 };
                         if buf.len() - op_at < len {
                             break;
                         }
@@ -81,17 +81,18 @@ impl<B: Builder> Unpickler<B> {
                             }
                         }
                         op_at += len;
-                        if op_at >= buf.len() || !matches!(buf[op_at], b'j' | b'h') {
+                        if op_at >= buf.len() || !matches!(buf[op_at], op::LONG_BINGET | op::BINGET)
+                        {
                             break;
                         }
                     }
                     if op_at == start {
-                        need!(start, if op == b'j' { 5 } else { 2 });
+                        need!(start, if op == op::LONG_BINGET { 5 } else { 2 });
                     }
                     pos = op_at;
                 }
-                0x94 => {
-                    // MEMOIZE: the next slot, always.
+                op::MEMOIZE => {
+                    // The next slot, always.
                     let v = self.top(at, op)?;
                     if self.memo.len() >= self.limits.max_memo {
                         return Err(self.err(
@@ -107,23 +108,22 @@ impl<B: Builder> Unpickler<B> {
                     }
                 }
                 // ---- ints
-                b'K' => {
+                op::BININT1 => {
                     need!(start, 2);
                     let v = rd_u8!();
                     self.push_value(at, Value::Int(v as i64))?;
                 }
-                b'M' => {
+                op::BININT2 => {
                     need!(start, 3);
                     let v = rd!(u16, 2);
                     self.push_value(at, Value::Int(v as i64))?;
                 }
-                b'J' => {
+                op::BININT => {
                     need!(start, 5);
                     let v = rd!(i32, 4);
                     self.push_value(at, Value::Int(v as i64))?;
                 }
-                0x8a => {
-                    // LONG1
+                op::LONG1 => {
                     need!(start, 2);
                     let n = buf[pos] as usize;
                     need!(start, 2 + n);
@@ -141,11 +141,11 @@ impl<B: Builder> Unpickler<B> {
                     pos += n;
                     self.push_value(at, v)?;
                 }
-                0x88 => self.push_value(at, Value::Bool(true))?,
-                0x89 => self.push_value(at, Value::Bool(false))?,
-                b'N' => self.push_value(at, Value::None)?,
+                op::NEWTRUE => self.push_value(at, Value::Bool(true))?,
+                op::NEWFALSE => self.push_value(at, Value::Bool(false))?,
+                op::NONE => self.push_value(at, Value::None)?,
                 // ---- strings and bytes
-                0x8c => {
+                op::SHORT_BINUNICODE => {
                     need!(start, 2);
                     let n = buf[pos] as usize;
                     need!(start, 2 + n);
@@ -157,7 +157,7 @@ impl<B: Builder> Unpickler<B> {
                         pos += self.memoize_next_str(buf, pos, id);
                     }
                 }
-                b'X' => {
+                op::BINUNICODE => {
                     need!(start, 5);
                     let n = rd!(u32, 4) as u64;
                     let n = self.check_len(at, op, n)?;
@@ -170,7 +170,7 @@ impl<B: Builder> Unpickler<B> {
                     }
                 }
                 // ---- structure
-                b'(' => {
+                op::MARK => {
                     if self.marks.len() >= self.limits.max_marks {
                         return Err(self.err(
                             at,
@@ -182,7 +182,7 @@ impl<B: Builder> Unpickler<B> {
                     }
                     self.marks.push(self.stack.len());
                 }
-                b'}' => {
+                op::EMPTY_DICT => {
                     let id = self
                         .builder
                         .new_dict(&self.atoms)
@@ -190,7 +190,7 @@ impl<B: Builder> Unpickler<B> {
                     self.push_value(at, Value::Obj(id))?;
                     pos += self.memoize_next_obj(buf, pos, id);
                 }
-                b']' => {
+                op::EMPTY_LIST => {
                     let id = self
                         .builder
                         .new_list(&self.atoms)
@@ -198,7 +198,7 @@ impl<B: Builder> Unpickler<B> {
                     self.push_value(at, Value::Obj(id))?;
                     pos += self.memoize_next_obj(buf, pos, id);
                 }
-                b'u' => {
+                op::SETITEMS => {
                     let m = self.pop_mark(at, op)?;
                     if m == 0 || m > self.stack.len() {
                         return Err(self.err(at, ErrorKind::StackUnderflow { opcode: "SETITEMS" }));
@@ -222,7 +222,7 @@ impl<B: Builder> Unpickler<B> {
                         })?;
                     self.stack.truncate(m);
                 }
-                b'e' => {
+                op::APPENDS => {
                     let m = self.pop_mark(at, op)?;
                     if m == 0 || m > self.stack.len() {
                         return Err(self.err(at, ErrorKind::StackUnderflow { opcode: "APPENDS" }));
@@ -281,26 +281,26 @@ impl<B: Builder> Unpickler<B> {
             }};
         }
         match op {
-            b'q' => {
+            op::BINPUT => {
                 need!(start, 2);
                 let i = rd_u8!();
                 let v = self.top(at, op)?;
                 self.memo_put(at, i as u64, v)?;
             }
-            b'r' => {
+            op::LONG_BINPUT => {
                 need!(start, 5);
                 let i = rd!(u32, 4);
                 let v = self.top(at, op)?;
                 self.memo_put(at, i as u64, v)?;
             }
-            b')' => {
+            op::EMPTY_TUPLE => {
                 let id = self
                     .builder
                     .new_tuple(&[], &self.atoms)
                     .map_err(|m| self.builder_err(at, m))?;
                 self.push_value(at, Value::Obj(id))?;
             }
-            b's' => {
+            op::SETITEM => {
                 let v = self.pop(at, op)?;
                 let k = self.pop(at, op)?;
                 let dict = self.top(at, op)?;
@@ -308,15 +308,15 @@ impl<B: Builder> Unpickler<B> {
                     .set_items(dict, &[k, v], &self.atoms)
                     .map_err(|m| self.builder_err(at, m))?;
             }
-            b'a' => {
+            op::APPEND => {
                 let v = self.pop(at, op)?;
                 let list = self.top(at, op)?;
                 self.builder
                     .extend_list(list, &[v], &self.atoms)
                     .map_err(|m| self.builder_err(at, m))?;
             }
-            0x85..=0x87 => {
-                let n = (op - 0x84) as usize;
+            op::TUPLE1..=op::TUPLE3 => {
+                let n = (op - op::TUPLE1) as usize + 1;
                 if self.stack.len() < n {
                     return Err(self.err(
                         at,
@@ -336,8 +336,7 @@ impl<B: Builder> Unpickler<B> {
                 self.stack.truncate(from);
                 self.push_value(at, Value::Obj(id))?;
             }
-            0x8b => {
-                // LONG4
+            op::LONG4 => {
                 need!(start, 5);
                 let n = rd!(i32, 4);
                 if n < 0 {
@@ -356,14 +355,14 @@ impl<B: Builder> Unpickler<B> {
                 let v = self.long(bytes);
                 self.push_value(at, v)?;
             }
-            b'G' => {
+            op::BINFLOAT => {
                 need!(start, 9);
                 let mut a = [0u8; 8];
                 a.copy_from_slice(&buf[pos..pos + 8]);
                 pos += 8;
                 self.push_value(at, Value::Float(f64::from_be_bytes(a)))?;
             }
-            0x8d => {
+            op::BINUNICODE8 => {
                 need!(start, 9);
                 let n = rd!(u64, 8);
                 let n = self.check_len(at, op, n)?;
@@ -372,13 +371,13 @@ impl<B: Builder> Unpickler<B> {
                 pos += n;
                 self.push_value(at, v)?;
             }
-            b'C' | b'B' | 0x8e => {
+            op::SHORT_BINBYTES | op::BINBYTES | op::BINBYTES8 => {
                 let (hdr, n) = match op {
-                    b'C' => {
+                    op::SHORT_BINBYTES => {
                         need!(start, 2);
                         (2, buf[pos] as u64)
                     }
-                    b'B' => {
+                    op::BINBYTES => {
                         need!(start, 5);
                         let mut a = [0u8; 4];
                         a.copy_from_slice(&buf[pos..pos + 4]);
@@ -398,7 +397,7 @@ impl<B: Builder> Unpickler<B> {
                 pos += n;
                 self.push_value(at, Value::Bytes(id))?;
             }
-            b't' | b'l' | b'd' => {
+            op::TUPLE | op::LIST | op::DICT => {
                 let m = self.pop_mark(at, op)?;
                 if m > self.stack.len() {
                     return Err(self.err(
@@ -409,8 +408,8 @@ impl<B: Builder> Unpickler<B> {
                     ));
                 }
                 let id = match op {
-                    b't' => self.builder.new_tuple(&self.stack[m..], &self.atoms),
-                    b'l' => self.builder.new_list(&self.atoms).and_then(|id| {
+                    op::TUPLE => self.builder.new_tuple(&self.stack[m..], &self.atoms),
+                    op::LIST => self.builder.new_list(&self.atoms).and_then(|id| {
                         self.builder
                             .extend_list(Value::Obj(id), &self.stack[m..], &self.atoms)
                             .map(|_| id)
@@ -440,22 +439,19 @@ impl<B: Builder> Unpickler<B> {
                 self.stack.truncate(m);
                 self.push_value(at, Value::Obj(id))?;
             }
-            b'0' => {
-                // POP
+            op::POP => {
                 self.pop(at, op)?;
             }
-            b'1' => {
-                // POP_MARK
+            op::POP_MARK => {
                 let m = self.pop_mark(at, op)?;
                 self.stack.truncate(m);
             }
-            b'2' => {
-                // DUP
+            op::DUP => {
                 let v = self.top(at, op)?;
                 self.push_value(at, v)?;
             }
             // ---- framing
-            0x80 => {
+            op::PROTO => {
                 need!(start, 2);
                 let p = rd_u8!();
                 if !(2..=5).contains(&p) {
@@ -463,12 +459,12 @@ impl<B: Builder> Unpickler<B> {
                 }
                 self.protocol = p;
             }
-            0x95 => {
+            op::FRAME => {
                 // FRAME: a length hint; frames need no special handling in a streaming reader.
                 need!(start, 9);
                 pos += 8;
             }
-            b'.' => {
+            op::STOP => {
                 let v = self
                     .stack
                     .pop()
@@ -480,7 +476,7 @@ impl<B: Builder> Unpickler<B> {
                 return Ok(Cold::Stopped);
             }
             // ---- refused: would import or execute code
-            b'c' => {
+            op::GLOBAL => {
                 // GLOBAL "module\nname\n": name the target in the message. Look for both
                 // lines in a fixed window after the opcode (waiting for more input until the
                 // window is there), so the message never depends on chunking.
@@ -505,7 +501,7 @@ impl<B: Builder> Unpickler<B> {
                     },
                 ));
             }
-            0x93 => {
+            op::STACK_GLOBAL => {
                 let n = self.stack.len();
                 let target = if n >= 2 {
                     match (self.stack[n - 2], self.stack[n - 1]) {
@@ -527,7 +523,17 @@ impl<B: Builder> Unpickler<B> {
                     },
                 ));
             }
-            b'R' | b'b' | 0x81 | 0x92 | b'i' | b'o' | 0x82 | 0x83 | 0x84 | b'P' | b'Q' => {
+            op::REDUCE
+            | op::BUILD
+            | op::NEWOBJ
+            | op::NEWOBJ_EX
+            | op::INST
+            | op::OBJ
+            | op::EXT1
+            | op::EXT2
+            | op::EXT4
+            | op::PERSID
+            | op::BINPERSID => {
                 return Err(self.err(
                     at,
                     ErrorKind::Refused {
@@ -536,8 +542,21 @@ impl<B: Builder> Unpickler<B> {
                     },
                 ));
             }
-            b'I' | b'L' | b'F' | b'S' | b'V' | b'T' | b'U' | b'p' | b'g' | 0x8f | 0x90 | 0x91
-            | 0x96 | 0x97 | 0x98 => {
+            op::INT
+            | op::LONG
+            | op::FLOAT
+            | op::STRING
+            | op::UNICODE
+            | op::BINSTRING
+            | op::SHORT_BINSTRING
+            | op::PUT
+            | op::GET
+            | op::EMPTY_SET
+            | op::ADDITEMS
+            | op::FROZENSET
+            | op::BYTEARRAY8
+            | op::NEXT_BUFFER
+            | op::READONLY_BUFFER => {
                 return Err(self.err(
                     at,
                     ErrorKind::Unsupported {
@@ -559,9 +578,9 @@ impl<B: Builder> Unpickler<B> {
             return None;
         }
         match *buf.get(pos)? {
-            0x94 => Some(1),
-            b'q' => (*buf.get(pos + 1)? as usize == len).then_some(2),
-            b'r' => {
+            op::MEMOIZE => Some(1),
+            op::BINPUT => (*buf.get(pos + 1)? as usize == len).then_some(2),
+            op::LONG_BINPUT => {
                 let w = <[u8; 4]>::try_from(buf.get(pos + 1..pos + 5)?).ok()?;
                 (u32::from_le_bytes(w) as usize == len).then_some(5)
             }

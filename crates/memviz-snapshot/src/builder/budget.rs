@@ -27,6 +27,7 @@
 //! input the decompressed bytes): the loader says so before each chunk
 //! ([`SnapshotBuilder::set_input_bytes`](super::SnapshotBuilder::set_input_bytes)).
 
+use super::BuildError;
 use std::cell::Cell;
 
 /// Model bytes the copies may take per pickle byte read.
@@ -70,7 +71,7 @@ pub(crate) struct Budget {
     /// JSON values made so far, over every conversion of the file ([`JSON_VALUES`] at most).
     json_values: Cell<usize>,
     /// The first refusal, kept until the builder can return it.
-    error: Option<String>,
+    error: Option<BuildError>,
     /// Set with `error` or `reads_over`: the one flag [`Budget::check`] reads.
     over: Cell<bool>,
 }
@@ -112,21 +113,21 @@ impl Budget {
     /// Charge `bytes` of copies; `why` says what makes them, as a clause ("a trace list shared
     /// by several devices is copied into each"). An error (kept, and returned) when they do not
     /// fit.
-    pub(crate) fn charge(&mut self, bytes: u64, why: &str) -> Result<(), String> {
+    pub(crate) fn charge(&mut self, bytes: u64, why: &str) -> Result<(), BuildError> {
         if let Some(e) = &self.error {
             return Err(e.clone());
         }
         let total = self.copies.saturating_add(bytes);
         let limit = self.copy_limit();
         if total > limit {
-            let e = format!(
+            let e = BuildError::Limit(format!(
                 "this file expands to more than {} in memory; {why} (the limit is \
                  {COPY_FACTOR}x the {} pickle bytes read plus {} MB). A memory snapshot \
                  written by PyTorch never does this, so the file is refused",
                 gb(limit),
                 self.input,
                 COPY_FLOOR >> 20
-            );
+            ));
             self.error = Some(e.clone());
             self.over.set(true);
             return Err(e);
@@ -137,7 +138,7 @@ impl Budget {
 
     /// Keep `e` as the refusal (the first one wins): for errors found where they cannot be
     /// returned at once.
-    pub(crate) fn fail(&mut self, e: String) {
+    pub(crate) fn fail(&mut self, e: BuildError) {
         if self.error.is_none() {
             self.error = Some(e);
         }
@@ -193,12 +194,12 @@ impl Budget {
     }
 
     /// The refusal, if the file went past a bound.
-    pub(crate) fn error(&self) -> Option<String> {
+    pub(crate) fn error(&self) -> Option<BuildError> {
         if let Some(e) = &self.error {
             return Some(e.clone());
         }
         self.reads_over.get().then(|| {
-            format!(
+            BuildError::Limit(format!(
                 "this file expands to more than {} million values read back out of shared \
                  containers; memo gets of the same lists and dicts are read again for each \
                  reference (the limit is {READ_FACTOR} per pickle byte read, {} bytes, plus {} \
@@ -207,17 +208,19 @@ impl Budget {
                 self.read_limit() / 1_000_000,
                 self.input,
                 READ_FLOOR / 1_000_000
-            )
+            ))
         })
     }
 
     /// The refusal as an `Err`, if any.
     #[inline]
-    pub(crate) fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), BuildError> {
         if !self.over.get() {
             return Ok(());
         }
-        Err(self.error().unwrap_or_default())
+        Err(self
+            .error()
+            .unwrap_or_else(|| BuildError::Limit(String::new())))
     }
 }
 
@@ -232,6 +235,8 @@ mod tests {
         assert!(b.charge(COPY_FLOOR, "stacks").is_ok());
         assert!(b.charge(4000, "stacks").is_ok());
         let e = b.charge(1, "stacks").expect_err("over the limit");
+        assert!(matches!(e, BuildError::Limit(_)), "{e:?}");
+        let e = e.to_string();
         assert!(
             e.starts_with("this file expands to more than 0.02 GB in memory"),
             "{e}"

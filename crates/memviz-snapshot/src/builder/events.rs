@@ -115,8 +115,9 @@ impl SnapshotBuilder {
                 match u32::try_from(self.rows.len()) {
                     Ok(r) => (Row::EMPTY, r),
                     Err(_) => {
-                        self.budget
-                            .fail("more than 4 billion trace entries".to_string());
+                        self.budget.fail(BuildError::Limit(
+                            "more than 4 billion trace entries".into(),
+                        ));
                         return 0;
                     }
                 }
@@ -215,9 +216,11 @@ impl SnapshotBuilder {
         &mut self,
         v: Value,
         atoms: &Atoms,
-    ) -> Result<Vec<DeviceTrace>, String> {
+    ) -> Result<Vec<DeviceTrace>, BuildError> {
         let Some(lists) = self.list_items(v) else {
-            return Err("not a memory snapshot: `device_traces` is not a list".into());
+            return Err(BuildError::Unexpected(
+                "not a memory snapshot: `device_traces` is not a list".into(),
+            ));
         };
         // Each device's trace is a model structure of its own, made per list (a reference to
         // one list, or an empty one, is two bytes of the file): charged to the budget.
@@ -310,7 +313,7 @@ impl SnapshotBuilder {
         rows: impl Iterator<Item = u32>,
         n: usize,
         why: RowCopy,
-    ) -> Result<DeviceTrace, String> {
+    ) -> Result<DeviceTrace, BuildError> {
         self.budget.charge(n as u64 * ROW_BYTES, why.sentence())?;
         // Rows already moved out (a trace list referenced twice) are dropped, so that every
         // column keeps the same length.

@@ -127,7 +127,7 @@ impl SnapshotBuilder {
         root: Value,
         mut atoms: Atoms,
         protocol: u8,
-    ) -> Result<Snapshot, String> {
+    ) -> Result<Snapshot, BuildError> {
         // Give back what the rest no longer needs before the traces are sealed (and expect no
         // more rows: entries read from here on are the odd ones without an action).
         self.trace_started = true;
@@ -150,10 +150,10 @@ impl SnapshotBuilder {
                             other => other.type_name().to_string(),
                         })
                         .collect();
-                    return Err(format!(
+                    return Err(BuildError::Unexpected(format!(
                         "a valid pickle, but not a memory snapshot: expected a dict with the keys 'segments' and 'device_traces', found {}",
                         if found.is_empty() { "an empty dict".to_string() } else { format!("the keys {}", found.join(", ")) }
-                    ));
+                    )));
                 }
                 (Layout::Dict, seg, tr)
             }
@@ -182,28 +182,28 @@ impl SnapshotBuilder {
                         Some(Obj::SegmentBlocks(_)) => "lists",
                         _ => first.type_name(),
                     };
-                    return Err(format!(
+                    return Err(BuildError::Unexpected(format!(
                         "a valid pickle, but not a memory snapshot: the top level is a list of {what} \
                          (expected a dict with the keys 'segments' and 'device_traces', or a list of segment dicts)"
-                    ));
+                    )));
                 }
                 (Layout::BareList, Some(root), None)
             }
             Some(Obj::Event(_)) => {
-                return Err("a valid pickle, but not a memory snapshot: the top level is a single trace entry".into())
+                return Err(BuildError::Unexpected("a valid pickle, but not a memory snapshot: the top level is a single trace entry".into()))
             }
             Some(Obj::Events(_)) => {
-                return Err("a valid pickle, but not a memory snapshot: the top level is a list of trace entries \
-                         (expected a dict with the keys 'segments' and 'device_traces', or a list of segment dicts)".into())
+                return Err(BuildError::Unexpected("a valid pickle, but not a memory snapshot: the top level is a list of trace entries \
+                         (expected a dict with the keys 'segments' and 'device_traces', or a list of segment dicts)".into()))
             }
             _ => {
-                return Err(format!(
+                return Err(BuildError::Unexpected(format!(
                     "a valid pickle, but not a memory snapshot: the top level is {} (expected a dict with 'segments' and 'device_traces')",
                     match self.obj(root) {
                         Some(Obj::Tuple(_)) => "a tuple",
                         _ => root.type_name(),
                     }
-                ))
+                )))
             }
         };
 
@@ -297,7 +297,7 @@ impl SnapshotBuilder {
     /// or is a dict with at least one of a segment's keys. A list of dicts without any is some
     /// other pickled data (it opened as an empty snapshot): refused, naming the keys found
     /// (the first few distinct ones, escaped and cut).
-    fn refuse_non_segments(&self, items: &[Value], atoms: &Atoms) -> Result<(), String> {
+    fn refuse_non_segments(&self, items: &[Value], atoms: &Atoms) -> Result<(), BuildError> {
         const KEYS_SHOWN: usize = 8;
         let mut dicts = 0usize;
         let mut found: Vec<StrId> = Vec::new();
@@ -342,19 +342,19 @@ impl SnapshotBuilder {
                 if more { ", …" } else { "" }
             )
         };
-        Err(format!(
+        Err(BuildError::Unexpected(format!(
             "a valid pickle, but not a memory snapshot: the top level is a list of {dicts} dict{} \
              with none of a segment's keys (`address`, `total_size`, `blocks`, …); found {keys} \
              (expected a dict with the keys 'segments' and 'device_traces', or a list of segment dicts)",
             if dicts == 1 { "" } else { "s" }
-        ))
+        )))
     }
 
     pub(super) fn read_annotations(
         &mut self,
         v: Value,
         atoms: &Atoms,
-    ) -> Result<Vec<Annotation>, String> {
+    ) -> Result<Vec<Annotation>, BuildError> {
         let items = self.list_items(v).unwrap_or_default();
         let mut out = Vec::new();
         out.try_reserve_exact(items.len())

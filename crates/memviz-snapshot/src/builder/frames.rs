@@ -19,12 +19,12 @@ pub(super) struct OpenStack {
 /// Bytes an interned stack takes per frame: its frames in the table and in the index's key.
 const STACK_FRAME_BYTES: u64 = 8;
 
-/// The message for memory that is not there.
-pub(super) fn oom(what: &str, bytes: usize) -> String {
-    format!(
+/// The error for memory that is not there.
+pub(super) fn oom(what: &str, bytes: usize) -> BuildError {
+    BuildError::OutOfMemory(format!(
         "out of memory: {what} need more than {bytes} bytes and the system has no more to give \
          (the file is too large for the memory available)"
-    )
+    ))
 }
 
 impl SnapshotBuilder {
@@ -159,7 +159,7 @@ impl SnapshotBuilder {
         items: &[Value],
         atoms: &Atoms,
         strict: bool,
-    ) -> Result<Option<StackId>, String> {
+    ) -> Result<Option<StackId>, BuildError> {
         // Not a frame list at all (a trace or device list): no key is built for it.
         if strict && items.first().is_some_and(|v| !self.is_frame(*v)) {
             return Ok(None);
@@ -193,7 +193,7 @@ impl SnapshotBuilder {
         items: &[Value],
         atoms: &Atoms,
         strict: bool,
-    ) -> Result<Option<StackId>, String> {
+    ) -> Result<Option<StackId>, BuildError> {
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         for it in items {
@@ -225,7 +225,7 @@ impl SnapshotBuilder {
     }
 
     /// The id of the stack of these frames, added when new (fallibly).
-    fn intern_frames(&mut self, frames: &[FrameId]) -> Result<StackId, String> {
+    fn intern_frames(&mut self, frames: &[FrameId]) -> Result<StackId, BuildError> {
         if let Some(id) = self.stack_index.get(frames) {
             return Ok(*id);
         }
@@ -248,12 +248,11 @@ impl SnapshotBuilder {
         used: bool,
         items: &[Value],
         atoms: &Atoms,
-    ) -> Result<(), String> {
+    ) -> Result<(), BuildError> {
         let k32 = match self.open_free.pop() {
             Some(k) => k,
-            None => {
-                u32::try_from(self.open.len()).map_err(|_| "too many frame lists".to_string())?
-            }
+            None => u32::try_from(self.open.len())
+                .map_err(|_| BuildError::Limit("too many frame lists".into()))?,
         };
         let k = k32 as usize;
         let have = self.stacks.get(s);
@@ -277,10 +276,14 @@ impl SnapshotBuilder {
         k: u32,
         items: &[Value],
         atoms: &Atoms,
-    ) -> Result<(), String> {
+    ) -> Result<(), BuildError> {
         let mut frames = match self.open.get_mut(k as usize) {
             Some(o) => std::mem::take(&mut o.frames),
-            None => return Err("APPENDS onto an unknown frame list".into()),
+            None => {
+                return Err(BuildError::Corrupt(
+                    "APPENDS onto an unknown frame list".into(),
+                ))
+            }
         };
         let mut res = Ok(());
         if frames.capacity() - frames.len() < items.len() {

@@ -28,6 +28,11 @@ use budget::Budget;
 use frames::OpenStack;
 use keys::{EventKeys, Keys};
 use memviz_pickle::{Atoms, Builder, ObjId, Store, StrId, Value};
+
+/// What the builder's steps fail with: a message, and whether the input is corrupt, not a
+/// memory snapshot ([`BuildError::Unexpected`]), past a bound such as the [`budget`]
+/// ([`BuildError::Limit`]) or past the memory available.
+pub use memviz_pickle::BuildError;
 use objs::Objs;
 use rows::Rows;
 use rustc_hash::FxHashMap;
@@ -137,7 +142,7 @@ pub(crate) fn room_needed(len: usize, cap: usize, done: u64, total: u64) -> Opti
 /// Room for one more item in `v`, fallibly (doubling, as `push` would): an error naming `what`
 /// instead of an abort when the memory is not there.
 #[inline]
-pub(crate) fn room<T>(v: &mut Vec<T>, what: &str) -> Result<(), String> {
+pub(crate) fn room<T>(v: &mut Vec<T>, what: &str) -> Result<(), BuildError> {
     if v.len() == v.capacity() {
         v.try_reserve(v.len().max(16))
             .map_err(|_| frames::oom(what, v.len() * std::mem::size_of::<T>()))?;
@@ -230,13 +235,13 @@ impl SnapshotBuilder {
     /// Room for the next event row: the columns double, fallibly (an error instead of an
     /// abort when the memory is not there).
     #[cold]
-    fn grow_rows(&mut self) -> Result<(), String> {
+    fn grow_rows(&mut self) -> Result<(), BuildError> {
         let len = self.rows.len();
         self.rows.try_reserve(len.max(1024)).map_err(|_| {
-            format!(
+            BuildError::OutOfMemory(format!(
                 "out of memory: the trace columns need room for more than {len} events and the \
                  system has no more to give (the file is too large for the memory available)"
-            )
+            ))
         })
     }
 
@@ -286,7 +291,7 @@ impl SnapshotBuilder {
             .is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
 
-    fn add(&mut self, o: Obj) -> Result<ObjId, String> {
+    fn add(&mut self, o: Obj) -> Result<ObjId, BuildError> {
         Ok(ObjId(self.objs.push(o)?))
     }
 
@@ -315,7 +320,7 @@ impl SnapshotBuilder {
     }
 
     /// Storage for a new generic container (`dict`: `items` are key/value pairs).
-    fn new_store(&mut self, items: &[Value], dict: bool) -> Result<u32, String> {
+    fn new_store(&mut self, items: &[Value], dict: bool) -> Result<u32, BuildError> {
         let at = if dict {
             self.store.new_dict(items)?
         } else {
@@ -325,7 +330,7 @@ impl SnapshotBuilder {
     }
 
     /// Append to a generic container's storage; returns its (possibly moved) index.
-    fn extend_store(&mut self, idx: u32, items: &[Value], dict: bool) -> Result<u32, String> {
+    fn extend_store(&mut self, idx: u32, items: &[Value], dict: bool) -> Result<u32, BuildError> {
         if idx == EMPTY {
             return self.new_store(items, dict);
         }
@@ -467,15 +472,15 @@ impl SnapshotBuilder {
 }
 
 impl Builder for SnapshotBuilder {
-    fn new_list(&mut self, _: &Atoms) -> Result<ObjId, String> {
+    fn new_list(&mut self, _: &Atoms) -> Result<ObjId, BuildError> {
         self.add(Obj::List(EMPTY))
     }
 
-    fn new_dict(&mut self, _: &Atoms) -> Result<ObjId, String> {
+    fn new_dict(&mut self, _: &Atoms) -> Result<ObjId, BuildError> {
         self.add(Obj::Dict(EMPTY))
     }
 
-    fn new_tuple(&mut self, items: &[Value], _: &Atoms) -> Result<ObjId, String> {
+    fn new_tuple(&mut self, items: &[Value], _: &Atoms) -> Result<ObjId, BuildError> {
         self.mark_consumed(items);
         let idx = if items.is_empty() {
             EMPTY
@@ -485,13 +490,18 @@ impl Builder for SnapshotBuilder {
         self.add(Obj::Tuple(idx))
     }
 
-    fn extend_list(&mut self, list: Value, items: &[Value], atoms: &Atoms) -> Result<(), String> {
+    fn extend_list(
+        &mut self,
+        list: Value,
+        items: &[Value],
+        atoms: &Atoms,
+    ) -> Result<(), BuildError> {
         self.mark_consumed(items);
         let Value::Obj(ObjId(i)) = list else {
-            return Err(format!(
+            return Err(BuildError::Corrupt(format!(
                 "APPENDS onto a {}, expected a list",
                 list.type_name()
-            ));
+            )));
         };
         match self.objs.get(i as usize) {
             Some(Obj::List(EMPTY)) if items.is_empty() => Ok(()),
@@ -504,7 +514,7 @@ impl Builder for SnapshotBuilder {
                         .all(|(k, v)| self.event_row(*v) == first.checked_add(k as u32));
                     if consecutive {
                         let run = u32::try_from(self.runs.len())
-                            .map_err(|_| "too many trace lists".to_string())?;
+                            .map_err(|_| BuildError::Limit("too many trace lists".into()))?;
                         room(&mut self.runs, "the trace lists")?;
                         self.runs.push((first, items.len() as u32));
                         self.objs.set(i as usize, Obj::Events(run));
@@ -559,17 +569,19 @@ impl Builder for SnapshotBuilder {
                 self.extend_open(k, items, atoms)?;
                 self.budget.check()
             }
-            _ => Err("APPENDS onto something that is not a list".into()),
+            _ => Err(BuildError::Corrupt(
+                "APPENDS onto something that is not a list".into(),
+            )),
         }
     }
 
-    fn set_items(&mut self, dict: Value, pairs: &[Value], atoms: &Atoms) -> Result<(), String> {
+    fn set_items(&mut self, dict: Value, pairs: &[Value], atoms: &Atoms) -> Result<(), BuildError> {
         let Value::Obj(ObjId(i)) = dict else {
             self.mark_consumed(pairs);
-            return Err(format!(
+            return Err(BuildError::Corrupt(format!(
                 "SETITEMS onto a {}, expected a dict",
                 dict.type_name()
-            ));
+            )));
         };
         let action = Value::Str(self.keys.action);
         let obj = self.objs.get(i as usize);
@@ -602,10 +614,14 @@ impl Builder for SnapshotBuilder {
                 self.budget.check()
             }
             Some(Obj::Segment(_) | Obj::Block(_) | Obj::PlacedBlock(_)) => Err(
-                "SETITEMS onto a segment or block dict that was already read (its items in two parts)"
-                    .into(),
+                BuildError::Unexpected(
+                    "SETITEMS onto a segment or block dict that was already read (its items in two parts)"
+                        .into(),
+                ),
             ),
-            _ => Err("SETITEMS onto something that is not a dict".into()),
+            _ => Err(BuildError::Corrupt(
+                "SETITEMS onto something that is not a dict".into(),
+            )),
         }
     }
 }

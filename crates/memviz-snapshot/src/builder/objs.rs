@@ -11,7 +11,7 @@
 //! nested containers, a new traceback's frame dicts, got their ids); the storage of a compacted
 //! chunk is reused.
 
-use super::{Obj, EMPTY};
+use super::{BuildError, Obj, EMPTY};
 
 /// Ids per chunk.
 const CHUNK: usize = 64;
@@ -166,7 +166,7 @@ impl Objs {
 
     /// A new container; its id.
     #[inline]
-    pub(super) fn push(&mut self, o: Obj) -> Result<u32, String> {
+    pub(super) fn push(&mut self, o: Obj) -> Result<u32, BuildError> {
         if self.len.is_multiple_of(CHUNK) {
             self.start_chunk()?;
         }
@@ -178,18 +178,18 @@ impl Objs {
 
     /// Slots for the next chunk (the one before last is settled first).
     #[cold]
-    fn start_chunk(&mut self) -> Result<(), String> {
+    fn start_chunk(&mut self) -> Result<(), BuildError> {
         if self.len >= u32::MAX as usize {
-            return Err("more than 4 billion containers".into());
+            return Err(BuildError::Limit("more than 4 billion containers".into()));
         }
         let c = self.chunks.len();
         self.settle(c.saturating_sub(1));
         // Grow fallibly (doubling, as `push` and `resize` would): an error, not an abort.
         let oom = || {
-            format!(
+            BuildError::OutOfMemory(format!(
                 "out of memory: the slots of more than {} containers do not fit the memory available",
                 self.len
-            )
+            ))
         };
         if self.chunks.len() == self.chunks.capacity() {
             self.chunks

@@ -34,13 +34,15 @@ impl SnapshotBuilder {
         mut self,
         atoms: Atoms,
         protocol: u8,
-    ) -> Result<(Snapshot, Recovered), String> {
+    ) -> Result<(Snapshot, Recovered), BuildError> {
         let open: Vec<u32> = (0..self.objs.len() as u32)
             .filter(|&i| !self.is_consumed(i))
             .collect();
         let mut it = open.iter().copied().peekable();
         let Some(root) = it.next() else {
-            return Err("nothing was read before the cut".into());
+            return Err(BuildError::Unexpected(
+                "nothing was read before the cut".into(),
+            ));
         };
         let mut rec = Recovered::default();
         let bare = match self.objs.get(root as usize) {
@@ -52,7 +54,9 @@ impl SnapshotBuilder {
                 if Self::get(&pairs, k.segments).is_none()
                     && Self::get(&pairs, k.device_traces).is_none()
                 {
-                    return Err("the top level read before the cut is not a memory snapshot".into());
+                    return Err(BuildError::Unexpected(
+                        "the top level read before the cut is not a memory snapshot".into(),
+                    ));
                 }
                 let snap = self.finish(Value::Obj(ObjId(root)), atoms, protocol)?;
                 rec.segments = snap.segments.len();
@@ -63,7 +67,11 @@ impl SnapshotBuilder {
                 return Ok((snap, rec));
             }
             Some(Obj::List(_) | Obj::Events(_)) => true,
-            _ => return Err("the top level read before the cut is not a memory snapshot".into()),
+            _ => {
+                return Err(BuildError::Unexpected(
+                    "the top level read before the cut is not a memory snapshot".into(),
+                ))
+            }
         };
         let is_list = |b: &Self, i: u32| {
             matches!(b.objs.get(i as usize), Some(Obj::List(_) | Obj::Events(_)))
@@ -77,7 +85,9 @@ impl SnapshotBuilder {
         let mut segments: Vec<Value> = Vec::new();
         let seg_obj = seg_list.and_then(|l| self.objs.get(l as usize));
         if let Some(Obj::Events(_)) = seg_obj {
-            return Err("the first value read before the cut is not a list of segments".into());
+            return Err(BuildError::Unexpected(
+                "the first value read before the cut is not a list of segments".into(),
+            ));
         }
         if let Some(Obj::List(idx)) = seg_obj {
             segments.extend_from_slice(&self.items(idx));
@@ -85,7 +95,9 @@ impl SnapshotBuilder {
                 .iter()
                 .all(|v| matches!(self.obj(*v), Some(Obj::Dict(_) | Obj::Segment(_))))
             {
-                return Err("the first value read before the cut is not a list of segments".into());
+                return Err(BuildError::Unexpected(
+                    "the first value read before the cut is not a list of segments".into(),
+                ));
             }
         }
         // Whole segments not yet appended to the list (the cut is inside the segment list).
@@ -158,13 +170,15 @@ impl SnapshotBuilder {
         let snap = self.finish(root, atoms, protocol)?;
         rec.events = snap.traces.iter().map(DeviceTrace::len).sum();
         if snap.segments.is_empty() && rec.events == 0 {
-            return Err("no whole segment or trace event was read before the cut".into());
+            return Err(BuildError::Unexpected(
+                "no whole segment or trace event was read before the cut".into(),
+            ));
         }
         Ok((snap, rec))
     }
 
     /// A generic list holding `items` (a value for [`Self::finish`]).
-    pub(super) fn new_list_of(&mut self, items: &[Value]) -> Result<Value, String> {
+    pub(super) fn new_list_of(&mut self, items: &[Value]) -> Result<Value, BuildError> {
         let idx = if items.is_empty() {
             EMPTY
         } else {

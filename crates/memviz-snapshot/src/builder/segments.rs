@@ -139,7 +139,7 @@ impl SnapshotBuilder {
         &mut self,
         pairs: &[Value],
         atoms: &Atoms,
-    ) -> Result<Option<Obj>, String> {
+    ) -> Result<Option<Obj>, BuildError> {
         let kinds = self.record_keys.kinds(pairs);
         if kinds == 0 {
             return Ok(None);
@@ -148,7 +148,7 @@ impl SnapshotBuilder {
         if kinds & BLOCK_KEY != 0 && has_key(pairs, k.size) {
             let p = self.block_fields(pairs, atoms);
             let i = u32::try_from(self.records.pending.len())
-                .map_err(|_| "too many blocks".to_string())?;
+                .map_err(|_| BuildError::Limit("too many blocks".into()))?;
             room(&mut self.records.pending, "the blocks")?;
             self.records.pending.push(Some(p));
             self.records.pending_live += 1;
@@ -159,7 +159,7 @@ impl SnapshotBuilder {
             && (has_key(pairs, k.total_size) || has_key(pairs, k.blocks))
         {
             let i = u32::try_from(self.records.segments.len())
-                .map_err(|_| "too many segments".to_string())?;
+                .map_err(|_| BuildError::Limit("too many segments".into()))?;
             let (mut s, list) = self.segment_fields(pairs, atoms);
             let first = self.records.blocks.len() as u32;
             let gathered = self.gather_blocks(list, Some(first), first as usize, atoms);
@@ -567,9 +567,11 @@ impl SnapshotBuilder {
         &mut self,
         v: Value,
         atoms: &Atoms,
-    ) -> Result<(Vec<Segment>, Vec<Block>, Vec<(u32, Vec<StrId>)>), String> {
+    ) -> Result<(Vec<Segment>, Vec<Block>, Vec<(u32, Vec<StrId>)>), BuildError> {
         let Some(len) = self.list_len(v) else {
-            return Err("not a memory snapshot: `segments` is not a list".into());
+            return Err(BuildError::Unexpected(
+                "not a memory snapshot: `segments` is not a list".into(),
+            ));
         };
         // Usually the list holds exactly the segments read as they came, in that order (checked
         // in place: the list's values would take 16 bytes per segment).

@@ -26,7 +26,7 @@
 //! name, in CSS px, for the shell to overlay; tooltips and the breadcrumb are JSON.
 
 use crate::answer::{
-    Crumb, FlameDiffTotals, FlameLabel, FlameMoment, FlameState, NodeTip, Tooltip,
+    Crumb, FlameDiffTotals, FlameLabel, FlameMoment, FlameState, NodeTip, TipLines, Tooltip,
 };
 use memviz_analysis::flame::{
     self, At, FlameOptions, FlameRect, FlameTree, NodeId, ValueUnit, ROOT_NAME,

@@ -94,12 +94,12 @@ impl FlameView {
             }
         }
         Some(Tooltip::Node(NodeTip {
-            title,
-            details: Vec::new(),
-            frames,
-            forward_frames: Vec::new(),
-            text,
-            pinned: false,
+            lines: TipLines {
+                title,
+                frames,
+                text,
+                ..TipLines::default()
+            },
             node,
             info: self.tree.node_info(node),
         }))
