@@ -561,7 +561,7 @@ mod tests {
         core.set_memory_budget(1 << 20);
         core.begin("demo.pickle", 0);
         let err = core.push(&demo).expect_err("over 1 MiB");
-        assert!(err.contains("needs about"), "{err}");
+        assert!(err.message.contains("needs about"), "{err}");
         // Within the budget, a file of any size opens, gzip-compressed too.
         core.set_memory_budget(0);
         core.begin("demo.pickle", 0);
