@@ -21,10 +21,18 @@ pub use crate::camera::PlotGeometry;
 pub use crate::ticks::Tick;
 
 /// A panel or view that cannot fit in the memory left: the sentence saying so (what it needs,
-/// what is free, and the command line that gives the same answer).
-#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+/// what is free, and the command line that gives the same answer). Also the error of the app's
+/// memory checks.
+#[derive(Clone, Debug, PartialEq, Serialize, TS, thiserror::Error)]
+#[error("{unavailable}")]
 pub struct Unavailable {
     pub unavailable: String,
+}
+
+impl From<String> for Unavailable {
+    fn from(unavailable: String) -> Self {
+        Unavailable { unavailable }
+    }
 }
 
 /// An answer, or why it cannot be made in the memory left.
@@ -36,12 +44,12 @@ pub enum Avail<T> {
 }
 
 impl<T> Avail<T> {
-    /// `Ok` → the answer, `Err(sentence)` → [`Unavailable`].
+    /// `Ok` → the answer, `Err` → why it could not be made.
     #[must_use]
-    pub fn from_result(r: Result<T, String>) -> Self {
+    pub fn from_result(r: Result<T, Unavailable>) -> Self {
         match r {
             Ok(v) => Avail::Ready(v),
-            Err(unavailable) => Avail::Unavailable(Unavailable { unavailable }),
+            Err(u) => Avail::Unavailable(u),
         }
     }
 

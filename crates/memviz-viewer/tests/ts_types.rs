@@ -42,7 +42,7 @@ fn generated_typescript_is_up_to_date() {
         }
     } else {
         let committed = read_dir(&committed_dir);
-        let stale: Vec<&String> = fresh
+        let stale: std::collections::BTreeSet<&String> = fresh
             .keys()
             .chain(committed.keys())
             .filter(|k| fresh.get(*k) != committed.get(*k))

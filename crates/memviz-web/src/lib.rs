@@ -23,7 +23,7 @@ use wasm_bindgen::prelude::*;
 
 pub mod memory;
 mod viewer;
-pub use viewer::ViewerCore;
+pub use viewer::{OpenError, OpenErrorKind, ViewerCore};
 #[cfg(target_arch = "wasm32")]
 mod web_viewer;
 #[cfg(target_arch = "wasm32")]
@@ -49,11 +49,11 @@ enum Stage {
     Loading(memviz_snapshot::Loader),
     /// `finish` succeeded; the summary is kept for [`Session::summary_table`].
     Done { table: String },
-    /// A call failed; the message is repeated by every later call.
-    Failed(String),
+    /// A call failed; the error is repeated by every later call.
+    Failed(OpenError),
 }
 
-/// One file being loaded: the plain-Rust core of [`WebHandle`] (errors are `String`s).
+/// One file being loaded: the plain-Rust core of [`WebHandle`] (errors are [`OpenError`]s).
 pub struct Session {
     stage: Stage,
     bytes_read: u64,
@@ -75,17 +75,17 @@ impl Session {
     }
 
     /// Feeds the next chunk of the file.
-    pub fn push(&mut self, chunk: &[u8]) -> Result<(), String> {
+    pub fn push(&mut self, chunk: &[u8]) -> Result<(), OpenError> {
         match &mut self.stage {
             Stage::Loading(loader) => {
                 memory::grow_ahead(chunk.len() as u64 * 4);
                 let result = loader.push(chunk);
                 self.bytes_read = loader.bytes_read();
-                result.map_err(|err| self.fail(err.to_string()))
+                result.map_err(|err| self.fail(err.into()))
             }
-            Stage::Done { .. } => {
-                Err("push after finish: create a new WebHandle for each file".to_owned())
-            }
+            Stage::Done { .. } => Err(OpenError::out_of_order(
+                "push after finish: create a new WebHandle for each file",
+            )),
             Stage::Failed(msg) => Err(msg.clone()),
         }
     }
@@ -106,10 +106,10 @@ impl Session {
     }
 
     /// Ends the input and returns the summary as JSON (`{"devices":[…],"warnings":[…]}`).
-    pub fn finish(&mut self) -> Result<String, String> {
+    pub fn finish(&mut self) -> Result<String, OpenError> {
         let stage = std::mem::replace(
             &mut self.stage,
-            Stage::Failed("finish called twice".to_owned()),
+            Stage::Failed(OpenError::out_of_order("finish called twice")),
         );
         match stage {
             Stage::Loading(loader) => {
@@ -123,12 +123,14 @@ impl Session {
                         };
                         Ok(json)
                     }
-                    Err(err) => Err(self.fail(err.to_string())),
+                    Err(err) => Err(self.fail(err.into())),
                 }
             }
             Stage::Done { table } => {
                 self.stage = Stage::Done { table };
-                Err("finish called twice: create a new WebHandle for each file".to_owned())
+                Err(OpenError::out_of_order(
+                    "finish called twice: create a new WebHandle for each file",
+                ))
             }
             Stage::Failed(msg) => {
                 self.stage = Stage::Failed(msg.clone());
@@ -145,9 +147,9 @@ impl Session {
         }
     }
 
-    fn fail(&mut self, msg: String) -> String {
-        self.stage = Stage::Failed(msg.clone());
-        msg
+    fn fail(&mut self, err: OpenError) -> OpenError {
+        self.stage = Stage::Failed(err.clone());
+        err
     }
 }
 
@@ -177,7 +179,9 @@ impl WebHandle {
     /// Feeds the next chunk (a `Uint8Array` of any length). Throws an `Error` whose message
     /// names the byte offset when the data is not a readable snapshot.
     pub fn push(&mut self, chunk: &[u8]) -> Result<(), JsError> {
-        self.session.push(chunk).map_err(|msg| JsError::new(&msg))
+        self.session
+            .push(chunk)
+            .map_err(|e| JsError::new(&e.message))
     }
 
     /// Size the parser's tables once for a file of `file_bytes` (call before the first `push`
@@ -194,7 +198,7 @@ impl WebHandle {
 
     /// Ends the input; returns the summary JSON (`{"devices":[…],"warnings":[…]}`).
     pub fn finish(&mut self) -> Result<String, JsError> {
-        self.session.finish().map_err(|msg| JsError::new(&msg))
+        self.session.finish().map_err(|e| JsError::new(&e.message))
     }
 
     /// The summary as a human-readable text table (empty until `finish` succeeded).
@@ -220,7 +224,7 @@ mod tests {
             .push(b"this is not a pickle")
             .and_then(|()| s.finish().map(|_| ()));
         let err = first.expect_err("garbage must not parse");
-        assert!(!err.is_empty());
+        assert_eq!(err.kind.name(), "not_pickle", "{err}");
         // Every later call repeats an error instead of panicking.
         assert!(s.push(b"more").is_err());
         assert!(s.finish().is_err());

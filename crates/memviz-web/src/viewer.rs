@@ -22,7 +22,7 @@ struct Pending {
 pub enum OpenErrorKind {
     /// The loader's kinds (`memviz_snapshot::LoadErrorKind`).
     Load(LoadErrorKind),
-    /// `push` / `finish` without a file begun.
+    /// A call out of order: `push` / `finish` without a file begun, or after it ended.
     NoFile,
 }
 
@@ -56,9 +56,15 @@ pub struct OpenError {
 
 impl OpenError {
     fn no_file() -> Self {
+        Self::out_of_order("no file is being opened (begin was not called)")
+    }
+
+    /// A call out of order (no file begun, or it already ended): [`OpenErrorKind::NoFile`].
+    #[must_use]
+    pub fn out_of_order(message: &str) -> Self {
         OpenError {
             kind: OpenErrorKind::NoFile,
-            message: "no file is being opened (begin was not called)".to_owned(),
+            message: message.to_owned(),
         }
     }
 }

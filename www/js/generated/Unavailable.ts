@@ -2,6 +2,7 @@
 
 /**
  * A panel or view that cannot fit in the memory left: the sentence saying so (what it needs,
- * what is free, and the command line that gives the same answer).
+ * what is free, and the command line that gives the same answer). Also the error of the app's
+ * memory checks.
  */
 export type Unavailable = { unavailable: string, };

@@ -36,14 +36,9 @@ use crate::flame_view::FlameView;
 use crate::memory::{unavailable_message, view_bytes_per_event, Memory};
 use crate::scene::Batch;
 use crate::state_view::StateView;
-pub use crate::view::{ActiveView, DrawableView, CLICK_SLOP_CSS};
+pub use crate::view::{ActiveView, DrawableView, ViewKind, CLICK_SLOP_CSS};
 use device::{build_device, DeviceData};
 use timeline::{Frame, Gate, Settle, TimelineUi, TimelineView};
-
-/// The tooltip answer of a structure that cannot fit in memory.
-pub(crate) fn unavailable_tip(unavailable: String) -> Tooltip {
-    Tooltip::Unavailable(Unavailable { unavailable })
-}
 
 /// Background colour (sRGB RGBA, 0..1).
 pub const CLEAR: [f64; 4] = [1.0, 1.0, 1.0, 1.0];
@@ -53,50 +48,6 @@ pub struct LoadedFile {
     pub name: String,
     pub snap: Snapshot,
     devices: HashMap<(i64, ViewKind), DeviceData>,
-}
-
-/// What the canvas shows.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, ts_rs::TS,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum ViewKind {
-    /// Active Memory Timeline (SEMANTICS §3).
-    Active,
-    /// Active Cached Segment Timeline (§4, with `segment_map` / `segment_unmap`).
-    Segments,
-    /// Allocated Memory incl. Private Pools (§5, pool envelopes).
-    Pools,
-    /// Allocator State History (§6): the event list and the segment map.
-    State,
-    /// Memory flamegraph: live bytes by stack at a moment (or × lifetime), an icicle chart.
-    Flame,
-}
-
-impl ViewKind {
-    /// `active`, `segments`, `pools` or `state`.
-    #[must_use]
-    pub fn parse(name: &str) -> Option<Self> {
-        Some(match name {
-            "active" => Self::Active,
-            "segments" => Self::Segments,
-            "pools" => Self::Pools,
-            "state" => Self::State,
-            "flame" => Self::Flame,
-            _ => return None,
-        })
-    }
-
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Active => "active",
-            Self::Segments => "segments",
-            Self::Pools => "pools",
-            Self::State => "state",
-            Self::Flame => "flame",
-        }
-    }
 }
 
 /// The viewer's state (no GPU, no platform).
@@ -486,7 +437,7 @@ impl App {
     /// What a pointer event at a canvas point needs checked before it reaches the timeline:
     /// the hit index when the point is in the plot (always for a click, else when nothing is
     /// pinned) and the tooltips when one will be shown. `Err`: the sentence to answer with.
-    fn gate(&mut self, css_x: f64, css_y: f64, click: bool) -> Result<Gate, String> {
+    fn gate(&mut self, css_x: f64, css_y: f64, click: bool) -> Result<Gate, Unavailable> {
         if self.flame_shown() || self.state_shown() {
             return Ok(Gate::closed());
         }
@@ -517,7 +468,7 @@ impl App {
     ) -> Option<Tooltip> {
         match self.gate(css_x, css_y, click) {
             Ok(gate) => self.with_view(gate, f).flatten(),
-            Err(why) => Some(unavailable_tip(why)),
+            Err(why) => Some(Tooltip::Unavailable(why)),
         }
     }
 

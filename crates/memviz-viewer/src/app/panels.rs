@@ -13,7 +13,7 @@ use memviz_analysis::{color, timeline};
 
 use crate::answer::{
     Avail, DiffAnswer, DiffGroup, LeaksAnswer, LineAnswer, LiveAnswer, LiveAnswerRow, SearchAnswer,
-    SuspectAnswer,
+    SuspectAnswer, Unavailable,
 };
 
 use super::{App, ViewKind};
@@ -69,7 +69,7 @@ impl App {
         panel: Panel,
         need: u64,
         largest: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), Unavailable> {
         let Some(mem) = self.memory else {
             return Ok(());
         };
@@ -83,23 +83,23 @@ impl App {
         let free = mem.free();
         let events = self.panel_counts(self.timeline.kind).events;
         if need > free {
-            return Err(panel_unavailable_message(
+            return Err(Unavailable::from(panel_unavailable_message(
                 panel,
                 need,
                 free,
                 events,
                 self.device,
-            ));
+            )));
         }
         if !contiguous_room(largest) {
             // The total fits, a single piece of it does not: the heap is fragmented.
-            return Err(panel_fragmented_message(
+            return Err(Unavailable::from(panel_fragmented_message(
                 panel,
                 largest,
                 free,
                 events,
                 self.device,
-            ));
+            )));
         }
         Ok(())
     }
@@ -111,7 +111,7 @@ impl App {
         panel: Panel,
         kind: ViewKind,
         with_hit: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), Unavailable> {
         if self.memory.is_none() {
             return Ok(());
         }
@@ -172,7 +172,7 @@ impl App {
 
     /// Makes sure the hit index of the timeline shown can be built (views released if needed);
     /// the sentence when it cannot.
-    pub(super) fn ensure_hit_index(&mut self) -> Result<(), String> {
+    pub(super) fn ensure_hit_index(&mut self) -> Result<(), Unavailable> {
         if self.hit_ready_for(self.timeline.kind) {
             return Ok(());
         }
@@ -193,7 +193,7 @@ impl App {
     }
 
     /// Makes sure the tooltips' context of the timeline shown can be built.
-    pub(super) fn ensure_tooltips(&mut self) -> Result<(), String> {
+    pub(super) fn ensure_tooltips(&mut self) -> Result<(), Unavailable> {
         let built = self
             .files
             .get(self.current)
@@ -222,7 +222,11 @@ impl App {
     }
 
     /// [`App::set_highlight`] once checked; `Err` when its colours could not be allocated.
-    fn apply_highlight(&mut self, elements: Option<Vec<u32>>, only: bool) -> Result<(), String> {
+    fn apply_highlight(
+        &mut self,
+        elements: Option<Vec<u32>>,
+        only: bool,
+    ) -> Result<(), Unavailable> {
         let key = (self.device, self.timeline_kind());
         let Some(d) = self
             .files
@@ -248,11 +252,11 @@ impl App {
                 let n = d.base_colors.len();
                 let mut colors: Vec<u8> = Vec::new();
                 if colors.try_reserve_exact(n).is_err() {
-                    return Err(format!(
+                    return Err(Unavailable::from(format!(
                         "{} needs {} contiguous bytes of memory, which this page no longer has",
                         Panel::Highlight.title(),
                         n
-                    ));
+                    )));
                 }
                 colors.resize(n, other);
                 for &e in &els {
@@ -318,13 +322,16 @@ impl App {
         };
         if let Err(why) = self.check_panel(panel, self.timeline_kind(), false) {
             return Some(SearchAnswer {
-                unavailable: Some(why),
+                unavailable: Some(why.unavailable),
                 ..blank
             });
         }
         let (snap, d) = self.parts()?;
         let r = memviz_analysis::search::search(snap, self.device, &d.timeline, &q);
-        let unavailable = self.apply_highlight(Some(r.elements), only).err();
+        let unavailable = self
+            .apply_highlight(Some(r.elements), only)
+            .err()
+            .map(|u| u.unavailable);
         Some(SearchAnswer {
             count: r.count,
             bytes: r.bytes,
@@ -370,7 +377,7 @@ impl App {
         line: i64,
         name: &str,
         all_frames: bool,
-    ) -> Result<usize, String> {
+    ) -> Result<usize, Unavailable> {
         use memviz_analysis::lines::{row_elements, LineOptions, LineRow};
         self.check_panel(Panel::LineHighlight, self.timeline_kind(), false)?;
         let opts = if all_frames {
@@ -516,7 +523,12 @@ impl App {
     }
 
     /// `Ok` when the comparison `panel` of files `a` and `b` fits in memory.
-    pub(super) fn check_pair(&mut self, panel: Panel, a: usize, b: usize) -> Result<(), String> {
+    pub(super) fn check_pair(
+        &mut self,
+        panel: Panel,
+        a: usize,
+        b: usize,
+    ) -> Result<(), Unavailable> {
         if self.memory.is_none() {
             return Ok(());
         }

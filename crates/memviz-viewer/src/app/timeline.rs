@@ -12,9 +12,8 @@ use memviz_render::View;
 use memviz_snapshot::Snapshot;
 
 use super::device::{decimate_max, DeviceData};
-use super::unavailable_tip;
 use super::ViewKind;
-use crate::answer::{ElementTip, SceneKind, TimelineState, Tooltip};
+use crate::answer::{ElementTip, SceneKind, TimelineState, Tooltip, Unavailable};
 use crate::camera::{Camera, PlotGeometry, Y_HEADROOM};
 use crate::scene::{self, Batch};
 use crate::view::{DrawableView, CLICK_SLOP_CSS};
@@ -60,7 +59,7 @@ pub(super) struct Gate {
     /// The hit index is built or fits: the element under the pointer may be looked up.
     pub hit: bool,
     /// The tooltips' context is built or fits, or the sentence saying why not.
-    pub tips: Result<(), String>,
+    pub tips: Result<(), Unavailable>,
 }
 
 impl Gate {
@@ -177,7 +176,7 @@ impl TimelineView<'_> {
     /// The tooltip of `element` ([`Tooltip::Element`]).
     pub fn tooltip(&mut self, snap: &Snapshot, element: u32, pinned: bool) -> Option<Tooltip> {
         if let Err(why) = &self.gate.tips {
-            return Some(unavailable_tip(why.clone()));
+            return Some(Tooltip::Unavailable(why.clone()));
         }
         let device = self.device;
         let d = self.data.as_deref_mut()?;
