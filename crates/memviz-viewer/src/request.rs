@@ -86,16 +86,6 @@ macro_rules! requests {
             $( $variant($answer), )*
         }
 
-        impl Request {
-            /// The method's name, as the shell spells it.
-            #[must_use]
-            pub fn method(&self) -> String {
-                match self {
-                    $( Request::$variant { .. } => snake(stringify!($variant)), )*
-                }
-            }
-        }
-
         /// Writes the TypeScript declarations of [`Request`], of every answer type and the
         /// `Answers` map (`Answers.ts`) into `cfg`'s out dir, one file per type.
         pub fn export_ts(cfg: &ts_rs::Config) -> Result<(), ts_rs::ExportError> {
@@ -228,7 +218,6 @@ mod tests {
         let r: Request =
             serde_json::from_str(r#"{"method":"set_x_window","x0":1,"x1":2.5}"#).expect("parse");
         assert_eq!(r, Request::SetXWindow { x0: 1.0, x1: 2.5 });
-        assert_eq!(r.method(), "set_x_window");
         let r: Request = serde_json::from_str(r#"{"method":"fit"}"#).expect("parse");
         assert_eq!(r, Request::Fit);
         let r: Request = serde_json::from_str(
