@@ -1,0 +1,83 @@
+// screenshots.mjs: every view of the page at 1440x900 and 1280x720, light and dark, on both
+// drawing backends, written to target/screenshots/tour/<backend>-<scheme>-<size>-<view>.png
+// for a person to look at (issue 16). It asserts nothing beyond "the page opened".
+//
+//   node tests/web/screenshots.mjs [FILE] [--backend webgl2|webgpu] [--only VIEW]
+//
+// FILE defaults to an OOM snapshot of the corpus beside the clone (../shared/corpus/real),
+// else dist/assets/demo.pickle. Needs dist/ (trunk build) like the page tests.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { serveDist } from './serve_dist.mjs';
+import { ROOT, DIST, SCREENSHOTS, startChromium, poll } from './browser.mjs';
+
+const WEBGPU_ARGS = [
+  '--enable-unsafe-webgpu', '--enable-features=Vulkan', '--use-vulkan=swiftshader',
+  '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
+];
+const BACKENDS = { webgl2: [], webgpu: WEBGPU_ARGS };
+const SIZES = [{ width: 1440, height: 900 }, { width: 1280, height: 720 }];
+const SCHEMES = ['light', 'dark'];
+/** The views, then the drawer's tabs (opened on the Active Memory Timeline). */
+const VIEWS = ['active', 'segments', 'pools', 'state', 'flame', 'flame-reserved'];
+const TABS = ['lines', 'live', 'leaks', 'files', 'compare', 'settings', 'summary'];
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { backend: { type: 'string' }, only: { type: 'string' } },
+});
+const corpusOom = path.resolve(ROOT, '../shared/corpus/real/Yiyi-philosophy__LLM-inference__oom_snapshot.pickle');
+const file = positionals[0] || (fs.existsSync(corpusOom) ? corpusOom : path.join(DIST, 'assets/demo.pickle'));
+const out = path.join(SCREENSHOTS, 'tour');
+fs.mkdirSync(out, { recursive: true });
+
+const server = await serveDist(DIST, '/', () => {});
+const base = `http://127.0.0.1:${server.address().port}/`;
+const written = [];
+try {
+  for (const [backend, args] of Object.entries(BACKENDS)) {
+    if (values.backend && values.backend !== backend) continue;
+    const b = await startChromium(args, 'memviz-tour-');
+    try {
+      for (const scheme of SCHEMES) {
+        await b.page.emulateMedia({ colorScheme: scheme });
+        for (const size of SIZES) {
+          await b.page.setViewportSize(size);
+          await b.page.goto(`${base}?backend=${backend}`);
+          await poll(() => b.page.evaluate(() => Boolean(window.memviz)), 'the page API');
+          const name = (what) => path.join(out, `${backend}-${scheme}-${size.width}x${size.height}-${what}.png`);
+          await b.page.screenshot({ path: name('start') });
+          written.push(name('start'));
+          const opened = await b.page.evaluate(async (url) => (await window.memviz.open(url)).state, path.relative(DIST, file).startsWith('..') ? null : path.relative(DIST, file));
+          if (opened === null || opened !== 'ready') {
+            await b.page.setInputFiles('#file-input', file);
+            await poll(() => b.page.evaluate(() => document.body.dataset.memvizState === 'ready'), 'ready');
+          }
+          for (const view of VIEWS) {
+            if (values.only && values.only !== view) continue;
+            await b.page.evaluate((v) => window.memviz.setView(v), view).catch((e) => process.stderr.write(`${view}: ${e.message}\n`));
+            await b.page.waitForTimeout(400);
+            await b.page.screenshot({ path: name(view) });
+            written.push(name(view));
+          }
+          if (!values.only) {
+            await b.page.evaluate(() => window.memviz.setView('active'));
+            for (const tab of TABS) {
+              await b.page.evaluate((t) => window.memviz.openTab(t), tab);
+              await b.page.waitForTimeout(300);
+              await b.page.screenshot({ path: name(`tab-${tab}`) });
+              written.push(name(`tab-${tab}`));
+            }
+          }
+        }
+      }
+    } finally {
+      await b.close();
+    }
+  }
+} finally {
+  await new Promise((resolve) => server.close(resolve));
+}
+process.stdout.write(`${written.length} screenshots of ${path.basename(file)} in ${out}\n`);
