@@ -402,8 +402,11 @@ for (const backend of BACKENDS) {
       const unpinned = await page.evaluate(() => window.memviz.tooltip());
       assert.ok(unpinned === null || unpinned.pinned === false, 'unpinned');
 
-      // A narrow page: a pinned tooltip too wide to sit beside the point goes below or above it,
-      // never over it, so a click on the same point unpins it.
+      // The details pane never covers the plot: docked beside it, or below it on a narrow page;
+      // Python frames come first and the C++ frames fold into one row.
+      const paneBox = await page.locator('#details-pane').boundingBox();
+      const plotBox = await page.locator('#plot').boundingBox();
+      assert.ok(paneBox.x >= plotBox.x + plotBox.width - 1, `the pane ${JSON.stringify(paneBox)} is right of the plot ${JSON.stringify(plotBox)}`);
       await page.setViewportSize({ width: 420, height: 800 });
       try {
         await poll(async () => {
@@ -411,7 +414,6 @@ for (const backend of BACKENDS) {
           const w = await page.evaluate(() => document.getElementById('plot').clientWidth);
           return g && Math.abs(g.css_w - w) < 1;
         }, 'the viewer follows the narrow canvas');
-        let stacked = 0;
         for (const [name, p] of Object.entries(LANDMARK_POINTS)) {
           const pt = await pagePoint(page, p.x, p.y);
           await page.mouse.click(pt.x, pt.y);
@@ -419,15 +421,14 @@ for (const backend of BACKENDS) {
             const t = await page.evaluate(() => window.memviz.tooltip());
             return t && t.pinned && t.address_label === p.label;
           }, `${name} pinned`);
-          const box = await page.locator('#tooltip').boundingBox();
-          const inside = pt.x >= box.x && pt.x <= box.x + box.width && pt.y >= box.y && pt.y <= box.y + box.height;
-          assert.ok(!inside, `${name}: the pinned tooltip ${JSON.stringify(box)} covers the point clicked ${JSON.stringify(pt)}`);
-          if (pt.x >= box.x && pt.x <= box.x + box.width) stacked += 1;
+          const box = await page.locator('#details-pane').boundingBox();
+          const plot = await page.locator('#plot').boundingBox();
+          assert.ok(box.y >= plot.y + plot.height - 1, `${name}: the pane ${JSON.stringify(box)} is below the plot ${JSON.stringify(plot)}`);
+          assert.ok((await page.locator('#tooltip-title').textContent()).includes(p.label), `${name} in the pane`);
           await page.mouse.click(pt.x, pt.y);
           await poll(async () => (await viewerState(page)).pinned === null, `${name} unpinned by a second click`);
         }
-        assert.ok(stacked > 0, 'some tooltip was too wide to sit beside its point');
-        await page.locator('#plot-wrap').screenshot({ path: path.join(SCREENSHOTS, shot('tooltip-narrow')) });
+        await page.screenshot({ path: path.join(SCREENSHOTS, shot('details-narrow')) });
       } finally {
         await page.setViewportSize({ width: 1200, height: 800 });
         await page.mouse.move(1, 1);
@@ -768,7 +769,8 @@ describe('automatic backend choice', () => {
     try {
       assert.equal(await b.page.evaluate(() => document.body.dataset.memvizBackend), 'webgpu');
       assert.equal(await b.page.locator('#error').isVisible(), false);
-      assert.match(await b.page.locator('#backend').textContent(), /WebGPU/);
+      assert.match(await b.page.locator('#backend').getAttribute('title'), /WebGPU/);
+      assert.equal(await b.page.locator('#backend').textContent(), 'GPU drawing');
       assert.equal(await openDemo(b.page), 'ready');
       await assertDrawn(b.page, 'auto-webgpu-demo.png');
       assert.deepEqual(b.badRequests, []);
@@ -992,7 +994,7 @@ describe('allocator views, search and source lines (WebGL2)', () => {
   });
 
   test('Allocator settings panel; segment and pool timelines draw expandable / pooled files', TEST, async () => {
-    await page.click('#settings > summary');
+    await page.click('#tabs button[data-panel="settings"]');
     const settings = await page.locator('#settings-rows tr').allTextContents();
     assert.ok(settings.some((r) => r.startsWith('expandable_segments') && r.includes('True')), settings.join('\n'));
     await page.selectOption('#view-select', 'segments');
@@ -1074,7 +1076,7 @@ describe('allocator views, search and source lines (WebGL2)', () => {
 
   test('the source-lines table equals `memviz lines`; sorting; a row highlights its allocations', TEST, async () => {
     assert.equal(await openDemo(page), 'ready');
-    await page.click('#lines-panel > summary');
+    await page.click('#tabs button[data-panel="lines-panel"]');
     const rows = await page.evaluate(() => window.memviz.linesTable.load());
     const cli = cliJson('lines', DEMO);
     assert.deepEqual(rows.map((x) => [x.file, x.line, x.name, x.live_at_peak_bytes, x.total_bytes, x.count, x.largest_bytes]),
@@ -1095,7 +1097,7 @@ describe('allocator views, search and source lines (WebGL2)', () => {
   test('alive at a moment: the peak sums to the CLI\'s peak; a click on the timeline lists what lives there', TEST, async () => {
     const file = fixture('landmarks.pickle');
     assert.equal(await openWithInput(page, file), 'ready');
-    await page.click('#live-panel > summary');
+    await page.click('#tabs button[data-panel="live-panel"]');
     const peak = await page.evaluate(() => window.memviz.liveTable.show(-2));
     const cli = cliSummary(file).devices.find((d) => d.trace_entries > 0);
     assert.equal(peak.rows.reduce((a, r) => a + r.size, 0), cli.peak_live_bytes);
@@ -1117,7 +1119,7 @@ describe('allocator views, search and source lines (WebGL2)', () => {
 
   test('leak suspects equal `memviz leaks`; annotation phases are drawn and named on the timeline', TEST, async () => {
     assert.equal(await openDemo(page), 'ready');
-    await page.click('#leaks-panel > summary');
+    await page.click('#tabs button[data-panel="leaks-panel"]');
     const report = await page.evaluate(() => window.memviz.leaksPanel.load());
     const cli = cliJson('leaks', DEMO);
     assert.equal(report.settled_step, cli.settled_step);
@@ -1148,7 +1150,7 @@ describe('allocator views, search and source lines (WebGL2)', () => {
     const a = fixture('landmarks.pickle');
     assert.equal(await openWithInput(page, a), 'ready');
     assert.equal(await openDemo(page), 'ready');
-    await page.click('#files-panel > summary');
+    await page.click('#tabs button[data-panel="files-panel"]');
     const files = await page.evaluate(() => window.memviz.filesAndCompare.loadFiles());
     const ia = files.findLast((f) => f.name.startsWith('landmarks'));
     const ib = files[files.length - 1];
@@ -1160,7 +1162,7 @@ describe('allocator views, search and source lines (WebGL2)', () => {
     // Jump into another file from the table.
     await page.locator('#files-rows tr').nth(ia.file).locator('button').click();
     await poll(async () => (await viewerState(page)).file === ia.file, 'jumped to landmarks');
-    await page.click('#compare-panel > summary');
+    await page.click('#tabs button[data-panel="compare-panel"]');
     const same = await page.evaluate(([x]) => window.memviz.filesAndCompare.compare(x, x), [ib.file]);
     assert.deepEqual([same.group_count, same.segments_only_a, same.segments_only_b], [0, 0, 0], 'a file against itself');
     const r = await page.evaluate(([x, y]) => window.memviz.filesAndCompare.compare(x, y), [ia.file, ib.file]);

@@ -4,7 +4,7 @@
 //
 //   node tests/web/screenshots.mjs [FILE] [--backend webgl2|webgpu] [--only VIEW]
 //
-// FILE defaults to an OOM snapshot of the corpus beside the clone (../shared/corpus/real),
+// FILE defaults to a real snapshot of the corpus beside the clone (../shared/corpus/real),
 // else dist/assets/demo.pickle. Needs dist/ (trunk build) like the page tests.
 
 import fs from 'node:fs';
@@ -28,8 +28,8 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: { backend: { type: 'string' }, only: { type: 'string' } },
 });
-const corpusOom = path.resolve(ROOT, '../shared/corpus/real/Yiyi-philosophy__LLM-inference__oom_snapshot.pickle');
-const file = positionals[0] || (fs.existsSync(corpusOom) ? corpusOom : path.join(DIST, 'assets/demo.pickle'));
+const corpusFile = path.resolve(ROOT, '../shared/corpus/real/Constructor-Sun__code_location__memory_snapshot.pickle');
+const file = positionals[0] || (fs.existsSync(corpusFile) ? corpusFile : path.join(DIST, 'assets/demo.pickle'));
 const out = path.join(SCREENSHOTS, 'tour');
 fs.mkdirSync(out, { recursive: true });
 
@@ -50,26 +50,44 @@ try {
           const name = (what) => path.join(out, `${backend}-${scheme}-${size.width}x${size.height}-${what}.png`);
           await b.page.screenshot({ path: name('start') });
           written.push(name('start'));
-          const opened = await b.page.evaluate(async (url) => (await window.memviz.open(url)).state, path.relative(DIST, file).startsWith('..') ? null : path.relative(DIST, file));
-          if (opened === null || opened !== 'ready') {
-            await b.page.setInputFiles('#file-input', file);
-            await poll(() => b.page.evaluate(() => document.body.dataset.memvizState === 'ready'), 'ready');
-          }
+          await b.page.setInputFiles('#file-input', file);
+          await poll(() => b.page.evaluate(() => document.body.dataset.memvizState === 'ready'), 'ready');
           for (const view of VIEWS) {
             if (values.only && values.only !== view) continue;
-            await b.page.evaluate((v) => window.memviz.setView(v), view).catch((e) => process.stderr.write(`${view}: ${e.message}\n`));
+            if (view === 'flame-reserved') {
+              await b.page.evaluate(() => window.memviz.setView('flame'));
+              const has = await b.page.evaluate(() => [...document.querySelectorAll('#flame-at option')].some((o) => o.value === 'reserved'));
+              if (!has) continue;
+              await b.page.selectOption('#flame-at', 'reserved');
+            } else {
+              await b.page.evaluate((v) => window.memviz.setView(v), view);
+            }
+            if (view === 'active') {
+              // The details pane with a hovered allocation: the middle of the plot.
+              const st = await b.page.evaluate(() => window.memviz.state());
+              const box = await b.page.locator('#plot').boundingBox();
+              const p = st.geometry.plot;
+              await b.page.mouse.move(box.x + (p.left + p.right) / 2, box.y + p.bottom - (p.bottom - p.top) * 0.2);
+            }
             await b.page.waitForTimeout(400);
             await b.page.screenshot({ path: name(view) });
             written.push(name(view));
           }
           if (!values.only) {
             await b.page.evaluate(() => window.memviz.setView('active'));
+            await b.page.mouse.move(1, 1);
             for (const tab of TABS) {
               await b.page.evaluate((t) => window.memviz.openTab(t), tab);
               await b.page.waitForTimeout(300);
               await b.page.screenshot({ path: name(`tab-${tab}`) });
               written.push(name(`tab-${tab}`));
             }
+            await b.page.evaluate(() => window.memviz.openTab(null));
+            await b.page.keyboard.press('?');
+            await b.page.waitForTimeout(200);
+            await b.page.screenshot({ path: name('help') });
+            written.push(name('help'));
+            await b.page.keyboard.press('Escape');
           }
         }
       }

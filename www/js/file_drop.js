@@ -2,15 +2,16 @@
 // It never looks inside the bytes (the worker reads them; see worker.js).
 
 /**
- * Calls `onFile(file)` for a file chosen in `input` or dropped anywhere on the page.
+ * Calls `onFiles(files)` with the files chosen in `input` (it takes several) or dropped
+ * anywhere on the page: every one of them, in order.
  * @param {HTMLInputElement} input
  * @param {HTMLElement} overlay  shown while a file is dragged over the page
- * @param {(file: File) => void} onFile
+ * @param {(files: File[]) => void} onFiles
  */
-export function wireFileInputs(input, overlay, onFile) {
+export function wireFileInputs(input, overlay, onFiles) {
   input.addEventListener('change', () => {
-    const file = input.files && input.files[0];
-    if (file) onFile(file);
+    const files = input.files ? Array.from(input.files) : [];
+    if (files.length > 0) onFiles(files);
     input.value = ''; // so that choosing the same file again fires `change`
   });
 
@@ -39,7 +40,7 @@ export function wireFileInputs(input, overlay, onFile) {
     ev.preventDefault();
     depth = 0;
     overlay.hidden = true;
-    const file = data.files[0];
-    if (file) onFile(file);
+    const dropped = Array.from(data.files);
+    if (dropped.length > 0) onFiles(dropped);
   });
 }

@@ -15,6 +15,9 @@ import { FlameControls } from './panels/flame_controls.js';
 import { isUnavailable, onUnavailable } from './panels/unavailable.js';
 import { DeepLinks, EmbedHost, urlParam } from './share.js';
 import { setChildren } from './dom.js';
+import { DetailsPane } from './details.js';
+import { Drawer } from './drawer.js';
+import { wireHelp, firstUseHint, wireTheme } from './help.js';
 
 /** What open() takes. @typedef {File | Blob | ArrayBuffer | ArrayBufferView | string} OpenSource */
 /** @typedef {import('./share.js').OpenResult} OpenResult */
@@ -47,10 +50,6 @@ const els = {
   canvas: $('plot'),
   xLabels: $('x-labels'),
   yLabels: $('y-labels'),
-  tooltip: $('tooltip'),
-  tooltipTitle: $('tooltip-title'),
-  tooltipBody: $('tooltip-body'),
-  tooltipActions: $('tooltip-actions'),
   copy: $('copy-stack'),
   copyStatus: $('copy-status'),
   fileSelect: $('file-select'),
@@ -65,12 +64,37 @@ const els = {
   backend: $('backend'),
   viewSelect: $('view-select'),
   legendWrap: $('legend-wrap'),
+  fitButton: $('fit-button'),
+  xAxisLabel: $('x-axis-label'),
+  viewNote: $('view-note'),
   settingsRows: $('settings-rows'),
   settingsTable: $('settings-table'),
   settingsNone: $('settings-none'),
   statePanel: $('state-panel'),
   stateHeader: $('state-header'),
 };
+
+const details = new DetailsPane({
+  pane: $('details-pane'),
+  splitter: $('pane-splitter'),
+  toggle: $('details-toggle'),
+  tooltip: $('tooltip'),
+  title: $('tooltip-title'),
+  body: $('tooltip-body'),
+  actions: $('tooltip-actions'),
+  empty: $('details-empty'),
+  emptyText: $('details-empty-text'),
+  hint: $('hover-hint'),
+});
+const drawer = new Drawer($('tabs'));
+const help = wireHelp({ dialog: $('help'), open: $('help-button'), close: $('help-close') });
+const plotHint = firstUseHint($('plot-hint'));
+plotHint.watch(els.canvas);
+/** @param {ViewerClient} c */
+function sendTheme(c) {
+  document.body.dataset.theme = theme;
+  void c;
+}
 
 const WHAT_TO_DO = 'Check that it is a snapshot saved by torch.cuda.memory._dump_snapshot() '
   + '(a pickle, optionally gzip-compressed), then open it again or choose another file.';
@@ -90,9 +114,19 @@ let pointer = [0, 0];
 let geometry = null;
 let filesOpen = 0;
 
+/** The page's colours: the canvas follows them (sent to the worker when it starts, and on every change). @type {'light' | 'dark'} */
+let theme = 'light';
+wireTheme($('theme-toggle'), (t) => {
+  theme = t;
+  if (client) sendTheme(client);
+});
+
 /** @param {'empty' | 'loading' | 'ready' | 'error'} state */
 function setState(state) {
   document.body.dataset.memvizState = state;
+  // The app layout (one screen: toolbar, plot, details pane, drawer) once a file is open.
+  if (filesOpen > 0) document.body.dataset.layout = 'app';
+  else delete document.body.dataset.layout;
 }
 
 const query = new URLSearchParams(location.search);
@@ -196,8 +230,8 @@ function startViewer() {
   }).then((c) => {
     client = c;
     const { backend, adapter, gpuError } = c.info || { backend: '', adapter: '', gpuError: '' };
-    els.backend.textContent = backend ? `drawing with ${backend}` : 'cannot draw here';
-    els.backend.title = adapter;
+    els.backend.textContent = backend ? 'GPU drawing' : 'cannot draw here';
+    els.backend.title = backend ? `${backend}${adapter ? `: ${adapter}` : ''}` : adapter;
     document.body.dataset.memvizBackend = backend ? backend.toLowerCase() : 'none';
     if (gpuError) {
       cannotDraw = `memviz cannot draw in this browser: ${sentence(gpuError)} Files still open, with their summary `
@@ -205,6 +239,7 @@ function startViewer() {
       clearError();
     }
     new ResizeObserver(() => resize()).observe(els.canvas);
+    sendTheme(c);
     return c;
   });
   return clientPromise;
@@ -261,6 +296,7 @@ function restartViewer(sources, message) {
   els.canvas.replaceWith(fresh);
   els.canvas = fresh;
   wireCanvas(fresh);
+  plotHint.watch(fresh);
   lastSize = '';
   filesOpen = 0;
   openedSources = [];
@@ -288,7 +324,7 @@ function restartViewer(sources, message) {
 }
 
 let lastSize = '';
-/** The canvas's content box in CSS px (without its border). */
+/** The canvas's content box in CSS px (without its border). @returns {[number, number]} */
 function canvasSize() {
   return [els.canvas.clientWidth, els.canvas.clientHeight];
 }
@@ -330,6 +366,7 @@ async function open(src, { keepError = false } = {}) {
     // Lay the plot out before the file goes to the worker, so its first frame has the right size.
     const firstFile = filesOpen === 0;
     els.viewer.hidden = false;
+    if (firstFile) document.body.dataset.layout = 'app';
     resize();
     const { id, done } = c.open(src);
     mine.id = id;
@@ -343,7 +380,10 @@ async function open(src, { keepError = false } = {}) {
       return { state: 'cancelled' };
     }
     if (msg.name) name = msg.name;
-    if (msg.type !== 'opened' && firstFile && filesOpen === 0) els.viewer.hidden = true;
+    if (msg.type !== 'opened' && firstFile && filesOpen === 0) {
+      els.viewer.hidden = true;
+      delete document.body.dataset.layout;
+    }
     if (msg.type === 'failed' && msg.crashed) {
       // The worker died: onCrash says so and restarts it.
       return { state: 'error', message: msg.message, crashed: true };
@@ -361,6 +401,7 @@ async function open(src, { keepError = false } = {}) {
     }
     filesOpen += 1;
     openedSources.push({ src, name: msg.name });
+    plotHint.show();
     showPanel(msg.panel, msg.table, msg.summary);
     showTooltip(null);
     // The worker drew the first frame before answering.
@@ -433,13 +474,15 @@ function showPanel(panelJson, table, summary) {
   const state = panel.state;
   geometry = state.geometry;
   fillSelect(els.fileSelect, panel.files.map((f, i) => ({ value: i, label: f, selected: i === panel.file })));
-  els.fileSelect.disabled = panel.files.length < 2;
   fillSelect(els.deviceSelect, panel.devices.map((d) => ({
     value: d.device,
-    label: `cuda:${d.device} (${d.events.toLocaleString('en-US')} events)`,
+    label: `cuda:${d.device}${d.ooms > 0 ? ` ⚠ OOM ×${d.ooms}` : ''} · ${d.events.toLocaleString('en-US')} events`,
     selected: d.current,
   })));
-  els.deviceSelect.disabled = panel.devices.length < 2;
+  const oomHere = panel.devices.some((d) => d.current && d.ooms > 0);
+  els.deviceSelect.classList.toggle('oom', oomHere);
+  els.deviceSelect.title = panel.devices.some((d) => d.ooms > 0)
+    ? 'Devices marked OOM have out-of-memory events (the file opens on the first of them)' : '';
   if (state.x_axis !== 'none') els.xAxis.value = state.x_axis;
   els.xAxis.querySelector('option[value="time"]').disabled = !state.has_time;
   const view = panel.view || 'active';
@@ -456,12 +499,19 @@ function showPanel(panelJson, table, summary) {
     const label = document.createElement('span');
     label.className = 'site';
     label.textContent = e.label;
+    label.title = e.label;
     const size = document.createElement('span');
     size.className = 'size';
     size.textContent = `${e.size} in ${e.elements.toLocaleString('en-US')}`;
     li.append(sw, label, size);
     return li;
   }));
+  const notes = {
+    pools: 'Allocations, and each private pool (CUDA graphs, graph-safe allocators) as an envelope of the memory it reserved.',
+    segments: 'Each segment (cudaMalloc, or an expandable segment\'s mapped range) as one band, from its allocation to its free.',
+  };
+  els.viewNote.textContent = notes[/** @type {'pools' | 'segments'} */ (view)] || '';
+  els.viewNote.hidden = els.viewNote.textContent === '';
   els.fileName.textContent = panel.files[file] || '';
   showNotice(panel.files[file] || '', panel.notice);
   showView(view, panelKey(panel));
@@ -512,13 +562,21 @@ function panelKey(panel) {
 function showView(view, key) {
   els.viewSelect.value = view;
   const isState = view === 'state';
+  const isFlame = view === 'flame';
   els.statePanel.hidden = !isState;
   els.stateHeader.hidden = !isState;
-  els.legendWrap.hidden = isState;
+  els.legendWrap.hidden = isState || isFlame;
   els.peak.hidden = isState;
-  els.xAxis.disabled = isState;
+  // Controls that do nothing in a view are hidden there.
+  els.xAxisLabel.hidden = isState || isFlame;
+  els.fitButton.hidden = isFlame;
+  details.emptyText(isState
+    ? 'Select an event to see its stack here; hover a block of the map for its own.'
+    : isFlame ? 'Hover a frame to see its stack here; click it to zoom.'
+      : 'Hover an allocation to see its stack here; click to pin it.');
   if (!isState) {
-    stateHistory.els.oomPanel.hidden = true;
+    details.setEvent(null);
+    drawer.setTab('oom-panel', false);
     stateKey = '';
     return;
   }
@@ -560,7 +618,17 @@ function showTicks(ticks) {
     s.style.left = `${t.pos_css_px}px`;
     return s;
   }));
-  setChildren($('phase-labels'), (ticks.phases || []).map((ph) => {
+  // Phase names: 14 px rows, elided to their band; a label that would overlap one already
+  // placed, or that has no room for a few letters, is left out (its band stays drawn).
+  /** @type {{l: number, r: number, t: number}[]} */
+  const placed = [];
+  const phases = (ticks.phases || []).filter((ph) => {
+    const box = { l: ph.left, r: ph.right, t: ph.top };
+    if (box.r - box.l < 28 || placed.some((q) => box.l < q.r + 2 && q.l < box.r + 2 && Math.abs(q.t - box.t) < 14)) return false;
+    placed.push(box);
+    return true;
+  });
+  setChildren($('phase-labels'), phases.map((ph) => {
     const s = document.createElement('span');
     s.textContent = ph.name;
     s.title = ph.name;
@@ -714,17 +782,23 @@ const stateHistory = new StateHistory({
   oomVerdict: $('oom-verdict'),
   oomNumbers: $('oom-numbers'),
   oomBiggest: $('oom-biggest'),
-}, workerCall, (json) => showTooltip(json));
+}, workerCall, (json) => showTooltip(json), {
+  selection: (sel) => details.setEvent(sel),
+  oom: (shown) => {
+    drawer.setTab('oom-panel', shown);
+    if (shown) drawer.open('oom-panel');
+  },
+});
 
-// ----- tooltip ------------------------------------------------------------------------------
+// ----- the details pane (the hovered or pinned item) ----------------------------------------
 
-/** The JSON of the tooltip shown: a hover over the same allocation only moves it. @type {string | null} */
+/** The JSON of the tooltip shown: a hover over the same allocation only moves the hint. @type {string | null} */
 let tipJson = null;
 
 /** @param {string | null} json  Rust's tooltip JSON (a `Tooltip` or an `Unavailable`), or null: none */
 function showTooltip(json) {
-  if (json && json === tipJson && !els.tooltip.hidden) {
-    placeTooltip();
+  if (json && json === tipJson) {
+    details.hint(tip, pointer, canvasSize());
     return;
   }
   tipJson = json || null;
@@ -733,45 +807,9 @@ function showTooltip(json) {
   tip = answer === null || isUnavailable(answer) ? null : answer;
   embed.selection(tip);
   if (filesOpen > 0) links.schedule();
-  if (tip === null) {
-    els.tooltip.hidden = true;
-    return;
-  }
-  els.tooltipTitle.textContent = tip.title;
-  const lines = [...tip.details];
-  if (tip.frames.length > 0) lines.push('', ...tip.frames);
-  if (tip.forward_frames.length > 0) lines.push('', ...tip.forward_frames);
-  els.tooltipBody.textContent = lines.join('\n');
-  els.tooltipActions.hidden = !tip.pinned;
-  els.tooltip.classList.toggle('pinned', Boolean(tip.pinned));
-  if (!tip.pinned) els.copyStatus.textContent = '';
-  els.tooltip.hidden = false;
-  placeTooltip();
-}
-
-/**
- * Puts the tooltip beside the pointer (right, else left) or, when it is too wide for either
- * side, below or above it (the side with more room; it may then reach past the canvas). It never
- * covers the pointer, so a click there again unpins a pinned tooltip.
- */
-function placeTooltip() {
-  const [width, height] = canvasSize();
-  const w = els.tooltip.offsetWidth;
-  const h = els.tooltip.offsetHeight;
-  const [px, py] = pointer;
-  const gap = 16;
-  let x = px + gap;
-  let y;
-  if (x + w <= width || px - gap - w >= 0) {
-    if (x + w > width) x = px - gap - w;
-    y = Math.max(0, Math.min(py + gap, height - h));
-  } else {
-    x = Math.max(0, Math.min(px - w / 2, width - w));
-    const below = py + gap + h <= height || height - py >= py;
-    y = below ? py + gap : py - gap - h;
-  }
-  els.tooltip.style.left = `${x}px`;
-  els.tooltip.style.top = `${y}px`;
+  if (tip === null || !tip.pinned) els.copyStatus.textContent = '';
+  details.show(tip);
+  details.hint(tip, pointer, canvasSize());
 }
 
 async function copyStack() {
@@ -840,6 +878,11 @@ function wireCanvas(canvas) {
   canvas.addEventListener('dblclick', () => { if (client) client.send({ method: 'double_click' }); });
   canvas.addEventListener('keydown', (ev) => {
     if (!client || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    if (ev.key === 'Escape' && tip !== null && tip.pinned && 'element' in tip) {
+      ev.preventDefault();
+      pinElement(-1);
+      return;
+    }
     const keys = ['a', 'A', 'd', 'D', 'w', 'W', 's', 'S', 'ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', '+', '=', '-', '_', '0'];
     if (!keys.includes(ev.key)) return;
     ev.preventDefault();
@@ -863,6 +906,15 @@ async function view(request) {
 
 window.memviz = {
   open,
+  openAll,
+  /** Opens the drawer's panel `name` (`lines`, `live`, `leaks`, `oom`, `files`, `compare`, `settings`, `summary`), or closes it (null). */
+  /** @param {string | null} name */
+  openTab(name) {
+    /** @type {Record<string, string>} */
+    const ids = { settings: 'settings', summary: 'summary' };
+    drawer.open(name === null ? null : ids[name] || `${name}-panel`);
+  },
+  help,
   /** Resolves with the viewer state (camera, counts, scene), or null before the first file. */
   async state() {
     const c = await startViewer();
@@ -912,7 +964,23 @@ window.memviz = {
   },
 };
 
-wireFileInputs(els.input, els.overlay, (file) => { open(file); });
+wireFileInputs(els.input, els.overlay, (files) => { openAll(files); });
+
+/**
+ * Opens files one after another (a chooser's or a drop's several files: each opens, the last
+ * one shown); stops at a cancel. Resolves with their results.
+ * @param {File[]} files
+ */
+async function openAll(files) {
+  /** @type {OpenResult[]} */
+  const results = [];
+  for (const f of files) {
+    const r = await open(f);
+    results.push(r);
+    if (r.state === 'cancelled') break;
+  }
+  return results;
+}
 els.demo.addEventListener('click', () => { open('assets/demo.pickle'); });
 setState('empty');
 startViewer().catch((err) => showError(sentence(err.message)));

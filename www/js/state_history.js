@@ -16,8 +16,8 @@ const VERDICT_LABELS = {
   allocation_failed: 'the allocation failed with enough memory free',
 };
 
-/** Height of one (two-line) row, CSS px: matches `#state-rows .row` in main.css. */
-const ROW_H = 36;
+/** Height of one row, CSS px: matches `#state-rows .row` in main.css. */
+const ROW_H = 20;
 /** The list's scroll height never exceeds this (browsers cap element heights near 33.5M px);
  * longer lists map their scroll position proportionally onto the events. */
 const MAX_SCROLL_PX = 4_000_000;
@@ -46,11 +46,14 @@ export class StateHistory {
    * @param {StateElements} els
    * @param {import('./bridge.js').Call} call
    * @param {(json: string | null) => void} showTooltip
+   * @param {{selection: (sel: StateSelection | null) => void, oom: (shown: boolean) => void}} on
+   *   the selection changed (the details pane shows its stack); an OOM explanation is shown or not
    */
-  constructor(els, call, showTooltip) {
+  constructor(els, call, showTooltip, on) {
     this.els = els;
     this.call = call;
     this.showTooltip = showTooltip;
+    this.on = on;
     this.count = 0;
     this.selected = -1;
     /** The last selection JSON (parsed). @type {StateSelection | null} */
@@ -186,6 +189,7 @@ export class StateHistory {
       div.setAttribute('aria-selected', String(k === this.selected));
       div.style.top = `${(k - first) * ROW_H - offset}px`;
       div.textContent = `${k}: ${r.text}`;
+      div.title = div.textContent; // a long row (an OOM) is elided: the whole text on hover
       children.push(div);
     }
     setChildren(this.els.rows, children);
@@ -240,6 +244,7 @@ export class StateHistory {
       : `event ${sel.event}: ${sel.text.replace('\n', ' ')}`;
     this.showOom(sel.oom);
     this.showTooltip(null);
+    this.on.selection(sel);
     this.scheduleRender();
   }
 
@@ -268,7 +273,7 @@ export class StateHistory {
   showOom(oom) {
     const e = this.els;
     if (!oom) {
-      e.oomPanel.hidden = true;
+      this.on.oom(false);
       return;
     }
     e.oomVerdict.textContent = oom.verdict;
@@ -294,10 +299,13 @@ export class StateHistory {
       btn.textContent = b.text || b.size;
       btn.title = 'Show it in the map';
       btn.addEventListener('click', () => this.focus(b.addr));
-      li.append(btn);
+      const line = document.createElement('span');
+      line.className = 'source-line';
+      line.textContent = b.line;
+      li.append(btn, ' ', line);
       return li;
     }));
-    e.oomPanel.hidden = false;
+    this.on.oom(true);
   }
 
   /** Pins and shows a block (address as a decimal string) in the map. */

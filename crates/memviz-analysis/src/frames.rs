@@ -159,6 +159,13 @@ pub fn element_stack(snap: &Snapshot, device: i64, element: &Element) -> StackId
     }
 }
 
+/// Whether each stack text line is a Python frame (the details pane lists those first and
+/// folds the rest, the C++ frames, into one row).
+#[must_use]
+pub fn python_flags(lines: &[String]) -> Vec<bool> {
+    lines.iter().map(|l| is_python_line(l)).collect()
+}
+
 /// Whether a stack text line is a Python frame: `….py:<digits>:…` (`.pyw` too).
 fn is_python_line(line: &str) -> bool {
     line.match_indices(".py").any(|(i, _)| {

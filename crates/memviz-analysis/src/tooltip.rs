@@ -8,7 +8,7 @@
 //! text exists because every element is drawn.
 
 use crate::format::size_long;
-use crate::frames::{element_stack, format_stack};
+use crate::frames::{element_stack, format_stack, python_flags};
 use crate::layout::Layout;
 use crate::timeline::{Origin, Timeline};
 use memviz_snapshot::{Action, Column, Snapshot, StrId, NO_STR, NO_TIME};
@@ -238,6 +238,8 @@ pub struct TooltipInfo {
     pub details: Vec<String>,
     /// [`format_stack`] of the element's stack (filtered).
     pub frames: Vec<String>,
+    /// Whether each `frames` line is a Python frame ([`python_flags`]).
+    pub python: Vec<bool>,
     /// Forward-pass stack lines (`forward_frames`), empty when absent.
     pub forward_frames: Vec<String>,
     pub origin: TooltipOrigin,
@@ -442,11 +444,13 @@ pub fn tooltip(
         details.push(format!("{ANNOTATED} (event {event}):"));
         details.extend(snap.str(text).split('\n').map(|l| format!("  {l}")));
     }
+    let frames = format_stack(snap, element_stack(snap, device, el), true);
     Some(TooltipInfo {
         element,
         title,
         details,
-        frames: format_stack(snap, element_stack(snap, device, el), true),
+        python: python_flags(&frames),
+        frames,
         forward_frames: fwd,
         origin,
         address_label,
@@ -485,6 +489,7 @@ fn pool_tooltip(
         ),
         details: Vec::new(),
         frames: Vec::new(),
+        python: Vec::new(),
         forward_frames: Vec::new(),
         origin: TooltipOrigin::PoolEnvelope,
         address_label: format!("{a},{b},s{stream}"),

@@ -154,6 +154,8 @@ pub struct TipLines {
     pub title: String,
     pub details: Vec<String>,
     pub frames: Vec<String>,
+    /// Whether each `frames` line is a Python frame (empty: no grouping, e.g. a flamegraph path).
+    pub python: Vec<bool>,
     pub forward_frames: Vec<String>,
     pub text: String,
     pub pinned: bool,
@@ -204,6 +206,8 @@ pub struct Panel {
 pub struct DeviceRow {
     pub device: i64,
     pub events: usize,
+    /// Its trace's `oom` events (the device list marks such a device).
+    pub ooms: usize,
     pub segments: usize,
     pub current: bool,
 }
@@ -313,6 +317,10 @@ pub struct StateSelection {
     pub blocks: usize,
     pub rows: u32,
     /// The explanation, when the event is an `oom`.
+    /// The event's stack ([`memviz_analysis::frames::format_stack`], filtered), innermost first.
+    pub frames: Vec<String>,
+    /// Whether each `frames` line is a Python frame.
+    pub python: Vec<bool>,
     pub oom: Option<OomAnswer>,
     pub select_ms: f64,
     pub open_ms: f64,
@@ -339,6 +347,8 @@ pub struct BlockLabel {
     pub addr: String,
     pub size: String,
     pub text: String,
+    /// Its source line: the innermost user frame, `file:line:function` (`(no stack recorded)` without a stack).
+    pub line: String,
 }
 
 /// What a row of the State History's event list is.
@@ -379,6 +389,8 @@ pub struct SearchAnswer {
 pub struct LineAnswer {
     #[serde(flatten)]
     pub row: LineRow,
+    /// The row as shown: `file:line name`, or `(no stack recorded)` for the no-frames row.
+    pub site: String,
     pub live: String,
     pub total: String,
     pub largest: String,
@@ -390,7 +402,8 @@ pub struct LiveAnswerRow {
     #[serde(flatten)]
     pub row: LiveRow,
     pub size_text: String,
-    /// How long it has been alive: wall-clock when the trace has times, else timesteps.
+    /// How long it has been alive: wall-clock and timesteps when the trace has times, else
+    /// timesteps (`3.2 ms (12 steps)`, `12 steps`).
     pub age_text: String,
 }
 

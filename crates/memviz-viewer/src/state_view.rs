@@ -40,6 +40,8 @@ const SEGMENT_FILL: u32 = rgba(238, 238, 238, 255);
 /// Segment borders are drawn once a row is at least this many CSS px tall.
 const BORDER_MIN_ROW_CSS: f64 = 5.0;
 const HOVER_EDGE: u32 = rgba(30, 100, 220, 255);
+/// The selected event's block: a 2 px outline in the page's selection orange.
+const EVENT_EDGE: u32 = rgba(240, 120, 0, 255);
 
 fn color_of(c: [u8; 4]) -> u32 {
     rgba(c[0], c[1], c[2], c[3])
@@ -56,6 +58,8 @@ pub struct StateView {
     pane: Pane,
     hover: Option<Item>,
     pinned: Option<Item>,
+    /// The selected event's block or segment in the map (outlined), when it is there.
+    event_item: Option<Item>,
     generation: u64,
     batches: Vec<Batch>,
     /// Build time of the history (events + checkpoints), ms.
@@ -82,11 +86,13 @@ impl StateView {
             pane: Pane::new(geom.css_w, geom.css_h, geom.device_pixel_ratio, MARGIN_CSS),
             hover: None,
             pinned: None,
+            event_item: None,
             generation: 0,
             batches: Vec::new(),
             open_ms: 0.0,
             select_ms: 0.0,
         };
+        v.event_item = v.find_event_item(snap);
         v.rebuild_scene(true);
         v.open_ms = crate::scene::now_ms() - t0;
         v
@@ -140,12 +146,22 @@ impl StateView {
                     self.selected = Some(k);
                     self.hover = None;
                     self.pinned = None;
+                    self.event_item = self.find_event_item(snap);
                     self.rebuild_scene(false);
                 }
             }
             self.select_ms = crate::scene::now_ms() - t0;
         }
         self.selection(snap)
+    }
+
+    /// The map item the selected event names: the block at its address (an alloc, or a free
+    /// whose block is still in the map as inactive), else the segment at it.
+    fn find_event_item(&self, snap: &Snapshot) -> Option<Item> {
+        let e = self.history.event(snap, self.selected?)?;
+        [Item::Block(e.addr), Item::Segment(e.addr)]
+            .into_iter()
+            .find(|&i| self.map.rect_of(i).is_some())
     }
 
     /// The selected event: its row, the state's header and counts, and when the event is an
@@ -172,6 +188,15 @@ impl StateView {
                             addr: addr.to_string(),
                             size: size_long(size),
                             text: self.item_title(snap, Item::Block(addr)),
+                            line: self.state.blocks.get(&addr).map_or_else(String::new, |b| {
+                                let stack = b.stack(snap, self.history.device);
+                                match memviz_analysis::frames::site_label(snap, stack) {
+                                    l if l == memviz_analysis::lines::NO_FRAMES => {
+                                        "(no stack recorded)".to_string()
+                                    }
+                                    l => l,
+                                }
+                            }),
                         })
                         .collect(),
                     requested: size_long(r.requested_bytes),
@@ -183,8 +208,13 @@ impl StateView {
             }
             _ => None,
         };
+        let frames = event.map_or_else(Vec::new, |e| {
+            memviz_analysis::frames::format_stack(snap, e.stack, true)
+        });
         StateSelection {
             event: k,
+            python: memviz_analysis::frames::python_flags(&frames),
+            frames,
             count: self.history.len(),
             header: segmap::header_text(&self.state),
             text,
@@ -211,7 +241,14 @@ impl StateView {
         (start.min(end)..end)
             .filter_map(|k| {
                 let e = self.history.event(snap, k)?;
+                // One line a row: `(stream n)` follows the size instead of a line of its own,
+                // and the default stream's `(stream 0)` is left out.
                 let text = self.history.row_text(snap, &self.ctx, k)?;
+                let text = match text.split_once('\n') {
+                    Some((head, "(stream 0)")) => head.to_string(),
+                    Some((head, rest)) => format!("{head}  {rest}"),
+                    None => text,
+                };
                 let action = tr.and_then(|t| t.action(e.row as usize));
                 let kind = match (action, e.kind) {
                     (Some(Action::Oom), _) => RowKind::Oom,
@@ -402,6 +439,7 @@ impl StateView {
         Some(Tooltip::Item(ItemTip {
             lines: TipLines {
                 title,
+                python: memviz_analysis::frames::python_flags(&frames),
                 frames,
                 text,
                 pinned,
@@ -539,6 +577,12 @@ impl DrawableView for StateView {
                 let (x1, t) = rel(r.x1, -r.y0);
                 push_outline(&mut out, [x0, x1, b, t], BORDER);
             }
+        }
+        if let Some(r) = self.event_item.and_then(|i| self.map.rect_of(i)) {
+            let (x0, b) = rel(r.x0, -r.y1);
+            let (x1, t) = rel(r.x1, -r.y0);
+            push_outline(&mut out, [x0 - 1.0, x1 + 1.0, b - 1.0, t + 1.0], EVENT_EDGE);
+            push_outline(&mut out, [x0, x1, b, t], EVENT_EDGE);
         }
         if let Some(r) = self.pinned.or(self.hover).and_then(|i| self.map.rect_of(i)) {
             let (x0, b) = rel(r.x0, -r.y1);

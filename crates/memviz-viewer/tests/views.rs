@@ -56,7 +56,7 @@ fn state_history_on_the_vector() {
     // Rows: memory_viz's text, two lines each.
     let rows = app.state_rows(0, 100);
     assert_eq!(rows.len(), expected.len());
-    assert!(rows[0].text.contains("\n(stream 0)"));
+    assert!(!rows[0].text.contains("(stream 0)") && !rows[0].text.contains('\n'));
     // Search wraps and goes both ways.
     let k = app.state_search("free", 0, true);
     assert!(k > 0, "a free row after event 0");

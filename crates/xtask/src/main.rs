@@ -402,8 +402,8 @@ fn test() -> Result<()> {
         || node_tests(&["wasm_node.test.mjs"]),
     )?;
     steps.step(
-        "page in headless Chromium (tests/web/page.test.mjs, report.test.mjs, escaping.test.mjs)",
-        || node_tests(&["page.test.mjs", "report.test.mjs", "escaping.test.mjs"]),
+        "page in headless Chromium (tests/web/page.test.mjs, layout.test.mjs, report.test.mjs, escaping.test.mjs)",
+        || node_tests(&["page.test.mjs", "layout.test.mjs", "report.test.mjs", "escaping.test.mjs"]),
     )?;
     eprintln!("\nxtask test: all steps passed");
     Ok(())
@@ -487,6 +487,7 @@ fn node_tests(files: &[&str]) -> Result<()> {
     let expected = [
         "share.test.mjs",
         "page.test.mjs",
+        "layout.test.mjs",
         "report.test.mjs",
         "escaping.test.mjs",
         "wasm_node.test.mjs",

@@ -7,4 +7,8 @@ export type BlockLabel = {
 /**
  * Decimal text (addresses pass 2^53).
  */
-addr: string, size: string, text: string, };
+addr: string, size: string, text: string, 
+/**
+ * Its source line: the innermost user frame, `file:line:function` (`(no stack recorded)` without a stack).
+ */
+line: string, };

@@ -3,4 +3,8 @@
 /**
  * One entry of the device list.
  */
-export type DeviceRow = { device: number, events: number, segments: number, current: boolean, };
+export type DeviceRow = { device: number, events: number, 
+/**
+ * Its trace's `oom` events (the device list marks such a device).
+ */
+ooms: number, segments: number, current: boolean, };

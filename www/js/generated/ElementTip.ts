@@ -21,6 +21,10 @@ details: Array<string>,
  */
 frames: Array<string>, 
 /**
+ * Whether each `frames` line is a Python frame ([`python_flags`]).
+ */
+python: Array<boolean>, 
+/**
  * Forward-pass stack lines (`forward_frames`), empty when absent.
  */
 forward_frames: Array<string>, origin: TooltipOrigin, address_label: string, size_bytes: number, total_after_bytes: number, stream: number, pool_id: [number, number] | null, time_us: number | null, compile_context: string | null, };

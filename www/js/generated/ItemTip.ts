@@ -4,4 +4,8 @@ import type { MapItem } from "./MapItem";
 /**
  * A State History map item's tooltip (`details` and `forward_frames` are empty).
  */
-export type ItemTip = { item: MapItem, title: string, details: Array<string>, frames: Array<string>, forward_frames: Array<string>, text: string, pinned: boolean, };
+export type ItemTip = { item: MapItem, title: string, details: Array<string>, frames: Array<string>, 
+/**
+ * Whether each `frames` line is a Python frame (empty: no grouping, e.g. a flamegraph path).
+ */
+python: Array<boolean>, forward_frames: Array<string>, text: string, pinned: boolean, };

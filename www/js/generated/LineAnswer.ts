@@ -3,7 +3,11 @@
 /**
  * One row of the per-source-line table, with its sizes as text.
  */
-export type LineAnswer = { live: string, total: string, largest: string, 
+export type LineAnswer = { 
+/**
+ * The row as shown: `file:line name`, or `(no stack recorded)` for the no-frames row.
+ */
+site: string, live: string, total: string, largest: string, 
 /**
  * Full filename as recorded ([`NO_FRAMES`] for the no-frames row).
  */

@@ -5,7 +5,8 @@
  */
 export type LiveAnswerRow = { size_text: string, 
 /**
- * How long it has been alive: wall-clock when the trace has times, else timesteps.
+ * How long it has been alive: wall-clock and timesteps when the trace has times, else
+ * timesteps (`3.2 ms (12 steps)`, `12 steps`).
  */
 age_text: string, element: number, 
 /**

@@ -5,4 +5,8 @@ import type { NodeInfo } from "./NodeInfo";
  * A flamegraph frame's tooltip: `frames` is the stack from the root to the node; `pinned` is
  * false (a click zooms).
  */
-export type NodeTip = { node: number, info: NodeInfo | null, title: string, details: Array<string>, frames: Array<string>, forward_frames: Array<string>, text: string, pinned: boolean, };
+export type NodeTip = { node: number, info: NodeInfo | null, title: string, details: Array<string>, frames: Array<string>, 
+/**
+ * Whether each `frames` line is a Python frame (empty: no grouping, e.g. a flamegraph path).
+ */
+python: Array<boolean>, forward_frames: Array<string>, text: string, pinned: boolean, };

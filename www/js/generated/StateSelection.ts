@@ -11,5 +11,10 @@ export type StateSelection = { event: number | null, count: number, header: stri
 text: string | null, action: string | null, reserved_bytes: number, allocated_bytes: number, segments: number, blocks: number, rows: number, 
 /**
  * The explanation, when the event is an `oom`.
+ * The event's stack ([`memviz_analysis::frames::format_stack`], filtered), innermost first.
  */
-oom: OomAnswer | null, select_ms: number, open_ms: number, checkpoint_bytes: number, interval: number, };
+frames: Array<string>, 
+/**
+ * Whether each `frames` line is a Python frame.
+ */
+python: Array<boolean>, oom: OomAnswer | null, select_ms: number, open_ms: number, checkpoint_bytes: number, interval: number, };

@@ -99,7 +99,7 @@ export class LinesTable extends Panel {
       const tr = document.createElement('tr');
       tr.dataset.i = String(i);
       tr.setAttribute('aria-selected', String(i === this.selected));
-      const cells = [`${r.file}:${r.line} ${r.name}`, r.live, r.total, r.count.toLocaleString('en-US'), r.largest];
+      const cells = [r.site, r.live, r.total, r.count.toLocaleString('en-US'), r.largest];
       for (const text of cells) {
         const td = document.createElement('td');
         td.textContent = text;

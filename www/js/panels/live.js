@@ -42,7 +42,7 @@ export class LiveTable extends Panel {
     this.els.status.textContent = `${r.count.toLocaleString('en-US')} allocations alive at timestep ${r.step.toLocaleString('en-US')}, ${r.total}${r.count > r.rows.length ? ` (the ${r.rows.length} largest listed)` : ''}`;
     setChildren(this.els.rows, r.rows.map((x) => {
       const tr = document.createElement('tr');
-      for (const text of [x.label, x.size_text, x.age_steps.toLocaleString('en-US'), x.age_text, `stream ${x.stream}`, x.top_frame]) {
+      for (const text of [x.label, x.size_text, x.age_text, `stream ${x.stream}`, x.top_frame]) {
         const td = document.createElement('td');
         td.textContent = text;
         tr.append(td);

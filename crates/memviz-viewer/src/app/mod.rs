@@ -208,7 +208,7 @@ impl App {
         let Some(f) = self.files.get(index) else {
             return false;
         };
-        let device = f.snap.default_device();
+        let device = f.snap.opening_device();
         self.current = index;
         self.set_device(device);
         true

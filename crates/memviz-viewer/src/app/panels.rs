@@ -360,6 +360,11 @@ impl App {
             line_table(snap, self.device, &d.timeline, &d.layout, opts)
                 .into_iter()
                 .map(|row| LineAnswer {
+                    site: if row.file == memviz_analysis::lines::NO_FRAMES {
+                        "(no stack recorded)".to_string()
+                    } else {
+                        format!("{}:{} {}", row.file, row.line, row.name)
+                    },
                     live: size_short(row.live_at_peak_bytes),
                     total: size_short(row.total_bytes),
                     largest: size_short(row.largest_bytes),
@@ -499,10 +504,19 @@ impl App {
                 .into_iter()
                 .map(|row| LiveAnswerRow {
                     size_text: size_short(row.size),
-                    age_text: row
-                        .age_us
-                        .map(memviz_analysis::format::duration_us)
-                        .unwrap_or_default(),
+                    age_text: row.age_us.map_or_else(
+                        || match row.age_steps {
+                            1 => "1 step".to_string(),
+                            n => format!("{n} steps"),
+                        },
+                        |us| {
+                            format!(
+                                "{} ({} steps)",
+                                memviz_analysis::format::duration_us(us),
+                                row.age_steps
+                            )
+                        },
+                    ),
                     row,
                 })
                 .collect(),

@@ -55,6 +55,7 @@ impl App {
             .map(|dev| DeviceRow {
                 device: dev,
                 events: snap.trace(dev).map_or(0, |t| t.len()),
+                ooms: snap.oom_count(dev),
                 segments: snap.segments.iter().filter(|s| s.device == dev).count(),
                 current: dev == self.device,
             })

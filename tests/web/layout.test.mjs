@@ -1,0 +1,256 @@
+// The page's layout and the habits memory_viz users rely on (issue 16), once per drawing
+// backend: the details pane, the State History's stack and outline, several files from one
+// input, the app layout at 1280x720 and 1440x900, OOM devices, the keyboard help, dark mode
+// and the panels' text. Needs dist/ and target/release/memviz like page.test.mjs; writes
+// fixtures to target/page-fixtures/ and screenshots to target/screenshots/layout-*.png.
+
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { decodePng } from './page_png.mjs';
+import { serveDist } from './serve_dist.mjs';
+import {
+  ROOT, SCREENSHOTS, TIMEOUT_MS, generate, poll, startChromium, requireBuilt, viewerState, pagePoint, mapPoint,
+} from './browser.mjs';
+
+const FIXTURES = path.join(ROOT, 'target/page-fixtures');
+const WEBGPU_ARGS = [
+  '--enable-unsafe-webgpu', '--enable-features=Vulkan', '--use-vulkan=swiftshader',
+  '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
+];
+const BACKENDS = [
+  { name: 'webgl2', query: '?backend=webgl2', args: [] },
+  { name: 'webgpu', query: '?backend=webgpu', args: WEBGPU_ARGS },
+];
+const TEST = { timeout: 120_000 };
+const MiB = 1024 * 1024;
+const fixture = (name) => path.join(FIXTURES, name);
+
+let server;
+let baseUrl;
+
+before(async () => {
+  requireBuilt();
+  fs.mkdirSync(FIXTURES, { recursive: true });
+  generate(fixture('small/multidevice.pickle'), 'small', fixture('small'));
+  generate(fixture('landmarks.pickle'), 'landmarks', fixture('landmarks.pickle'));
+  generate(fixture('oomdevice.pickle'), 'oomdevice', fixture('oomdevice.pickle'));
+  server = await serveDist(path.join(ROOT, 'dist'), '/', () => {});
+  baseUrl = `http://127.0.0.1:${server.address().port}/`;
+});
+
+after(async () => {
+  if (server) await new Promise((resolve) => server.close(resolve));
+});
+
+/** Opens `files` through the page's file input; resolves once the page shows `count` files. */
+async function openFiles(page, files, count = 1) {
+  await page.setInputFiles('#file-input', files);
+  await poll(async () => page.evaluate((n) => document.body.dataset.memvizState === 'ready'
+    && document.querySelectorAll('#file-select option').length >= n, count), `${count} files open`);
+}
+
+/** Whether `selector`'s box lies inside the viewport. */
+async function inViewport(page, selector) {
+  const box = await page.locator(selector).boundingBox();
+  const vp = page.viewportSize();
+  return box !== null && box.y >= 0 && box.y + box.height <= vp.height + 0.5 && box.x >= 0 && box.x + box.width <= vp.width + 0.5;
+}
+
+for (const backend of BACKENDS) {
+  describe(`layout with ${backend.name}`, () => {
+    let b;
+    let page;
+    const errors = [];
+    const shot = (name) => path.join(SCREENSHOTS, `layout-${backend.name}-${name}.png`);
+
+    before(async () => {
+      b = await startChromium(backend.args, 'memviz-layout-');
+      page = b.page;
+      page.on('pageerror', (err) => errors.push(err.message));
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await page.goto(`${baseUrl}${backend.query}`);
+      await page.waitForFunction(() => window.memviz !== undefined && document.body.dataset.memvizBackend !== undefined,
+        null, { timeout: TIMEOUT_MS });
+    });
+    after(async () => {
+      if (b) await b.close();
+      assert.deepEqual(errors, [], 'no page errors');
+    });
+
+    test('the first screen says "GPU drawing"; `?` opens the shortcuts, Esc closes them', TEST, async () => {
+      assert.equal(await page.locator('#backend').textContent(), 'GPU drawing');
+      assert.equal(await page.locator('#intro-text').isVisible(), true, 'the intro before a file');
+      await page.keyboard.press('?');
+      await page.locator('#help').waitFor({ state: 'visible' });
+      const help = await page.locator('#help').textContent();
+      for (const word of ['wheel', 'drag', 'W', 'A', '+', '0', 'brush', 'pin', 'Esc']) assert.ok(help.includes(word), `help names ${word}`);
+      await page.screenshot({ path: shot('help') });
+      await page.keyboard.press('Escape');
+      await page.locator('#help').waitFor({ state: 'hidden' });
+      await page.click('#help-button');
+      await page.locator('#help').waitFor({ state: 'visible' });
+      await page.click('#help-close');
+      await page.locator('#help').waitFor({ state: 'hidden' });
+    });
+
+    test('two files open from one input; the intro collapses; the plot hint shows until the first interaction', TEST, async () => {
+      await openFiles(page, [fixture('landmarks.pickle'), fixture('small/multidevice.pickle')], 2);
+      const names = await page.locator('#file-select option').allTextContents();
+      assert.equal(names.length, 2, names.join(', '));
+      assert.ok(names[0].endsWith('landmarks.pickle') && names[1].endsWith('multidevice.pickle'), names.join(', '));
+      assert.equal(await page.locator('#intro-text').isVisible(), false, 'the intro collapsed');
+      assert.equal(await page.locator('#plot-hint').isVisible(), true);
+      await page.locator('#plot').focus();
+      await page.keyboard.press('0');
+      await page.locator('#plot-hint').waitFor({ state: 'hidden' });
+      await page.selectOption('#file-select', '0');
+      await poll(async () => (await viewerState(page)).elements === 4, 'landmarks shown');
+    });
+
+    test('the details pane shows the hovered allocation: title, facts, Python frames first; click pins, Esc unpins', TEST, async () => {
+      const at = await pagePoint(page, 2.5, 8 * MiB); // beta (page.test.mjs LANDMARK_POINTS)
+      await page.mouse.move(at.x, at.y);
+      await page.waitForFunction(() => !document.getElementById('tooltip').hidden
+        && document.getElementById('tooltip-title').textContent.includes('Size: 8.0MiB'));
+      const pane = await page.locator('#details-pane').boundingBox();
+      const plot = await page.locator('#plot').boundingBox();
+      assert.ok(pane.x >= plot.x + plot.width - 1, 'docked beside the plot, not over it');
+      const frames = await page.locator('#tooltip-body ol li').allTextContents();
+      assert.equal(frames[0], '/src/landmarks/beta.py:22:make_beta', frames.join('\n'));
+      assert.match(await page.locator('#tooltip-body').textContent(), /Python frames \(\d+, innermost first\)/);
+      assert.match(await page.locator('#hover-hint').textContent(), /Size: 8\.0MiB/);
+      await page.mouse.click(at.x, at.y);
+      await page.locator('#tooltip-actions').waitFor({ state: 'visible' });
+      assert.equal(await page.locator('#hover-hint').isVisible(), false, 'no hover hint over a pinned item');
+      await page.screenshot({ path: shot('details-pinned') });
+      await page.keyboard.press('Escape');
+      await page.locator('#tooltip-actions').waitFor({ state: 'hidden' });
+      // The pane folds away and comes back.
+      await page.click('#details-toggle');
+      assert.equal(await page.locator('#details-content').isVisible(), false);
+      await page.click('#details-toggle');
+      assert.equal(await page.locator('#details-content').isVisible(), true);
+    });
+
+    test('an OOM device is marked in the device list and the file opens on it; the State History explains it in view, with source lines', TEST, async () => {
+      await openFiles(page, fixture('oomdevice.pickle'), 3);
+      const options = await page.locator('#device-select option').allTextContents();
+      assert.equal(options.length, 2, options.join(', '));
+      assert.doesNotMatch(options[0], /OOM/);
+      assert.match(options[1], /OOM ×1/);
+      assert.equal(await page.locator('#device-select').inputValue(), '1', 'opened on the OOM device');
+      await page.evaluate(() => window.memviz.setView('state'));
+      await page.locator('#state-ooms button').first().click();
+      await page.locator('#oom-panel').waitFor({ state: 'visible' });
+      assert.ok(await inViewport(page, '#oom-panel > summary'), 'the explanation is in view');
+      const lines = await page.locator('#oom-biggest .source-line').allTextContents();
+      assert.ok(lines.length > 0 && lines.every((l) => /\.py:\d+:\S/.test(l) || l === '(no stack recorded)'), lines.join('\n'));
+      await page.screenshot({ path: shot('oom') });
+    });
+
+    test('State History: the selected event\'s stack is in the details pane and its block is outlined in the map', TEST, async () => {
+      // The last alloc event of the OOM device: select it by searching the list.
+      const sel = await page.evaluate(async () => {
+        const sh = window.memviz.stateHistory;
+        for (let k = sh.count - 1; k >= 0; k -= 1) {
+          const s = await sh.select(k);
+          if (s && s.action === 'alloc' && s.frames.length > 0) return s;
+        }
+        return null;
+      });
+      assert.ok(sel, 'an alloc event');
+      await page.waitForFunction((k) => document.getElementById('tooltip-title').textContent.startsWith(`event ${k}:`), sel.event);
+      const body = await page.locator('#tooltip-body').textContent();
+      assert.ok(body.includes(sel.frames.find((_, i) => sel.python[i]) || sel.frames[0]), body);
+      const rowText = await page.locator('#state-rows .row[aria-selected="true"]').textContent();
+      assert.ok(!rowText.includes('\n') && !rowText.includes('(stream 0)'), `one line, no "(stream 0)": ${rowText}`);
+      const rowFits = await page.evaluate(() => {
+        const r = document.querySelector('#state-rows .row[aria-selected="true"]');
+        return r.scrollWidth <= r.clientWidth + 1;
+      });
+      assert.ok(rowFits, 'the row is not cut off');
+      // The outline: the selection orange (240, 120, 0) around the block.
+      const png = decodePng(await page.locator('#plot').screenshot({ path: shot('state-outline') }));
+      let orange = 0;
+      for (let i = 0; i < png.pixels.length; i += 4) {
+        const [r, g, bl] = [png.pixels[i], png.pixels[i + 1], png.pixels[i + 2]];
+        if (Math.abs(r - 240) < 24 && Math.abs(g - 120) < 30 && bl < 40) orange += 1;
+      }
+      assert.ok(orange >= 8, `the selected block is outlined (${orange} orange px)`);
+      const addr = await page.evaluate(() => window.memviz.stateHistory.selection);
+      void addr;
+      void mapPoint;
+    });
+
+    test('app layout at 1280x720: toolbar in one row, overview strip visible, a drawer tab opens above the fold', TEST, async () => {
+      await page.setViewportSize({ width: 1280, height: 720 });
+      try {
+        await page.evaluate(() => window.memviz.setView('active'));
+        const tops = await page.evaluate(() => [...document.querySelectorAll('#view-controls > *')]
+          .filter((e) => e.getBoundingClientRect().width > 0)
+          .map((e) => ({ id: e.id || e.textContent.trim().slice(0, 12), top: e.getBoundingClientRect().top, right: e.getBoundingClientRect().right })));
+        const rows = new Set(tops.map((t) => Math.round(t.top / 8)));
+        assert.ok(rows.size <= 2 && Math.max(...tops.map((t) => t.top)) - Math.min(...tops.map((t) => t.top)) < 12, `one row: ${JSON.stringify(tops)}`);
+        assert.ok(Math.max(...tops.map((t) => t.right)) <= 1280, `nothing past the edge: ${JSON.stringify(tops)}`);
+        const st = await viewerState(page);
+        const box = await page.locator('#plot').boundingBox();
+        assert.ok(box.y + box.height <= 720, `the plot with its overview strip is above the fold: ${JSON.stringify(box)}`);
+        assert.ok(st.geometry.plot.bottom < box.height, 'the overview below the plot is inside the canvas');
+        for (const tab of ['lines-panel', 'live-panel', 'leaks-panel', 'files-panel', 'compare-panel', 'settings', 'summary']) {
+          await page.click(`#tabs button[data-panel="${tab}"]`);
+          await page.locator(`#${tab}`).waitFor({ state: 'visible' });
+          assert.ok(await inViewport(page, `#${tab} > summary`), `${tab} opens above the fold`);
+          assert.equal(await page.locator(`#tabs button[data-panel="${tab}"]`).getAttribute('aria-selected'), 'true');
+        }
+        await page.screenshot({ path: shot('1280-drawer') });
+        await page.click('#tabs button[data-panel="summary"]');
+        assert.equal(await page.locator('#summary').isVisible(), false, 'a second click closes the drawer');
+        // Controls that do nothing are hidden: no x axis and no Fit in the flamegraph.
+        await page.evaluate(() => window.memviz.setView('flame'));
+        assert.equal(await page.locator('#x-axis-select').isVisible(), false);
+        assert.equal(await page.locator('#fit-button').isVisible(), false);
+        await page.evaluate(() => window.memviz.setView('active'));
+        assert.equal(await page.locator('#x-axis-select').isVisible(), true);
+        // A select with one option looks normal (not disabled).
+        assert.equal(await page.locator('#device-select').isDisabled(), false);
+      } finally {
+        await page.setViewportSize({ width: 1440, height: 900 });
+      }
+    });
+
+    test('panels: the age column is filled, sizes never wrap, Private Pools explains itself', TEST, async () => {
+      await page.evaluate(() => window.memviz.openTab('live'));
+      const r = await page.evaluate(() => window.memviz.liveTable.show(-2));
+      assert.ok(r.rows.length > 0);
+      const ages = await page.locator('#live-rows tr td:nth-child(3)').allTextContents();
+      assert.ok(ages.length > 0 && ages.every((a) => /\d/.test(a)), ages.slice(0, 5).join(', '));
+      const wraps = await page.evaluate(() => [...document.querySelectorAll('#live-rows td:nth-child(2), #lines-rows td:nth-child(2)')]
+        .filter((td) => getComputedStyle(td).whiteSpace !== 'nowrap').length);
+      assert.equal(wraps, 0);
+      await page.evaluate(() => window.memviz.openTab(null));
+      await page.evaluate(() => window.memviz.setView('pools'));
+      assert.match(await page.locator('#view-note').textContent(), /private pool/i);
+      await page.evaluate(() => window.memviz.setView('active'));
+      assert.equal(await page.locator('#view-note').isVisible(), false);
+    });
+
+    test('dark mode: the toggle switches the page and the canvas', TEST, async () => {
+      const light = decodePng(await page.locator('#plot').screenshot());
+      await page.click('#theme-toggle');
+      assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
+      await page.waitForTimeout(300);
+      const dark = decodePng(await page.locator('#plot').screenshot({ path: shot('dark') }));
+      // The canvas's corner (outside the plot): white in light, dark in dark.
+      const corner = (img) => img.pixels.slice((2 * img.width + 2) * 4, (2 * img.width + 2) * 4 + 3);
+      assert.ok(Math.min(...corner(light)) > 200, `light corner ${corner(light)}`);
+      assert.ok(Math.max(...corner(dark)) < 80, `dark corner ${corner(dark)}`);
+      const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+      assert.match(bg, /rgb\((\d|[1-5]\d), /, `dark page ${bg}`);
+      await page.screenshot({ path: shot('dark-page') });
+      await page.click('#theme-toggle');
+      assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'light');
+    });
+  });
+}

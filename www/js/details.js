@@ -1,0 +1,212 @@
+// details.js: the details pane docked beside the plot (resizable, collapsible) and the small
+// hover hint. It shows the hovered or pinned item (a timeline allocation, a State History
+// block or segment, a flamegraph frame) or, in the State History, the selected event: its
+// title, facts, notes and stack, Python frames first and the C++ frames folded into one row.
+// Every text comes from Rust (the tooltip answers) and is placed with textContent only; which
+// frames are Python is Rust's `python` flags.
+
+/** @typedef {import('./generated/ElementTip').ElementTip} ElementTip */
+/** @typedef {import('./generated/ItemTip').ItemTip} ItemTip */
+/** @typedef {import('./generated/NodeTip').NodeTip} NodeTip */
+/** @typedef {ElementTip | ItemTip | NodeTip} Tip */
+/** @typedef {import('./generated/StateSelection').StateSelection} StateSelection */
+
+/** Width limits of the pane, CSS px. */
+const MIN_W = 220;
+const MAX_FRACTION = 0.6;
+
+/**
+ * @param {string} tag
+ * @param {string} [text]
+ * @param {string} [className]
+ */
+function el(tag, text, className) {
+  const e = document.createElement(tag);
+  if (text !== undefined) e.textContent = text;
+  if (className) e.className = className;
+  return e;
+}
+
+/**
+ * The stack as a list: Python frames first (innermost first), then the other frames (C++,
+ * notes) in a folded "n C++ frames" row. Without flags (a flamegraph path) one plain list.
+ * @param {string[]} frames
+ * @param {boolean[]} python
+ * @returns {HTMLElement[]}
+ */
+export function stackNodes(frames, python) {
+  if (frames.length === 0) return [];
+  const list = (/** @type {string[]} */ lines) => {
+    const ol = el('ol');
+    ol.append(...lines.map((l) => el('li', l)));
+    return ol;
+  };
+  if (python.length !== frames.length || !python.some(Boolean)) {
+    return [el('div', `Stack (${frames.length} frame${frames.length === 1 ? '' : 's'}, innermost first)`, 'stack-head'), list(frames)];
+  }
+  const py = frames.filter((_, i) => python[i]);
+  const other = frames.filter((_, i) => !python[i]);
+  const out = [el('div', `Python frames (${py.length}, innermost first)`, 'stack-head'), list(py)];
+  if (other.length > 0) {
+    const d = /** @type {HTMLDetailsElement} */ (el('details', undefined, 'cpp'));
+    d.append(el('summary', `${other.length} C++ frame${other.length === 1 ? '' : 's'}`), list(other));
+    out.push(d);
+  }
+  return out;
+}
+
+/**
+ * The facts of a timeline element as label/value pairs (empty for other tooltips).
+ * @param {Tip} tip
+ * @returns {[string, string][]}
+ */
+function facts(tip) {
+  if (!('element' in tip)) return [];
+  /** @type {[string, string][]} */
+  const out = [['address', tip.address_label]];
+  out.push(['stream', String(tip.stream)]);
+  if (tip.pool_id) out.push(['pool', `(${tip.pool_id[0]}, ${tip.pool_id[1]})`]);
+  if (tip.compile_context) out.push(['compile context', tip.compile_context]);
+  return out;
+}
+
+export class DetailsPane {
+  /**
+   * @param {{pane: HTMLElement, splitter: HTMLElement, toggle: HTMLButtonElement, tooltip: HTMLElement,
+   *   title: HTMLElement, body: HTMLElement, actions: HTMLElement, empty: HTMLElement, emptyText: HTMLElement,
+   *   hint: HTMLElement}} els
+   */
+  constructor(els) {
+    this.els = els;
+    /** The State History's selected event, shown when nothing is hovered or pinned. @type {StateSelection | null} */
+    this.event = null;
+    /** @type {Tip | null} */
+    this.tip = null;
+    els.toggle.addEventListener('click', () => this.setCollapsed(!els.pane.classList.contains('collapsed')));
+    this.wireSplitter();
+  }
+
+  /** What the pane says while nothing is shown (it depends on the view). @param {string} text */
+  emptyText(text) {
+    this.els.emptyText.textContent = text;
+  }
+
+  /** @param {boolean} collapsed */
+  setCollapsed(collapsed) {
+    this.els.pane.classList.toggle('collapsed', collapsed);
+    this.els.toggle.setAttribute('aria-expanded', String(!collapsed));
+    this.els.toggle.textContent = collapsed ? '⟨' : '⟩';
+    this.els.splitter.hidden = collapsed;
+  }
+
+  /** Drag (or arrow keys on) the splitter to resize the pane. */
+  wireSplitter() {
+    const { pane, splitter } = this.els;
+    /** @param {number} w */
+    const setWidth = (w) => {
+      const max = Math.max(MIN_W, (pane.parentElement ? pane.parentElement.clientWidth : 1200) * MAX_FRACTION);
+      pane.style.setProperty('--details-w', `${Math.round(Math.min(max, Math.max(MIN_W, w)))}px`);
+    };
+    splitter.addEventListener('pointerdown', (ev) => {
+      if (ev.button !== 0) return;
+      splitter.setPointerCapture(ev.pointerId);
+      const startX = ev.clientX;
+      const startW = pane.getBoundingClientRect().width;
+      /** @param {PointerEvent} e */
+      const move = (e) => setWidth(startW + (startX - e.clientX));
+      const up = () => {
+        splitter.removeEventListener('pointermove', move);
+        splitter.removeEventListener('pointerup', up);
+      };
+      splitter.addEventListener('pointermove', move);
+      splitter.addEventListener('pointerup', up);
+    });
+    splitter.addEventListener('keydown', (ev) => {
+      const step = ev.key === 'ArrowLeft' ? 24 : ev.key === 'ArrowRight' ? -24 : 0;
+      if (step === 0) return;
+      ev.preventDefault();
+      setWidth(pane.getBoundingClientRect().width + step);
+    });
+  }
+
+  /**
+   * Shows a tooltip answer (hovered or pinned), or the event / the empty text when null.
+   * @param {Tip | null} tip
+   */
+  show(tip) {
+    this.tip = tip;
+    const e = this.els;
+    e.actions.hidden = !(tip && tip.pinned);
+    e.tooltip.classList.toggle('pinned', Boolean(tip && tip.pinned));
+    if (tip === null) {
+      this.showEvent(this.event);
+      return;
+    }
+    e.title.textContent = tip.title;
+    /** @type {HTMLElement[]} */
+    const parts = [];
+    const f = facts(tip);
+    if (f.length > 0) {
+      const dl = el('dl', undefined, 'facts');
+      for (const [k, v] of f) dl.append(el('dt', k), el('dd', v));
+      parts.push(dl);
+    }
+    if (tip.details.length > 0) parts.push(el('pre', tip.details.join('\n')));
+    parts.push(...stackNodes(tip.frames, tip.python));
+    if (tip.forward_frames.length > 0) {
+      parts.push(el('div', 'Forward pass (where this tensor was created)', 'stack-head'), el('pre', tip.forward_frames.join('\n')));
+    }
+    e.body.replaceChildren(...parts);
+    e.tooltip.hidden = false;
+    e.empty.hidden = true;
+  }
+
+  /**
+   * The State History's selected event (null: none, or another view): shown while no item is
+   * hovered or pinned.
+   * @param {StateSelection | null} sel
+   */
+  setEvent(sel) {
+    this.event = sel;
+    if (this.tip === null) this.showEvent(sel);
+  }
+
+  /** @param {StateSelection | null} sel */
+  showEvent(sel) {
+    const e = this.els;
+    if (sel === null || sel.event === null || sel.text === null) {
+      e.tooltip.hidden = true;
+      e.empty.hidden = false;
+      return;
+    }
+    e.title.textContent = `event ${sel.event}: ${sel.text.split('\n')[0].trim()}`;
+    const nodes = stackNodes(sel.frames, sel.python);
+    e.body.replaceChildren(...(nodes.length > 0 ? nodes : [el('p', '(no stack recorded)', 'hint')]));
+    e.tooltip.hidden = false;
+    e.empty.hidden = true;
+  }
+
+  /**
+   * The hover hint beside the pointer: the item's title, one line; hidden for a pinned item
+   * or none.
+   * @param {Tip | null} tip
+   * @param {[number, number]} pointer  canvas CSS px
+   * @param {[number, number]} size  the canvas's CSS size
+   */
+  hint(tip, pointer, size) {
+    const h = this.els.hint;
+    if (tip === null || tip.pinned) {
+      h.hidden = true;
+      return;
+    }
+    h.textContent = tip.title;
+    h.hidden = false;
+    const [px, py] = pointer;
+    const w = h.offsetWidth;
+    const gap = 14;
+    const x = px + gap + w <= size[0] ? px + gap : Math.max(0, px - gap - w);
+    const y = py + gap + h.offsetHeight <= size[1] ? py + gap : Math.max(0, py - gap - h.offsetHeight);
+    h.style.left = `${x}px`;
+    h.style.top = `${y}px`;
+  }
+}
