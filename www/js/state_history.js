@@ -86,6 +86,8 @@ export class StateHistory {
     els.next.addEventListener('click', () => this.search(true));
     new ResizeObserver(() => {
       this.sizeSpacer();
+      // The list got shorter (the drawer opened): the selected event stays in view.
+      this.scrollTo(this.selected);
       this.scheduleRender();
     }).observe(els.list);
   }

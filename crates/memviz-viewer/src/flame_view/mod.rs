@@ -56,6 +56,9 @@ const MIN_RECT_W: f64 = 1e-6;
 pub const LABEL_MIN_CSS: f64 = 40.0;
 /// … and rows at least this many CSS px tall.
 const LABEL_MIN_ROW_CSS: f64 = 10.0;
+/// Fitting shows the top rows at least this many CSS px tall (labels stay readable, as in
+/// speedscope); deeper rows are reached by panning down.
+const FIT_ROW_CSS: f64 = 17.0;
 /// At most this many labels per call.
 const MAX_LABELS: usize = 4000;
 /// Visible rects at least this many CSS px wide get a separator at their left edge.
@@ -443,9 +446,18 @@ impl FlameView {
         let min_y = (self.pane.geom.plot.height() / MAX_ROW_CSS).clamp(1e-3, rows);
         self.pane.camera.min_span = (min_x, min_y);
         if refit {
-            self.pane.camera.fit();
+            self.fit_top();
         }
         self.pane.camera.clamp();
+    }
+
+    /// Fits the width and as many rows from the root as are [`FIT_ROW_CSS`] tall.
+    fn fit_top(&mut self) {
+        self.pane.fit();
+        let shown = (self.pane.geom.plot.height() / FIT_ROW_CSS).max(1.0);
+        if f64::from(self.rows) > shown {
+            self.pane.camera.y_range = (-shown, 0.0);
+        }
     }
 
     /// The camera (data window of the chart).
@@ -585,13 +597,14 @@ impl DrawableView for FlameView {
 
     /// Sets the canvas size.
     fn resize(&mut self, css_w: f64, css_h: f64, dpr: f64) {
+        let fitted = self.pane.camera.x_range == self.pane.camera.full_x
+            && self.pane.camera.y_range.1 == 0.0;
         self.pane.resize(css_w, css_h, dpr);
-        let fitted = self.pane.is_fitted();
         self.set_camera_limits(fitted);
     }
 
     fn fit(&mut self) {
-        self.pane.fit();
+        self.fit_top();
     }
 
     /// Zooms by `factor` (> 1 zooms in) at a canvas point: x, and y until rows are
