@@ -68,6 +68,7 @@ pub mod state_view;
 mod step_time;
 pub mod ticks;
 pub mod view;
+pub mod xaxis;
 
 pub use app::{App, AxisTicks, FlameAt, ViewKind, VIEWER_LAYOUT};
 pub use camera::{Camera, PlotGeometry, RectCss};
