@@ -21,7 +21,7 @@
 use memviz_analysis::layout::Layout;
 
 use crate::column_stack::ColumnStack;
-use crate::xaxis::{Steps, XMap};
+use crate::xaxis::{for_each_mapped, map_polyline, Steps, XMap};
 use memviz_render::Trapezoid;
 
 /// Above this many exact polyline points the viewer uses the windowed scene.
@@ -241,13 +241,12 @@ pub fn build_static_on<M: XMap + ?Sized>(layout: &Layout, colors: &[u8], xmap: &
     for e in 0..layout.element_count() as u32 {
         let color = color_u32(colors.get(e as usize).copied().unwrap_or(u8::MAX));
         for p in layout.pieces(e) {
-            grid.push(
-                xmap.axis_of_step(f64::from(p.x0_step)),
-                xmap.axis_of_step(f64::from(p.x1_step)),
-                p.bottom0_bytes as f64,
-                p.bottom1_bytes as f64,
-                p.height_bytes as f64,
-                color,
+            let h = p.height_bytes as f64;
+            for_each_mapped(
+                (f64::from(p.x0_step), p.bottom0_bytes as f64),
+                (f64::from(p.x1_step), p.bottom1_bytes as f64),
+                xmap,
+                |xa, xb, ba, bb| grid.push(xa, xb, ba, bb, h, color),
             );
         }
     }
@@ -294,12 +293,7 @@ pub fn build_windowed_on<M: XMap + ?Sized>(
             continue;
         }
         let h = layout.height_bytes(e) as f64;
-        let mut pts = layout.clipped_points(e, sx0, sx1);
-        if xmap.is_time() {
-            for p in &mut pts {
-                p.0 = xmap.axis_of_step(p.0);
-            }
-        }
+        let pts = map_polyline(&layout.clipped_points(e, sx0, sx1), xmap);
         // y culling on the polyline's bottoms.
         let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
         for &(_, b) in &pts {

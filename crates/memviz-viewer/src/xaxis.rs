@@ -59,3 +59,52 @@ impl XMap for AxisMap<'_> {
         matches!(self, AxisMap::Time(_))
     }
 }
+
+/// Sloped stretches longer than this many timesteps are split at this many timesteps only (the
+/// rest drawn straight in time).
+const MAX_SPLITS: u32 = 256;
+
+/// Calls `f(xa, xb, bottom_a, bottom_b)` in the axis's unit for a piece of a polyline from
+/// `(xa, ba)` to `(xb, bb)` in timesteps: one piece for a flat one or on [`Steps`]; on the
+/// time axis a sloped one is split at the timesteps inside it (time is linear within a
+/// timestep, not across), so what is drawn is what [`Layout::hit`] finds.
+///
+/// [`Layout::hit`]: memviz_analysis::layout::Layout::hit
+pub fn for_each_mapped<M: XMap + ?Sized>(
+    (xa, ba): (f64, f64),
+    (xb, bb): (f64, f64),
+    xmap: &M,
+    mut f: impl FnMut(f64, f64, f64, f64),
+) {
+    let map = |x: f64| xmap.axis_of_step(x);
+    if !xmap.is_time() || ba == bb || (xb - xa <= 1.0 && xa.floor() == (xb - 1e-9).floor()) {
+        f(map(xa), map(xb), ba, bb);
+        return;
+    }
+    let bottom = |x: f64| ba + (bb - ba) * ((x - xa) / (xb - xa));
+    let (mut a, mut k, mut splits) = (xa, xa.floor() + 1.0, 0);
+    while k < xb && splits < MAX_SPLITS {
+        f(map(a), map(k), bottom(a), bottom(k));
+        a = k;
+        k += 1.0;
+        splits += 1;
+    }
+    f(map(a), map(xb), bottom(a), bottom(xb));
+}
+
+/// A polyline in timesteps (x ascending) in the axis's unit ([`for_each_mapped`]'s points).
+pub fn map_polyline<M: XMap + ?Sized>(pts: &[(f64, f64)], xmap: &M) -> Vec<(f64, f64)> {
+    if !xmap.is_time() {
+        return pts.to_vec();
+    }
+    let mut out = Vec::with_capacity(pts.len());
+    if let Some(&(x, b)) = pts.first() {
+        out.push((xmap.axis_of_step(x), b));
+    }
+    for w in pts.windows(2) {
+        if let [p, q] = w {
+            for_each_mapped(*p, *q, xmap, |_, xb, _, bb| out.push((xb, bb)));
+        }
+    }
+    out
+}

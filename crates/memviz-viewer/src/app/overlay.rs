@@ -9,7 +9,7 @@ use super::timeline::{axis_map, TimelineUi, TimelineView};
 use crate::camera::{PlotGeometry, RectCss};
 use crate::scene::Batch;
 use crate::ticks::{self, Tick};
-use crate::xaxis::{AxisMap, XMap};
+use crate::xaxis::{map_polyline, AxisMap, XMap};
 
 const BG: u32 = rgba(255, 255, 255, 255);
 const AXIS: u32 = rgba(90, 90, 90, 255);
@@ -204,10 +204,7 @@ impl TimelineView<'_> {
                     map.step_of_axis(cam.x_range.0),
                     map.step_of_axis(cam.x_range.1),
                 );
-                let mut pts = d.layout.clipped_points(e, s0, s1);
-                for p in &mut pts {
-                    p.0 = map.axis_of_step(p.0);
-                }
+                let pts = map_polyline(&d.layout.clipped_points(e, s0, s1), &map);
                 for w in pts.windows(2).take(4096) {
                     let (Some(&(xa, ba)), Some(&(xb, bb))) = (w.first(), w.get(1)) else {
                         continue;
