@@ -253,7 +253,10 @@ mod tests {
                 }
                 let n = want.len();
                 for (i, &w) in want.iter().enumerate().step_by(7) {
-                    assert_eq!(got.time_at_x(i as f64), if i + 1 >= n { *want.last().unwrap() } else { w });
+                    assert_eq!(
+                        got.time_at_x(i as f64),
+                        if i + 1 >= n { *want.last().unwrap() } else { w }
+                    );
                     // The inverse: the last timestep at that time (a time shared by several
                     // timesteps maps to the end of their run).
                     let x = got.x_at_time(w);

@@ -66,11 +66,18 @@ fn assert_linear_ticks(app: &App, unit: &str) -> Vec<String> {
 #[test]
 fn time_axis_is_linear_in_time_us() {
     // Step times (µs): 0, 200, 2200, 2300 ×4 (beta's free and gamma's slide), 10000 (delta).
-    let p = generated("lu.pickle", &["tests/fixtures/generate.py", "landmarks-uneven"]);
+    let p = generated(
+        "lu.pickle",
+        &["tests/fixtures/generate.py", "landmarks-uneven"],
+    );
     let mut app = load_app(&p);
     app.resize(1024.0, 600.0, 1.0);
     assert!(app.state().timeline.has_time);
-    assert_eq!(app.axis_ticks().x_unit, "timesteps", "event order by default");
+    assert_eq!(
+        app.axis_ticks().x_unit,
+        "timesteps",
+        "event order by default"
+    );
     assert_eq!(app.camera().full_x, (0.0, 8.0));
     app.set_time_axis(true);
     assert_eq!(app.state().x_axis, "time");
@@ -81,15 +88,29 @@ fn time_axis_is_linear_in_time_us() {
     assert_eq!(labels, ["0 ms", "2 ms", "4 ms", "6 ms", "8 ms", "10 ms"]);
     // What is drawn is in µs too.
     let (_, batches) = app.plot_batches();
-    let lo = batches.iter().map(|b| b.bbox[0]).fold(f64::INFINITY, f64::min);
-    let hi = batches.iter().map(|b| b.bbox[1]).fold(f64::NEG_INFINITY, f64::max);
+    let lo = batches
+        .iter()
+        .map(|b| b.bbox[0])
+        .fold(f64::INFINITY, f64::min);
+    let hi = batches
+        .iter()
+        .map(|b| b.bbox[1])
+        .fold(f64::NEG_INFINITY, f64::max);
     assert_eq!((lo, hi), (0.0, 10_000.0));
 
     // Hover picks what is alive at that time (elements: 0 alpha, 1 beta, 2 gamma, 3 delta).
     assert_eq!(element_at_time(&mut app, 100.0, 2.0 * MIB), Some(0));
-    assert_eq!(element_at_time(&mut app, 100.0, 6.0 * MIB), None, "beta comes at 200 µs");
+    assert_eq!(
+        element_at_time(&mut app, 100.0, 6.0 * MIB),
+        None,
+        "beta comes at 200 µs"
+    );
     assert_eq!(element_at_time(&mut app, 1000.0, 8.0 * MIB), Some(1));
-    assert_eq!(element_at_time(&mut app, 1000.0, 13.0 * MIB), None, "gamma comes at 2.2 ms");
+    assert_eq!(
+        element_at_time(&mut app, 1000.0, 13.0 * MIB),
+        None,
+        "gamma comes at 2.2 ms"
+    );
     assert_eq!(element_at_time(&mut app, 2250.0, 13.0 * MIB), Some(2));
     // Beta's free and three slide steps share 2300 µs; gamma then slides over 2.3–10 ms, from
     // 6.67 MiB (16/3 MiB down) to 4 MiB: at 6150 µs its bottom is at 5.33 MiB.
@@ -117,8 +138,18 @@ fn time_axis_is_linear_in_time_us() {
     let c = *app.camera();
     assert_eq!(app.state().x_axis, "timesteps");
     assert_eq!(c.full_x, (0.0, 8.0));
-    assert!((c.x_range.0 - 1.4).abs() < 1e-9 && (c.x_range.1 - 2.5).abs() < 1e-9, "{c:?}");
-    assert_eq!(app.plot_batches().1.iter().map(|b| b.bbox[1]).fold(0.0, f64::max), 8.0);
+    assert!(
+        (c.x_range.0 - 1.4).abs() < 1e-9 && (c.x_range.1 - 2.5).abs() < 1e-9,
+        "{c:?}"
+    );
+    assert_eq!(
+        app.plot_batches()
+            .1
+            .iter()
+            .map(|b| b.bbox[1])
+            .fold(0.0, f64::max),
+        8.0
+    );
 }
 
 /// Times that are all equal, or mostly out of order, are not a time axis: event order stays.
@@ -139,7 +170,11 @@ fn unusable_times_keep_event_order() {
         let mut app = load_app(&p);
         assert_eq!(app.state().timeline.has_time, usable, "{name}");
         app.set_time_axis(true);
-        assert_eq!(app.state().x_axis, if usable { "time" } else { "timesteps" }, "{name}");
+        assert_eq!(
+            app.state().x_axis,
+            if usable { "time" } else { "timesteps" },
+            "{name}"
+        );
         let cam = *app.camera();
         assert!(cam.full_x.1 > cam.full_x.0, "{name}: {cam:?}");
         // Hover, ticks and a window work on either axis (no division by a zero span).

@@ -35,9 +35,9 @@ use crate::camera::{Camera, PlotGeometry};
 use crate::flame_view::FlameView;
 use crate::memory::{unavailable_message, view_bytes_per_event, Memory};
 use crate::scene::Batch;
-use crate::xaxis::XMap;
 use crate::state_view::StateView;
 pub use crate::view::{ActiveView, DrawableView, ViewKind, CLICK_SLOP_CSS};
+use crate::xaxis::XMap;
 use device::{build_device, DeviceData};
 use timeline::{Frame, Gate, Settle, TimelineUi, TimelineView};
 
@@ -607,7 +607,8 @@ impl App {
             .camera
             .data_from_css_px(&self.geom, [css_x, css_y]);
         let (snap, device, data) = (self.snapshot()?, self.device, self.data());
-        let step = timeline::axis_map(self.timeline.camera_time, snap, device, data).step_of_axis(x);
+        let step =
+            timeline::axis_map(self.timeline.camera_time, snap, device, data).step_of_axis(x);
         self.data()?.layout.hit(step, y)
     }
 

@@ -70,7 +70,9 @@ pub(super) fn axis_ticks(
     let xpos = |x: f64| cam.css_px_from_data(geom, [x, 0.0])[0];
     let ypos = |y: f64| cam.css_px_from_data(geom, [0.0, y])[1];
     let y = ticks::byte_ticks(cam.y_range.0, cam.y_range.1, p.height(), ypos);
-    let map = snap.map_or(AxisMap::Steps, |s| axis_map(ui.camera_time, s, device, data));
+    let map = snap.map_or(AxisMap::Steps, |s| {
+        axis_map(ui.camera_time, s, device, data)
+    });
     // The camera's x is the axis's unit: both kinds of ticks are linear in it.
     let (x, x_unit) = if map.is_time() {
         (

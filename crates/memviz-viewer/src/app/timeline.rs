@@ -186,8 +186,14 @@ impl TimelineView<'_> {
         if self.ui.camera_time != on {
             let cam = self.ui.camera;
             let n = f64::from(self.data().map_or(1, |d| d.layout.step_count().max(1)));
-            let (old, new) = (self.xmap(), axis_map(on, self.snap, self.device, self.data()));
-            let (s0, s1) = (old.step_of_axis(cam.x_range.0), old.step_of_axis(cam.x_range.1));
+            let (old, new) = (
+                self.xmap(),
+                axis_map(on, self.snap, self.device, self.data()),
+            );
+            let (s0, s1) = (
+                old.step_of_axis(cam.x_range.0),
+                old.step_of_axis(cam.x_range.1),
+            );
             let full_x = (new.axis_of_step(0.0), new.axis_of_step(n));
             let x_range = (new.axis_of_step(s0), new.axis_of_step(s1));
             drop((old, new));
@@ -364,7 +370,13 @@ impl TimelineView<'_> {
 
     pub(super) fn overview_columns(&mut self) -> Vec<u64> {
         let cols = (self.geom.overview.width().round().max(1.0)) as u32;
-        let key = (self.file, self.device, self.ui.kind, cols, self.ui.camera_time);
+        let key = (
+            self.file,
+            self.device,
+            self.ui.kind,
+            cols,
+            self.ui.camera_time,
+        );
         if self.ui.overview_key != key {
             self.ui.overview_key = key;
             let map = self.xmap();
