@@ -93,7 +93,7 @@ impl StepTimeIndex {
             index: self,
             tr,
             layout,
-            cache: RefCell::new([(usize::MAX, [0.0; BLOCK]); CACHED_BLOCKS]),
+            cache: RefCell::new(Box::new([(usize::MAX, [0.0; BLOCK]); CACHED_BLOCKS])),
         }
     }
 
@@ -108,8 +108,8 @@ pub(crate) struct DerivedTimes<'a> {
     index: &'a StepTimeIndex,
     tr: &'a DeviceTrace,
     layout: &'a Layout,
-    /// Replayed blocks: (block number, its times).
-    cache: RefCell<[(usize, [f64; BLOCK]); CACHED_BLOCKS]>,
+    /// Replayed blocks: (block number, its times); 4 KiB, boxed.
+    cache: RefCell<Box<[(usize, [f64; BLOCK]); CACHED_BLOCKS]>>,
 }
 
 impl DerivedTimes<'_> {
