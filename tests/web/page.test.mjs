@@ -655,6 +655,16 @@ for (const backend of BACKENDS) {
         return s.x_axis === 'timesteps' && s;
       }, 'an old link restores event order');
       assert.deepEqual(old.x_range, [1, 3]);
+      // The segment and pool timelines are labelled on the time axis too.
+      await page.selectOption('#x-axis-select', 'time');
+      for (const v of ['segments', 'pools']) {
+        await page.evaluate((name) => window.memviz.setView(name), v);
+        await page.waitForFunction(() => {
+          const ls = [...document.querySelectorAll('#x-labels span')].map((s) => s.textContent);
+          return ls.length >= 2 && ls.every((l) => / ms$/.test(l));
+        });
+      }
+      await page.evaluate(() => window.memviz.setView('active'));
     });
 
     test('a gzip-compressed snapshot opens with the same summary (Blob and file input)', TEST, async () => {

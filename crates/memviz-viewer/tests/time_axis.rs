@@ -186,3 +186,37 @@ fn unusable_times_keep_event_order() {
         assert!(app.camera().x_range.1 > app.camera().x_range.0);
     }
 }
+
+/// The Active Cached Segment Timeline and the Private Pools view have x ticks on both axes.
+#[test]
+fn segment_and_pool_timelines_have_x_ticks() {
+    use memviz_viewer::ViewKind;
+    for name in ["pools.pickle", "expandable.pickle"] {
+        let mut app = load_app(&fixture(name));
+        for kind in [ViewKind::Segments, ViewKind::Pools, ViewKind::Active] {
+            app.set_view(kind);
+            for time in [false, true] {
+                app.set_time_axis(time);
+                let st = app.state();
+                let ticks = app.axis_ticks();
+                let want = if time && st.timeline.has_time {
+                    "time"
+                } else {
+                    "timesteps"
+                };
+                assert_eq!(ticks.x_unit, want, "{name} {kind:?}");
+                assert!(ticks.x.len() >= 2, "{name} {kind:?} {want}: {:?}", ticks.x);
+                let p = app.geometry().plot;
+                let (x0, x1) = app.camera().x_range;
+                for t in &ticks.x {
+                    let at = p.left + (t.value - x0) / (x1 - x0) * p.width();
+                    assert!((t.pos_css_px - at).abs() < 1e-6, "{name} {kind:?}: {t:?}");
+                }
+                eprintln!(
+                    "{name} {kind:?} {want}: {:?}",
+                    ticks.x.iter().map(|t| &t.label).collect::<Vec<_>>()
+                );
+            }
+        }
+    }
+}
