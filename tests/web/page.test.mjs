@@ -610,6 +610,7 @@ for (const backend of BACKENDS) {
         const ls = [...document.querySelectorAll('#x-labels span')].map((s) => s.textContent);
         return JSON.stringify(ls) === JSON.stringify(labels);
       }, ticks.x.map((t) => t.label));
+      await page.locator('#plot-wrap').screenshot({ path: path.join(SCREENSHOTS, shot('time-axis')) });
       // Hover by time: beta lives 0.2–2.3 ms at [4, 12) MiB; gamma from 2.2 ms, sliding down
       // over 2.3–10 ms from 6.67 MiB to 4 MiB (at 6.15 ms: [5.33, 7.33) MiB).
       const beta = LANDMARK_POINTS.beta;
@@ -655,14 +656,21 @@ for (const backend of BACKENDS) {
         return s.x_axis === 'timesteps' && s;
       }, 'an old link restores event order');
       assert.deepEqual(old.x_range, [1, 3]);
-      // The segment and pool timelines are labelled on the time axis too.
+      // The segment and pool timelines are labelled on the time axis too (the demo: its
+      // segments come and go with events; the landmarks' one segment has no event, no time).
+      assert.equal(await openDemo(page), 'ready');
       await page.selectOption('#x-axis-select', 'time');
       for (const v of ['segments', 'pools']) {
         await page.evaluate((name) => window.memviz.setView(name), v);
+        await poll(async () => {
+          const s = await viewerState(page);
+          return s.view === v && s.x_axis === 'time';
+        }, `${v}: time axis`);
         await page.waitForFunction(() => {
           const ls = [...document.querySelectorAll('#x-labels span')].map((s) => s.textContent);
-          return ls.length >= 2 && ls.every((l) => / ms$/.test(l));
+          return ls.length >= 2 && ls.every((l) => /^\d+(\.\d+)? (µs|ms|s)$/.test(l));
         });
+        await page.locator('#plot-wrap').screenshot({ path: path.join(SCREENSHOTS, shot(`time-axis-${v}`)) });
       }
       await page.evaluate(() => window.memviz.setView('active'));
     });
