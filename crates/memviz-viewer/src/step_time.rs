@@ -20,6 +20,9 @@ const BLOCK: usize = 64;
 /// Blocks a [`DerivedTimes`] keeps replayed (direct-mapped by block number).
 const CACHED_BLOCKS: usize = 8;
 
+/// Replayed blocks: (block number, its times), direct-mapped by block number.
+type BlockCache = [(usize, [f64; BLOCK]); CACHED_BLOCKS];
+
 /// The stored part: the first timed event's time and the running maximum before each block.
 #[derive(Clone, Debug)]
 pub(crate) struct StepTimeIndex {
@@ -109,7 +112,7 @@ pub(crate) struct DerivedTimes<'a> {
     tr: &'a DeviceTrace,
     layout: &'a Layout,
     /// Replayed blocks: (block number, its times); 4 KiB, boxed.
-    cache: RefCell<Box<[(usize, [f64; BLOCK]); CACHED_BLOCKS]>>,
+    cache: RefCell<Box<BlockCache>>,
 }
 
 impl DerivedTimes<'_> {
