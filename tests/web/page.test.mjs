@@ -95,6 +95,7 @@ before(async () => {
   fs.mkdirSync(FIXTURES, { recursive: true });
   generate(fixture('small/multidevice.pickle'), 'small', fixture('small'));
   generate(fixture('landmarks.pickle'), 'landmarks', fixture('landmarks.pickle'));
+  generate(fixture('landmarks-uneven.pickle'), 'landmarks-uneven', fixture('landmarks-uneven.pickle'));
   generate(fixture('hostile.pickle'), 'hostile', fixture('hostile.pickle'));
   generate(fixture(`large${LARGE_MB}.pickle`), 'large', '--mb', String(LARGE_MB), fixture(`large${LARGE_MB}.pickle`));
   const demo = fs.readFileSync(DEMO);
@@ -548,8 +549,8 @@ for (const backend of BACKENDS) {
         return ls.length >= 2 && ls.every((l) => new RegExp(re).test(l));
       }, timeLabel.source);
       const time = await xLabels(page);
-      // Events are 1 ms apart: the 6 events span 0 to 5 ms.
-      assert.equal(time[0].replace(/\s+/g, ''), '0µs', `first time label: ${time}`);
+      // Events are 1 ms apart: the 6 events span 0 to 5 ms, labelled in ms.
+      assert.equal(time[0].replace(/\s+/g, ''), '0ms', `first time label: ${time}`);
       const overlaps = await page.locator('#x-labels span').evaluateAll((spans) => {
         const boxes = spans.map((s) => ({ text: s.textContent, ...s.getBoundingClientRect().toJSON() }))
           .sort((a, b) => a.left - b.left);
@@ -582,6 +583,97 @@ for (const backend of BACKENDS) {
         const ls = [...document.querySelectorAll('#x-labels span')].map((s) => s.textContent);
         return ls.length >= 2 && ls.every((l) => new RegExp(re).test(l));
       }, stepLabel.source);
+    });
+
+    test('wall-clock time axis: ticks linear in time_us, hover by time, the brush, a deep link with the time axis restores', TEST, async () => {
+      // generate.py landmarks-uneven: the landmarks' events at 0, 0.2, 2.2, 2.3, 2.3 and 10 ms.
+      assert.equal(await openWithInput(page, fixture('landmarks-uneven.pickle')), 'ready');
+      assert.equal((await viewerState(page)).x_axis, 'timesteps', 'event order by default');
+      await page.selectOption('#x-axis-select', 'time');
+      const st = await poll(async () => {
+        const s = await viewerState(page);
+        return s.x_axis === 'time' && s;
+      }, 'x_axis time');
+      assert.deepEqual(st.full_x, [0, 10000], 'x is µs after the first event');
+      assert.deepEqual(st.x_range, st.full_x);
+      // Ticks: round values at left + (v - x0) / (x1 - x0) * width, shown where Rust put them.
+      const { result: ticks } = await page.evaluate(() => window.memviz.view({ method: 'ticks' }));
+      const p = st.geometry.plot;
+      assert.ok(ticks.x.length >= 3, JSON.stringify(ticks.x));
+      const step = ticks.x[1].value - ticks.x[0].value;
+      for (const [i, t] of ticks.x.entries()) {
+        assert.equal(t.value, i * step);
+        const want = p.left + (t.value - st.x_range[0]) / (st.x_range[1] - st.x_range[0]) * (p.right - p.left);
+        assert.ok(Math.abs(t.pos_css_px - want) < 1e-6, `${t.label} at ${t.pos_css_px}, want ${want}`);
+        assert.equal(t.label, `${t.value / 1000} ms`);
+      }
+      await page.waitForFunction((labels) => {
+        const ls = [...document.querySelectorAll('#x-labels span')].map((s) => s.textContent);
+        return JSON.stringify(ls) === JSON.stringify(labels);
+      }, ticks.x.map((t) => t.label));
+      await page.locator('#plot-wrap').screenshot({ path: path.join(SCREENSHOTS, shot('time-axis')) });
+      // Hover by time: beta lives 0.2–2.3 ms at [4, 12) MiB; gamma from 2.2 ms, sliding down
+      // over 2.3–10 ms from 6.67 MiB to 4 MiB (at 6.15 ms: [5.33, 7.33) MiB).
+      const beta = LANDMARK_POINTS.beta;
+      await hover(page, 1000, 8 * MiB, beta.label);
+      assert.equal((await page.evaluate(() => window.memviz.tooltip())).element, beta.element);
+      const gamma = LANDMARK_POINTS.gammaSliding;
+      await hover(page, 6150, 7 * MiB, gamma.label);
+      assert.equal((await page.evaluate(() => window.memviz.tooltip())).element, gamma.element);
+      await page.mouse.move(1, 1);
+      // The brush in the overview strip is linear in time too: a quarter to a half is 2.5–5 ms.
+      const box = await page.locator('#plot').boundingBox();
+      const o = st.geometry.overview;
+      const oy = box.y + (o.top + o.bottom) / 2;
+      const ox = (f) => box.x + o.left + f * (o.right - o.left);
+      await page.mouse.move(ox(0.25), oy);
+      await page.mouse.down();
+      await page.mouse.move(ox(0.4), oy, { steps: 3 });
+      await page.mouse.move(ox(0.5), oy, { steps: 3 });
+      await page.mouse.up();
+      const brushed = await poll(async () => {
+        const s = await viewerState(page);
+        return Math.abs(s.x_range[1] - 5000) < 20 && s;
+      }, 'the brush shows 2.5–5 ms');
+      assert.ok(Math.abs(brushed.x_range[0] - 2500) < 20, JSON.stringify(brushed.x_range));
+      // A deep link holds the axis and x in µs; it restores from event order.
+      await page.evaluate(() => window.memviz.view({ method: 'set_x_window', x0: 1000, x1: 2250 }));
+      const hash = await page.evaluate(() => window.memviz.links.write());
+      assert.match(hash, /axis=time/);
+      assert.match(hash, /x=1000%2C2250|x=1000,2250/);
+      await page.selectOption('#x-axis-select', 'timesteps');
+      await poll(async () => (await viewerState(page)).x_axis === 'timesteps', 'back to event order');
+      await page.evaluate((h) => window.memviz.links.restore(h), hash);
+      const restored = await poll(async () => {
+        const s = await viewerState(page);
+        return s.x_axis === 'time' && s;
+      }, 'the link restores the time axis');
+      assert.deepEqual(restored.x_range, [1000, 2250]);
+      assert.equal(await page.inputValue('#x-axis-select'), 'time');
+      // A link without `axis` (as every link before the time axis) is in timesteps.
+      await page.evaluate(() => window.memviz.links.restore('#view=active&x=1,3&y=0,15000000'));
+      const old = await poll(async () => {
+        const s = await viewerState(page);
+        return s.x_axis === 'timesteps' && s;
+      }, 'an old link restores event order');
+      assert.deepEqual(old.x_range, [1, 3]);
+      // The segment and pool timelines are labelled on the time axis too (the demo: its
+      // segments come and go with events; the landmarks' one segment has no event, no time).
+      assert.equal(await openDemo(page), 'ready');
+      await page.selectOption('#x-axis-select', 'time');
+      for (const v of ['segments', 'pools']) {
+        await page.evaluate((name) => window.memviz.setView(name), v);
+        await poll(async () => {
+          const s = await viewerState(page);
+          return s.view === v && s.x_axis === 'time';
+        }, `${v}: time axis`);
+        await page.waitForFunction(() => {
+          const ls = [...document.querySelectorAll('#x-labels span')].map((s) => s.textContent);
+          return ls.length >= 2 && ls.every((l) => /^\d+(\.\d+)? (µs|ms|s)$/.test(l));
+        });
+        await page.locator('#plot-wrap').screenshot({ path: path.join(SCREENSHOTS, shot(`time-axis-${v}`)) });
+      }
+      await page.evaluate(() => window.memviz.setView('active'));
     });
 
     test('a gzip-compressed snapshot opens with the same summary (Blob and file input)', TEST, async () => {

@@ -23,6 +23,15 @@ test('every field of a timeline link survives a round trip', () => {
   assert.deepEqual(decodeHash(hash.slice(1)), s);
 });
 
+test('a time-axis link holds axis=time (x in µs); links without it are in timesteps', () => {
+  const s = { view: 'active', axis: 'time', x: [1000, 2250.5], y: [0, 1e7] };
+  const hash = encodeHash(s);
+  assert.match(hash, /axis=time&x=1000%2C2250\.5/);
+  assert.deepEqual(decodeHash(hash), s);
+  assert.equal(decodeHash('#view=active&x=1,3&y=0,9').axis, undefined);
+  assert.equal(decodeHash('#axis=steps&x=1,3').axis, undefined, 'only time is an axis value');
+});
+
 test('state history and flamegraph links survive a round trip', () => {
   for (const s of [
     { view: 'state', file: 0, device: 0, event: 1_000_000 },

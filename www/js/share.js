@@ -18,7 +18,9 @@ const INT_KEYS = ['file', 'device', 'pin', 'event', 'node'];
  * @property {number} [pin]  the pinned timeline element
  * @property {number} [event]  the State History's selected event
  * @property {number} [node]  the flamegraph's zoom
- * @property {number[]} [x]  the visible window `[from, to]`
+ * @property {number[]} [x]  the visible window `[from, to]`, in the x axis's unit: timesteps, or
+ *   µs after the first event when `axis` is `time` (links without `axis` are in timesteps)
+ * @property {string} [axis]  `time` on the wall-clock time axis
  * @property {number[]} [y]
  * @property {string} [at]  the flamegraph's moment
  * @property {string} [q]  the search
@@ -57,7 +59,7 @@ function short(v) {
 }
 
 /**
- * A link state → the hash (`#view=…&file=…&device=…&x=a,b&y=a,b&pin=…&event=…&at=…&node=…&q=…&only=1`).
+ * A link state → the hash (`#view=…&file=…&device=…&axis=time&x=a,b&y=a,b&pin=…&event=…&at=…&node=…&q=…&only=1`).
  * Fields that are null or undefined are left out.
  * @param {LinkState} s
  * @returns {string}
@@ -68,6 +70,7 @@ export function encodeHash(s) {
   for (const k of INT_KEYS) {
     if (isInt(s[k])) p.set(k, String(s[k]));
   }
+  if (s.axis === 'time') p.set('axis', 'time');
   if (s.x) p.set('x', s.x.map(short).join(','));
   if (s.y) p.set('y', s.y.map(short).join(','));
   if (s.at) p.set('at', s.at);
@@ -95,6 +98,7 @@ export function decodeHash(hash) {
   }
   const x = pair(p.get('x'));
   const y = pair(p.get('y'));
+  if (p.get('axis') === 'time') out.axis = 'time';
   if (x) out.x = x;
   if (y) out.y = y;
   const at = p.get('at');
@@ -165,6 +169,7 @@ export class DeepLinks {
       if (f && isInt(f.root) && f.root > 0) s.node = f.root;
       if (q) Object.assign(s, { q, only });
     } else {
+      if (st.x_axis === 'time') s.axis = 'time';
       s.x = st.x_range;
       s.y = st.y_range;
       if (isInt(st.pinned)) s.pin = st.pinned;
@@ -239,7 +244,16 @@ export class DeepLinks {
         if (isInt(s.node)) await h.call({ method: 'flame_zoom_to', node: s.node }, { waitFrame: true });
       } else {
         await h.setSearch(s.q || '', Boolean(s.only));
-        if (s.x && s.y) await h.call({ method: 'set_window', x0: s.x[0], x1: s.x[1], y0: s.y[0], y1: s.y[1] }, { waitFrame: true });
+        // The axis first: `x` is in its unit. A time link on a file without usable times keeps
+        // event order and leaves the window alone.
+        const time = s.axis === 'time';
+        const before = await h.state();
+        if (before !== null && (before.x_axis === 'time') !== time) {
+          await h.call({ method: 'set_time_axis', on: time }, { waitFrame: true, panel: true });
+        }
+        const after = await h.state();
+        const sameAxis = after !== null && (after.x_axis === 'time') === time;
+        if (s.x && s.y && sameAxis) await h.call({ method: 'set_window', x0: s.x[0], x1: s.x[1], y0: s.y[0], y1: s.y[1] }, { waitFrame: true });
         await h.pin(isInt(s.pin) ? s.pin : -1);
       }
     } finally {

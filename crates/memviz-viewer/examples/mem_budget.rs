@@ -8,7 +8,8 @@
 //! what it keeps (`kept_bytes_per_entry`). `peak_per_file` is the high-water mark so far (what wasm memory
 //! keeps); `step_peak_per_file` the highest heap during that step alone, so a step's transient
 //! shows even below an earlier peak (the parse's).
-//! `cargo run -p memviz-viewer --release --example mem_budget -- FILE [--views] [--panels]`
+//! `--time-axis` switches the x axis to wall-clock time and back (the scene rebuilt in µs).
+//! `cargo run -p memviz-viewer --release --example mem_budget -- FILE [--views] [--panels] [--time-axis]`
 //! (docs/limits.md has the table.)
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 use memviz_viewer::FlameAt;
@@ -64,6 +65,7 @@ fn main() {
     let rest: Vec<String> = args.collect();
     let views = rest.iter().any(|a| a == "--views");
     let panels = rest.iter().any(|a| a == "--panels");
+    let time_axis = rest.iter().any(|a| a == "--time-axis");
     let file_bytes = std::fs::metadata(&path).unwrap().len() as f64;
     let t = Instant::now();
     // Streamed in 4 MiB chunks as the page does (the file is never whole in memory).
@@ -156,6 +158,21 @@ fn main() {
             l.step_count(),
             l.element_count()
         );
+    }
+    if time_axis {
+        // The wall-clock axis: the scene rebuilt in µs (settled at the canvas's width), then
+        // event order again; what each holds above the event-order view before it.
+        app.set_time_axis(true);
+        app.settle();
+        let st = app.state();
+        println!(
+            "{{\"x_axis\":{:?},\"full_x\":{:?},\"instances\":{},\"scene_build_ms\":{:.0}}}",
+            st.x_axis, st.timeline.full_x, st.timeline.instances, st.timeline.scene_build_ms
+        );
+        m.step("time_axis");
+        app.set_time_axis(false);
+        app.settle();
+        m.step("event_order_again");
     }
     if views {
         for kind in [

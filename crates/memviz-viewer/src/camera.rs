@@ -3,7 +3,8 @@
 //!
 //! Coordinate spaces, named `<to>_from_<from>` like memviz-render:
 //! - **css px**: the canvas in CSS pixels, origin top left, y down (`pos_in_css_px`).
-//! - **data**: x = timesteps, y = bytes, both `f64`, y up (`pos_in_data`).
+//! - **data**: x = timesteps (or µs on the time axis, `crate::xaxis`), y = bytes, both `f64`,
+//!   y up (`pos_in_data`).
 //! - **clip**: what memviz-render computes from a [`View`](memviz_render::View)
 //!   ([`Camera::canvas_view`] maps the *whole canvas* so that the plot rectangle shows the camera
 //!   window; `clip_from_data` is `canvas_view().clip_from_data()`).

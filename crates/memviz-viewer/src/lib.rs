@@ -6,7 +6,9 @@
 //! `Layout` (every element, memory_viz's stacking, SEMANTICS §3), the per-site colours and the
 //! plot scene, all built once on first use.
 //!
-//! *Spaces.* Data space is x = timesteps, y = bytes (`f64`). The [`Camera`] is the data window
+//! *Spaces.* Data space is x = timesteps (event order), or µs after the first event on the
+//! wall-clock time axis ([`xaxis`]: the layout stays in timesteps, what is drawn and the camera
+//! are in the axis's unit), y = bytes (`f64`). The [`Camera`] is the data window
 //! shown in the plot rectangle of the [`PlotGeometry`] (CSS px: a left gutter for y labels, a
 //! bottom gutter for x labels, the overview strip below). `data_from_css_px` /
 //! `css_px_from_data` convert; [`Camera::canvas_view`] is the memviz-render
@@ -49,7 +51,8 @@
 //! extent is bounded by the tallest element above its tile's origin.
 //!
 //! *Text.* The GPU draws no text: [`App::axis_ticks`] gives tick positions and labels (binary
-//! units for bytes; 1-2-5 timesteps, or µs/ms/s relative to the first event on the time axis),
+//! units for bytes; 1-2-5 timesteps, or 1-2-5 µs/ms/s relative to the first event, linear, on
+//! the time axis),
 //! [`App::hover`] / [`App::click`] give the memory_viz tooltip (`TooltipInfo` JSON plus `text`),
 //! [`App::legend`] and [`App::devices`] give JSON, and the shell places them as text.
 
@@ -68,6 +71,7 @@ pub mod state_view;
 mod step_time;
 pub mod ticks;
 pub mod view;
+pub mod xaxis;
 
 pub use app::{App, AxisTicks, FlameAt, ViewKind, VIEWER_LAYOUT};
 pub use camera::{Camera, PlotGeometry, RectCss};

@@ -21,6 +21,7 @@
 use memviz_analysis::layout::Layout;
 
 use crate::column_stack::ColumnStack;
+use crate::xaxis::{for_each_mapped, map_polyline, Steps, XMap};
 use memviz_render::Trapezoid;
 
 /// Above this many exact polyline points the viewer uses the windowed scene.
@@ -76,6 +77,8 @@ pub struct PlotScene {
     pub extent: [f64; 2],
     /// The data window a windowed scene covers (`None` for a static scene).
     pub window: Option<[f64; 4]>,
+    /// True when x is time (µs, `crate::xaxis`), false for timesteps.
+    pub x_time: bool,
     /// Time spent building, ms.
     pub build_ms: f64,
 }
@@ -205,12 +208,13 @@ impl TileGrid {
         }
     }
 
-    fn finish(mut self, window: Option<[f64; 4]>, start: f64) -> PlotScene {
+    fn finish(mut self, window: Option<[f64; 4]>, x_time: bool, start: f64) -> PlotScene {
         self.tiles.retain(|t| !t.instances.is_empty());
         PlotScene {
             batches: self.tiles,
             extent: self.extent,
             window,
+            x_time,
             build_ms: now_ms() - start,
         }
     }
@@ -219,26 +223,34 @@ impl TileGrid {
 /// Every piece of every element, tiled (see the module docs).
 #[must_use]
 pub fn build_static(layout: &Layout, colors: &[u8]) -> PlotScene {
+    build_static_on(layout, colors, &Steps)
+}
+
+/// [`build_static`] on the x axis `xmap` (pieces' ends mapped; a piece mapped to zero width,
+/// between events of one time, is not drawn).
+#[must_use]
+pub fn build_static_on<M: XMap + ?Sized>(layout: &Layout, colors: &[u8], xmap: &M) -> PlotScene {
     let start = now_ms();
     let steps = f64::from(layout.step_count().max(1));
+    let x0 = xmap.axis_of_step(0.0);
+    let width = xmap.axis_of_step(steps) - x0;
     let peak = (layout.peak_bytes.max(1)) as f64;
-    let tile_w = (steps / f64::from(TILES)).ceil().max(1.0);
+    let tile_w = (width / f64::from(TILES)).ceil().max(1.0);
     let tile_h = (peak / f64::from(TILES)).max(1.0);
-    let mut grid = TileGrid::new(0.0, tile_w, TILES, 0.0, tile_h, TILES);
+    let mut grid = TileGrid::new(x0, tile_w, TILES, 0.0, tile_h, TILES);
     for e in 0..layout.element_count() as u32 {
         let color = color_u32(colors.get(e as usize).copied().unwrap_or(u8::MAX));
         for p in layout.pieces(e) {
-            grid.push(
-                f64::from(p.x0_step),
-                f64::from(p.x1_step),
-                p.bottom0_bytes as f64,
-                p.bottom1_bytes as f64,
-                p.height_bytes as f64,
-                color,
+            let h = p.height_bytes as f64;
+            for_each_mapped(
+                (f64::from(p.x0_step), p.bottom0_bytes as f64),
+                (f64::from(p.x1_step), p.bottom1_bytes as f64),
+                xmap,
+                |xa, xb, ba, bb| grid.push(xa, xb, ba, bb, h, color),
             );
         }
     }
-    grid.finish(None, start)
+    grid.finish(None, xmap.is_time(), start)
 }
 
 /// The pieces inside `window = [x0, x1, y0, y1]` at `columns` columns over its width, bottoms
@@ -251,8 +263,23 @@ pub fn build_windowed(
     columns: u32,
     y_tol: f64,
 ) -> PlotScene {
+    build_windowed_on(layout, colors, window, columns, y_tol, &Steps)
+}
+
+/// [`build_windowed`] on the x axis `xmap`: `window`'s x in the axis's unit, every point mapped
+/// before it is simplified.
+#[must_use]
+pub fn build_windowed_on<M: XMap + ?Sized>(
+    layout: &Layout,
+    colors: &[u8],
+    window: [f64; 4],
+    columns: u32,
+    y_tol: f64,
+    xmap: &M,
+) -> PlotScene {
     let start = now_ms();
     let [wx0, wx1, wy0, wy1] = window;
+    let (sx0, sx1) = (xmap.step_of_axis(wx0), xmap.step_of_axis(wx1));
     let col_w = ((wx1 - wx0) / f64::from(columns.max(1))).max(1e-9);
     let col = |x: f64| ((x - wx0) / col_w).floor();
     let tile_w = ((wx1 - wx0) / f64::from(TILES)).max(1e-6);
@@ -262,11 +289,11 @@ pub fn build_windowed(
         let Some((s, t)) = layout.span(e) else {
             continue;
         };
-        if f64::from(t) <= wx0 || f64::from(s) >= wx1 {
+        if f64::from(t) <= sx0 || f64::from(s) >= sx1 {
             continue;
         }
         let h = layout.height_bytes(e) as f64;
-        let pts = layout.clipped_points(e, wx0, wx1);
+        let pts = map_polyline(&layout.clipped_points(e, sx0, sx1), xmap);
         // y culling on the polyline's bottoms.
         let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
         for &(_, b) in &pts {
@@ -309,7 +336,7 @@ pub fn build_windowed(
             grid.push(xa, xb, ba, bb, h, color);
         }
     }
-    grid.finish(Some(window), start)
+    grid.finish(Some(window), xmap.is_time(), start)
 }
 
 /// Zoomed-out level of detail for windowed scenes: one sample per device-pixel column (at the
@@ -334,6 +361,21 @@ pub fn build_columns(
     columns: u32,
     px_bytes: f64,
 ) -> PlotScene {
+    build_columns_on(layout, colors, window, columns, px_bytes, &Steps)
+}
+
+/// [`build_columns`] on the x axis `xmap`: `window`'s x and the columns in the axis's unit;
+/// each column samples the timesteps whose span meets it (on the time axis, a burst of events
+/// at one time falls in one column, whose sample is the burst's highest step).
+#[must_use]
+pub fn build_columns_on<M: XMap + ?Sized>(
+    layout: &Layout,
+    colors: &[u8],
+    window: [f64; 4],
+    columns: u32,
+    px_bytes: f64,
+    xmap: &M,
+) -> PlotScene {
     let start = now_ms();
     let [wx0, wx1, wy0, wy1] = window;
     let cols = columns.clamp(1, 65536);
@@ -350,8 +392,8 @@ pub fn build_columns(
     // The sampled timestep of each column: its highest, the earliest of equals.
     let mut samples: Vec<(u32, u32)> = Vec::new();
     for c in 0..cols {
-        let xa = wx0 + f64::from(c) * col_w;
-        let xb = xa + col_w;
+        let ax = wx0 + f64::from(c) * col_w;
+        let (xa, xb) = (xmap.step_of_axis(ax), xmap.step_of_axis(ax + col_w));
         let s0 = xa.max(0.0).floor() as usize;
         let s1 = (xb.max(0.0).ceil() as usize).min(n).max(s0 + 1);
         let best = (s0..s1.min(n))
@@ -400,7 +442,7 @@ pub fn build_columns(
     for (key, x_start) in open.drain() {
         emit(&mut grid, key, x_start, x_end);
     }
-    grid.finish(Some(window), start)
+    grid.finish(Some(window), xmap.is_time(), start)
 }
 
 /// A clock for platforms without `std::time` (wasm32): the embedder installs one with
@@ -443,7 +485,7 @@ mod tests {
         let xb = x0 + 16.0 * tile_w;
         grid.push(x0, xb, 5e9, 5e9, 1e9, 1);
         grid.push(x0 + 0.3, xb - 0.7, 6e9, 7e9, 1e9, 2);
-        let scene = grid.finish(None, 0.0);
+        let scene = grid.finish(None, false, 0.0);
         assert_eq!(scene.batches.len(), 16);
         for color in [1u32, 2] {
             let width: f64 = scene

@@ -3,7 +3,8 @@
 //! - bytes: binary units, steps `{1, 2, 5, 10, 20, 50, 100, 200, 500} × 1024^k` bytes, the
 //!   unit of the step labelling every tick (`512 MiB`, `1 GiB`, `1.5 GiB`);
 //! - timesteps: `{1, 2, 5} × 10^k`;
-//! - time: `{1, 2, 5} × 10^k` µs relative to the first event, labelled `µs` / `ms` / `s`.
+//! - time (linear in µs relative to the first event): `{1, 2, 5} × 10^k` µs, labelled in one
+//!   unit for the visible span (`µs` / `ms` / `s`).
 
 /// One tick: where (CSS px along the axis, x for the x axis, y for the y axis) and its text.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, ts_rs::TS)]
@@ -121,89 +122,57 @@ pub fn step_ticks(lo: f64, hi: f64, len_css: f64, pos: impl Fn(f64) -> f64) -> V
         .collect()
 }
 
-/// `1.5 ms`-style label of a relative time in µs, with as many decimals as `step_us` needs.
-#[must_use]
-pub fn time_label(t_us: f64, step_us: f64) -> String {
-    let (div, unit) = if step_us >= 1e6 {
-        (1e6, "s")
-    } else if step_us >= 1e3 {
-        (1e3, "ms")
+/// The unit of a time axis showing `span_us`: the largest of s, ms, µs the span holds at least
+/// once, moved up while labels would need five digits or more before the point (`12.00005 s`
+/// rather than `12000050 µs` deep into a long trace). Returns (µs per unit, name).
+fn time_unit(span_us: f64, max_us: f64) -> (f64, &'static str) {
+    const UNITS: [(f64, &str); 3] = [(1.0, "µs"), (1e3, "ms"), (1e6, "s")];
+    let mut u = if span_us >= 1e6 {
+        2
+    } else if span_us >= 1e3 {
+        1
     } else {
-        (1.0, "µs")
+        0
     };
-    format!("{} {unit}", trim(t_us / div, 3))
+    while u < 2 && max_us.abs() / UNITS[u].0 >= 1e4 {
+        u += 1;
+    }
+    UNITS[u]
+}
+
+/// `1.5 s`-style label of a relative time in µs: the unit suits the visible span `span_us`
+/// (see `time_unit`), with as many decimals as the tick step `step_us` needs in it.
+#[must_use]
+pub fn time_label(t_us: f64, step_us: f64, span_us: f64) -> String {
+    time_label_in(t_us, step_us, time_unit(span_us, t_us))
+}
+
+fn time_label_in(t_us: f64, step_us: f64, (div, unit): (f64, &str)) -> String {
+    let step = step_us / div;
+    let decimals = if step > 0.0 && step.is_finite() {
+        (-(step.log10() + 1e-9).floor()).clamp(0.0, 9.0) as usize
+    } else {
+        0
+    };
+    format!("{} {unit}", trim(t_us / div, decimals))
 }
 
 /// The smallest distance between two time ticks, CSS px (room for a label like `12.5 ms`).
 pub const MIN_TIME_TICK_GAP_CSS: f64 = 64.0;
 
-/// The (non-decreasing) relative time, µs, at each timestep of a time axis.
-pub trait StepTimes {
-    /// Number of timesteps.
-    fn len(&self) -> usize;
-    /// The time of timestep `i`.
-    fn at(&self, i: usize) -> Option<f64>;
-    /// The first timestep whose time is at least `t` (`len()` if none).
-    fn first_reaching(&self, t: f64) -> usize;
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
-impl StepTimes for [f64] {
-    fn len(&self) -> usize {
-        <[f64]>::len(self)
-    }
-    fn at(&self, i: usize) -> Option<f64> {
-        self.get(i).copied()
-    }
-    fn first_reaching(&self, t: f64) -> usize {
-        self.partition_point(|&s| s < t)
-    }
-}
-
-/// Ticks of a time axis: `step_time_us` is the (non-decreasing) relative time at each
-/// timestep; ticks are nice times mapped back to (fractional) timesteps, at least
-/// [`MIN_TIME_TICK_GAP_CSS`] apart.
-pub fn time_ticks<T: StepTimes + ?Sized>(
-    x_lo: f64,
-    x_hi: f64,
-    len_css: f64,
-    step_time_us: &T,
-    pos: impl Fn(f64) -> f64,
-) -> Vec<Tick> {
-    let n = step_time_us.len();
-    if n == 0 {
-        return Vec::new();
-    }
-    let t_at = |x: f64| -> f64 {
-        let i = x.floor().clamp(0.0, (n - 1) as f64) as usize;
-        let a = step_time_us.at(i).unwrap_or(0.0);
-        let b = step_time_us.at(i + 1).unwrap_or(a);
-        let f = (x - i as f64).clamp(0.0, 1.0);
-        a + (b - a) * f
-    };
-    let (t_lo, t_hi) = (t_at(x_lo), t_at(x_hi));
-    if t_hi.is_nan() || t_lo.is_nan() || t_hi <= t_lo {
+/// Ticks of a linear time axis showing `[lo, hi]` µs (relative to the first event) over
+/// `len_css` px: 1-2-5 × 10^k µs steps, about one per 100 px, none before 0, labelled in one
+/// unit chosen for the span (`250 ms`, `1.5 s`).
+pub fn time_ticks(lo: f64, hi: f64, len_css: f64, pos: impl Fn(f64) -> f64) -> Vec<Tick> {
+    if !lo.is_finite() || !hi.is_finite() || hi <= lo {
         return Vec::new();
     }
     let want = (len_css / 100.0).clamp(2.0, 30.0);
-    let step = nice_decimal_step((t_hi - t_lo) / want);
+    let step = nice_decimal_step((hi - lo) / want);
+    let unit = time_unit(hi - lo, lo.abs().max(hi.abs()));
     let mut out: Vec<Tick> = Vec::new();
-    for t in multiples(t_lo, t_hi, step) {
-        // First timestep whose time reaches t, interpolated within the step before it.
-        let i = step_time_us.first_reaching(t);
-        let x = if i == 0 {
-            0.0
-        } else {
-            let a = step_time_us.at(i - 1).unwrap_or(t);
-            let b = step_time_us.at(i).unwrap_or(a);
-            let f = if b > a { (t - a) / (b - a) } else { 1.0 };
-            (i - 1) as f64 + f.clamp(0.0, 1.0)
-        };
-        let p = pos(x);
-        // Time is not spread evenly over timesteps: where it jumps, several ticks land on a
-        // few pixels. Keep a tick only when its label has room after the previous one.
+    for t in multiples(lo.max(0.0), hi, step) {
+        let p = pos(t);
         if out
             .last()
             .is_some_and(|l: &Tick| p < l.pos_css_px + MIN_TIME_TICK_GAP_CSS)
@@ -213,7 +182,7 @@ pub fn time_ticks<T: StepTimes + ?Sized>(
         out.push(Tick {
             pos_css_px: p,
             value: t,
-            label: time_label(t, step),
+            label: time_label_in(t, step, unit),
         });
     }
     out
@@ -229,32 +198,40 @@ mod tests {
         assert_eq!(nice_byte_step(3.0 * 1024.0 * 1024.0), (5.0 * 1048576.0, 2));
         assert_eq!(byte_label(1.5 * 1073741824.0, 3), "1.5 GiB");
         assert_eq!(byte_label(0.0, 3), "0");
-        assert_eq!(time_label(1500.0, 500.0), "1500 µs");
-        assert_eq!(time_label(1500.0, 1000.0), "1.5 ms");
         assert_eq!(nice_decimal_step(3.0), 5.0);
         assert_eq!(nice_decimal_step(0.0), 1.0);
     }
 
     #[test]
-    fn time_ticks_increase() {
-        let times: Vec<f64> = (0..1000).map(|i| f64::from(i) * 37.0).collect();
-        let t = time_ticks(0.0, 999.0, 800.0, times.as_slice(), |x| x);
-        assert!(t.len() >= 2);
-        assert!(t.windows(2).all(|w| w[0].pos_css_px < w[1].pos_css_px));
+    fn time_labels_take_the_unit_of_the_span() {
+        assert_eq!(time_label(1500.0, 500.0, 900.0), "1500 µs");
+        assert_eq!(time_label(1500.0, 500.0, 3000.0), "1.5 ms");
+        assert_eq!(time_label(250_000.0, 50_000.0, 400_000.0), "250 ms");
+        assert_eq!(time_label(1_500_000.0, 500_000.0, 3e6), "1.5 s");
+        assert_eq!(time_label(0.0, 500_000.0, 3e6), "0 s");
+        // Deep into a long trace: seconds with the step's decimals, not 8-digit µs.
+        assert_eq!(time_label(12_000_050.0, 50.0, 400.0), "12.00005 s");
     }
 
+    /// Ticks are linear in time: evenly spaced values, positions `pos(value)`, round labels.
     #[test]
-    fn time_ticks_keep_room_where_time_jumps() {
-        // 1 µs per step, except a 2000 µs jump between steps 50 and 51.
-        let times: Vec<f64> = (0..100)
-            .map(|i| f64::from(i) + if i > 50 { 2000.0 } else { 0.0 })
-            .collect();
-        let t = time_ticks(0.0, 99.0, 800.0, times.as_slice(), |x| x * 8.0);
-        assert!(t.len() >= 2, "{t:?}");
-        assert!(
-            t.windows(2)
-                .all(|w| w[1].pos_css_px - w[0].pos_css_px >= MIN_TIME_TICK_GAP_CSS),
-            "{t:?}"
-        );
+    fn time_ticks_are_linear_and_round() {
+        let (lo, hi, left, width) = (0.0, 2_600_000.0, 72.0, 800.0);
+        let pos = |t: f64| left + (t - lo) / (hi - lo) * width;
+        let t = time_ticks(lo, hi, width, pos);
+        assert!(t.len() >= 4, "{t:?}");
+        let step = t[1].value - t[0].value;
+        assert_eq!(step, 500_000.0);
+        for (k, tick) in t.iter().enumerate() {
+            assert_eq!(tick.value, k as f64 * step);
+            assert!((tick.pos_css_px - pos(tick.value)).abs() < 1e-9);
+        }
+        let labels: Vec<&str> = t.iter().map(|t| t.label.as_str()).collect();
+        assert_eq!(labels, ["0 s", "0.5 s", "1 s", "1.5 s", "2 s", "2.5 s"]);
+        // Nothing before 0 (the camera may show a margin), no ticks for an empty span.
+        let m = time_ticks(-100.0, 900.0, 800.0, |x| x);
+        assert!(m.iter().all(|t| t.value >= 0.0));
+        assert!(time_ticks(5.0, 5.0, 800.0, |x| x).is_empty());
+        assert!(time_ticks(f64::NAN, 5.0, 800.0, |x| x).is_empty());
     }
 }

@@ -24,6 +24,15 @@ impl App {
     // one line with its reply variant, which the compiler checks against the table.
     #[allow(clippy::unit_arg)]
     pub fn request(&mut self, req: Request) -> Reply {
+        // A scene rebuilt elsewhere (a highlight) is in timesteps: back on the chosen axis.
+        self.sync_axis();
+        let reply = self.answer(req);
+        self.sync_axis();
+        reply
+    }
+
+    #[allow(clippy::unit_arg)]
+    fn answer(&mut self, req: Request) -> Reply {
         use Request as Q;
         match req {
             Q::Wheel { x, y, delta_y } => Reply::Wheel(self.wheel(x, y, delta_y)),

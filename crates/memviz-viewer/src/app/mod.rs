@@ -37,6 +37,7 @@ use crate::memory::{unavailable_message, view_bytes_per_event, Memory};
 use crate::scene::Batch;
 use crate::state_view::StateView;
 pub use crate::view::{ActiveView, DrawableView, ViewKind, CLICK_SLOP_CSS};
+use crate::xaxis::XMap;
 use device::{build_device, DeviceData};
 use timeline::{Frame, Gate, Settle, TimelineUi, TimelineView};
 
@@ -261,16 +262,17 @@ impl App {
                 f.devices.insert(key, data);
             }
         }
-        self.timeline.time_axis = self.data().is_some_and(|d| d.step_time_us.is_some());
         let (steps, peak) = self
             .data()
             .map(|d| (d.layout.step_count(), d.layout.peak_bytes))
             .unwrap_or((0, 0));
         self.timeline.camera = Camera::new(steps, peak);
+        self.timeline.camera_time = false;
         self.update_zoom_cap();
         self.frame.generation += 1;
         self.frame.needs_redraw = true;
         self.timeline.settle = Settle::Still;
+        self.sync_axis();
         match self.active {
             ActiveView::State => self.ensure_state_view(),
             ActiveView::Flame => self.ensure_flame_view(),
@@ -548,7 +550,7 @@ impl App {
         }
     }
 
-    /// Timestep at a canvas x inside the overview strip.
+    /// The x (timesteps, or µs on the time axis) at a canvas x inside the overview strip.
     #[must_use]
     pub fn overview_step_at(&self, css_x: f64) -> f64 {
         self.timeline.overview_step_at(&self.geom, css_x)
@@ -604,7 +606,10 @@ impl App {
             .timeline
             .camera
             .data_from_css_px(&self.geom, [css_x, css_y]);
-        self.data()?.layout.hit(x, y)
+        let (snap, device, data) = (self.snapshot()?, self.device, self.data());
+        let step =
+            timeline::axis_map(self.timeline.camera_time, snap, device, data).step_of_axis(x);
+        self.data()?.layout.hit(step, y)
     }
 
     /// The pinned element.
@@ -631,7 +636,8 @@ impl App {
         }
     }
 
-    /// Sets the visible window of the timeline (timesteps `x0..x1`, bytes `y0..y1`), clamped
+    /// Sets the visible window of the timeline (`x0..x1` in the x axis's unit, timesteps or µs;
+    /// bytes `y0..y1`), clamped
     /// to what the camera allows; a deep link's view. Non-finite values are ignored.
     pub fn set_window(&mut self, x0: f64, x1: f64, y0: f64, y1: f64) {
         if self.active != ActiveView::Timeline {
@@ -650,9 +656,17 @@ impl App {
         if self.active != ActiveView::Timeline {
             return self.needs_redraw();
         }
+        self.sync_axis();
         let redraw = self.frame.needs_redraw;
         self.timeline_view(Gate::closed())
             .map_or(redraw, |(_, mut v)| v.tick(now_ms))
+    }
+
+    /// Puts the timeline's camera and scene on the chosen x axis ([`TimelineView::sync_axis`]).
+    fn sync_axis(&mut self) {
+        if let Some((_, mut v)) = self.timeline_view(Gate::closed()) {
+            v.sync_axis();
+        }
     }
 
     /// Rebuilds a windowed scene for the current camera now (no-op for static scenes).

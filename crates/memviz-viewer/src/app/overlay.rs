@@ -5,10 +5,11 @@ use memviz_render::{rgba, Trapezoid};
 use memviz_snapshot::Snapshot;
 
 use super::device::{DeviceData, PHASE_COLORS, PHASE_EDGE, PHASE_ROW_CSS};
-use super::timeline::{TimelineUi, TimelineView};
+use super::timeline::{axis_map, TimelineUi, TimelineView};
 use crate::camera::{PlotGeometry, RectCss};
 use crate::scene::Batch;
 use crate::ticks::{self, Tick};
+use crate::xaxis::{map_polyline, AxisMap, XMap};
 
 const BG: u32 = rgba(255, 255, 255, 255);
 const AXIS: u32 = rgba(90, 90, 90, 255);
@@ -69,28 +70,28 @@ pub(super) fn axis_ticks(
     let xpos = |x: f64| cam.css_px_from_data(geom, [x, 0.0])[0];
     let ypos = |y: f64| cam.css_px_from_data(geom, [0.0, y])[1];
     let y = ticks::byte_ticks(cam.y_range.0, cam.y_range.1, p.height(), ypos);
-    let trace = snap.and_then(|s| s.trace(device));
-    let times = data
-        .zip(trace)
-        .and_then(|(d, tr)| Some(d.step_time_us.as_ref()?.with(tr, &d.layout)))
-        .filter(|_| ui.time_axis);
-    let (x, x_unit) = match times {
-        Some(t) => (
-            ticks::time_ticks(cam.x_range.0, cam.x_range.1, p.width(), &t, xpos),
+    let map = snap.map_or(AxisMap::Steps, |s| {
+        axis_map(ui.camera_time, s, device, data)
+    });
+    // The camera's x is the axis's unit: both kinds of ticks are linear in it.
+    let (x, x_unit) = if map.is_time() {
+        (
+            ticks::time_ticks(cam.x_range.0, cam.x_range.1, p.width(), xpos),
             "time",
-        ),
-        None => (
+        )
+    } else {
+        (
             ticks::step_ticks(cam.x_range.0, cam.x_range.1, p.width(), xpos),
             "timesteps",
-        ),
+        )
     };
     let inside_x = |t: &Tick| t.pos_css_px >= p.left - 0.5 && t.pos_css_px <= p.right + 0.5;
     let inside_y = |t: &Tick| t.pos_css_px >= p.top - 0.5 && t.pos_css_px <= p.bottom + 0.5;
     let mut phases = Vec::new();
     if let Some(d) = data {
         for (ph, row) in &d.phases {
-            let x0 = xpos(f64::from(ph.start_step)).max(p.left);
-            let x1 = xpos(f64::from(ph.end_step)).min(p.right);
+            let x0 = xpos(map.axis_of_step(f64::from(ph.start_step))).max(p.left);
+            let x1 = xpos(map.axis_of_step(f64::from(ph.end_step))).min(p.right);
             if x1 - x0 >= 40.0 && phases.len() < 200 {
                 phases.push(PhaseLabel {
                     left: x0,
@@ -144,6 +145,7 @@ impl TimelineView<'_> {
         };
         let p = geom.plot;
         let ticks = axis_ticks(self.ui, &geom, self.data(), Some(self.snap), self.device);
+        let map = self.xmap();
         // Grid lines over the plot (faint), under the masks.
         for t in &ticks.y {
             rect(
@@ -160,7 +162,8 @@ impl TimelineView<'_> {
         if let Some(d) = self.data() {
             // Peak marker: a faint horizontal line at the peak, a triangle above the peak step.
             let peak = d.layout.peak_bytes as f64;
-            let px = cam.css_px_from_data(&geom, [f64::from(d.layout.peak_step), peak]);
+            let peak_x = map.axis_of_step(f64::from(d.layout.peak_step));
+            let px = cam.css_px_from_data(&geom, [peak_x, peak]);
             rect(
                 &mut out,
                 RectCss {
@@ -199,7 +202,11 @@ impl TimelineView<'_> {
             // Hover / pinned element outline: its pieces inside the window, as hairlines.
             if let Some(e) = self.ui.pinned.or(self.ui.hover) {
                 let h = d.layout.height_bytes(e) as f64;
-                let pts = d.layout.clipped_points(e, cam.x_range.0, cam.x_range.1);
+                let (s0, s1) = (
+                    map.step_of_axis(cam.x_range.0),
+                    map.step_of_axis(cam.x_range.1),
+                );
+                let pts = map_polyline(&d.layout.clipped_points(e, s0, s1), &map);
                 for w in pts.windows(2).take(4096) {
                     let (Some(&(xa, ba)), Some(&(xb, bb))) = (w.first(), w.get(1)) else {
                         continue;
@@ -218,8 +225,10 @@ impl TimelineView<'_> {
             // Annotation phases: bands at the top of the plot, a faint line where each starts.
             let mut drawn = 0;
             for (i, (ph, row)) in d.phases.iter().enumerate() {
-                let x0 = cam.css_px_from_data(&geom, [f64::from(ph.start_step), 0.0])[0];
-                let x1 = cam.css_px_from_data(&geom, [f64::from(ph.end_step), 0.0])[0];
+                let x0 = map.axis_of_step(f64::from(ph.start_step));
+                let x1 = map.axis_of_step(f64::from(ph.end_step));
+                let x0 = cam.css_px_from_data(&geom, [x0, 0.0])[0];
+                let x1 = cam.css_px_from_data(&geom, [x1, 0.0])[0];
                 if x1 < p.left || x0 > p.right || drawn > 4000 {
                     continue;
                 }

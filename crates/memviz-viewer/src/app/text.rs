@@ -10,9 +10,12 @@ use crate::answer::{DeviceRow, LegendRow, Panel, SettingRow, ViewerState};
 impl App {
     // ----- text for the shell ----------------------------------------------------------------
 
-    /// Selects the x axis: wall-clock time (only when the trace has `time_us`) or timesteps.
+    /// Chooses the x axis: wall-clock time, linear in µs (shown where the trace has usable
+    /// times, `crate::step_time`; the choice is kept across files and devices), or event order
+    /// (the default). The window shown is carried over.
     pub fn set_time_axis(&mut self, on: bool) {
-        self.timeline.time_axis = on && self.data().is_some_and(|d| d.step_time_us.is_some());
+        self.timeline.time_axis = on;
+        self.sync_axis();
         self.frame.needs_redraw = true;
     }
 

@@ -17,6 +17,7 @@ use crate::answer::{ElementTip, SceneKind, TimelineState, Tooltip, Unavailable};
 use crate::camera::{Camera, PlotGeometry, Y_HEADROOM};
 use crate::scene::{self, Batch};
 use crate::view::{DrawableView, CLICK_SLOP_CSS};
+use crate::xaxis::{AxisMap, XMap};
 
 /// Camera idle time after which a windowed scene is rebuilt, ms.
 pub const SETTLE_MS: f64 = 120.0;
@@ -79,14 +80,18 @@ pub(super) struct TimelineUi {
     pub camera: Camera,
     pub hover: Option<u32>,
     pub pinned: Option<u32>,
-    /// True while the x axis is wall-clock time.
+    /// True when wall-clock time was chosen for the x axis (it is shown where the trace has
+    /// usable times, `crate::step_time`; elsewhere the axis is event order).
     pub time_axis: bool,
+    /// True while the camera's x is time (µs), false while it is timesteps: what the axis
+    /// shown is ([`TimelineView::sync_axis`] keeps it so).
+    pub camera_time: bool,
     pub settle: Settle,
     /// Timestep of the last click in the plot.
     pub last_click_step: Option<u32>,
     drag: Drag,
     overview_cols: Vec<u64>,
-    overview_key: (usize, i64, ViewKind, u32),
+    overview_key: (usize, i64, ViewKind, u32, bool),
 }
 
 impl TimelineUi {
@@ -97,11 +102,12 @@ impl TimelineUi {
             hover: None,
             pinned: None,
             time_axis: false,
+            camera_time: false,
             settle: Settle::Still,
             last_click_step: None,
             drag: Drag::None,
             overview_cols: Vec::new(),
-            overview_key: (usize::MAX, 0, ViewKind::Active, 0),
+            overview_key: (usize::MAX, 0, ViewKind::Active, 0, false),
         }
     }
 
@@ -122,11 +128,25 @@ impl TimelineUi {
         self.camera.set_zoom_cap(min_x, min_y);
     }
 
-    /// Timestep at a canvas x inside the overview strip.
+    /// The x (the axis's unit) at a canvas x inside the overview strip.
     pub fn overview_step_at(&self, geom: &PlotGeometry, css_x: f64) -> f64 {
         let o = geom.overview;
         let f = ((css_x - o.left) / o.width()).clamp(0.0, 1.0);
         self.camera.full_x.0 + f * (self.camera.full_x.1 - self.camera.full_x.0)
+    }
+}
+
+/// The x axis of `data`: time when `time` and the trace has usable times, else event order.
+pub(super) fn axis_map<'a>(
+    time: bool,
+    snap: &'a Snapshot,
+    device: i64,
+    data: Option<&'a DeviceData>,
+) -> AxisMap<'a> {
+    let index = data.and_then(|d| Some((d.step_time_us.as_ref()?, &d.layout)));
+    match (time, index, snap.trace(device)) {
+        (true, Some((index, layout)), Some(tr)) => AxisMap::Time(index.with(tr, layout)),
+        _ => AxisMap::Steps,
     }
 }
 
@@ -152,6 +172,60 @@ impl TimelineView<'_> {
         self.data().is_some_and(|d| d.windowed)
     }
 
+    /// The x axis the camera is in.
+    pub(super) fn xmap(&self) -> AxisMap<'_> {
+        axis_map(self.ui.camera_time, self.snap, self.device, self.data())
+    }
+
+    /// Puts the camera and the scene on the chosen x axis (time where the trace has usable
+    /// times): the camera's window is carried over through the timesteps it shows, the scene
+    /// is rebuilt in the axis's unit (it replaces the other, never kept beside it). A no-op when
+    /// both already are.
+    pub fn sync_axis(&mut self) {
+        let on = self.ui.time_axis && self.data().is_some_and(|d| d.step_time_us.is_some());
+        if self.ui.camera_time != on {
+            let cam = self.ui.camera;
+            let n = f64::from(self.data().map_or(1, |d| d.layout.step_count().max(1)));
+            let (old, new) = (
+                self.xmap(),
+                axis_map(on, self.snap, self.device, self.data()),
+            );
+            let (s0, s1) = (
+                old.step_of_axis(cam.x_range.0),
+                old.step_of_axis(cam.x_range.1),
+            );
+            let full_x = (new.axis_of_step(0.0), new.axis_of_step(n));
+            let x_range = (new.axis_of_step(s0), new.axis_of_step(s1));
+            drop((old, new));
+            let cam = &mut self.ui.camera;
+            cam.full_x = full_x;
+            cam.x_range = x_range;
+            self.ui.camera_time = on;
+            // The zoom cap is in the old unit until the scene below is rebuilt.
+            cam.min_span.0 = 1e-3;
+            cam.clamp();
+            self.ui.overview_key.0 = usize::MAX;
+            self.camera_moved();
+        }
+        if self.data().is_some_and(|d| d.scene.x_time != on) {
+            if self.is_windowed() {
+                self.settle();
+            } else {
+                let scene = {
+                    let Some(d) = self.data() else { return };
+                    let map = self.xmap();
+                    scene::build_static_on(&d.layout, &d.colors, &map)
+                };
+                if let Some(d) = self.data.as_deref_mut() {
+                    d.scene = scene;
+                }
+                self.update_zoom_cap();
+                self.frame.generation += 1;
+                self.frame.needs_redraw = true;
+            }
+        }
+    }
+
     fn camera_moved(&mut self) {
         self.frame.needs_redraw = true;
         if self.is_windowed() {
@@ -170,7 +244,8 @@ impl TimelineView<'_> {
             return None;
         }
         let [x, y] = self.ui.camera.data_from_css_px(self.geom, [css_x, css_y]);
-        self.data()?.layout.hit(x, y)
+        let step = self.xmap().step_of_axis(x);
+        self.data()?.layout.hit(step, y)
     }
 
     /// The tooltip of `element` ([`Tooltip::Element`]).
@@ -195,8 +270,8 @@ impl TimelineView<'_> {
         self.tooltip(snap, element, true)
     }
 
-    /// The overview brush: shows timesteps `[x0, x1)` and fits y to
-    /// `max(live_at_step over the window) × 1.05`.
+    /// The overview brush: shows `[x0, x1)` (the axis's unit) and fits y to
+    /// `max(live_at_step over the timesteps shown) × 1.05`.
     pub fn set_x_window(&mut self, x0: f64, x1: f64) {
         if !x0.is_finite() || !x1.is_finite() {
             return;
@@ -204,11 +279,12 @@ impl TimelineView<'_> {
         let (lo, hi) = if x0 <= x1 { (x0, x1) } else { (x1, x0) };
         let (hi, top) = {
             let Some(d) = self.data() else { return };
+            let map = self.xmap();
             let live = d.layout.live_at_step();
             let n = live.len();
             let hi = hi.max(lo + 1.0);
-            let a = lo.floor().clamp(0.0, n as f64) as usize;
-            let b = hi.ceil().clamp(0.0, n as f64) as usize;
+            let a = map.step_of_axis(lo).floor().clamp(0.0, n as f64) as usize;
+            let b = map.step_of_axis(hi).ceil().clamp(0.0, n as f64) as usize;
             let top = live.range(a, b.max(a)).max().unwrap_or(d.layout.peak_bytes);
             (hi, top)
         };
@@ -219,7 +295,7 @@ impl TimelineView<'_> {
         self.camera_moved();
     }
 
-    /// Shows timesteps `x0..x1` and bytes `y0..y1`, clamped to what the camera allows.
+    /// Shows `x0..x1` (the axis's unit) and bytes `y0..y1`, clamped to what the camera allows.
     pub fn set_window(&mut self, x0: f64, x1: f64, y0: f64, y1: f64) {
         if ![x0, x1, y0, y1].iter().all(|v| v.is_finite()) {
             return;
@@ -240,6 +316,8 @@ impl TimelineView<'_> {
         let cam = self.ui.camera;
         let geom = *self.geom;
         let (px_w, px_h) = geom.plot_px();
+        let time = self.ui.camera_time;
+        let (snap, device) = (self.snap, self.device);
         let Some(d) = self.data.as_deref_mut() else {
             return;
         };
@@ -254,7 +332,9 @@ impl TimelineView<'_> {
         // Two or more timesteps per device-pixel column: the column level of detail, sampled
         // per CSS pixel (so a high-DPR screen does not quadruple the instances).
         let dpr = geom.device_pixel_ratio.max(1.0);
-        d.scene = if (x1 - x0) / f64::from(columns) >= scene::COLUMN_LOD_STEPS_PER_PX {
+        let map = axis_map(time, snap, device, Some(d));
+        let window_steps = map.step_of_axis(x1) - map.step_of_axis(x0);
+        let built = if window_steps / f64::from(columns) >= scene::COLUMN_LOD_STEPS_PER_PX {
             let css_columns = (f64::from(columns) / dpr).max(1.0) as u32;
             // Very busy stacks sample every other CSS pixel to keep frames cheap: decided from
             // the instances per column of the previous build (rebuilt once if that was wrong).
@@ -266,16 +346,23 @@ impl TimelineView<'_> {
                 } else {
                     css_columns
                 };
-            let mut built = scene::build_columns(&d.layout, &d.colors, window, cols, tol);
+            let mut built = scene::build_columns_on(&d.layout, &d.colors, window, cols, tol, &map);
             if built.instance_count() > scene::COLUMN_LOD_BUDGET && cols != half {
                 cols = half;
-                built = scene::build_columns(&d.layout, &d.colors, window, cols, tol);
+                built = scene::build_columns_on(&d.layout, &d.colors, window, cols, tol, &map);
             }
-            d.column_density = built.instance_count() as f64 / f64::from(cols);
-            built
+            (built, Some(cols))
         } else {
-            scene::build_windowed(&d.layout, &d.colors, window, columns, y_tol)
+            let built =
+                scene::build_windowed_on(&d.layout, &d.colors, window, columns, y_tol, &map);
+            (built, None)
         };
+        drop(map);
+        let (built, cols) = built;
+        if let Some(cols) = cols {
+            d.column_density = built.instance_count() as f64 / f64::from(cols);
+        }
+        d.scene = built;
         self.update_zoom_cap();
         self.frame.generation += 1;
         self.frame.needs_redraw = true;
@@ -283,13 +370,25 @@ impl TimelineView<'_> {
 
     pub(super) fn overview_columns(&mut self) -> Vec<u64> {
         let cols = (self.geom.overview.width().round().max(1.0)) as u32;
-        let key = (self.file, self.device, self.ui.kind, cols);
+        let key = (
+            self.file,
+            self.device,
+            self.ui.kind,
+            cols,
+            self.ui.camera_time,
+        );
         if self.ui.overview_key != key {
             self.ui.overview_key = key;
-            self.ui.overview_cols = match self.data() {
+            let map = self.xmap();
+            let cols = match self.data() {
+                Some(d) if map.is_time() => {
+                    decimate_max_on(d, &map, self.ui.camera.full_x, cols as usize)
+                }
                 Some(d) => decimate_max(d.layout.live_at_step(), cols as usize),
                 None => Vec::new(),
             };
+            drop(map);
+            self.ui.overview_cols = cols;
         }
         self.ui.overview_cols.clone()
     }
@@ -424,6 +523,7 @@ impl DrawableView for TimelineView<'_> {
         self.frame.needs_redraw = true;
         if self.geom.plot.contains([css_x, css_y]) {
             let x = self.ui.camera.data_from_css_px(self.geom, [css_x, css_y])[0];
+            let x = self.xmap().step_of_axis(x);
             let steps = self.data().map_or(0, |d| d.layout.step_count());
             if x.is_finite() && steps > 0 {
                 self.ui.last_click_step = Some((x.max(0.0) as u32).min(steps - 1));
@@ -472,6 +572,25 @@ impl DrawableView for TimelineView<'_> {
         }
         self.frame.needs_redraw
     }
+}
+
+/// Max of the live bytes over `cols` equal columns of the axis range `full` (the timesteps
+/// whose span meets each column).
+fn decimate_max_on(d: &DeviceData, map: &AxisMap<'_>, full: (f64, f64), cols: usize) -> Vec<u64> {
+    let values = d.layout.live_at_step();
+    let n = values.len();
+    if n == 0 || cols == 0 {
+        return Vec::new();
+    }
+    let w = (full.1 - full.0) / cols as f64;
+    let step_at = |c: usize| map.step_of_axis(full.0 + c as f64 * w);
+    (0..cols)
+        .map(|c| {
+            let a = (step_at(c).floor().max(0.0) as usize).min(n - 1);
+            let b = (step_at(c + 1).ceil().max(0.0) as usize).clamp(a + 1, n);
+            values.range(a, b).max().unwrap_or(0)
+        })
+        .collect()
 }
 
 /// The timeline's state: the camera, the layout's counts and the scene.
