@@ -66,6 +66,7 @@ pub mod scene;
 pub mod settings;
 pub mod state_view;
 mod step_time;
+pub mod theme;
 pub mod ticks;
 pub mod view;
 
@@ -74,5 +75,6 @@ pub use camera::{Camera, PlotGeometry, RectCss};
 pub use gpu::GpuScene;
 pub use request::{Reply, Request};
 pub use scene::{Batch, PlotScene};
+pub use theme::Theme;
 pub use ticks::Tick;
 pub use view::{ActiveView, DrawableView};

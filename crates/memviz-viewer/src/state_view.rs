@@ -24,6 +24,7 @@ use crate::answer::{
 use crate::camera::{Camera, PlotGeometry};
 use crate::pane::{push_outline, Pane};
 use crate::scene::Batch;
+use crate::theme::Theme;
 use crate::view::DrawableView;
 
 /// Margin around the map, CSS px.
@@ -35,11 +36,8 @@ const BATCH_RECTS: usize = 1 << 15;
 /// Map width in units (§6.5).
 const MAP_W: f64 = 200.0;
 
-const BORDER: u32 = rgba(0, 0, 0, 255);
-const SEGMENT_FILL: u32 = rgba(238, 238, 238, 255);
 /// Segment borders are drawn once a row is at least this many CSS px tall.
 const BORDER_MIN_ROW_CSS: f64 = 5.0;
-const HOVER_EDGE: u32 = rgba(30, 100, 220, 255);
 
 fn color_of(c: [u8; 4]) -> u32 {
     rgba(c[0], c[1], c[2], c[3])
@@ -58,6 +56,8 @@ pub struct StateView {
     pinned: Option<Item>,
     generation: u64,
     batches: Vec<Batch>,
+    /// Colours of the segments, borders and hover outline (light or dark).
+    theme: Theme,
     /// Build time of the history (events + checkpoints), ms.
     pub open_ms: f64,
     /// Time of the last selection (replay + map), ms.
@@ -83,6 +83,7 @@ impl StateView {
             hover: None,
             pinned: None,
             generation: 0,
+            theme: Theme::LIGHT,
             batches: Vec::new(),
             open_ms: 0.0,
             select_ms: 0.0,
@@ -301,7 +302,7 @@ impl StateView {
             // Segments' free space is a light grey, so that it shows even when the rows are
             // too thin for their borders (drawn by the overlay once a row is tall enough).
             let color = if matches!(r.item, Item::Segment(_)) {
-                SEGMENT_FILL
+                self.theme.segment_fill
             } else {
                 color_of(r.color)
             };
@@ -537,16 +538,26 @@ impl DrawableView for StateView {
                 }
                 let (x0, b) = rel(r.x0, -r.y1);
                 let (x1, t) = rel(r.x1, -r.y0);
-                push_outline(&mut out, [x0, x1, b, t], BORDER);
+                push_outline(&mut out, [x0, x1, b, t], self.theme.map_border);
             }
         }
         if let Some(r) = self.pinned.or(self.hover).and_then(|i| self.map.rect_of(i)) {
             let (x0, b) = rel(r.x0, -r.y1);
             let (x1, t) = rel(r.x1, -r.y0);
-            push_outline(&mut out, [x0, x1, b, t], HOVER_EDGE);
+            push_outline(&mut out, [x0, x1, b, t], self.theme.map_hover);
         }
         self.pane.margin_masks(&mut out, origin);
         Batch::unbounded(origin, out)
+    }
+
+    /// Segments' fill, borders, hover outline and masks in `theme`'s colours (the map is
+    /// rebuilt once when it changes).
+    fn set_theme(&mut self, theme: &Theme) {
+        if self.theme != *theme {
+            self.theme = *theme;
+            self.pane.bg = theme.bg;
+            self.rebuild_scene(false);
+        }
     }
 
     crate::pane::pane_view_methods!();

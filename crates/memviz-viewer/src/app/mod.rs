@@ -36,11 +36,13 @@ use crate::flame_view::FlameView;
 use crate::memory::{unavailable_message, view_bytes_per_event, Memory};
 use crate::scene::Batch;
 use crate::state_view::StateView;
+use crate::theme::Theme;
 pub use crate::view::{ActiveView, DrawableView, ViewKind, CLICK_SLOP_CSS};
 use device::{build_device, DeviceData};
 use timeline::{Frame, Gate, Settle, TimelineUi, TimelineView};
 
-/// Background colour (sRGB RGBA, 0..1).
+/// Background colour of the light theme (sRGB RGBA, 0..1); the app's is
+/// `App::theme().clear()`.
 pub const CLEAR: [f64; 4] = [1.0, 1.0, 1.0, 1.0];
 
 /// One loaded snapshot file.
@@ -101,6 +103,7 @@ impl App {
             frame: Frame {
                 generation: 0,
                 needs_redraw: true,
+                theme: Theme::LIGHT,
             },
             active: ActiveView::Timeline,
             timeline: TimelineUi::new(),
@@ -109,6 +112,24 @@ impl App {
             memory: None,
             unavailable: None,
         }
+    }
+
+    /// Draws the canvas's non-data colours (background, axes, grid, overview, hover outlines,
+    /// the State History map's segments and borders) light or dark; data colours stay.
+    pub fn set_theme(&mut self, dark: bool) {
+        let theme = Theme::of(dark);
+        if self.frame.theme != theme {
+            self.frame.theme = theme;
+            self.frame.needs_redraw = true;
+            // The views shown later take it in `with_view`; this redraws the one shown now.
+            let _ = self.with_view(Gate::closed(), |_, v| v.set_theme(&theme));
+        }
+    }
+
+    /// The canvas theme ([`App::set_theme`]).
+    #[must_use]
+    pub fn theme(&self) -> Theme {
+        self.frame.theme
     }
 
     /// Why the view shown is missing (it could not fit in memory), if it is.
@@ -422,12 +443,15 @@ impl App {
         gate: Gate,
         f: impl FnOnce(&Snapshot, &mut dyn DrawableView) -> R,
     ) -> Option<R> {
+        let theme = self.frame.theme;
         if self.flame_shown() {
             let (k, v) = self.flame_view.as_mut()?;
+            v.set_theme(&theme);
             return Some(f(&self.files.get(k.0)?.snap, v));
         }
         if self.state_shown() {
             let (k, v) = self.state_view.as_mut()?;
+            v.set_theme(&theme);
             return Some(f(&self.files.get(k.0)?.snap, v));
         }
         let (snap, mut view) = self.timeline_view(gate)?;
