@@ -114,24 +114,6 @@ impl App {
         }
     }
 
-    /// Draws the canvas's non-data colours (background, axes, grid, overview, hover outlines,
-    /// the State History map's segments and borders) light or dark; data colours stay.
-    pub fn set_theme(&mut self, dark: bool) {
-        let theme = Theme::of(dark);
-        if self.frame.theme != theme {
-            self.frame.theme = theme;
-            self.frame.needs_redraw = true;
-            // The views shown later take it in `with_view`; this redraws the one shown now.
-            let _ = self.with_view(Gate::closed(), |_, v| v.set_theme(&theme));
-        }
-    }
-
-    /// The canvas theme ([`App::set_theme`]).
-    #[must_use]
-    pub fn theme(&self) -> Theme {
-        self.frame.theme
-    }
-
     /// Why the view shown is missing (it could not fit in memory), if it is.
     #[must_use]
     pub fn unavailable(&self) -> Option<&str> {

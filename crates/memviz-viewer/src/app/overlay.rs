@@ -1,13 +1,16 @@
 //! The timeline's overlay (grid, peak marker, hover outline, annotation phases, gutter masks,
 //! axes, the overview strip and its brush) and its axis ticks, in CSS px for the shell's labels.
+//! Also [`App::set_theme`]: the light or dark colours they are drawn in.
 
 use memviz_render::Trapezoid;
 use memviz_snapshot::Snapshot;
 
 use super::device::{DeviceData, PHASE_COLORS, PHASE_EDGE, PHASE_ROW_CSS};
-use super::timeline::{TimelineUi, TimelineView};
+use super::timeline::{Gate, TimelineUi, TimelineView};
+use super::App;
 use crate::camera::{PlotGeometry, RectCss};
 use crate::scene::Batch;
+use crate::theme::Theme;
 use crate::ticks::{self, Tick};
 
 /// Both axes' ticks, positions in canvas CSS px.
@@ -319,5 +322,25 @@ impl TimelineView<'_> {
             );
         }
         Batch::unbounded(origin, out)
+    }
+}
+
+impl App {
+    /// Draws the canvas's non-data colours (background, axes, grid, overview, hover outlines,
+    /// the State History map's segments and borders) light or dark; data colours stay.
+    pub fn set_theme(&mut self, dark: bool) {
+        let theme = Theme::of(dark);
+        if self.frame.theme != theme {
+            self.frame.theme = theme;
+            self.frame.needs_redraw = true;
+            // The views shown later take it in `with_view`; this redraws the one shown now.
+            let _ = self.with_view(Gate::closed(), |_, v| v.set_theme(&theme));
+        }
+    }
+
+    /// The canvas theme ([`App::set_theme`]).
+    #[must_use]
+    pub fn theme(&self) -> Theme {
+        self.frame.theme
     }
 }
