@@ -106,7 +106,7 @@ pub const ALTERNATE_LIGHTEN: u16 = 40;
 pub fn element_color(colors: &[u8], e: u32) -> u32 {
     let index = colors.get(e as usize).copied().unwrap_or(u8::MAX);
     let [r, g, b, a] = memviz_analysis::color::rgba(index);
-    if e % 2 == 0 {
+    if e.is_multiple_of(2) {
         return memviz_render::rgba(r, g, b, a);
     }
     let up = |c: u8| (u16::from(c) + (255 - u16::from(c)) * ALTERNATE_LIGHTEN / 255) as u8;
