@@ -6,6 +6,13 @@
 //! filter keeps none) into a fixed 20-colour palette: the same call site gets the same colour
 //! across reloads and across files. Stacks with no frames get a neutral grey; private pool
 //! envelopes ([`crate::timeline::build_pools`]) get memory_viz's pool grey ([`POOL_COLOR`]).
+//!
+//! Twenty colours cannot keep every site apart, but the legend's must be: the
+//! [`LEGEND_DISTINCT`] sites holding the most bytes at the peak get palette colours of their
+//! own, each its hashed colour unless that one is taken or within [`MIN_LEGEND_DISTANCE`] of
+//! one already given, else the free colour farthest from those ([`legend_colors`]). The peak
+//! is fixed per (file, device, view), so a site keeps its colour across zooms;
+//! [`element_colors_with_legend`] colours the elements the same way.
 
 use crate::frames::{element_stack, keep_frame, site_label};
 use crate::layout::Layout;
@@ -37,9 +44,10 @@ pub const PALETTE: [[u8; 3]; 20] = [
     [0x39, 0x3b, 0x79],
     [0x63, 0x79, 0x39],
 ];
-/// Colour index of stacks without frames (grey `#9e9e9e`).
+/// Colour index of stacks without frames (Tableau's grey `#7f7f7f`: far enough from the pool
+/// grey and from every palette colour to tell apart in a legend).
 pub const NO_FRAMES_COLOR: u8 = PALETTE.len() as u8;
-const NO_FRAMES_RGB: [u8; 3] = [0x9e, 0x9e, 0x9e];
+const NO_FRAMES_RGB: [u8; 3] = [0x7f, 0x7f, 0x7f];
 /// Colour index of private pool envelopes: memory_viz's colour 9 (Tableau10 grey `#bab0ab`).
 pub const POOL_COLOR: u8 = NO_FRAMES_COLOR + 1;
 const POOL_RGB: [u8; 3] = [0xba, 0xb0, 0xab];
@@ -132,13 +140,81 @@ pub fn stack_hash(snap: &Snapshot, stack: StackId) -> u64 {
     h | 1
 }
 
-/// Palette index for a content hash.
+/// Palette index for a content hash: from its high bits (content hashes are odd, so the low
+/// bit would leave every even palette colour unused).
 pub fn color_of_hash(hash: u64) -> u8 {
     if hash == 0 {
         NO_FRAMES_COLOR
     } else {
-        (hash % PALETTE.len() as u64) as u8
+        ((hash >> 32) % PALETTE.len() as u64) as u8
     }
+}
+
+/// How many legend sites get distinct colours (the legend the page shows).
+pub const LEGEND_DISTINCT: usize = 12;
+/// A legend site keeps its hashed colour only when it is at least this far (Euclidean, sRGB
+/// 0–255) from every colour given to a larger site.
+pub const MIN_LEGEND_DISTANCE: f64 = 80.0;
+
+fn rgb_distance(a: [u8; 4], b: [u8; 4]) -> f64 {
+    let d = |i: usize| f64::from(a[i]) - f64::from(b[i]);
+    (d(0) * d(0) + d(1) * d(1) + d(2) * d(2)).sqrt()
+}
+
+/// Colours of `sites` (content hashes, largest first; [`POOL_LEGEND_HASH`] and 0 keep their
+/// greys), distinct for the first [`LEGEND_DISTINCT`]: each takes its hashed colour when no
+/// larger site took it and it is at least [`MIN_LEGEND_DISTANCE`] from theirs, else the free
+/// palette colour farthest from theirs (ties: the first after its hashed colour). Sites past
+/// [`LEGEND_DISTINCT`] keep their hashed colour.
+#[must_use]
+pub fn legend_colors(sites: &[u64]) -> Vec<u8> {
+    let fixed = |h: u64| match h {
+        POOL_LEGEND_HASH => Some(POOL_COLOR),
+        0 => Some(NO_FRAMES_COLOR),
+        _ => None,
+    };
+    let top = &sites[..sites.len().min(LEGEND_DISTINCT)];
+    // Colours of the fixed sites first: the others keep away from them too.
+    let mut given: Vec<u8> = top.iter().filter_map(|&h| fixed(h)).collect();
+    let n = PALETTE.len();
+    let mut out = Vec::with_capacity(sites.len());
+    for &h in top {
+        if let Some(c) = fixed(h) {
+            out.push(c);
+            continue;
+        }
+        let hashed = color_of_hash(h);
+        let nearest = |c: u8| {
+            given
+                .iter()
+                .map(|&g| rgb_distance(rgba(c), rgba(g)))
+                .fold(f64::INFINITY, f64::min)
+        };
+        let c = if !given.contains(&hashed) && nearest(hashed) >= MIN_LEGEND_DISTANCE {
+            hashed
+        } else {
+            (0..n)
+                .map(|k| ((usize::from(hashed) + k) % n) as u8)
+                .filter(|c| !given.contains(c))
+                .fold(None, |best: Option<(u8, f64)>, c| {
+                    let d = nearest(c);
+                    match best {
+                        Some((_, bd)) if bd >= d => best,
+                        _ => Some((c, d)),
+                    }
+                })
+                .map_or(hashed, |(c, _)| c)
+        };
+        given.push(c);
+        out.push(c);
+    }
+    out.extend(
+        sites
+            .iter()
+            .skip(top.len())
+            .map(|&h| fixed(h).unwrap_or_else(|| color_of_hash(h))),
+    );
+    out
 }
 
 pub fn stack_color(snap: &Snapshot, stack: StackId) -> u8 {
@@ -169,6 +245,37 @@ pub fn element_colors(snap: &Snapshot, device: i64, timeline: &Timeline) -> Vec<
         .collect()
 }
 
+/// [`element_colors`] with the legend's colours: the [`LEGEND_DISTINCT`] largest sites at
+/// the layout's peak get the colours [`legend`] shows (see [`legend_colors`]), the others their
+/// hashed colour. What the viewer draws.
+pub fn element_colors_with_legend(
+    snap: &Snapshot,
+    device: i64,
+    timeline: &Timeline,
+    layout: &Layout,
+) -> Vec<u8> {
+    let legend: FxHashMap<u64, u8> =
+        legend_by_scan(snap, device, timeline, layout, LEGEND_DISTINCT)
+            .into_iter()
+            .map(|e| (e.hash, e.color))
+            .collect();
+    let mut cache: FxHashMap<StackId, u8> = FxHashMap::default();
+    timeline
+        .elements
+        .iter()
+        .map(|e| {
+            if is_pool_envelope(e) {
+                return POOL_COLOR;
+            }
+            let s = element_stack(snap, device, e);
+            *cache.entry(s).or_insert_with(|| {
+                let h = stack_hash(snap, s);
+                legend.get(&h).copied().unwrap_or_else(|| color_of_hash(h))
+            })
+        })
+        .collect()
+}
+
 /// One allocation site of the legend.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct LegendEntry {
@@ -185,8 +292,9 @@ pub struct LegendEntry {
 }
 
 /// The `n` allocation sites (stacks with the same content hash) holding the most bytes at the
-/// layout's peak step, largest first (ties: label, then hash). Private pool envelopes are one
-/// site of their own ([`POOL_LEGEND_LABEL`], [`POOL_COLOR`], [`POOL_LEGEND_HASH`]).
+/// layout's peak step, largest first (ties: label, then hash), coloured by [`legend_colors`]
+/// (the first [`LEGEND_DISTINCT`] pairwise distinct, whatever `n`). Private pool envelopes are
+/// one site of their own ([`POOL_LEGEND_LABEL`], [`POOL_COLOR`], [`POOL_LEGEND_HASH`]).
 pub fn legend(
     snap: &Snapshot,
     device: i64,
@@ -249,36 +357,40 @@ fn legend_of(
         site.0 = site.0.saturating_add(el.size_bytes);
         site.1 += 1;
     }
-    let mut out: Vec<LegendEntry> = sites
+    // (hash, bytes, elements, stack, label), sorted before the colours are given.
+    let mut rows: Vec<(u64, u64, u32, StackId, String)> = sites
         .into_iter()
         .map(|(hash, (bytes, elements, stack))| {
-            let pool = hash == POOL_LEGEND_HASH;
-            let color = if pool {
-                POOL_COLOR
+            let label = if hash == POOL_LEGEND_HASH {
+                POOL_LEGEND_LABEL.to_string()
             } else {
-                color_of_hash(hash)
+                site_label(snap, stack)
             };
-            LegendEntry {
+            (hash, bytes, elements, stack, label)
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.1.cmp(&a.1)
+            .then_with(|| a.4.cmp(&b.4))
+            .then_with(|| a.0.cmp(&b.0))
+    });
+    rows.truncate(n.max(LEGEND_DISTINCT));
+    let colors = legend_colors(&rows.iter().map(|r| r.0).collect::<Vec<_>>());
+    let mut out: Vec<LegendEntry> = rows
+        .into_iter()
+        .zip(colors)
+        .map(
+            |((hash, bytes, elements, stack, label), color)| LegendEntry {
                 color,
                 rgba: rgba(color),
-                label: if pool {
-                    POOL_LEGEND_LABEL.to_string()
-                } else {
-                    site_label(snap, stack)
-                },
+                label,
                 bytes,
                 elements,
                 stack: stack.0,
                 hash,
-            }
-        })
+            },
+        )
         .collect();
-    out.sort_by(|a, b| {
-        b.bytes
-            .cmp(&a.bytes)
-            .then_with(|| a.label.cmp(&b.label))
-            .then_with(|| a.hash.cmp(&b.hash))
-    });
     out.truncate(n);
     out
 }
@@ -296,8 +408,8 @@ mod tests {
             }
         }
         assert_eq!(rgba(0), [0x1f, 0x77, 0xb4, 255]);
-        assert_eq!(rgba(NO_FRAMES_COLOR), [0x9e, 0x9e, 0x9e, 255]);
-        assert_eq!(rgba(255), [0x9e, 0x9e, 0x9e, 255]);
+        assert_eq!(rgba(NO_FRAMES_COLOR), [0x7f, 0x7f, 0x7f, 255]);
+        assert_eq!(rgba(255), [0x7f, 0x7f, 0x7f, 255]);
         assert_eq!(rgba(POOL_COLOR), [0xba, 0xb0, 0xab, 255]);
         assert!(!PALETTE.contains(&POOL_RGB) && POOL_RGB != NO_FRAMES_RGB);
         assert_eq!(POOL_LEGEND_HASH & 1, 0);

@@ -28,6 +28,13 @@ const VIEW_FLAG_TARGET_IS_SRGB: u32 = 1u;
 // Must match `Trapezoid::FLAG_*` in src/gpu_data.rs.
 const FLAG_EXACT_WIDTH: u32 = 1u;
 const FLAG_EXACT_HEIGHT: u32 = 2u;
+const FLAG_EDGE_TOP: u32 = 4u;
+
+// The edge of FLAG_EDGE_TOP: one device pixel row at the top (in data y) of the quad, this much
+// darker (sRGB factor), fading in as the quad grows from EDGE_FADE.x to EDGE_FADE.y device px
+// tall, so thin quads keep their colour instead of turning dark.
+const EDGE_SHADE: f32 = 0.62;
+const EDGE_FADE: vec2<f32> = vec2<f32>(2.0, 4.0);
 
 struct Instance {
     @location(0) x0_x1: vec2<f32>,
@@ -41,6 +48,12 @@ struct Instance {
 struct VertexOut {
     @builtin(position) position: vec4<f32>,
     @location(0) color: vec4<f32>,
+    // The colour of the top edge (FLAG_EDGE_TOP; else the fill colour).
+    @location(1) edge_color: vec4<f32>,
+    // Device px from this point down to the quad's bottom and up to its top (in screen order),
+    // and 1.0 when the data top is the screen top (else 0.0). Both distances are affine over
+    // the quad (its top and bottom are straight lines), so interpolating them is exact.
+    @location(2) edge: vec3<f32>,
 };
 
 fn srgb_to_linear(c: vec3<f32>) -> vec3<f32> {
@@ -96,18 +109,32 @@ fn vs_main(@builtin(vertex_index) vertex_index: u32, inst: Instance) -> VertexOu
         ys = at_least(ys.x, ys.y, px.y);
     }
     let y = mix(ys.x, ys.y, v);
+    let height_px = (ys.y - ys.x) / px.y;
 
     var out: VertexOut;
     out.position = vec4<f32>(x, y, 0.0, 1.0);
     var rgb = inst.color.rgb;
+    var edge_rgb = rgb;
+    if ((inst.flags & FLAG_EDGE_TOP) != 0u) {
+        edge_rgb = rgb * EDGE_SHADE;
+    }
     if ((view.flags & VIEW_FLAG_TARGET_IS_SRGB) != 0u) {
         rgb = srgb_to_linear(rgb);
+        edge_rgb = srgb_to_linear(edge_rgb);
     }
     out.color = vec4<f32>(rgb, inst.color.a);
+    out.edge_color = vec4<f32>(edge_rgb, inst.color.a);
+    let top_is_up = select(0.0, 1.0, scale.y >= 0.0);
+    out.edge = vec3<f32>(v * height_px, (1.0 - v) * height_px, top_is_up);
     return out;
 }
 
 @fragment
 fn fs_main(in: VertexOut) -> @location(0) vec4<f32> {
-    return in.color;
+    // Distance to the data top: up on screen unless the y axis is flipped.
+    let to_top = select(in.edge.x, in.edge.y, in.edge.z > 0.5);
+    let height = in.edge.x + in.edge.y;
+    let fade = smoothstep(EDGE_FADE.x, EDGE_FADE.y, height);
+    let on_edge = select(0.0, fade, to_top < 1.0);
+    return mix(in.color, in.edge_color, on_edge);
 }

@@ -45,6 +45,10 @@ impl Trapezoid {
     pub const FLAG_EXACT_WIDTH: u32 = 1;
     /// Do not widen this quad's edges to the 1 device pixel minimum in y.
     pub const FLAG_EXACT_HEIGHT: u32 = 2;
+    /// Darken the one device-pixel row at the quad's top (its larger data y): adjacent items
+    /// of one colour stay apart. The row fades in as the quad grows from 2 to 4 device px
+    /// tall, so thin quads keep their colour.
+    pub const FLAG_EDGE_TOP: u32 = 4;
 
     /// An axis-aligned rectangle `[x0, x1] × [bottom, top]` (relative to the batch origin).
     #[must_use]

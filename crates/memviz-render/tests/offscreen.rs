@@ -396,3 +396,85 @@ fn target_dir() -> PathBuf {
         PathBuf::from,
     )
 }
+
+/// `FLAG_EDGE_TOP`: two stacked quads of one colour show a darker one-pixel row where they
+/// meet (and at the top of the upper one), on both rects and slanted trapezoids, in a flipped
+/// view too; a quad under 2 px tall keeps its colour.
+#[test]
+fn edge_flag_draws_a_darker_boundary_between_same_colour_items() {
+    let Some(mut gpu) = offscreen("edge_flag_draws_a_darker_boundary_between_same_colour_items")
+    else {
+        return;
+    };
+    let c = rgba(200, 120, 40, 255);
+    let edge = Trapezoid::FLAG_EDGE_TOP;
+    let instances = [
+        // Two rects stacked at x [10, 30]: y [10, 20] and [20, 30] (data), 2 px per unit.
+        Trapezoid::rect(10.0, 30.0, 10.0, 20.0, c).with_flags(edge),
+        Trapezoid::rect(10.0, 30.0, 20.0, 30.0, c).with_flags(edge),
+        // Two slanted trapezoids stacked at x [40, 60].
+        Trapezoid::new(40.0, 60.0, [5.0, 15.0], [10.0, 20.0], c).with_flags(edge),
+        Trapezoid::new(40.0, 60.0, [15.0, 25.0], [20.0, 30.0], c).with_flags(edge),
+        // A quad 0.6 data units = 1.2 px tall on top of a tall one at x [70, 90].
+        Trapezoid::rect(70.0, 90.0, 10.0, 20.0, c).with_flags(edge),
+        Trapezoid::rect(70.0, 90.0, 20.0, 20.6, c).with_flags(edge),
+        // Without the flag: no edge at x [92, 98].
+        Trapezoid::rect(92.0, 98.0, 10.0, 20.0, c),
+        Trapezoid::rect(92.0, 98.0, 20.0, 30.0, c),
+    ];
+    let batch = gpu.upload([X0, 0.0], &instances);
+    for flipped in [false, true] {
+        let mut v = view();
+        if flipped {
+            v.y_range = (50.0, 0.0);
+        }
+        let image = gpu.render(&v, BLACK, &[&batch]).expect("render");
+        // Pixel row of data y (row 0 at the top of the image).
+        let row_of = |y: f64| {
+            let r = (100.0 - y * 2.0) as u32;
+            if flipped {
+                99 - r
+            } else {
+                r
+            }
+        };
+        let column = |x: f64| (x * 2.0) as u32;
+        let fill = [200, 120, 40, 255];
+        let is_dark = |p: [u8; 4]| p[0] < 170 && p[0] > 60 && p[3] == 255;
+        // Walk a column from data y 10 to 30 and collect the dark rows.
+        let dark_rows = |x: f64, y0: f64, y1: f64| -> Vec<f64> {
+            let mut out = Vec::new();
+            let mut y = y0 + 0.25;
+            while y < y1 {
+                let p = image.pixel(column(x), row_of(y)).expect("inside");
+                if is_dark(p) {
+                    out.push(y);
+                } else {
+                    assert_eq!(p, fill, "flipped={flipped} x={x} y={y}");
+                }
+                y += 0.5;
+            }
+            out
+        };
+        // Rects: the row just under y = 20 (where they meet) and just under y = 30.
+        assert_eq!(
+            dark_rows(20.0, 10.0, 30.0),
+            vec![19.75, 29.75],
+            "flipped={flipped}"
+        );
+        // Trapezoids at x = 50.25: from y 7.56 up, they meet at 17.56 and end at 27.56.
+        let rows = dark_rows(50.25, 8.0, 27.0);
+        assert_eq!(rows.len(), 1, "flipped={flipped}: {rows:?}");
+        assert!(rows[0] > 16.5 && rows[0] < 18.0, "{rows:?}");
+        // The 1.2 px quad keeps its colour and the tall one under it still has its edge.
+        let rows = dark_rows(80.0, 10.0, 20.5);
+        assert_eq!(rows, vec![19.75], "flipped={flipped}");
+        assert_eq!(image.pixel(column(80.0), row_of(20.25)), Some(fill));
+        // Unflagged: no dark row.
+        assert!(dark_rows(95.0, 10.0, 30.0).is_empty());
+        if !flipped {
+            let path = target_dir().join("screenshots").join("render_edges.png");
+            image.write_png(&path).expect("write png");
+        }
+    }
+}

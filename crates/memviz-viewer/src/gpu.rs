@@ -4,7 +4,7 @@
 
 use memviz_render::{InstanceBatch, Renderer};
 
-use crate::app::{App, CLEAR};
+use crate::app::App;
 use crate::scene::Batch;
 
 /// GPU copies of an [`App`]'s batches. Re-uploads the plot only when
@@ -90,7 +90,7 @@ impl GpuScene {
         let view = app.canvas_view();
         let mut refs = self.visible(app);
         refs.push(&overlay);
-        renderer.render(device, queue, target, CLEAR, &view, &refs);
+        renderer.render(device, queue, target, app.theme().clear(), &view, &refs);
         app.take_needs_redraw();
     }
 
@@ -112,7 +112,7 @@ impl GpuScene {
         let view = app.canvas_view();
         let mut refs = self.visible(app);
         refs.push(&overlay);
-        let img = offscreen.render(&view, CLEAR, &refs);
+        let img = offscreen.render(&view, app.theme().clear(), &refs);
         app.take_needs_redraw();
         img
     }

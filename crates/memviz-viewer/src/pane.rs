@@ -4,11 +4,9 @@
 //! tells a pan from a click (a press and release within [`crate::view::CLICK_SLOP_CSS`] of the
 //! press, without travel in between, is a click).
 
-use memviz_render::{rgba, Trapezoid, View};
+use memviz_render::{Trapezoid, View};
 
 use crate::camera::{Camera, PlotGeometry, RectCss};
-
-const BG: u32 = rgba(255, 255, 255, 255);
 
 /// The geometry of a pane: the whole canvas minus `margin` CSS px, no gutters.
 #[must_use]
@@ -43,6 +41,8 @@ pub struct Pane {
     pub geom: PlotGeometry,
     pub camera: Camera,
     pub needs_redraw: bool,
+    /// The margin masks' colour (the theme's background).
+    pub bg: u32,
     margin: f64,
     /// `(last, start, moved)` of the current press.
     drag: Option<([f64; 2], [f64; 2], bool)>,
@@ -56,6 +56,7 @@ impl Pane {
             geom: margin_geometry(css_w, css_h, dpr, margin),
             camera: Camera::new(1, 1),
             needs_redraw: true,
+            bg: crate::theme::Theme::LIGHT.bg,
             margin,
             drag: None,
         }
@@ -162,7 +163,7 @@ impl Pane {
             let b = cam.data_from_css_px(&geom, [r[1], r[2]]);
             let (x0, y0) = rel(a[0], a[1]);
             let (x1, y1) = rel(b[0], b[1]);
-            out.push(Trapezoid::rect(x0, x1, y0, y1, BG));
+            out.push(Trapezoid::rect(x0, x1, y0, y1, self.bg));
         }
     }
 

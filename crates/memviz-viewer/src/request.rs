@@ -149,6 +149,9 @@ requests! {
     SetDevice { device: i64 } => ();
     /// x axis: wall-clock time (when the trace has times) or timesteps.
     SetTimeAxis { on: bool } => ();
+    /// The canvas's non-data colours (background, axes, grid, overview, the State History
+    /// map): dark or light. Data colours stay.
+    SetTheme { dark: bool } => ();
     /// Shows a view.
     SetView { view: ViewKind } => bool;
     /// The canvas's CSS size and device pixel ratio changed.

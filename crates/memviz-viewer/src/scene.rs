@@ -90,6 +90,32 @@ impl PlotScene {
     }
 }
 
+/// Flags of every element piece: a darker top edge, so that adjacent elements of one colour
+/// (a stack of same-site allocations, neighbouring segments) stay apart. The renderer fades
+/// it out on elements under a few pixels tall.
+pub const ELEMENT_FLAGS: u32 = Trapezoid::FLAG_EDGE_TOP;
+
+/// Column runs of one colour are split where an element at least this many rows tall ends, and
+/// such a run gets [`ELEMENT_FLAGS`] (a thinner element has no visible edge anyway).
+pub const EDGE_MIN_ROWS: u32 = 3;
+
+/// How far odd elements are lightened toward white (0–255): neighbouring elements of one colour
+/// (consecutive allocations of one site, the segments of one allocation site or without
+/// frames) alternate in lightness, which still shows where the edges fade out (under 4 px).
+pub const ALTERNATE_LIGHTEN: u16 = 40;
+
+/// The colour element `e` is drawn in: its colour index's, lightened on odd elements.
+#[must_use]
+pub fn element_color(colors: &[u8], e: u32) -> u32 {
+    let index = colors.get(e as usize).copied().unwrap_or(u8::MAX);
+    let [r, g, b, a] = memviz_analysis::color::rgba(index);
+    if e.is_multiple_of(2) {
+        return memviz_render::rgba(r, g, b, a);
+    }
+    let up = |c: u8| (u16::from(c) + (255 - u16::from(c)) * ALTERNATE_LIGHTEN / 255) as u8;
+    memviz_render::rgba(up(r), up(g), up(b), a)
+}
+
 /// `memviz_analysis::color` index → render colour.
 #[must_use]
 pub fn color_u32(index: u8) -> u32 {
@@ -140,8 +166,9 @@ impl TileGrid {
         }
     }
 
-    /// A piece from `(xa, ba)` to `(xb, bb)`, `h` high.
-    fn push(&mut self, xa: f64, xb: f64, ba: f64, bb: f64, h: f64, color: u32) {
+    /// A piece from `(xa, ba)` to `(xb, bb)`, `h` high, with `Trapezoid::FLAG_*` `flags`.
+    #[allow(clippy::too_many_arguments)]
+    fn push(&mut self, xa: f64, xb: f64, ba: f64, bb: f64, h: f64, color: u32, flags: u32) {
         if xa.is_nan() || xb.is_nan() || xb <= xa || h.is_nan() {
             return;
         }
@@ -160,7 +187,8 @@ impl TileGrid {
             };
             let b = xb.min(tile_end);
             if b > a {
-                self.push_in_tile(tx, a, b, bottom_at(a), bottom_at(b), h, color, last_y);
+                let (pa, pb) = (bottom_at(a), bottom_at(b));
+                self.push_in_tile(tx, [a, b, pa, pb, h], color, flags, last_y);
             }
             if b >= xb || tx >= last_x {
                 break;
@@ -170,16 +198,13 @@ impl TileGrid {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// `[a, b, pa, pb, h]`: from `(a, pa)` to `(b, pb)`, `h` high.
     fn push_in_tile(
         &mut self,
         tx: f64,
-        a: f64,
-        b: f64,
-        pa: f64,
-        pb: f64,
-        h: f64,
+        [a, b, pa, pb, h]: [f64; 5],
         color: u32,
+        flags: u32,
         last_y: f64,
     ) {
         let ty = ((pa.min(pb) - self.y0) / self.tile_h)
@@ -194,7 +219,8 @@ impl TileGrid {
                 [(pa - oy) as f32, (pa + h - oy) as f32],
                 [(pb - oy) as f32, (pb + h - oy) as f32],
                 color,
-            );
+            )
+            .with_flags(flags);
             self.extent[0] = self.extent[0].max((a - ox).abs()).max((b - ox).abs());
             self.extent[1] = self.extent[1]
                 .max((pa.min(pb) - oy).abs())
@@ -239,14 +265,14 @@ pub fn build_static_on<M: XMap + ?Sized>(layout: &Layout, colors: &[u8], xmap: &
     let tile_h = (peak / f64::from(TILES)).max(1.0);
     let mut grid = TileGrid::new(x0, tile_w, TILES, 0.0, tile_h, TILES);
     for e in 0..layout.element_count() as u32 {
-        let color = color_u32(colors.get(e as usize).copied().unwrap_or(u8::MAX));
+        let color = element_color(colors, e);
         for p in layout.pieces(e) {
             let h = p.height_bytes as f64;
             for_each_mapped(
                 (f64::from(p.x0_step), p.bottom0_bytes as f64),
                 (f64::from(p.x1_step), p.bottom1_bytes as f64),
                 xmap,
-                |xa, xb, ba, bb| grid.push(xa, xb, ba, bb, h, color),
+                |xa, xb, ba, bb| grid.push(xa, xb, ba, bb, h, color, ELEMENT_FLAGS),
             );
         }
     }
@@ -325,7 +351,7 @@ pub fn build_windowed_on<M: XMap + ?Sized>(
             }
             kept.push(p);
         }
-        let color = color_u32(colors.get(e as usize).copied().unwrap_or(u8::MAX));
+        let color = element_color(colors, e);
         for w in kept.windows(2) {
             let (Some(&(xa, ba)), Some(&(xb, bb))) = (w.first(), w.get(1)) else {
                 continue;
@@ -333,7 +359,7 @@ pub fn build_windowed_on<M: XMap + ?Sized>(
             if ba.min(bb) > wy1 || ba.max(bb) + h < wy0 {
                 continue;
             }
-            grid.push(xa, xb, ba, bb, h, color);
+            grid.push(xa, xb, ba, bb, h, color, ELEMENT_FLAGS);
         }
     }
     grid.finish(Some(window), xmap.is_time(), start)
@@ -406,14 +432,16 @@ pub fn build_columns_on<M: XMap + ?Sized>(
     }
     let mut stack = ColumnStack::new(layout, &samples);
     crate::memory::phase("column_stack");
-    // Open rectangles: (row0, row1, colour) → x where they started.
-    let mut open: std::collections::HashMap<(i64, i64, u32), f64> = Default::default();
-    let mut next: std::collections::HashMap<(i64, i64, u32), f64> = Default::default();
-    let mut runs: Vec<(i64, i64, u32)> = Vec::new();
-    let emit = |grid: &mut TileGrid, key: (i64, i64, u32), x0: f64, x1: f64| {
+    // Open rectangles: (row0, row1, colour, flags) → x where they started.
+    type Key = (i64, i64, u32, u32);
+    let mut open: std::collections::HashMap<Key, f64> = Default::default();
+    let mut next: std::collections::HashMap<Key, f64> = Default::default();
+    // This column's runs: key, the element of the top row and its rows in the run.
+    let mut runs: Vec<(Key, u32, u32)> = Vec::new();
+    let emit = |grid: &mut TileGrid, key: Key, x0: f64, x1: f64| {
         let y0 = wy0 + key.0 as f64 * px;
         let y1 = wy0 + key.1 as f64 * px;
-        grid.push(x0, x1, y0, y0, y1 - y0, key.2);
+        grid.push(x0, x1, y0, y0, y1 - y0, key.2, key.3);
     };
     let mut sample = samples.iter().enumerate().peekable();
     for c in 0..cols {
@@ -423,13 +451,29 @@ pub fn build_columns_on<M: XMap + ?Sized>(
             stack.advance_to(k, layout);
             stack.rows(layout, step, wy0, wy1, px, |row, e| {
                 let color = color_u32(colors.get(e as usize).copied().unwrap_or(u8::MAX));
+                // Rows of one colour merge, except across the top of an element tall enough
+                // to show its edge.
                 match runs.last_mut() {
-                    Some(r) if r.1 == row && r.2 == color => r.1 = row + 1,
-                    _ => runs.push((row, row + 1, color)),
+                    Some((key, top, n))
+                        if key.1 == row && key.2 == color && (*top == e || *n < EDGE_MIN_ROWS) =>
+                    {
+                        key.1 = row + 1;
+                        if *top == e {
+                            *n += 1;
+                        } else {
+                            (*top, *n) = (e, 1);
+                        }
+                    }
+                    _ => runs.push(((row, row + 1, color, 0), e, 1)),
                 }
             });
         }
-        for &key in &runs {
+        for (key, _, n) in &mut runs {
+            if *n >= EDGE_MIN_ROWS {
+                key.3 = ELEMENT_FLAGS;
+            }
+        }
+        for &(key, _, _) in &runs {
             let x_start = open.remove(&key).unwrap_or(xa);
             next.insert(key, x_start);
         }
@@ -483,8 +527,8 @@ mod tests {
         let tile_w = 20_302.666_666_666_668 / 16.0;
         let mut grid = TileGrid::new(x0, tile_w, TILES, 4.2e9, 1.6e10, 1);
         let xb = x0 + 16.0 * tile_w;
-        grid.push(x0, xb, 5e9, 5e9, 1e9, 1);
-        grid.push(x0 + 0.3, xb - 0.7, 6e9, 7e9, 1e9, 2);
+        grid.push(x0, xb, 5e9, 5e9, 1e9, 1, 0);
+        grid.push(x0 + 0.3, xb - 0.7, 6e9, 7e9, 1e9, 2, 0);
         let scene = grid.finish(None, false, 0.0);
         assert_eq!(scene.batches.len(), 16);
         for color in [1u32, 2] {

@@ -24,6 +24,7 @@ use crate::answer::{
 use crate::camera::{Camera, PlotGeometry};
 use crate::pane::{push_outline, Pane};
 use crate::scene::Batch;
+use crate::theme::Theme;
 use crate::view::DrawableView;
 
 /// Margin around the map, CSS px.
@@ -35,12 +36,9 @@ const BATCH_RECTS: usize = 1 << 15;
 /// Map width in units (§6.5).
 const MAP_W: f64 = 200.0;
 
-const BORDER: u32 = rgba(0, 0, 0, 255);
-const SEGMENT_FILL: u32 = rgba(238, 238, 238, 255);
 /// Segment borders are drawn once a row is at least this many CSS px tall.
 const BORDER_MIN_ROW_CSS: f64 = 5.0;
-const HOVER_EDGE: u32 = rgba(30, 100, 220, 255);
-/// The selected event's block: a 2 px outline in the page's selection orange.
+/// The selected event's block: a 2 px outline in the page's selection orange (both themes).
 const EVENT_EDGE: u32 = rgba(240, 120, 0, 255);
 
 fn color_of(c: [u8; 4]) -> u32 {
@@ -62,6 +60,8 @@ pub struct StateView {
     event_item: Option<Item>,
     generation: u64,
     batches: Vec<Batch>,
+    /// Colours of the segments, borders and hover outline (light or dark).
+    theme: Theme,
     /// Build time of the history (events + checkpoints), ms.
     pub open_ms: f64,
     /// Time of the last selection (replay + map), ms.
@@ -88,6 +88,7 @@ impl StateView {
             pinned: None,
             event_item: None,
             generation: 0,
+            theme: Theme::LIGHT,
             batches: Vec::new(),
             open_ms: 0.0,
             select_ms: 0.0,
@@ -338,7 +339,7 @@ impl StateView {
             // Segments' free space is a light grey, so that it shows even when the rows are
             // too thin for their borders (drawn by the overlay once a row is tall enough).
             let color = if matches!(r.item, Item::Segment(_)) {
-                SEGMENT_FILL
+                self.theme.segment_fill
             } else {
                 color_of(r.color)
             };
@@ -575,7 +576,7 @@ impl DrawableView for StateView {
                 }
                 let (x0, b) = rel(r.x0, -r.y1);
                 let (x1, t) = rel(r.x1, -r.y0);
-                push_outline(&mut out, [x0, x1, b, t], BORDER);
+                push_outline(&mut out, [x0, x1, b, t], self.theme.map_border);
             }
         }
         if let Some(r) = self.event_item.and_then(|i| self.map.rect_of(i)) {
@@ -587,10 +588,20 @@ impl DrawableView for StateView {
         if let Some(r) = self.pinned.or(self.hover).and_then(|i| self.map.rect_of(i)) {
             let (x0, b) = rel(r.x0, -r.y1);
             let (x1, t) = rel(r.x1, -r.y0);
-            push_outline(&mut out, [x0, x1, b, t], HOVER_EDGE);
+            push_outline(&mut out, [x0, x1, b, t], self.theme.map_hover);
         }
         self.pane.margin_masks(&mut out, origin);
         Batch::unbounded(origin, out)
+    }
+
+    /// Segments' fill, borders, hover outline and masks in `theme`'s colours (the map is
+    /// rebuilt once when it changes).
+    fn set_theme(&mut self, theme: &Theme) {
+        if self.theme != *theme {
+            self.theme = *theme;
+            self.pane.bg = theme.bg;
+            self.rebuild_scene(false);
+        }
     }
 
     crate::pane::pane_view_methods!();

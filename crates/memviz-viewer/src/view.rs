@@ -10,6 +10,7 @@ use memviz_snapshot::Snapshot;
 use crate::answer::Tooltip;
 
 use crate::scene::Batch;
+use crate::theme::Theme;
 
 /// Pointer travel (CSS px) under which a press-release is a click, not a drag.
 pub const CLICK_SLOP_CSS: f64 = 4.0;
@@ -56,6 +57,9 @@ pub trait DrawableView {
     fn click(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip>;
     /// The per-frame overlay (axes, masks, outlines), in the canvas view's data space.
     fn overlay(&mut self) -> Batch;
+    /// The canvas theme changed (the app calls it before every use; cheap when unchanged).
+    /// Views whose non-data colours are fixed may ignore it.
+    fn set_theme(&mut self, _theme: &Theme) {}
     /// The plot batches and their generation (it changes when they must be uploaded).
     fn batches(&self) -> (u64, &[Batch]);
     /// The view of the whole canvas for this frame.

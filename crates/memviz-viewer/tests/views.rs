@@ -261,3 +261,57 @@ fn views_that_cannot_fit_say_so_and_the_others_work() {
     assert_eq!(app.unavailable(), None);
     assert!(app.layout().is_some(), "pools built once there is room");
 }
+
+/// `set_theme`: the dark theme clears to the page's dark background and draws the gutters,
+/// axes and the State History map's segments and borders in dark-theme colours; the data
+/// colours are the same in both themes; switching back gives the light picture again.
+#[test]
+fn dark_theme_covers_the_canvas_and_the_state_map() {
+    let Some(mut off) = offscreen("dark_theme_covers_the_canvas_and_the_state_map") else {
+        return;
+    };
+    let path = corpus_file(NOT_HANMIN).unwrap_or_else(|| fixture("deferred.pickle"));
+    let mut app = load_app(&path);
+    app.resize(900.0, 500.0, 1.0);
+    let mut gpu = memviz_viewer::GpuScene::new();
+    let dark_bg = [21, 24, 30, 255];
+    let colors = |img: &memviz_render::Image| {
+        img.rgba
+            .chunks_exact(4)
+            .map(|p| [p[0], p[1], p[2], p[3]])
+            .collect::<std::collections::HashSet<[u8; 4]>>()
+    };
+    let light = gpu.render_offscreen(&mut app, &mut off).expect("render");
+    assert_eq!(light.pixel(2, 2), Some([255, 255, 255, 255]));
+    let req = serde_json::from_str(r#"{"method":"set_theme","dark":true}"#).unwrap();
+    assert_eq!(app.request(req), memviz_viewer::Reply::SetTheme(()));
+    assert!(app.theme().dark && app.needs_redraw());
+    let dark = gpu.render_offscreen(&mut app, &mut off).expect("render");
+    write_png(&dark, "viewer_dark_timeline.png");
+    // Gutter, overview strip background, no white left; the data colours are unchanged.
+    assert_eq!(dark.pixel(2, 2), Some(dark_bg));
+    assert!(!colors(&dark).contains(&[255, 255, 255, 255]));
+    let (w, h) = (dark.width, dark.height);
+    let mid = |img: &memviz_render::Image| img.pixel(w / 2, h / 2);
+    assert_eq!(mid(&dark), mid(&light), "a data pixel keeps its colour");
+    // The State History map: dark segment fill and masks.
+    app.set_view(ViewKind::State);
+    let map = gpu.render_offscreen(&mut app, &mut off).expect("render");
+    write_png(&map, "viewer_dark_state_map.png");
+    assert_eq!(map.pixel(1, 1), Some(dark_bg));
+    let c = colors(&map);
+    assert!(!c.contains(&[238, 238, 238, 255]) && !c.contains(&[255, 255, 255, 255]));
+    app.zoom_at(300.0, 100.0, 8.0);
+    let zoomed = gpu.render_offscreen(&mut app, &mut off).expect("render");
+    let c = colors(&zoomed);
+    assert!(c.contains(&[154, 163, 181, 255]), "light borders");
+    assert!(!c.contains(&[0, 0, 0, 255]), "no black borders");
+    // And back to light.
+    app.set_theme(false);
+    let again = gpu.render_offscreen(&mut app, &mut off).expect("render");
+    assert_eq!(again.pixel(1, 1), Some([255, 255, 255, 255]));
+    assert!(
+        colors(&again).contains(&[0, 0, 0, 255]),
+        "black borders again"
+    );
+}

@@ -35,6 +35,7 @@ export type Answers = {
   select_file: boolean,
   set_device: null,
   set_time_axis: null,
+  set_theme: null,
   set_view: boolean,
   resize: null,
   panel: Panel,

@@ -79,7 +79,7 @@ pub(super) fn build_device(
         crate::memory::phase("layout");
         (Rc::new(timeline), Rc::new(layout))
     });
-    let colors = color::element_colors(snap, device, &timeline);
+    let colors = color::element_colors_with_legend(snap, device, &timeline, &layout);
     crate::memory::phase("colors");
     let step_time_us = StepTimeIndex::build(snap, device, &layout);
     crate::memory::phase("step_time");

@@ -52,6 +52,7 @@ impl App {
             Q::SelectFile { index } => Reply::SelectFile(self.select_file(index as usize)),
             Q::SetDevice { device } => Reply::SetDevice(self.set_device(device)),
             Q::SetTimeAxis { on } => Reply::SetTimeAxis(self.set_time_axis(on)),
+            Q::SetTheme { dark } => Reply::SetTheme(self.set_theme(dark)),
             Q::SetView { view } => Reply::SetView({
                 self.set_view(view);
                 true

@@ -36,12 +36,14 @@ use crate::flame_view::FlameView;
 use crate::memory::{unavailable_message, view_bytes_per_event, Memory};
 use crate::scene::Batch;
 use crate::state_view::StateView;
+use crate::theme::Theme;
 pub use crate::view::{ActiveView, DrawableView, ViewKind, CLICK_SLOP_CSS};
 use crate::xaxis::XMap;
 use device::{build_device, DeviceData};
 use timeline::{Frame, Gate, Settle, TimelineUi, TimelineView};
 
-/// Background colour (sRGB RGBA, 0..1).
+/// Background colour of the light theme (sRGB RGBA, 0..1); the app's is
+/// `App::theme().clear()`.
 pub const CLEAR: [f64; 4] = [1.0, 1.0, 1.0, 1.0];
 
 /// One loaded snapshot file.
@@ -102,6 +104,7 @@ impl App {
             frame: Frame {
                 generation: 0,
                 needs_redraw: true,
+                theme: Theme::LIGHT,
             },
             active: ActiveView::Timeline,
             timeline: TimelineUi::new(),
@@ -424,12 +427,15 @@ impl App {
         gate: Gate,
         f: impl FnOnce(&Snapshot, &mut dyn DrawableView) -> R,
     ) -> Option<R> {
+        let theme = self.frame.theme;
         if self.flame_shown() {
             let (k, v) = self.flame_view.as_mut()?;
+            v.set_theme(&theme);
             return Some(f(&self.files.get(k.0)?.snap, v));
         }
         if self.state_shown() {
             let (k, v) = self.state_view.as_mut()?;
+            v.set_theme(&theme);
             return Some(f(&self.files.get(k.0)?.snap, v));
         }
         let (snap, mut view) = self.timeline_view(gate)?;

@@ -1,26 +1,18 @@
 //! The timeline's overlay (grid, peak marker, hover outline, annotation phases, gutter masks,
 //! axes, the overview strip and its brush) and its axis ticks, in CSS px for the shell's labels.
+//! Also [`App::set_theme`]: the light or dark colours they are drawn in.
 
-use memviz_render::{rgba, Trapezoid};
+use memviz_render::Trapezoid;
 use memviz_snapshot::Snapshot;
 
 use super::device::{DeviceData, PHASE_COLORS, PHASE_EDGE, PHASE_ROW_CSS};
-use super::timeline::{axis_map, TimelineUi, TimelineView};
+use super::timeline::{axis_map, Gate, TimelineUi, TimelineView};
+use super::App;
 use crate::camera::{PlotGeometry, RectCss};
 use crate::scene::Batch;
+use crate::theme::Theme;
 use crate::ticks::{self, Tick};
 use crate::xaxis::{map_polyline, AxisMap, XMap};
-
-const BG: u32 = rgba(255, 255, 255, 255);
-const AXIS: u32 = rgba(90, 90, 90, 255);
-const GRID: u32 = rgba(0, 0, 0, 28);
-const PEAK: u32 = rgba(220, 30, 30, 230);
-const PEAK_LINE: u32 = rgba(220, 30, 30, 110);
-const OVERVIEW_BG: u32 = rgba(244, 244, 246, 255);
-const OVERVIEW_FILL: u32 = rgba(70, 110, 170, 255);
-const BRUSH: u32 = rgba(30, 100, 220, 50);
-const BRUSH_EDGE: u32 = rgba(30, 100, 220, 220);
-const HOVER_EDGE: u32 = rgba(0, 0, 0, 255);
 
 /// Both axes' ticks, positions in canvas CSS px.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, ts_rs::TS)]
@@ -115,6 +107,7 @@ impl TimelineView<'_> {
     /// axes and tick marks, overview strip and brush, hover outline. Drawn after the plot.
     pub(super) fn draw_overlay(&mut self) -> Batch {
         let cols = self.overview_columns();
+        let theme = self.frame.theme;
         let geom = *self.geom;
         let cam = self.ui.camera;
         let origin = cam.data_from_css_px(&geom, [0.0, geom.css_h]);
@@ -140,7 +133,7 @@ impl TimelineView<'_> {
                     top,
                     bottom,
                 },
-                AXIS,
+                theme.axis,
             );
         };
         let p = geom.plot;
@@ -156,7 +149,7 @@ impl TimelineView<'_> {
                     top: t.pos_css_px,
                     bottom: t.pos_css_px,
                 },
-                GRID,
+                theme.grid,
             );
         }
         if let Some(d) = self.data() {
@@ -172,7 +165,7 @@ impl TimelineView<'_> {
                     top: px[1],
                     bottom: px[1],
                 },
-                PEAK_LINE,
+                theme.peak_line,
             );
             if p.contains(px)
                 || (px[0] >= p.left
@@ -195,7 +188,7 @@ impl TimelineView<'_> {
                         (r[0] - ox) as f32,
                         [(bottom[0] - oy) as f32, (bottom[1] - oy) as f32],
                         [(top[0] - oy) as f32, (top[1] - oy) as f32],
-                        PEAK,
+                        theme.peak,
                     ));
                 }
             }
@@ -217,7 +210,7 @@ impl TimelineView<'_> {
                             (xb - origin[0]) as f32,
                             [(ba + off - origin[1]) as f32; 2],
                             [(bb + off - origin[1]) as f32; 2],
-                            HOVER_EDGE,
+                            theme.hover_edge,
                         ));
                     }
                 }
@@ -275,7 +268,7 @@ impl TimelineView<'_> {
                     top,
                     bottom,
                 },
-                BG,
+                theme.bg,
             );
         }
         // Axes and tick marks.
@@ -295,7 +288,7 @@ impl TimelineView<'_> {
         }
         // Overview strip: total memory per column (max), then the brush.
         let o = geom.overview;
-        rect(&mut out, o, OVERVIEW_BG);
+        rect(&mut out, o, theme.overview_bg);
         let full_top = cam.full_y.1.max(1.0);
         let n = cols.len().max(1) as f64;
         for (i, &v) in cols.iter().enumerate() {
@@ -313,7 +306,7 @@ impl TimelineView<'_> {
                     top: o.bottom - frac * o.height(),
                     bottom: o.bottom,
                 },
-                OVERVIEW_FILL,
+                theme.overview_fill,
             );
         }
         let fx = |x: f64| {
@@ -321,7 +314,11 @@ impl TimelineView<'_> {
             o.left + f.clamp(0.0, 1.0) * o.width()
         };
         let (b0, b1) = (fx(cam.x_range.0), fx(cam.x_range.1));
-        for (left, right, color) in [(b0, b1, BRUSH), (b0, b0, BRUSH_EDGE), (b1, b1, BRUSH_EDGE)] {
+        for (left, right, color) in [
+            (b0, b1, theme.brush),
+            (b0, b0, theme.brush_edge),
+            (b1, b1, theme.brush_edge),
+        ] {
             rect(
                 &mut out,
                 RectCss {
@@ -334,5 +331,25 @@ impl TimelineView<'_> {
             );
         }
         Batch::unbounded(origin, out)
+    }
+}
+
+impl App {
+    /// Draws the canvas's non-data colours (background, axes, grid, overview, hover outlines,
+    /// the State History map's segments and borders) light or dark; data colours stay.
+    pub fn set_theme(&mut self, dark: bool) {
+        let theme = Theme::of(dark);
+        if self.frame.theme != theme {
+            self.frame.theme = theme;
+            self.frame.needs_redraw = true;
+            // The views shown later take it in `with_view`; this redraws the one shown now.
+            let _ = self.with_view(Gate::closed(), |_, v| v.set_theme(&theme));
+        }
+    }
+
+    /// The canvas theme ([`App::set_theme`]).
+    #[must_use]
+    pub fn theme(&self) -> Theme {
+        self.frame.theme
     }
 }

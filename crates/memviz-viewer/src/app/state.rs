@@ -3,7 +3,7 @@
 
 use memviz_snapshot::Snapshot;
 
-use super::{ActiveView, App, ViewKind};
+use super::{ActiveView, App, DrawableView as _, ViewKind};
 use crate::answer::{MapItemKind, StateRow, StateSelection, Tooltip};
 use crate::state_view::StateView;
 
@@ -21,6 +21,9 @@ impl App {
             .files
             .get(self.current)
             .map(|f| (key, StateView::new(&f.snap, self.device, &self.geom)));
+        if let Some((_, v)) = self.state_view.as_mut() {
+            v.set_theme(&self.frame.theme);
+        }
     }
 
     /// The state history shown, when the State History view is on.

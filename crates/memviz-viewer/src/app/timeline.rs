@@ -52,6 +52,8 @@ pub(super) struct Frame {
     /// Bumped whenever the plot batches change (the GPU side re-uploads).
     pub generation: u64,
     pub needs_redraw: bool,
+    /// The canvas's non-data colours (the overlay's; [`crate::App::set_theme`]).
+    pub theme: crate::theme::Theme,
 }
 
 /// What the app checked before a pointer event reaches the timeline.
