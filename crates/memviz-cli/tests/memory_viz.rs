@@ -295,7 +295,10 @@ fn svg_escapes_hostile_frames() {
     std::fs::create_dir_all(&dir).expect("mkdir");
     let f = path_str(&hostile().write(&dir, "hostile-svg.pickle"));
     let folded = run_ok(&["segments", &f]);
-    assert!(folded.contains(":7:<script>alert(1)</script> 2000"), "{folded}");
+    assert!(
+        folded.contains(":7:<script>alert(1)</script> 2000"),
+        "{folded}"
+    );
     for (cmd, extra) in [
         ("segments", vec![]),
         ("memory", vec![]),
