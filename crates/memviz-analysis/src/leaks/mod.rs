@@ -27,7 +27,7 @@
 //!   iterations (after the first);
 //! * without: at least three of them, at distinct timesteps, where between consecutive ones
 //!   the live bytes of the *other* stacks rose by at least
-//!   [`rounds::STEP_SWING_PERCENT`] % of the trace's peak and came back to within 10 % of that
+//!   [`STEP_SWING_PERCENT`] % of the trace's peak and came back to within 10 % of that
 //!   rise of their level at the earlier one (a step allocates and frees its activations; a
 //!   loop over layers within one pass keeps much of each layer's memory): at least two such
 //!   steps, in at least a third of the gaps.
@@ -63,6 +63,7 @@ use memviz_snapshot::{Snapshot, StackId, NO_TIME};
 use serde::Serialize;
 
 mod rounds;
+pub use rounds::STEP_SWING_PERCENT;
 
 /// The percentage of the final live bytes that settles the level (rule 2).
 pub const SETTLED_PERCENT: u64 = 90;

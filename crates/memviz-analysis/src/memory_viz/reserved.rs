@@ -44,11 +44,11 @@ pub fn state_name(s: BlockState) -> &'static str {
     }
 }
 
-/// Whether a frame is one of the markers of this module (free space, gaps, no frames), not a
-/// frame of the program: the flamegraph gives those a neutral colour.
+/// Whether a level is reserved memory that no tensor uses (free space, rounding gaps, an
+/// inactive block, bytes no block covers): the flamegraph gives those a neutral colour.
 #[must_use]
 pub fn is_marker_frame(name: &str) -> bool {
-    [FREE, GAPS, UNACCOUNTED, NON_PYTHON, NO_CONTEXT, "inactive"].contains(&name)
+    [FREE, GAPS, UNACCOUNTED, "inactive"].contains(&name)
 }
 
 /// The printed frames of stacks, made once per stack.

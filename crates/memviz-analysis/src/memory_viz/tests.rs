@@ -182,7 +182,8 @@ fn entries_sum_per_stack_and_state() {
     assert_eq!(gaps[0].1, 512 + 10 * (1 << 20));
     let total: u64 = e.iter().map(|x| x.1).sum();
     assert_eq!(total, 50 << 20);
-    assert!(is_marker_frame(FREE) && is_marker_frame(GAPS) && !is_marker_frame("main"));
+    assert!(is_marker_frame(FREE) && is_marker_frame(GAPS) && is_marker_frame("inactive"));
+    assert!(!is_marker_frame("main") && !is_marker_frame(NON_PYTHON));
 }
 
 #[test]
