@@ -1390,6 +1390,27 @@ describe('allocator views, search and source lines (WebGL2)', () => {
     await page.evaluate(() => window.memviz.setView('active'));
   });
 
+  test('flamegraph: reserved memory at the end (by segment and state) equals `memviz segments`; free space and gaps are grey', TEST, async () => {
+    assert.equal(await openDemo(page), 'ready');
+    await page.evaluate(() => window.memviz.setView('flame'));
+    const device = (await viewerState(page)).device;
+    const lines = cliText('segments', DEMO, '--device', String(device)).trim().split('\n');
+    const total = lines.reduce((t, l) => t + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+    await page.selectOption('#flame-at', 'reserved');
+    const st = await poll(async () => { const x = (await viewerState(page)).flame_view; return x && x.total_bytes === total ? x : null; }, 'reserved tree');
+    assert.equal(st.lifetime, false);
+    const info = await page.evaluate(() => window.memviz.flameControls.refresh());
+    assert.ok(info.labels.some((l) => l.text.startsWith('stream_')), 'the first level is the stream');
+    await page.locator('#plot').scrollIntoViewIfNeeded();
+    const img = await flameShot(page, 'webgl2-flame-reserved.png');
+    let grey = 0;
+    for (let o = 0; o < img.pixels.length; o += 4) if (img.pixels[o] === 176 && img.pixels[o + 1] === 180 && img.pixels[o + 2] === 186) grey += 1;
+    if (lines.some((l) => / [0-9]+$/.test(l) && /;(<free>|<gaps>) /.test(l))) assert.ok(grey > 0, 'free space and gaps are drawn grey');
+    await page.selectOption('#flame-at', 'peak');
+    await poll(async () => (await viewerState(page)).flame_view.total_bytes === cliJson('folded', DEMO).total_bytes, 'back to the peak');
+    await page.evaluate(() => window.memviz.setView('active'));
+  });
+
   test('no request left dist/, no page errors', () => {
     assert.deepEqual(b.badRequests, []);
     assert.deepEqual(b.pageErrors, []);

@@ -16,6 +16,7 @@ pub mod frames;
 pub mod layout;
 pub mod leaks;
 pub mod lines;
+pub mod memory_viz;
 pub mod search;
 pub mod segmap;
 pub mod state;

@@ -15,3 +15,93 @@ pub(crate) fn empty_snapshot() -> Snapshot {
     p.extend_from_slice(b"u.");
     memviz_snapshot::load_slice(&p).expect("a minimal snapshot")
 }
+
+/// A Python value for [`pickle`]: enough to write small snapshots by hand.
+#[derive(Clone, Debug)]
+pub(crate) enum Py {
+    Int(i128),
+    Str(String),
+    Bool(bool),
+    List(Vec<Py>),
+    Dict(Vec<(String, Py)>),
+}
+
+/// `Py::Str`.
+pub(crate) fn s(v: &str) -> Py {
+    Py::Str(v.to_string())
+}
+
+/// `Py::Dict` from `(key, value)` pairs.
+pub(crate) fn dict(pairs: Vec<(&str, Py)>) -> Py {
+    Py::Dict(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+/// A frame dict `{filename, line, name}`.
+pub(crate) fn frame(filename: &str, line: i128, name: &str) -> Py {
+    dict(vec![
+        ("filename", s(filename)),
+        ("line", Py::Int(line)),
+        ("name", s(name)),
+    ])
+}
+
+fn write_py(p: &mut Vec<u8>, v: &Py) {
+    match v {
+        Py::Int(i) => {
+            if let Ok(x) = i32::try_from(*i) {
+                p.push(b'J');
+                p.extend_from_slice(&x.to_le_bytes());
+            } else {
+                let bytes = i.to_le_bytes();
+                // Shortest two's complement: drop redundant sign bytes.
+                let mut n = bytes.len();
+                while n > 1 {
+                    let (top, next) = (bytes[n - 1], bytes[n - 2]);
+                    if (top == 0 && next & 0x80 == 0) || (top == 0xff && next & 0x80 != 0) {
+                        n -= 1;
+                    } else {
+                        break;
+                    }
+                }
+                p.push(0x8a);
+                p.push(n as u8);
+                p.extend_from_slice(&bytes[..n]);
+            }
+        }
+        Py::Str(t) => {
+            p.push(b'X');
+            p.extend_from_slice(&(t.len() as u32).to_le_bytes());
+            p.extend_from_slice(t.as_bytes());
+        }
+        Py::Bool(b) => p.push(if *b { 0x88 } else { 0x89 }),
+        Py::List(items) => {
+            p.push(b']');
+            if !items.is_empty() {
+                p.push(b'(');
+                for x in items {
+                    write_py(p, x);
+                }
+                p.push(b'e');
+            }
+        }
+        Py::Dict(pairs) => {
+            p.push(b'}');
+            if !pairs.is_empty() {
+                p.push(b'(');
+                for (k, x) in pairs {
+                    write_py(p, &Py::Str(k.clone()));
+                    write_py(p, x);
+                }
+                p.push(b'u');
+            }
+        }
+    }
+}
+
+/// A protocol-2 pickle of `v`, loaded as a snapshot.
+pub(crate) fn pickle(v: &Py) -> Snapshot {
+    let mut p: Vec<u8> = vec![0x80, 2];
+    write_py(&mut p, v);
+    p.push(b'.');
+    memviz_snapshot::load_slice(&p).expect("a hand-built snapshot")
+}

@@ -4,7 +4,7 @@
 //! One rule for `--device D`: it restricts a command to device D. Without it, a command that
 //! shows one device (`state`, `folded`, `leaks`, `lines`) uses the device the viewer opens on
 //! (the longest trace, the first on ties), and a report over the file (`summary`, `oom`,
-//! `diff`) covers every device.
+//! `diff`, `stats`, `trace`, `segments`, `memory`) covers every device.
 
 use clap::{Args, Parser, Subcommand};
 
@@ -12,7 +12,8 @@ use clap::{Args, Parser, Subcommand};
 const AFTER_HELP: &str =
     "FILE is a snapshot pickle from torch.cuda.memory._dump_snapshot(), raw or gzip-compressed.
 --device D restricts a command to device D; without it, a command about one device uses the
-device the viewer opens on (the longest trace), and summary, oom and diff cover every device.
+device the viewer opens on (the longest trace), and summary, oom, diff, stats, trace, segments
+and memory cover every device.
 A reader that stops early (| head) ends a command quietly. MEMVIZ_MAX_MEMORY=BYTES (or with a
 K, M or G suffix) limits the memory memviz takes (default: the machine's physical memory); a
 file that needs more ends with exit 2 and a sentence saying so. Errors: exit 2, one line.";
@@ -47,6 +48,18 @@ pub enum Command {
     /// Leak suspects: allocations alive at the end made after memory settled, and stacks
     /// growing across iterations.
     Leaks(DeviceArgs),
+    /// memory_viz's segment summary: per segment of 20 MiB or more, a page map, allocated and
+    /// free bytes (internal: rounding, external: free blocks); then totals.
+    Stats(FileDeviceArgs),
+    /// memory_viz's trace listing: one Python-like line per trace event of each device
+    /// (`a = seg_0[offset:size]`, `del a`, `cudaMalloc`, …), then `TOTAL MEM:`.
+    Trace(FileDeviceArgs),
+    /// Reserved memory at the end by segment, block state and stack, as folded lines
+    /// (`stream_S;seg_ADDR;STATE;frames… bytes`, `<free>` and `<gaps>` as frames).
+    Segments(ReservedArgs),
+    /// Reserved memory at the end by stream, block state and stack, as folded lines (the
+    /// `segments` lines without the `seg_` level).
+    Memory(ReservedArgs),
     /// Per source line (innermost user frame): live bytes at the peak, total allocated, count,
     /// largest.
     Lines(LinesArgs),
@@ -122,8 +135,34 @@ pub struct FoldedArgs {
     #[arg(long, value_name = "NAME")]
     pub phase: Option<String>,
     /// `{"device","at_step","total_bytes","stacks":[{"frames":[…],"bytes":N}]}`.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "svg")]
     pub json: bool,
+    /// Write a flamegraph SVG to OUT instead of printing the folded lines.
+    #[arg(long, value_name = "OUT.svg")]
+    pub svg: Option<String>,
+}
+
+/// A file and an optional device (stats, trace).
+#[derive(Args, Debug)]
+pub struct FileDeviceArgs {
+    /// The snapshot file.
+    pub file: String,
+    /// Only this device (default: every device).
+    #[arg(long)]
+    pub device: Option<i64>,
+}
+
+/// segments, memory.
+#[derive(Args, Debug)]
+pub struct ReservedArgs {
+    /// The snapshot file.
+    pub file: String,
+    /// Only this device (default: every device).
+    #[arg(long)]
+    pub device: Option<i64>,
+    /// Write a flamegraph SVG to OUT instead of printing the folded lines.
+    #[arg(long, value_name = "OUT.svg")]
+    pub svg: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -144,6 +183,9 @@ pub struct DiffArgs {
     /// With --folded: keep every frame.
     #[arg(long)]
     pub all_frames: bool,
+    /// With --folded: write a differential flamegraph SVG to OUT instead of the lines.
+    #[arg(long, value_name = "OUT.svg", requires = "folded")]
+    pub svg: Option<String>,
 }
 
 #[derive(Args, Debug)]

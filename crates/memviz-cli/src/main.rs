@@ -8,6 +8,7 @@ mod cli;
 mod cmd;
 mod huge_pages;
 mod out;
+mod svg;
 
 #[global_allocator]
 static ALLOC: huge_pages::HugePages = huge_pages::HugePages;
@@ -123,6 +124,14 @@ fn main() -> ExitCode {
         Command::Diff(a) => cmd::diff::run(a),
         Command::Leaks(a) => cmd::leaks::run(a),
         Command::Lines(a) => cmd::lines::run(a),
+        Command::Stats(a) => cmd::memory_viz::stats(a),
+        Command::Trace(a) => cmd::memory_viz::trace(a),
+        Command::Segments(a) => {
+            cmd::memory_viz::reserved(a, memviz_analysis::memory_viz::ReservedBy::Segment)
+        }
+        Command::Memory(a) => {
+            cmd::memory_viz::reserved(a, memviz_analysis::memory_viz::ReservedBy::Stream)
+        }
         Command::Html(a) => cmd::html::run(a),
     };
     match result {

@@ -38,7 +38,8 @@ const CLASSES: &[&str] = &[
 ];
 
 const COMMANDS: &[&str] = &[
-    "summary", "state", "oom", "folded", "diff", "leaks", "lines", "html",
+    "summary", "state", "oom", "folded", "diff", "leaks", "lines", "html", "stats", "trace",
+    "segments", "memory",
 ];
 
 const RSS_BUDGET: u64 = 1_000_000_000;

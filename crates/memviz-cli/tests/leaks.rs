@@ -170,33 +170,23 @@ fn planted_iteration_leak() {
         .collect();
     assert_eq!(growth.len(), 1, "{:#?}", r.suspects);
 
+    // (a) needs repetition: L2..L5 were made in 4 iterations; K5 and Z are single
+    // allocations (the steady state and a late one), not suspects.
     let alive: Vec<(Vec<String>, u64, u64, u32)> = r
         .suspects
         .iter()
         .filter(|s| s.kind == "alive_at_end")
         .map(|s| (s.stack.clone(), s.bytes, s.count, s.first_event))
         .collect();
-    assert_eq!(
-        alive,
-        [
-            (stack("leak", 3), 4096, 4, 9),
-            (stack("steady", 4), 2048, 1, 31),
-            (stack("late", 5), 512, 1, 34),
-        ]
-    );
+    assert_eq!(alive, [(stack("leak", 3), 4096, 4, 9)]);
     for s in &r.suspects {
         assert!(s.explanation.ends_with('.'), "{}", s.explanation);
         assert_eq!(s.explanation.matches(". ").count(), 0, "{}", s.explanation);
         assert!(!s.explanation.contains('\n'));
     }
-    let late = r.suspects.last().expect("late");
-    assert_eq!(
-        late.explanation,
-        "1 allocation of 512.0B from train.py:5:late allocated after timestep 4 is still alive at the end (512.0B)."
-    );
     assert_eq!(
         r.suspects.get(1).map(|s| s.explanation.as_str()),
-        Some("4 allocations of 1.0KiB from train.py:3:leak allocated after timestep 4 are still alive at the end (4.0KiB).")
+        Some("4 allocations of 1.0KiB from train.py:3:leak allocated after timestep 4 in 4 iterations are still alive at the end (4.0KiB).")
     );
     assert!(
         top.explanation.contains("train.py:3:leak"),
@@ -212,8 +202,9 @@ fn planted_iteration_leak() {
 
 /// Without annotations the 90 % rule applies. Live bytes per timestep (see above): … ts 23 (L4)
 /// 10240, ts 24 (K4) 12288, … ts 31 (L5) 11264, ts 32 (K5) 13312, …, ts 37 (Z) 11776 = final.
-/// 90 % of 11776 is 10598.4; the last timestep below it is 23, so settled = 24, and the late
-/// allocations alive at the end are K5 (2048, event 31), L5 (1024, event 30), Z (512, event 34).
+/// 90 % of 11776 is 10598.4; the last timestep below it is 23, so settled = 24. What is alive
+/// at the end and made after it, K5 (2048, event 31), L5 (1024, event 30), Z (512, event 34),
+/// is one allocation per stack: no evidence of repetition, no suspect.
 #[test]
 fn planted_without_annotations_uses_the_live_level() {
     let snap = load_path(&planted("leak_noann.pickle"));
@@ -222,19 +213,155 @@ fn planted_without_annotations_uses_the_live_level() {
     assert_eq!(layout.live_at_step().last(), Some(11776));
     assert_eq!(r.settled_step, 24);
     assert!(r.settled_rule.contains("90%"), "{}", r.settled_rule);
-    let got: Vec<(&str, Vec<String>, u64, u32)> = r
-        .suspects
+    assert_eq!(r.suspects, []);
+}
+
+/// A device-0 trace of `events` (stack indices into `stacks`, one frame each of `/m/run.py`)
+/// with no segments and no annotations.
+fn trace_snapshot(names: &[&str], events: Vec<common::pickle::Event>) -> Snapshot {
+    use common::pickle::{Entry, Snap};
+    let stacks = names
         .iter()
-        .map(|s| (s.kind, s.stack.clone(), s.bytes, s.first_event))
+        .enumerate()
+        .map(|(i, n)| vec![(n.to_string(), "/m/run.py".to_string(), i as i64 + 1)])
         .collect();
-    assert_eq!(
-        got,
-        [
-            ("alive_at_end", stack("steady", 4), 2048, 31),
-            ("alive_at_end", stack("leak", 3), 1024, 30),
-            ("alive_at_end", stack("late", 5), 512, 34),
-        ]
+    let snap = Snap {
+        stacks,
+        traces: vec![events.into_iter().map(Entry::New).collect()],
+        ..Snap::default()
+    };
+    memviz_snapshot::load_slice(&snap.pickle()).expect("a snapshot")
+}
+
+const MB: u64 = 1 << 20;
+const BASE: u64 = 0x7F00_0000_0000;
+
+/// A one-step forward benchmark: 1 MiB of weights (one stack, in a loop), then 12 layers, each
+/// allocating a temporary (512 KiB, freed in the layer, more than 10 % of the peak) and two
+/// activations kept for a backward that never comes (96 KiB each, two stacks, in the layer
+/// loop). Everything alive at the end is the benchmark's ordinary memory: no suspect, although
+/// the activations were made after the level settled, by the same stacks, once per layer, with
+/// the temporary's rise and fall between them. (The rule before this one flagged them.)
+#[test]
+fn one_step_forward_has_no_suspects() {
+    use common::pickle::Event;
+    let mut ev = Vec::new();
+    let mut at = BASE;
+    let mut alloc = |ev: &mut Vec<Event>, size: u64, stack: usize| {
+        ev.push(Event::new("alloc", at, size).with_stack(stack));
+        at += size;
+        at - size
+    };
+    for _ in 0..8 {
+        alloc(&mut ev, MB / 8, 0);
+    }
+    for _ in 0..12 {
+        let t = alloc(&mut ev, 512 << 10, 1);
+        alloc(&mut ev, 96 << 10, 2);
+        ev.push(Event::new("free_requested", t, 512 << 10).with_stack(1));
+        ev.push(Event::new("free_completed", t, 512 << 10).with_stack(1));
+        alloc(&mut ev, 96 << 10, 3);
+    }
+    let snap = trace_snapshot(&["load_weight", "attention_scores", "proj", "mlp"], ev);
+    let (_, r) = analyse(&snap, 0);
+    assert!(r.settled_step > 0, "{}", r.settled_rule);
+    assert_eq!(r.suspects, [], "{}", r.settled_rule);
+}
+
+/// Repeated steps without annotations: 1 MiB of weights, then 10 steps, each leaking 4 KiB
+/// (stack `leak`) and then allocating and freeing 512 KiB of activations, then four small
+/// allocations. The other stacks'
+/// memory rises by 512 KiB (over 10 % of the peak) and falls back between two leaked
+/// allocations: the steps are inferred, and the leak is named after its user frame.
+#[test]
+fn repeated_steps_without_annotations_are_inferred() {
+    use common::pickle::Event;
+    let mut ev = Vec::new();
+    let mut at = BASE;
+    ev.push(Event::new("alloc", at, MB).with_stack(0));
+    at += MB;
+    for _ in 0..10 {
+        ev.push(Event::new("alloc", at, 4096).with_stack(1));
+        at += 4096;
+        ev.push(Event::new("alloc", at, 512 << 10).with_stack(2));
+        ev.push(Event::new("free_requested", at, 512 << 10).with_stack(2));
+        ev.push(Event::new("free_completed", at, 512 << 10).with_stack(2));
+    }
+    // A few small allocations after the last step, so that the final level is not the last
+    // free's slide (SEMANTICS §3.4).
+    for _ in 0..4 {
+        ev.push(Event::new("alloc", at, 64).with_stack(0));
+        at += 64;
+    }
+    let snap = trace_snapshot(&["init", "leak", "activations"], ev);
+    let (_, r) = analyse(&snap, 0);
+    let [s] = r.suspects.as_slice() else {
+        panic!("one suspect: {:#?} ({})", r.suspects, r.settled_rule);
+    };
+    assert_eq!(s.kind, "alive_at_end");
+    assert_eq!(s.stack, ["/m/run.py:2:leak"]);
+    assert!(s.count >= 3, "{s:?}");
+    assert_eq!(s.bytes, 4096 * s.count);
+    assert!(
+        s.explanation.contains("from run.py:2:leak ") && s.explanation.contains("repeated steps"),
+        "{}",
+        s.explanation
     );
+}
+
+/// A stack with no Python frame (autograd's backward thread) is named after its autograd node,
+/// not after the dispatcher's `RegisterCUDA.cpp` or the allocator.
+#[test]
+fn cpp_only_stacks_are_named_after_the_autograd_node() {
+    use common::pickle::{Entry, Event, Snap};
+    let cpp = |name: &str, file: &str| (name.to_string(), file.to_string(), 0);
+    let stack = vec![
+        cpp(
+            "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char)",
+            "CUDACachingAllocator.cpp",
+        ),
+        cpp("at::detail::empty_cuda(c10::ArrayRef<long>)", "??"),
+        cpp(
+            "at::(anonymous namespace)::create_out(c10::ArrayRef<long>)",
+            "RegisterCUDA.cpp",
+        ),
+        cpp(
+            "at::_ops::bmm::call(at::Tensor const&, at::Tensor const&)",
+            "??",
+        ),
+        cpp(
+            "torch::autograd::generated::BmmBackward0::apply(std::vector<at::Tensor>&&)",
+            "??",
+        ),
+        cpp("torch::autograd::Engine::thread_main()", "??"),
+    ];
+    let mut ev = vec![Event::new("alloc", BASE, MB).with_stack(1)];
+    let mut at = BASE + MB;
+    for _ in 0..10 {
+        ev.push(Event::new("alloc", at, 4096).with_stack(0));
+        at += 4096;
+        ev.push(Event::new("alloc", at, 512 << 10).with_stack(1));
+        ev.push(Event::new("free_requested", at, 512 << 10).with_stack(1));
+        ev.push(Event::new("free_completed", at, 512 << 10).with_stack(1));
+    }
+    for _ in 0..4 {
+        ev.push(Event::new("alloc", at, 64).with_stack(1));
+        at += 64;
+    }
+    let snap = Snap {
+        stacks: vec![stack, vec![cpp("step", "/m/run.py")]],
+        traces: vec![ev.into_iter().map(Entry::New).collect()],
+        ..Snap::default()
+    };
+    let snap = memviz_snapshot::load_slice(&snap.pickle()).expect("a snapshot");
+    let (_, r) = analyse(&snap, 0);
+    let s = r.suspects.first().expect("a suspect");
+    assert!(
+        s.explanation.contains("from autograd BmmBackward0 "),
+        "{}",
+        s.explanation
+    );
+    assert!(!s.explanation.contains("RegisterCUDA"), "{}", s.explanation);
 }
 
 /// Pairing (file order; END closes the latest open START of its name) and placement (a
@@ -411,7 +538,7 @@ fn cli_json_and_table() {
         v["suspects"][1]["growth_per_iteration"],
         serde_json::Value::Null
     );
-    assert_eq!(v["suspects"].as_array().map(Vec::len), Some(4));
+    assert_eq!(v["suspects"].as_array().map(Vec::len), Some(2));
     let (code, out, err) = memviz(&["leaks", &f, "--device", "0"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("[iteration_growth]"), "{out}");

@@ -496,6 +496,9 @@ pub enum FlameAt {
     Range { from: u32, to: u32 },
     /// Bytes × lifetime within phase `index` of the `flame_phases` answer.
     Phase { index: usize },
+    /// Reserved memory at the end (the final segments): by segment, block state and stack,
+    /// free space and rounding gaps as frames of their own (`memviz segments`).
+    Reserved,
 }
 
 /// The moment a flamegraph shows.

@@ -3,4 +3,4 @@
 /**
  * Where the flamegraph is taken.
  */
-export type FlameAt = { "at": "peak" } | { "at": "click" } | { "at": "step", step: number, } | { "at": "range", from: number, to: number, } | { "at": "phase", index: number, };
+export type FlameAt = { "at": "peak" } | { "at": "click" } | { "at": "step", step: number, } | { "at": "range", from: number, to: number, } | { "at": "phase", index: number, } | { "at": "reserved" };

@@ -12,12 +12,14 @@ import { isUnavailable, unavailable } from './unavailable.js';
 
 /**
  * The moment of one of the select's options (its value is the page's own, also kept in deep
- * links: `peak`, `click`, or `phase:<index>` for an annotation phase).
+ * links: `peak`, `click`, `reserved` for the reserved memory at the end, or `phase:<index>` for
+ * an annotation phase).
  * @param {string} value
  * @returns {FlameAt}
  */
 function flameAt(value) {
   if (value === 'click') return { at: 'click' };
+  if (value === 'reserved') return { at: 'reserved' };
   const phase = /^phase:(\d+)$/.exec(value);
   if (phase) return { at: 'phase', index: Number(phase[1]) };
   return { at: 'peak' };
@@ -34,8 +36,8 @@ function flameAt(value) {
  */
 
 /**
- * The flamegraph's controls: the moment (peak, last click, whole trace, an annotation phase as a
- * time range, or the diff of two files), all frames, the breadcrumb (click to zoom out to that
+ * The flamegraph's controls: the moment (peak, last click, whole trace, the reserved memory at
+ * the end by segment and state, an annotation phase as a time range, or the diff of two files), all frames, the breadcrumb (click to zoom out to that
  * frame) and the frame names over wide rects.
  * @extends {Panel<FlameElements>}
  */

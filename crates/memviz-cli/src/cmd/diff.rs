@@ -2,7 +2,8 @@
 //! `active_allocated` blocks, grouped by stack) and the segments of two snapshots
 //! ([`memviz_analysis::diff`]). All devices unless `--device`. `--folded` prints the live
 //! bytes of both files by stack instead, `frame;frame;… a b` per line (the differential folded
-//! format `flamegraph.pl` draws as a diff flamegraph; `--all-frames` keeps every frame).
+//! format `flamegraph.pl` draws as a diff flamegraph; `--all-frames` keeps every frame;
+//! `--svg OUT` draws it, red where B grew, blue where it shrank, with inferno).
 
 use crate::cli::DiffArgs;
 use crate::load;
@@ -25,6 +26,11 @@ pub fn run(a: &DiffArgs) -> Done {
         let mut d = memviz_analysis::flame::DiffFolded::new(device, all);
         d.add(0, &load(file_a)?);
         d.add(1, &load(file_b)?);
+        if let Some(path) = &a.svg {
+            let mut folded = Vec::new();
+            d.write(&mut folded)?;
+            return crate::svg::write_svg(&folded, path, "Live bytes by stack: A to B", "bytes");
+        }
         d.write(&mut out)?;
         return out.finish();
     }

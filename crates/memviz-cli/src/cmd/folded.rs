@@ -7,7 +7,8 @@
 //! `--range FROM:TO` (timesteps, half-open) or `--phase NAME` (the first `external_annotations`
 //! phase of that name, e.g. `ProfilerStep#3`) give bytes × timesteps within that time range
 //! (they imply `--lifetime`). `--json` prints `{"device","at_step","total_bytes","stacks":[{"frames":[…],"bytes":N}]}`
-//! (`at_step` is null with `--lifetime`; frames unescaped, root first).
+//! (`at_step` is null with `--lifetime`; frames unescaped, root first). `--svg OUT` draws the
+//! folded lines as a flamegraph SVG instead (inferno).
 
 use crate::cli::FoldedArgs;
 use crate::load;
@@ -18,7 +19,7 @@ use memviz_analysis::timeline;
 use std::io::Write;
 
 const FOLDED_USAGE: &str =
-    "usage: memviz folded FILE [--device D] [--at peak|EVENT] [--all-frames] [--lifetime | --range FROM:TO | --phase NAME] [--json]";
+    "usage: memviz folded FILE [--device D] [--at peak|EVENT] [--all-frames] [--lifetime | --range FROM:TO | --phase NAME] [--json | --svg OUT]";
 
 /// One line: the first line of `msg` and the command's usage.
 fn one_line(msg: &str) -> String {
@@ -115,6 +116,16 @@ pub fn run(a: &FoldedArgs) -> Done {
     // The timeline and layout are not needed to print: free them before the output is made.
     drop(layout);
     drop(tl);
+    if let Some(path) = &a.svg {
+        let mut folded = Vec::new();
+        flame::write_folded_text(&mut folded, &snap, &values, opts.all_frames)?;
+        let (title, unit) = if opts.lifetime {
+            ("Live bytes x timesteps by stack", "byte-timesteps")
+        } else {
+            ("Live bytes by stack", "bytes")
+        };
+        return crate::svg::write_svg(&folded, path, title, unit);
+    }
     let mut out = stdout();
     if json {
         // The fields in the order `serde_json::json!` (with preserve_order) gave them.

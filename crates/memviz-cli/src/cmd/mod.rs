@@ -7,6 +7,7 @@ pub mod folded;
 pub mod html;
 pub mod leaks;
 pub mod lines;
+pub mod memory_viz;
 pub mod oom;
 pub mod state;
 pub mod summary;

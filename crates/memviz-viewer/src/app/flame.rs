@@ -1,5 +1,6 @@
 //! The app's side of the flamegraph: built on first use for the current (file, device) from
-//! the Active Memory Timeline, its moments and ranges, the diff of two files.
+//! the Active Memory Timeline, its moments and ranges, the reserved memory at the end (the final
+//! segments), the diff of two files.
 
 use memviz_snapshot::Snapshot;
 
@@ -109,7 +110,9 @@ impl App {
     }
 
     /// Rebuilds the flamegraph at a moment or over a range ([`FlameAt`]); `lifetime`: bytes ×
-    /// lifetime over the trace (a range always gives bytes × lifetime within it). Returns the
+    /// lifetime over the trace (a range always gives bytes × lifetime within it);
+    /// [`FlameAt::Reserved`]: the reserved memory at the end, by segment, state and stack (the
+    /// final segments, not the timeline; `lifetime` and `all_frames` do not apply). Returns the
     /// flamegraph's state (`None` before the first file).
     pub fn flame_set(
         &mut self,
@@ -126,6 +129,17 @@ impl App {
         }
         let device = self.device;
         let f = self.files.get(self.current)?;
+        if at == FlameAt::Reserved {
+            use memviz_analysis::flame::{FlameTree, ValueUnit};
+            use memviz_analysis::memory_viz::{reserved_entries, ReservedBy};
+            // The same lines as `memviz segments FILE --device D`.
+            let entries = reserved_entries(&f.snap, Some(device), ReservedBy::Segment);
+            let tree = FlameTree::build(&entries, ValueUnit::Bytes);
+            drop(entries);
+            let (_, fv) = self.flame_view.as_mut()?;
+            self.frame.needs_redraw = true;
+            return Some(Avail::Ready(fv.show_reserved(tree)));
+        }
         let d = f.devices.get(&(device, ViewKind::Active))?;
         let (_, fv) = self.flame_view.as_mut()?;
         let range = match at {

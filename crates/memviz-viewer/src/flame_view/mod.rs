@@ -70,6 +70,8 @@ const HOVER_EDGE: u32 = rgba(30, 100, 220, 255);
 const BG: u32 = rgba(255, 255, 255, 255);
 /// Nodes without search matches.
 const DIM: u32 = rgba(226, 226, 226, 255);
+/// Free space, rounding gaps and inactive blocks in the reserved-memory tree.
+const NEUTRAL: u32 = rgba(176, 180, 186, 255);
 /// A diff node whose sides are equal.
 const SAME: u32 = rgba(214, 214, 214, 255);
 
@@ -162,6 +164,8 @@ pub struct FlameView {
     matches: Option<(Vec<u32>, bool)>,
     /// Names of files A and B while a diff tree is shown.
     diff: Option<(String, String)>,
+    /// The reserved-memory tree is shown ([`FlameView::show_reserved`]).
+    reserved: bool,
 }
 
 impl FlameView {
@@ -189,6 +193,7 @@ impl FlameView {
             build_ms: 0.0,
             matches: None,
             diff: None,
+            reserved: false,
         };
         v.set_options(
             snap,
@@ -237,6 +242,7 @@ impl FlameView {
         self.at = at;
         self.opts = opts;
         self.diff = None;
+        self.reserved = false;
         self.rebuild_tree(snap, device, timeline, layout, false);
         self.state()
     }
@@ -262,7 +268,7 @@ impl FlameView {
             return;
         }
         self.matches = matches;
-        if self.diff.is_none() {
+        if self.diff.is_none() && !self.reserved {
             self.rebuild_tree(snap, device, timeline, layout, true);
         }
     }
@@ -273,12 +279,40 @@ impl FlameView {
     pub fn show_diff(&mut self, tree: FlameTree, a: &str, b: &str) -> FlameState {
         self.tree = tree;
         self.diff = Some((a.to_owned(), b.to_owned()));
+        self.reserved = false;
         self.at_step = None;
         self.zoom_root = 0;
         self.hover = None;
         self.pane.cancel_drag();
         self.rebuild_scene(true);
         self.state()
+    }
+
+    /// Shows the tree of reserved memory at the end (built from
+    /// [`memviz_analysis::memory_viz::reserved_entries`]: stream, segment, block state, frames):
+    /// free space, rounding gaps and inactive blocks in a neutral grey, the rest in the warm
+    /// palette. Search matches do not apply (it is not a moment of the timeline). Set a moment
+    /// ([`FlameView::set_options`]) to leave it.
+    pub fn show_reserved(&mut self, tree: FlameTree) -> FlameState {
+        let t0 = crate::scene::now_ms();
+        self.tree = tree;
+        self.diff = None;
+        self.reserved = true;
+        self.at = At::Peak;
+        self.opts = FlameOptions::default();
+        self.at_step = None;
+        self.zoom_root = 0;
+        self.hover = None;
+        self.pane.cancel_drag();
+        self.rebuild_scene(true);
+        self.build_ms = crate::scene::now_ms() - t0;
+        self.state()
+    }
+
+    /// Whether the reserved-memory tree is shown.
+    #[must_use]
+    pub fn is_reserved(&self) -> bool {
+        self.reserved
     }
 
     /// Rebuilds the tree at `self.at` with `self.opts` and the matches; `keep_zoom`: zoom to
@@ -352,6 +386,9 @@ impl FlameView {
         }
         if self.tree.marked && n.matched == 0 {
             return DIM;
+        }
+        if self.reserved && memviz_analysis::memory_viz::is_marker_frame(&n.name) {
+            return NEUTRAL;
         }
         warm_color(r.color_hash)
     }

@@ -20,7 +20,24 @@
 //!
 //! *(a) `alive_at_end`.* Allocations of the trace (not ghosts or unmatched frees: those predate
 //! it) that are still alive at the end and were pushed at a timestep after `settled_step`,
-//! grouped by stack. `bytes` and `count` are the group's; `first_event` is its earliest `alloc`.
+//! grouped by stack, **made in repeated steps**: what one pass of a program leaves alive (a
+//! one-step forward benchmark's activations, an optimizer's first step creating its state,
+//! weights loaded in a loop) is not a suspect. The evidence of repetition:
+//! * with at least two iteration phases: the group's allocations fall in at least two
+//!   iterations (after the first);
+//! * without: at least three of them, at distinct timesteps, where between consecutive ones
+//!   the live bytes of the *other* stacks rose by at least
+//!   [`STEP_SWING_PERCENT`] % of the trace's peak and came back to within 10 % of that
+//!   rise of their level at the earlier one (a step allocates and frees its activations; a
+//!   loop over layers within one pass keeps much of each layer's memory): at least two such
+//!   steps, in at least a third of the gaps.
+//!
+//! `bytes` and `count` are the group's; `first_event` is its earliest `alloc`.
+//!
+//! *Names.* A suspect is named after the innermost user frame
+//! ([`crate::frames::innermost_user_frame`]) when the stack has a Python frame; a C++-only stack
+//! (autograd's backward thread) after its autograd node (`autograd BmmBackward0`), else its
+//! innermost kept frame outside the dispatcher's `Register*.cpp` and the allocator.
 //!
 //! *(b) `iteration_growth`.* With at least three iteration phases overlapping a timed trace: the
 //! live bytes of every stack at the end (last timestep) of each iteration, `y_0 … y_{K−1}`
@@ -39,11 +56,14 @@
 use crate::annotations::{iteration_spans, phase_spans, PhaseSpan};
 use crate::diff::{StackCache, StackGroups};
 use crate::format::size_short;
-use crate::frames::{element_stack, site_label};
+use crate::frames::{basename, element_stack, innermost_user_frame, keep_frame, site_label};
 use crate::layout::{Layout, NO_EVENT};
 use crate::timeline::{Origin, Timeline};
 use memviz_snapshot::{Snapshot, StackId, NO_TIME};
 use serde::Serialize;
+
+mod rounds;
+pub use rounds::STEP_SWING_PERCENT;
 
 /// The percentage of the final live bytes that settles the level (rule 2).
 pub const SETTLED_PERCENT: u64 = 90;
@@ -74,7 +94,7 @@ pub struct LeakReport {
 }
 
 /// Per-group accumulator for `alive_at_end`.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct AliveAcc {
     bytes: u64,
     count: u64,
@@ -82,6 +102,10 @@ struct AliveAcc {
     min_size: u64,
     max_size: u64,
     stack: StackId,
+    /// Push timesteps of the allocations (sorted and distinct once all are in).
+    pushes: Vec<u32>,
+    /// Iterations (or inferred steps) the pushes fall in; 0 when not repeated.
+    rounds: usize,
 }
 
 /// Longest phase name quoted in a sentence, in bytes: a name is data and may be any length
@@ -315,7 +339,7 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
             } else {
                 any_first
             };
-            let site = site_label(snap, reps.get(g).copied().unwrap_or(StackId::EMPTY));
+            let site = leak_site(snap, reps.get(g).copied().unwrap_or(StackId::EMPTY));
             let explanation = format!(
                 "Live memory from {site} rose in {rises} of {} iterations ({} to {}), by {} per iteration on average, to {} in {} at the end of {}.",
                 k - 1,
@@ -347,7 +371,7 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
     }
     suspects.extend(growth);
 
-    // (a) alive at the end, allocated after the settled step.
+    // (a) alive at the end, allocated after the settled step, in repeated steps.
     let mut alive: Vec<Option<AliveAcc>> = Vec::new();
     for (ei, el) in timeline.elements.iter().enumerate() {
         let Origin::Alloc { event } = el.origin else {
@@ -378,6 +402,7 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
                 a.first_event = a.first_event.min(event);
                 a.min_size = a.min_size.min(size);
                 a.max_size = a.max_size.max(size);
+                a.pushes.push(s);
             }
             None => {
                 *slot = Some(AliveAcc {
@@ -387,16 +412,78 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
                     min_size: size,
                     max_size: size,
                     stack: st,
+                    pushes: vec![s],
+                    rounds: 0,
                 })
             }
+        }
+    }
+    for a in alive.iter_mut().flatten() {
+        a.pushes.sort_unstable();
+        a.pushes.dedup();
+    }
+    let need = if iters.len() >= 2 { 2 } else { 3 };
+    let candidate: Vec<bool> = alive
+        .iter()
+        .map(|a| a.as_ref().is_some_and(|a| a.pushes.len() >= need))
+        .collect();
+    if iters.len() >= 2 {
+        // Iterations: the distinct iterations (after the first) the pushes fall in.
+        for a in alive.iter_mut().flatten() {
+            let mut its: Vec<usize> = a
+                .pushes
+                .iter()
+                .filter_map(|&s| {
+                    let k = boundaries.partition_point(|&b| b < s);
+                    (k < boundaries.len()).then_some(k)
+                })
+                .collect();
+            its.dedup();
+            a.rounds = its.len();
+        }
+    } else if candidate.iter().any(|&c| c) {
+        // Inferred steps: each candidate stack's own live bytes, from all its elements.
+        let mut slid = vec![false; layout.element_count()];
+        for s in &layout.slides {
+            if let Some(x) = layout
+                .element_at_order(s.order)
+                .and_then(|e| slid.get_mut(e as usize))
+            {
+                *x = true;
+            }
+        }
+        let mut members: Vec<Vec<(u32, bool)>> = vec![Vec::new(); alive.len()];
+        for (ei, el) in timeline.elements.iter().enumerate() {
+            let (g, _) = group_of(&mut groups, el);
+            if candidate.get(g as usize).copied().unwrap_or(false) {
+                if let Some(m) = members.get_mut(g as usize) {
+                    m.push((ei as u32, slid.get(ei).copied().unwrap_or(false)));
+                }
+            }
+        }
+        drop(slid);
+        let live = rounds::LiveMax::new(layout);
+        for (g, a) in alive.iter_mut().enumerate() {
+            let (Some(a), Some(m)) = (a.as_mut(), members.get(g)) else {
+                continue;
+            };
+            if m.is_empty() {
+                continue;
+            }
+            let stack_live = rounds::StackLive::new(layout, m);
+            let (r, gaps) = rounds::inferred_rounds(&live, &stack_live, &a.pushes);
+            // Several steps, and a step in at least a third of the gaps (a stack may allocate
+            // a few times per step).
+            a.rounds = if r >= 2 && 3 * r >= gaps { r + 1 } else { 0 };
         }
     }
     let mut late: Vec<LeakSuspect> = alive
         .iter()
         .enumerate()
-        .filter_map(|(g, a)| a.map(|a| (g, a)))
+        .filter_map(|(g, a)| a.as_ref().map(|a| (g, a)))
+        .filter(|(g, a)| candidate.get(*g).copied().unwrap_or(false) && a.rounds >= 2)
         .map(|(g, a)| {
-            let site = site_label(snap, a.stack);
+            let site = leak_site(snap, a.stack);
             let what = if a.min_size == a.max_size {
                 format!(
                     "{} of {}",
@@ -412,6 +499,14 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
                 )
             };
             let verb = if a.count == 1 { "is" } else { "are" };
+            let steps = if iters.len() >= 2 {
+                format!("in {} iterations", a.rounds)
+            } else {
+                format!(
+                    "in {} repeated steps (the other stacks' memory rose and fell back between them)",
+                    a.rounds
+                )
+            };
             LeakSuspect {
                 kind: "alive_at_end",
                 stack: groups.lines(g),
@@ -420,7 +515,7 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
                 growth_per_iteration: None,
                 first_event: a.first_event,
                 explanation: format!(
-                    "{what} from {site} allocated after timestep {settled_step} {verb} still alive at the end ({}).",
+                    "{what} from {site} allocated after timestep {settled_step} {steps} {verb} still alive at the end ({}).",
                     size_short(a.bytes)
                 ),
             }
@@ -438,6 +533,51 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
         settled_rule,
         suspects,
     }
+}
+
+/// The frame a suspect is named after: [`site_label`] (the innermost user frame) when the
+/// stack has a Python frame; for a C++-only stack (autograd's backward thread) the autograd
+/// node that allocated (`…Backward0::apply`), else the innermost kept frame outside the
+/// dispatcher's generated `Register*.cpp` files and the allocator.
+fn leak_site(snap: &Snapshot, stack: StackId) -> String {
+    let is_py = |id| {
+        snap.frame(id)
+            .is_some_and(|f| snap.str(f.filename).ends_with(".py"))
+    };
+    if innermost_user_frame(snap, stack).is_some_and(is_py) {
+        return site_label(snap, stack);
+    }
+    let kept: Vec<&memviz_snapshot::Frame> = snap
+        .stack(stack)
+        .iter()
+        .filter_map(|&id| snap.frame(id))
+        .filter(|f| keep_frame(snap, f))
+        .collect();
+    let label = |f: &memviz_snapshot::Frame| {
+        format!(
+            "{}:{}:{}",
+            basename(snap.str(f.filename)),
+            f.line,
+            snap.str(f.name)
+        )
+    };
+    if let Some(node) = kept.iter().find_map(|f| {
+        let name = snap.str(f.name);
+        let end = name.find("::apply(")?;
+        let head = name.get(..end)?;
+        let node = head.rsplit("::").next()?;
+        node.contains("Backward")
+            .then(|| format!("autograd {node}"))
+    }) {
+        return node;
+    }
+    kept.iter()
+        .find(|f| {
+            !basename(snap.str(f.filename)).starts_with("Register")
+                && !crate::frames::is_allocator_plumbing(snap.str(f.name))
+                && !snap.str(f.name).contains("empty_cuda")
+        })
+        .map_or_else(|| site_label(snap, stack), |f| label(f))
 }
 
 #[cfg(test)]
