@@ -141,9 +141,18 @@ for (const backend of BACKENDS) {
       assert.doesNotMatch(options[0], /OOM/);
       assert.match(options[1], /OOM ×1/);
       assert.equal(await page.locator('#device-select').inputValue(), '1', 'opened on the OOM device');
-      await page.evaluate(() => window.memviz.setView('state'));
-      await page.locator('#state-ooms button').first().click();
+      // The timeline marks the OOM; its button opens the State History on it, explained.
+      const marks = page.locator('#oom-marks button');
+      await marks.first().waitFor({ state: 'visible' });
+      assert.equal(await marks.count(), 1);
+      const mark = await marks.first().boundingBox();
+      const plot = await page.locator('#plot').boundingBox();
+      assert.ok(mark.x > plot.x && mark.x + mark.width < plot.x + plot.width, 'the marker is on the plot');
+      await page.screenshot({ path: shot('oom-marker') });
+      await marks.first().click();
       await page.locator('#oom-panel').waitFor({ state: 'visible' });
+      assert.equal(await page.locator('#view-select').inputValue(), 'state');
+      assert.match(await page.locator('#state-rows .row[aria-selected="true"]').textContent(), /OOM/);
       assert.ok(await inViewport(page, '#oom-panel > summary'), 'the explanation is in view');
       const lines = await page.locator('#oom-biggest .source-line').allTextContents();
       assert.ok(lines.length > 0 && lines.every((l) => /\.py:\d+:\S/.test(l) || l === '(no stack recorded)'), lines.join('\n'));

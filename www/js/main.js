@@ -90,10 +90,9 @@ const drawer = new Drawer($('tabs'));
 const help = wireHelp({ dialog: $('help'), open: $('help-button'), close: $('help-close') });
 const plotHint = firstUseHint($('plot-hint'));
 plotHint.watch(els.canvas);
-/** @param {ViewerClient} c */
+/** The canvas's non-data colours follow the page's theme. @param {ViewerClient} c */
 function sendTheme(c) {
-  document.body.dataset.theme = theme;
-  void c;
+  c.send({ method: 'set_theme', dark: theme === 'dark' });
 }
 
 const WHAT_TO_DO = 'Check that it is a snapshot saved by torch.cuda.memory._dump_snapshot() '
@@ -637,6 +636,18 @@ function showTicks(ticks) {
     s.style.width = `${Math.max(0, ph.right - ph.left)}px`;
     return s;
   }));
+  // The device's out-of-memory events: a button on the plot's top edge each; a click shows the
+  // State History on that event, with its explanation.
+  setChildren($('oom-marks'), (ticks.ooms || []).map((m) => {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.textContent = 'OOM';
+    b.title = 'Out of memory here: show the allocator state and why';
+    b.style.left = `${m.x}px`;
+    b.style.top = `${p.top + 2}px`;
+    b.addEventListener('click', () => { showOomEvent(m.index); });
+    return b;
+  }));
   els.yLabels.style.width = `${p.left - 6}px`;
   setChildren(els.yLabels, ticks.y.map((t) => {
     const s = document.createElement('span');
@@ -662,6 +673,18 @@ els.viewSelect.addEventListener('change', () => {
   if (client) client.send({ method: 'set_view', view: viewKind(els.viewSelect.value) }, { panel: true });
   showTooltip(null);
 });
+
+/**
+ * Shows the State History on the device's `index`-th oom event (its explanation opens in the
+ * drawer). Resolves with the selection.
+ * @param {number} index
+ */
+async function showOomEvent(index) {
+  await window.memviz.setView('state');
+  const k = stateHistory.ooms[index];
+  if (k === undefined) return null;
+  return stateHistory.select(k);
+}
 
 /** @typedef {import('./generated/ViewKind').ViewKind} ViewKind */
 /** @type {ReadonlyArray<string>} */
@@ -915,6 +938,7 @@ window.memviz = {
     drawer.open(name === null ? null : ids[name] || `${name}-panel`);
   },
   help,
+  showOomEvent,
   /** Resolves with the viewer state (camera, counts, scene), or null before the first file. */
   async state() {
     const c = await startViewer();

@@ -31,6 +31,8 @@ pub(super) struct DeviceData {
     pub highlight: Option<(Vec<u32>, bool)>,
     /// `external_annotations` phases with their band row (nesting level, < PHASE_ROWS).
     pub phases: Vec<(memviz_analysis::annotations::Phase, u32)>,
+    /// The timestep of each `oom` event, in trace order (the first timestep after it).
+    pub oom_steps: Vec<f64>,
     pub tips: Option<TooltipContext>,
     /// Relative time (µs since the first timed event) per timestep, non-decreasing, when the
     /// trace has times (derived on demand from the step events).
@@ -88,12 +90,14 @@ pub(super) fn build_device(
     crate::memory::phase("first_scene");
     let phases = phase_rows(memviz_analysis::annotations::phases(snap, device, &layout));
     crate::memory::phase("annotation_phases");
+    let oom_steps = oom_steps(snap, device, &layout);
     DeviceData {
         timeline,
         layout,
         base_colors: colors.clone(),
         highlight: None,
         phases,
+        oom_steps,
         colors,
         tips: None,
         step_time_us,
@@ -101,6 +105,40 @@ pub(super) fn build_device(
         scene,
         windowed,
     }
+}
+
+/// The timestep at which each `oom` event of `device` happened: the first timestep whose event
+/// comes after it (the end when none does). One pass over the steps.
+fn oom_steps(snap: &Snapshot, device: i64, layout: &Layout) -> Vec<f64> {
+    let Some(tr) = snap.trace(device) else {
+        return Vec::new();
+    };
+    let rows: Vec<u32> = tr
+        .actions()
+        .enumerate()
+        .filter(|(_, a)| *a == memviz_snapshot::Action::Oom)
+        .map(|(i, _)| i as u32)
+        .collect();
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::with_capacity(rows.len());
+    let mut next = rows.iter().peekable();
+    for (step, ev) in layout.step_event().iter().enumerate() {
+        if ev == layout::NO_EVENT {
+            continue;
+        }
+        while let Some(&&row) = next.peek() {
+            if row < ev {
+                out.push(step as f64);
+                next.next();
+            } else {
+                break;
+            }
+        }
+    }
+    out.resize(rows.len(), f64::from(layout.step_count()));
+    out
 }
 
 /// Rows of phase bands drawn at the top of the plot.

@@ -25,6 +25,16 @@ pub struct AxisTicks {
     pub x_unit: &'static str,
     /// Labels of the annotation phases wide enough to name (CSS px, clipped to the plot).
     pub phases: Vec<PhaseLabel>,
+    /// Markers of the device's `oom` events inside the plot (the shell draws a button there).
+    pub ooms: Vec<OomMark>,
+}
+
+/// Where an `oom` event is on the x axis: `x` a canvas CSS px, `index` its rank among the
+/// device's `oom` events (the State History's `state_ooms` lists them in the same order).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, ts_rs::TS)]
+pub struct OomMark {
+    pub x: f64,
+    pub index: u32,
 }
 
 impl AxisTicks {
@@ -36,6 +46,7 @@ impl AxisTicks {
             y: Vec::new(),
             x_unit: "none",
             phases: Vec::new(),
+            ooms: Vec::new(),
         }
     }
 }
@@ -94,11 +105,24 @@ pub(super) fn axis_ticks(
             }
         }
     }
+    let ooms = data.map_or_else(Vec::new, |d| {
+        d.oom_steps
+            .iter()
+            .enumerate()
+            .map(|(i, &step)| OomMark {
+                x: xpos(map.axis_of_step(step)),
+                index: i as u32,
+            })
+            .filter(|m| m.x >= p.left - 0.5 && m.x <= p.right + 0.5)
+            .take(64)
+            .collect()
+    });
     AxisTicks {
         x: x.into_iter().filter(inside_x).collect(),
         y: y.into_iter().filter(inside_y).collect(),
         x_unit,
         phases,
+        ooms,
     }
 }
 

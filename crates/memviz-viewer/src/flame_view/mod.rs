@@ -67,7 +67,6 @@ const SEPARATOR_MIN_CSS: f64 = 3.0;
 const BATCH_RECTS: usize = 1 << 15;
 
 const HOVER_EDGE: u32 = rgba(30, 100, 220, 255);
-const BG: u32 = rgba(255, 255, 255, 255);
 /// Nodes without search matches.
 const DIM: u32 = rgba(226, 226, 226, 255);
 /// Free space, rounding gaps and inactive blocks in the reserved-memory tree.
@@ -624,6 +623,14 @@ impl FlameView {
 }
 
 impl DrawableView for FlameView {
+    /// The clear colour and the 1 px separators between frames follow the theme.
+    fn set_theme(&mut self, theme: &crate::theme::Theme) {
+        if self.pane.bg != theme.bg {
+            self.pane.bg = theme.bg;
+            self.pane.needs_redraw = true;
+        }
+    }
+
     fn hover(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip> {
         self.hover_at(css_x, css_y)
     }
@@ -719,7 +726,7 @@ impl DrawableView for FlameView {
             }
             let (x, b) = rel(x0, b);
             let (_, t) = rel(x0, t);
-            out.push(Trapezoid::rect(x, x, b, t, BG));
+            out.push(Trapezoid::rect(x, x, b, t, self.pane.bg));
         }
         if let Some((x0, x1, b, t)) = self.hover.and_then(|n| self.node_rect(n)) {
             let (x0, b) = rel(x0, b);
