@@ -203,8 +203,11 @@ for (const backend of BACKENDS) {
         const rows = new Set(tops.map((t) => Math.round(t.top / 8)));
         assert.ok(rows.size <= 2 && Math.max(...tops.map((t) => t.top)) - Math.min(...tops.map((t) => t.top)) < 12, `one row: ${JSON.stringify(tops)}`);
         assert.ok(Math.max(...tops.map((t) => t.right)) <= 1280, `nothing past the edge: ${JSON.stringify(tops)}`);
-        const st = await viewerState(page);
         const box = await page.locator('#plot').boundingBox();
+        const st = await poll(async () => {
+          const x = await viewerState(page);
+          return x && Math.abs(x.geometry.css_h - (box.height - 2)) < 2 ? x : null;
+        }, 'the viewer follows the 1280x720 canvas');
         assert.ok(box.y + box.height <= 720, `the plot with its overview strip is above the fold: ${JSON.stringify(box)}`);
         assert.ok(st.geometry.plot.bottom < box.height, 'the overview below the plot is inside the canvas');
         for (const tab of ['lines-panel', 'live-panel', 'leaks-panel', 'files-panel', 'compare-panel', 'settings', 'summary']) {

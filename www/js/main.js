@@ -643,7 +643,8 @@ function showTicks(ticks) {
     b.type = 'button';
     b.textContent = 'OOM';
     b.title = 'Out of memory here: show the allocator state and why';
-    b.style.left = `${m.x}px`;
+    // At the plot's ends (an oom after the last allocation) the button stays inside the plot.
+    b.style.left = `${Math.min(Math.max(m.x, p.left + 18), p.right - 18)}px`;
     b.style.top = `${p.top + 2}px`;
     b.addEventListener('click', () => { showOomEvent(m.index); });
     return b;

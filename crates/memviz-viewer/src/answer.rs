@@ -571,6 +571,9 @@ pub struct FlameLabel {
 pub struct Crumb {
     pub node: u32,
     pub name: String,
+    /// The chip's text: the function name first, the file and line last (`forward ·
+    /// model.py:12`), so neighbouring chips differ where they can be seen.
+    pub chip: String,
     pub total: u64,
     pub size: String,
 }

@@ -3,4 +3,9 @@
 /**
  * One step of the flamegraph's breadcrumb.
  */
-export type Crumb = { node: number, name: string, total: number, size: string, };
+export type Crumb = { node: number, name: string, 
+/**
+ * The chip's text: the function name first, the file and line last (`forward ·
+ * model.py:12`), so neighbouring chips differ where they can be seen.
+ */
+chip: string, total: number, size: string, };

@@ -142,7 +142,7 @@ export class FlameControls extends Panel {
       const b = document.createElement('button');
       b.type = 'button';
       b.className = 'secondary';
-      b.textContent = i === 0 ? `all (${c.size})` : c.name;
+      b.textContent = i === 0 ? `all (${c.size})` : c.chip;
       b.title = `${c.name} (${c.size})`;
       b.disabled = i === info.breadcrumb.length - 1;
       b.addEventListener('click', async () => {

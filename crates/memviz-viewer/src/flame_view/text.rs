@@ -56,6 +56,7 @@ impl FlameView {
                 let n = self.tree.node(id)?;
                 Some(Crumb {
                     node: id,
+                    chip: crumb_chip(&n.name),
                     name: n.name.clone(),
                     total: n.total,
                     size: value_text(self.tree.unit, n.total),
@@ -155,5 +156,28 @@ impl FlameView {
                 delta_text: self.tree.delta_text(a_total, b_total),
             }),
         }
+    }
+}
+
+/// A breadcrumb chip's text: `name · basename:line` for a `file:line:name` frame, else the text.
+fn crumb_chip(frame: &str) -> String {
+    let name = short_name(frame);
+    if name.len() == frame.len() {
+        return frame.to_string();
+    }
+    let place = &frame[..frame.len() - name.len() - 1];
+    format!("{name} · {}", memviz_analysis::frames::basename(place))
+}
+
+#[cfg(test)]
+mod chip_tests {
+    #[test]
+    fn chip_puts_the_function_first() {
+        assert_eq!(
+            super::crumb_chip("/a/b/model.py:12:forward"),
+            "forward · model.py:12"
+        );
+        assert_eq!(super::crumb_chip("all"), "all");
+        assert_eq!(super::crumb_chip("C:\\x\\m.py:3:f"), "f · m.py:3");
     }
 }
