@@ -248,6 +248,70 @@ for (const backend of BACKENDS) {
       assert.equal(await page.locator('#view-note').isVisible(), false);
     });
 
+    test('legibility: distinct legend colours, a darker edge between stacked allocations, phase labels of 11 px that never overlap', TEST, async () => {
+      await openFiles(page, fixture('small/expandable.pickle'), 4);
+      await page.evaluate(() => window.memviz.setView('active'));
+      const swatches = await page.locator('#legend .swatch').evaluateAll((els) => els.map((e) => getComputedStyle(e).backgroundColor));
+      assert.ok(swatches.length >= 2, swatches.join(' '));
+      assert.equal(new Set(swatches).size, swatches.length, `distinct legend colours: ${swatches.join(' ')}`);
+      // Phase labels: at least 11 px, and no two overlap.
+      const labels = await page.locator('#phase-labels span').evaluateAll((els) => els.map((e) => {
+        const r = e.getBoundingClientRect();
+        return { l: r.left, r: r.right, t: r.top, b: r.bottom, size: parseFloat(getComputedStyle(e).fontSize) };
+      }));
+      assert.ok(labels.length > 0, 'expandable.pickle has named phases');
+      for (const [i, a] of labels.entries()) {
+        assert.ok(a.size >= 11, `label ${i} is ${a.size} px`);
+        for (const b of labels.slice(i + 1)) {
+          assert.ok(a.r <= b.l || b.r <= a.l || a.b <= b.t || b.b <= a.t, `labels overlap: ${JSON.stringify([a, b])}`);
+        }
+      }
+      // Tick labels sit below the axis, clear of the plot.
+      const st = await viewerState(page);
+      const plotBox = await page.locator('#plot').boundingBox();
+      const xl = await page.locator('#x-labels span').first().boundingBox();
+      assert.ok(xl.y >= plotBox.y + st.geometry.plot.bottom + 2, 'x tick labels below the axis line and its marks');
+      // The top row of an allocation is darker than its inside (FLAG_EDGE_TOP), on this backend.
+      const img = decodePng(await page.locator('#plot').screenshot({ path: shot('edges') }));
+      const p = st.geometry.plot;
+      let edges = 0;
+      for (let x = Math.ceil(p.left) + 4; x < p.right - 4; x += 7) {
+        for (let y = Math.ceil(p.top) + 45; y < p.bottom - 6; y += 1) {
+          const px = (yy) => { const i = (yy * img.width + x) * 4; return [img.pixels[i], img.pixels[i + 1], img.pixels[i + 2]]; };
+          const [a, b, c] = [px(y - 1), px(y), px(y + 3)];
+          const sum = (v) => v[0] + v[1] + v[2];
+          // A pixel darker than the inside below it (same hue) with a different colour above it.
+          if (sum(b) < 0.8 * sum(c) && sum(c) > 150 && Math.abs(b[0] * sum(c) - c[0] * sum(b)) < 0.1 * sum(b) * sum(c) && sum(a) !== sum(b)) edges += 1;
+        }
+      }
+      assert.ok(edges >= 10, `darker top edges found: ${edges}`);
+    });
+
+    test('flamegraph: 11 px labels clipped left and right only, breadcrumb chips name the function first, a sane "at" select', TEST, async () => {
+      await page.evaluate(() => window.memviz.setView('flame'));
+      const info = await page.evaluate(() => window.memviz.flameControls.refresh());
+      assert.ok(info.labels.length > 0, 'frames are named');
+      const style = await page.locator('#flame-labels span').first().evaluate((e) => {
+        const c = getComputedStyle(e);
+        return { size: parseFloat(c.fontSize), oy: c.overflowY, ox: c.overflowX };
+      });
+      assert.ok(style.size >= 11 && style.oy === 'visible' && style.ox === 'clip', JSON.stringify(style));
+      const deep = info.labels.find((l) => /:\d+:/.test(l.text));
+      if (deep) {
+        await page.evaluate((n) => window.memviz.view({ method: 'flame_zoom_to', node: n }), deep.node);
+        const again = await page.evaluate(() => window.memviz.flameControls.refresh());
+        const chips = await page.locator('#flame-breadcrumb button').allTextContents();
+        assert.equal(chips.length, again.breadcrumb.length);
+        assert.match(chips[chips.length - 1], / · [^/\\]+:\d+$/, chips.join(' | '));
+      }
+      const at = await page.locator('#flame-at').boundingBox();
+      assert.ok(at.width <= 16 * 16 + 1, `the "at" select is ${at.width} px wide`);
+      const row = await page.locator('#flame-controls').boundingBox();
+      assert.ok(row.height <= 34, `one row of controls: ${row.height} px`);
+      await page.screenshot({ path: shot('flame') });
+      await page.evaluate(() => window.memviz.setView('active'));
+    });
+
     test('dark mode: the toggle switches the page and the canvas', TEST, async () => {
       const light = decodePng(await page.locator('#plot').screenshot());
       await page.click('#theme-toggle');

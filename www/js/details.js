@@ -38,7 +38,11 @@ export function stackNodes(frames, python) {
   if (frames.length === 0) return [];
   const list = (/** @type {string[]} */ lines) => {
     const ol = el('ol');
-    ol.append(...lines.map((l) => el('li', l)));
+    // One item a line, with a newline between them, so copying the list gives the lines.
+    lines.forEach((l, i) => {
+      if (i > 0) ol.append('\n');
+      ol.append(el('li', l));
+    });
     return ol;
   };
   if (python.length !== frames.length || !python.some(Boolean)) {

@@ -160,10 +160,32 @@ pub fn element_stack(snap: &Snapshot, device: i64, element: &Element) -> StackId
 }
 
 /// Whether each stack text line is a Python frame (the details pane lists those first and
-/// folds the rest, the C++ frames, into one row).
+/// folds the rest, the C++ frames, into one row). A line that is not a `file:line:name` frame
+/// (the rest of a name with a newline, `<repeats k times>`, an fx line) goes with the frame
+/// before it.
 #[must_use]
 pub fn python_flags(lines: &[String]) -> Vec<bool> {
-    lines.iter().map(|l| is_python_line(l)).collect()
+    let mut out: Vec<bool> = Vec::with_capacity(lines.len());
+    for l in lines {
+        let flag = if is_python_line(l) {
+            true
+        } else if has_line_number(l) {
+            false
+        } else {
+            out.last().copied().unwrap_or(false)
+        };
+        out.push(flag);
+    }
+    out
+}
+
+/// Whether a line has a `:<digits>:` part, as every printed frame does.
+fn has_line_number(line: &str) -> bool {
+    line.match_indices(':').any(|(i, _)| {
+        let r = line.get(i + 1..).unwrap_or("");
+        let digits = r.bytes().take_while(u8::is_ascii_digit).count();
+        digits > 0 && r.as_bytes().get(digits) == Some(&b':')
+    })
 }
 
 /// Whether a stack text line is a Python frame: `….py:<digits>:…` (`.pyw` too).
@@ -260,6 +282,18 @@ pub fn site_label(snap: &Snapshot, stack: StackId) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn python_flags_keep_continuations_with_their_frame() {
+        let lines = v(&[
+            "/a/m.py:3:semi;colon",
+            "next line",
+            "Operators.cpp:0:at::op",
+            "<repeats 3 times>",
+            "x.py:9:g",
+        ]);
+        assert_eq!(python_flags(&lines), [true, true, false, false, true]);
+    }
 
     #[test]
     fn shown_frames_python_first() {

@@ -144,8 +144,8 @@ fn oom_steps(snap: &Snapshot, device: i64, layout: &Layout) -> Vec<f64> {
 /// Rows of phase bands drawn at the top of the plot.
 pub const PHASE_ROWS: u32 = 3;
 /// Height of one phase band, CSS px.
-pub const PHASE_ROW_CSS: f64 = 7.0;
-pub(super) const PHASE_COLORS: [u32; 2] = [rgba(120, 90, 200, 150), rgba(60, 150, 170, 150)];
+pub const PHASE_ROW_CSS: f64 = 14.0;
+pub(super) const PHASE_COLORS: [u32; 2] = [rgba(120, 90, 200, 110), rgba(60, 150, 170, 110)];
 pub(super) const PHASE_EDGE: u32 = rgba(120, 90, 200, 90);
 
 /// Phases with a band row each: the first row whose previous phase ended by this one's start
