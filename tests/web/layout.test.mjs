@@ -328,5 +328,21 @@ for (const backend of BACKENDS) {
       await page.click('#theme-toggle');
       assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'light');
     });
+
+    test('dark mode from the system (prefers-color-scheme, no choice stored) covers the canvas from the first file on', TEST, async () => {
+      await page.evaluate(() => localStorage.removeItem('memviz-theme'));
+      await page.emulateMedia({ colorScheme: 'dark' });
+      try {
+        await page.goto(`${baseUrl}${backend.query}`);
+        await page.waitForFunction(() => window.memviz !== undefined && document.body.dataset.memvizBackend !== undefined);
+        await openFiles(page, fixture('landmarks.pickle'), 1);
+        await page.waitForTimeout(300);
+        const img = decodePng(await page.locator('#plot').screenshot({ path: shot('dark-system') }));
+        const corner = img.pixels.slice((2 * img.width + 2) * 4, (2 * img.width + 2) * 4 + 3);
+        assert.ok(Math.max(...corner) < 80, `dark corner ${corner}`);
+      } finally {
+        await page.emulateMedia({ colorScheme: 'light' });
+      }
+    });
   });
 }

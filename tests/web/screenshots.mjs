@@ -95,7 +95,23 @@ try {
       await b.close();
     }
   }
+  // Contact sheets: four screenshots a sheet (2 x 2, half size), to look at them all quickly.
+  if (written.length > 0) {
+    const b = await startChromium([], 'memviz-tour-sheets-');
+    try {
+      await b.page.setViewportSize({ width: 1440, height: 920 });
+      for (let i = 0; i < written.length; i += 4) {
+        const group = written.slice(i, i + 4);
+        const cells = group.map((f) => `<figure><img src="data:image/png;base64,${fs.readFileSync(f).toString('base64')}"><figcaption>${path.basename(f)}</figcaption></figure>`).join('');
+        await b.page.setContent(`<style>body{margin:0;display:grid;grid-template-columns:720px 720px;font:12px sans-serif;background:#888}
+          figure{margin:0}img{width:720px;height:440px;object-fit:contain;object-position:top left;display:block;background:#fff}figcaption{height:20px;color:#fff}</style>${cells}`);
+        await b.page.screenshot({ path: path.join(out, `sheet-${String(i / 4).padStart(2, '0')}.png`) });
+      }
+    } finally {
+      await b.close();
+    }
+  }
 } finally {
   await new Promise((resolve) => server.close(resolve));
 }
-process.stdout.write(`${written.length} screenshots of ${path.basename(file)} in ${out}\n`);
+process.stdout.write(`${written.length} screenshots of ${path.basename(file)} in ${out} (contact sheets: sheet-NN.png)\n`);

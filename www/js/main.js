@@ -401,6 +401,8 @@ async function open(src, { keepError = false } = {}) {
     filesOpen += 1;
     openedSources.push({ src, name: msg.name });
     plotHint.show();
+    // The viewer keeps its colours from its first file on (before one, nothing keeps them).
+    if (firstFile) sendTheme(c);
     showPanel(msg.panel, msg.table, msg.summary);
     showTooltip(null);
     // The worker drew the first frame before answering.
