@@ -834,9 +834,22 @@ function showTooltip(json) {
   embed.selection(tip);
   if (filesOpen > 0) links.schedule();
   if (tip === null || !tip.pinned) els.copyStatus.textContent = '';
-  details.show(tip);
   details.hint(tip, pointer, canvasSize());
+  // A hover fills the pane once the pointer rests (PANE_REST_MS): moving across many
+  // allocations redraws only the one-line hint; a pin, an unpin or a leave shows at once.
+  clearTimeout(paneTimer);
+  if (tip !== null && !tip.pinned) {
+    const shown = tip;
+    paneTimer = setTimeout(() => details.show(shown), PANE_REST_MS);
+  } else {
+    details.show(tip);
+  }
 }
+
+/** How long the pointer rests on an allocation before the pane shows it, ms. */
+const PANE_REST_MS = 60;
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let paneTimer;
 
 async function copyStack() {
   if (tip === null) return;
