@@ -2,8 +2,8 @@
 //! `memviz --help` / `memviz CMD --help` from the doc comments below.
 //!
 //! One rule for `--device D`: it restricts a command to device D. Without it, a command that
-//! shows one device (`state`, `folded`, `leaks`, `lines`) uses the device the viewer opens on
-//! (the longest trace, the first on ties), and a report over the file (`summary`, `oom`,
+//! shows one device (`state`, `folded`, `leaks`, `lines`) uses the device with the longest trace
+//! (the first on ties; the viewer opens on a device with an `oom` event first), and a report over the file (`summary`, `oom`,
 //! `diff`, `stats`, `trace`, `segments`, `memory`) covers every device.
 
 use clap::{Args, Parser, Subcommand};
@@ -12,7 +12,7 @@ use clap::{Args, Parser, Subcommand};
 const AFTER_HELP: &str =
     "FILE is a snapshot pickle from torch.cuda.memory._dump_snapshot(), raw or gzip-compressed.
 --device D restricts a command to device D; without it, a command about one device uses the
-device the viewer opens on (the longest trace), and summary, oom, diff, stats, trace, segments
+device with the longest trace, and summary, oom, diff, stats, trace, segments
 and memory cover every device.
 A reader that stops early (| head) ends a command quietly. MEMVIZ_MAX_MEMORY=BYTES (or with a
 K, M or G suffix) limits the memory memviz takes (default: the machine's physical memory); a
