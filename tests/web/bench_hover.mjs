@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { serveDist } from './serve_dist.mjs';
-import { ROOT, DIST, generate, poll, startChromium } from './browser.mjs';
+import { ROOT, DIST, generate, poll, startChromium, WEBGPU_ARGS } from './browser.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -28,10 +28,6 @@ const file = path.join(ROOT, `target/page-fixtures/large${mb}.pickle`);
 fs.mkdirSync(path.dirname(file), { recursive: true });
 generate(file, 'large', '--mb', String(mb), file);
 
-const WEBGPU_ARGS = [
-  '--enable-unsafe-webgpu', '--enable-features=Vulkan', '--use-vulkan=swiftshader',
-  '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
-];
 const server = await serveDist(DIST, '/', () => {});
 const b = await startChromium(values.backend === 'webgpu' ? WEBGPU_ARGS : [], 'memviz-bench-hover-');
 try {

@@ -15,6 +15,16 @@ export const CLI = path.join(ROOT, 'target/release/memviz');
 export const GENERATE = path.join(ROOT, 'tests/fixtures/generate.py');
 export const SCREENSHOTS = path.join(ROOT, 'target/screenshots');
 export const TIMEOUT_MS = 60_000;
+/** WebGPU on SwiftShader: these flags only work together (../shared/docs/TOOLCHAIN.md). */
+export const WEBGPU_ARGS = [
+  '--enable-unsafe-webgpu', '--enable-features=Vulkan', '--use-vulkan=swiftshader',
+  '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
+];
+/** The two drawing backends the page tests run on: the page query and Chromium's flags. */
+export const BACKENDS = [
+  { name: 'webgl2', query: '?backend=webgl2', args: [] },
+  { name: 'webgpu', query: '?backend=webgpu', args: WEBGPU_ARGS },
+];
 export const CHROMIUM_ARGS = [
   '--headless=new', '--no-sandbox', '--disable-background-networking', '--disable-component-update',
   '--disable-sync', '--no-first-run', '--disable-quic',

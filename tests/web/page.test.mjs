@@ -15,22 +15,13 @@ import { decodePng, colourStats, differingPixels } from './page_png.mjs';
 import { serveDist } from './serve_dist.mjs';
 import {
   ROOT, DIST, SCREENSHOTS, TIMEOUT_MS, generate, poll, startChromium,
-  requireBuilt, cliText, cliJson, viewerState, pagePoint, mapPoint, search,
+  requireBuilt, cliText, cliJson, viewerState, pagePoint, mapPoint, search, WEBGPU_ARGS, BACKENDS,
 } from './browser.mjs';
 
 const DEMO = path.join(DIST, 'assets/demo.pickle');
 const CORPUS = path.resolve(ROOT, '../shared/corpus/real');
 const FIXTURES = path.join(ROOT, 'target/page-fixtures');
 const SUB_PATH = '/sub/dir/';
-/** WebGPU on SwiftShader: these flags only work together (../shared/docs/TOOLCHAIN.md). */
-const WEBGPU_ARGS = [
-  '--enable-unsafe-webgpu', '--enable-features=Vulkan', '--use-vulkan=swiftshader',
-  '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
-];
-const BACKENDS = [
-  { name: 'webgl2', query: '?backend=webgl2', args: [] },
-  { name: 'webgpu', query: '?backend=webgpu', args: WEBGPU_ARGS },
-];
 const TEST = { timeout: 120_000 };
 const MiB = 1024 * 1024;
 /** The bigger file for progress + cancel (`generate.py large`); must load slower than a click. */

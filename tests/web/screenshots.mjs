@@ -11,13 +11,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { serveDist } from './serve_dist.mjs';
-import { ROOT, DIST, SCREENSHOTS, startChromium, poll } from './browser.mjs';
+import { ROOT, DIST, SCREENSHOTS, startChromium, poll, WEBGPU_ARGS } from './browser.mjs';
 
-const WEBGPU_ARGS = [
-  '--enable-unsafe-webgpu', '--enable-features=Vulkan', '--use-vulkan=swiftshader',
-  '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
-];
-const BACKENDS = { webgl2: [], webgpu: WEBGPU_ARGS };
+const BACKEND_ARGS = { webgl2: [], webgpu: WEBGPU_ARGS };
 const SIZES = [{ width: 1440, height: 900 }, { width: 1280, height: 720 }];
 const SCHEMES = ['light', 'dark'];
 /** The views, then the drawer's tabs (opened on the Active Memory Timeline). */
@@ -37,7 +33,7 @@ const server = await serveDist(DIST, '/', () => {});
 const base = `http://127.0.0.1:${server.address().port}/`;
 const written = [];
 try {
-  for (const [backend, args] of Object.entries(BACKENDS)) {
+  for (const [backend, args] of Object.entries(BACKEND_ARGS)) {
     if (values.backend && values.backend !== backend) continue;
     const b = await startChromium(args, 'memviz-tour-');
     try {

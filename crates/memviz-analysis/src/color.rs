@@ -231,6 +231,17 @@ pub fn stack_colors(snap: &Snapshot) -> Vec<u8> {
 /// Colour index of every element of a device's timeline (each stack hashed once; private pool
 /// envelopes [`POOL_COLOR`]).
 pub fn element_colors(snap: &Snapshot, device: i64, timeline: &Timeline) -> Vec<u8> {
+    colors_by_stack(snap, device, timeline, |s| stack_color(snap, s))
+}
+
+/// The colour of every element: [`POOL_COLOR`] for a pool envelope, else `color_of(stack)`,
+/// called once per distinct stack.
+fn colors_by_stack(
+    snap: &Snapshot,
+    device: i64,
+    timeline: &Timeline,
+    color_of: impl Fn(StackId) -> u8,
+) -> Vec<u8> {
     let mut cache: FxHashMap<StackId, u8> = FxHashMap::default();
     timeline
         .elements
@@ -240,7 +251,7 @@ pub fn element_colors(snap: &Snapshot, device: i64, timeline: &Timeline) -> Vec<
                 return POOL_COLOR;
             }
             let s = element_stack(snap, device, e);
-            *cache.entry(s).or_insert_with(|| stack_color(snap, s))
+            *cache.entry(s).or_insert_with(|| color_of(s))
         })
         .collect()
 }
@@ -259,21 +270,10 @@ pub fn element_colors_with_legend(
             .into_iter()
             .map(|e| (e.hash, e.color))
             .collect();
-    let mut cache: FxHashMap<StackId, u8> = FxHashMap::default();
-    timeline
-        .elements
-        .iter()
-        .map(|e| {
-            if is_pool_envelope(e) {
-                return POOL_COLOR;
-            }
-            let s = element_stack(snap, device, e);
-            *cache.entry(s).or_insert_with(|| {
-                let h = stack_hash(snap, s);
-                legend.get(&h).copied().unwrap_or_else(|| color_of_hash(h))
-            })
-        })
-        .collect()
+    colors_by_stack(snap, device, timeline, |s| {
+        let h = stack_hash(snap, s);
+        legend.get(&h).copied().unwrap_or_else(|| color_of_hash(h))
+    })
 }
 
 /// One allocation site of the legend.
