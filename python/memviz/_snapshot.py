@@ -115,7 +115,7 @@ class Snapshot:
         rows = "".join(
             "<tr>"
             + "".join(
-                f"<td>{e(str(d.get(k, '')))}</td>"
+                f"<td>{e(_size(d.get(k)) if k.endswith('bytes') else str(d.get(k, '')))}</td>"
                 for k in ("device", "trace_entries", "peak_live_bytes", "final_live_bytes",
                           "allocated_bytes", "reserved_bytes", "segments")
             )
@@ -133,6 +133,16 @@ class Snapshot:
             + (f"<ul>{warns}</ul>" if warns else "")
             + "</div>"
         )
+
+
+def _size(n: Any) -> str:
+    """Bytes as the CLI's table shows them (KiB, MiB, GiB)."""
+    if not isinstance(n, int):
+        return ""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if abs(n) >= 1 << shift:
+            return f"{n / (1 << shift):.1f}{unit}"
+    return f"{n}B"
 
 
 def _device(device: Optional[int]) -> List[str]:

@@ -46,7 +46,10 @@ impl Drop for Reset {
 }
 
 /// Runs `f` with `snapshots` known by name and the output kept.
-fn with_capture<T>(snapshots: &[Named], f: impl FnOnce() -> Result<T, Fail>) -> (Result<T, String>, Captured) {
+fn with_capture<T>(
+    snapshots: &[Named],
+    f: impl FnOnce() -> Result<T, Fail>,
+) -> (Result<T, String>, Captured) {
     let _reset = Reset;
     SNAPSHOTS.with(|s| *s.borrow_mut() = snapshots.to_vec());
     CAPTURE.with(|c| *c.borrow_mut() = Some(Captured::default()));
@@ -94,7 +97,12 @@ pub fn load_bytes(name: &str, bytes: &[u8]) -> Result<(Arc<Snapshot>, Vec<String
 
 /// The snapshot named `name` while [`capture`] runs.
 pub(crate) fn snapshot(name: &str) -> Option<Arc<Snapshot>> {
-    SNAPSHOTS.with(|s| s.borrow().iter().find(|n| n.name == name).map(|n| n.snap.clone()))
+    SNAPSHOTS.with(|s| {
+        s.borrow()
+            .iter()
+            .find(|n| n.name == name)
+            .map(|n| n.snap.clone())
+    })
 }
 
 /// The bytes of the snapshot named `name` while [`capture`] runs, when it has no file.

@@ -15,7 +15,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 create_exception!(
-    _native,
+    memviz._native,
     MemvizError,
     PyValueError,
     "A file memviz cannot read, or a command it cannot run: the CLI's message."
@@ -77,7 +77,11 @@ fn open(py: Python<'_>, path: String) -> PyResult<(NativeSnapshot, Vec<String>)>
 /// `load_bytes(data, name) -> (NativeSnapshot, warnings)`: parses a whole file held in memory
 /// (plain or gzip-compressed pickle); `name` stands for the file in messages and commands.
 #[pyfunction]
-fn load_bytes(py: Python<'_>, data: Vec<u8>, name: String) -> PyResult<(NativeSnapshot, Vec<String>)> {
+fn load_bytes(
+    py: Python<'_>,
+    data: Vec<u8>,
+    name: String,
+) -> PyResult<(NativeSnapshot, Vec<String>)> {
     let raw: Arc<[u8]> = data.into();
     let (snap, warnings) = guarded(py, || memviz_cli::load_bytes(&name, &raw))?;
     let named = Named {
