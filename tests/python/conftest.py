@@ -60,6 +60,11 @@ def cli_error(memviz_exe):
     return run
 
 
+def require_all() -> bool:
+    """`cargo xtask test` sets MEMVIZ_REQUIRE_ALL=1: nothing may be skipped there."""
+    return os.environ.get("MEMVIZ_REQUIRE_ALL") == "1"
+
+
 def dist_dir():
     """The built viewer, when there is one ($MEMVIZ_DIST or the repository's dist/)."""
     for d in (os.environ.get("MEMVIZ_DIST"), str(REPO / "dist")):

@@ -5,13 +5,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, dist_dir
+from conftest import REPO, dist_dir, require_all
 
 
 def test_the_notebook_runs_and_shows_the_viewer(fixtures, monkeypatch, tmp_path):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     dist = dist_dir()
+    assert dist is not None or not require_all(), "no dist/ (MEMVIZ_REQUIRE_ALL)"
     if dist is None:
         pytest.skip("no built viewer (dist/): memviz.show needs it")
     monkeypatch.setenv("MEMVIZ_DIST", dist)
