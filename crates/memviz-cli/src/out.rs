@@ -55,37 +55,67 @@ impl From<serde_json::Error> for Fail {
 /// A command's result.
 pub(crate) type Done = Result<(), Fail>;
 
-/// Buffered stdout. Call [`Out::finish`] at the end so that a failed last write is seen.
-pub(crate) struct Out(BufWriter<StdoutLock<'static>>);
+/// Buffered stdout, or a buffer while [`crate::memory::capture`] runs. Call [`Out::finish`] at
+/// the end so that a failed last write is seen.
+pub(crate) enum Out {
+    /// The process's stdout.
+    Stdout(BufWriter<StdoutLock<'static>>),
+    /// Kept in memory; handed to the capture when dropped.
+    Memory(Vec<u8>),
+}
 
-/// The buffered, locked stdout.
+/// The buffered, locked stdout (or the capture's buffer).
 pub(crate) fn stdout() -> Out {
-    Out(BufWriter::with_capacity(64 << 10, io::stdout().lock()))
+    if crate::memory::capturing() {
+        Out::Memory(Vec::new())
+    } else {
+        Out::Stdout(BufWriter::with_capacity(64 << 10, io::stdout().lock()))
+    }
 }
 
 impl Out {
     /// Flushes what is left.
     pub(crate) fn finish(mut self) -> Done {
-        self.0.flush()?;
+        self.flush()?;
         Ok(())
+    }
+}
+
+impl Drop for Out {
+    fn drop(&mut self) {
+        if let Out::Memory(v) = self {
+            crate::memory::keep_stdout(v);
+        }
     }
 }
 
 impl Write for Out {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.write(buf)
+        match self {
+            Out::Stdout(w) => w.write(buf),
+            Out::Memory(v) => v.write(buf),
+        }
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.0.write_all(buf)
+        match self {
+            Out::Stdout(w) => w.write_all(buf),
+            Out::Memory(v) => v.write_all(buf),
+        }
     }
     fn flush(&mut self) -> io::Result<()> {
-        self.0.flush()
+        match self {
+            Out::Stdout(w) => w.flush(),
+            Out::Memory(_) => Ok(()),
+        }
     }
 }
 
 /// A line on stderr (a warning, or the error of `main`); a closed stderr is ignored rather
 /// than a panic, as `eprintln!` would.
 pub(crate) fn warn(line: &str) {
+    if crate::memory::keep_warning(line) {
+        return;
+    }
     let _ = writeln!(io::stderr().lock(), "{line}");
 }
 

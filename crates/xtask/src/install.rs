@@ -1,6 +1,6 @@
 //! `cargo xtask install`: the pinned web toolchain (wasm target, wasm-bindgen, wasm-opt,
 //! trunk), Debian's chromium and node, and the npm packages pinned in tests/web/package.json
-//! (playwright-core, typescript, eslint); each checked first and
+//! (playwright-core, typescript, eslint), and maturin (pip, in target/py/tools); each checked first and
 //! skipped when the pinned version is there.
 
 use std::collections::BTreeMap;
@@ -29,6 +29,7 @@ pub(crate) fn install() -> Result<()> {
     )?;
     ensure_debian_packages()?;
     ensure_npm_packages()?;
+    python::ensure_maturin()?;
     eprintln!(
         "install: all tools present ({:.2} s)",
         started.elapsed().as_secs_f64()

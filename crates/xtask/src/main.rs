@@ -40,6 +40,7 @@ mod bench_big;
 mod bench_bounds;
 mod fuzz;
 mod install;
+mod python;
 mod rusage;
 
 use bench::{
@@ -74,8 +75,10 @@ enum Task {
         #[arg(long, default_value_t = 8080)]
         port: u16,
     },
-    /// Every test: the JS check, cargo clippy and tests, trunk build, wasm (node) tests and page tests in Chromium
+    /// Every test: the JS check, cargo clippy and tests, trunk build, wasm (node) tests, page tests in Chromium, and the wheel's tests (test-python)
     Test,
+    /// Only the Python step of `test`: build the wheel (maturin), install it into a fresh venv with the pinned test packages, run `memviz summary` and tests/python (needs dist/ built)
+    TestPython,
     /// Type-check www/js (tsc --checkJs --noEmit: www/jsconfig.json, and www/jsconfig.worker.json for the worker) and lint it (eslint, tests/web/eslint.config.mjs)
     LintJs,
     /// Regenerate www/js/generated/ (the shell's TypeScript types) from the Rust request enum and answer structs (ts-rs); `test` fails while they are stale
@@ -116,6 +119,7 @@ impl Task {
             Self::Install => "install",
             Self::Serve { .. } => "serve",
             Self::Test => "test",
+            Self::TestPython => "test-python",
             Self::LintJs => "lint-js",
             Self::GenTypes => "gen-types",
             Self::Bench { .. } => "bench",
@@ -132,6 +136,7 @@ impl Task {
             Self::Install => install(),
             Self::Serve { port } => serve(port),
             Self::Test => test(),
+            Self::TestPython => python::python_tests(),
             Self::LintJs => lint_js(),
             Self::GenTypes => gen_types(),
             Self::Bench { sizes_mb, sizes } => bench(&sizes.unwrap_or(sizes_mb)),
@@ -339,7 +344,7 @@ const NODE_WASM_DIR: &str = "target/wasm-node";
 const TRUNK_CONFIG: &str = "trunk.toml";
 
 fn test() -> Result<()> {
-    let mut steps = Steps::new("test", 10);
+    let mut steps = Steps::new("test", 11);
     steps.step("install the pinned toolchain", install)?;
     // First: seconds, and a type error in the shell fails before the long builds.
     steps.step(
@@ -404,6 +409,10 @@ fn test() -> Result<()> {
     steps.step(
         "page in headless Chromium (tests/web/page.test.mjs, layout.test.mjs, report.test.mjs, escaping.test.mjs)",
         || node_tests(&["page.test.mjs", "layout.test.mjs", "report.test.mjs", "escaping.test.mjs"]),
+    )?;
+    steps.step(
+        "the wheel (maturin) in a fresh venv: memviz summary, tests/python (API, notebook, Dask ranks)",
+        python::python_tests,
     )?;
     eprintln!("\nxtask test: all steps passed");
     Ok(())

@@ -24,8 +24,8 @@ pub fn run(a: &DiffArgs) -> Done {
     if a.folded {
         let all = a.all_frames;
         let mut d = memviz_analysis::flame::DiffFolded::new(device, all);
-        d.add(0, &load(file_a)?);
-        d.add(1, &load(file_b)?);
+        d.add(0, &*load(file_a)?);
+        d.add(1, &*load(file_b)?);
         if let Some(path) = &a.svg {
             let mut folded = Vec::new();
             d.write(&mut folded)?;
@@ -35,8 +35,8 @@ pub fn run(a: &DiffArgs) -> Done {
         return out.finish();
     }
     let mut d = DiffBuilder::new(device);
-    d.add(0, &load(file_a)?);
-    d.add(1, &load(file_b)?);
+    d.add(0, &*load(file_a)?);
+    d.add(1, &*load(file_b)?);
     let d = d.finish();
     if json {
         serde_json::to_writer(&mut out, &d)?;

@@ -1,0 +1,126 @@
+//! `memviz._native`: the Python package's native module. It holds no analysis of its own: every
+//! method runs a memviz-cli command in-process ([`memviz_cli::capture`]) on snapshots already
+//! in memory and hands back what the command printed (the Python side parses the JSON). The
+//! console script runs the whole command line ([`memviz_cli::run`]).
+//!
+//! Every call releases the GIL (a pool of threads summarises files in parallel) and catches
+//! panics: a bad file is a `MemvizError`, never a crashed interpreter.
+
+use memviz_cli::Named;
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use std::ffi::OsString;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+create_exception!(
+    memviz._native,
+    MemvizError,
+    PyValueError,
+    "A file memviz cannot read, or a command it cannot run: the CLI's message."
+);
+
+/// A parsed snapshot (`memviz.Snapshot` wraps it).
+#[pyclass(frozen, module = "memviz._native")]
+struct NativeSnapshot {
+    named: Named,
+}
+
+#[pymethods]
+impl NativeSnapshot {
+    /// The name commands use: the path, or `<bytes>` for a snapshot read from memory.
+    #[getter]
+    fn name(&self) -> &str {
+        &self.named.name
+    }
+
+    /// The same snapshot under another name (two snapshots of one name in one command).
+    fn renamed(&self, name: String) -> NativeSnapshot {
+        NativeSnapshot {
+            named: Named {
+                name,
+                ..self.named.clone()
+            },
+        }
+    }
+}
+
+/// Runs `f` without the GIL, a panic turned into an error.
+fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, String> + Send) -> PyResult<T> {
+    py.detach(|| match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            let what = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(format!("internal error (please report it): {what}"))
+        }
+    })
+    .map_err(MemvizError::new_err)
+}
+
+/// `open(path) -> (NativeSnapshot, warnings)`: reads the file as `memviz summary` does.
+#[pyfunction]
+fn open(py: Python<'_>, path: String) -> PyResult<(NativeSnapshot, Vec<String>)> {
+    let (snap, warnings) = guarded(py, || memviz_cli::open(&path))?;
+    let named = Named {
+        name: path,
+        snap,
+        raw: None,
+    };
+    Ok((NativeSnapshot { named }, warnings))
+}
+
+/// `load_bytes(data, name) -> (NativeSnapshot, warnings)`: parses a whole file held in memory
+/// (plain or gzip-compressed pickle); `name` stands for the file in messages and commands.
+#[pyfunction]
+fn load_bytes(
+    py: Python<'_>,
+    data: Vec<u8>,
+    name: String,
+) -> PyResult<(NativeSnapshot, Vec<String>)> {
+    let raw: Arc<[u8]> = data.into();
+    let (snap, warnings) = guarded(py, || memviz_cli::load_bytes(&name, &raw))?;
+    let named = Named {
+        name,
+        snap,
+        raw: Some(raw),
+    };
+    Ok((NativeSnapshot { named }, warnings))
+}
+
+/// `command(args, snapshots) -> (stdout, warnings)`: runs `memviz ARGS…` with the snapshots
+/// known by their names; raises `MemvizError` with the CLI's message.
+#[pyfunction]
+fn command(
+    py: Python<'_>,
+    args: Vec<String>,
+    snapshots: Vec<PyRef<'_, NativeSnapshot>>,
+) -> PyResult<(String, Vec<String>)> {
+    let named: Vec<Named> = snapshots.iter().map(|s| s.named.clone()).collect();
+    let c = guarded(py, || memviz_cli::capture(&args, &named))?;
+    let text = String::from_utf8(c.stdout)
+        .map_err(|_| MemvizError::new_err("the command printed bytes that are not UTF-8"))?;
+    Ok((text, c.warnings))
+}
+
+/// `run_cli(argv) -> exit code`: the whole `memviz` command line (argv[0] is the program).
+#[pyfunction]
+fn run_cli(py: Python<'_>, argv: Vec<String>) -> u8 {
+    let args: Vec<OsString> = argv.into_iter().map(OsString::from).collect();
+    py.detach(|| catch_unwind(AssertUnwindSafe(|| memviz_cli::run(args))).unwrap_or(101))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("MemvizError", m.py().get_type::<MemvizError>())?;
+    m.add_class::<NativeSnapshot>()?;
+    m.add_function(wrap_pyfunction!(open, m)?)?;
+    m.add_function(wrap_pyfunction!(load_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(command, m)?)?;
+    m.add_function(wrap_pyfunction!(run_cli, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,116 @@
+//! `cargo xtask test`'s Python step: build the wheel (maturin, pinned, in a tools venv), install
+//! it into a fresh venv with the pinned test packages, and run there the console script on a
+//! generated snapshot and tests/python (the API against the CLI's JSON, bad input, `record()`
+//! with a stand-in torch, the notebook with nbclient, `ranks` on a Dask LocalCluster of 2
+//! workers against the local pool).
+
+use super::*;
+
+/// maturin builds the wheel (pyproject.toml's build backend pins the same version).
+const MATURIN: &str = "maturin==1.16.0";
+/// What `maturin --version` prints for it.
+const MATURIN_REPORTED: &str = "maturin 1.16.0";
+/// The test venv's packages, each pinned.
+const TEST_PACKAGES: &[&str] = &[
+    "pytest==8.3.4",
+    "nbclient==0.10.2",
+    "nbformat==5.10.4",
+    "ipykernel==6.29.5",
+    "dask[distributed]==2024.12.1",
+];
+/// The tools venv (maturin), kept between runs.
+const TOOLS_VENV: &str = "target/py/tools";
+/// The fresh venv of each run.
+const TEST_VENV: &str = "target/py/test";
+/// Where the wheel is written.
+const WHEELS: &str = "target/wheels";
+
+fn bin(venv: &str, program: &str) -> String {
+    format!("{venv}/bin/{program}")
+}
+
+/// maturin in the tools venv, installed with pip unless the pinned version is there.
+pub(crate) fn ensure_maturin() -> Result<()> {
+    let maturin = bin(TOOLS_VENV, "maturin");
+    if version_matches(&maturin, MATURIN_REPORTED) {
+        return Ok(());
+    }
+    if !Path::new(&bin(TOOLS_VENV, "pip")).exists() {
+        run(cmd("python3", ["-m", "venv", TOOLS_VENV]))?;
+    }
+    run(cmd(&bin(TOOLS_VENV, "pip"), ["install", "-q", MATURIN]))?;
+    if version_matches(&maturin, MATURIN_REPORTED) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{maturin} --version does not report {MATURIN_REPORTED}"
+        ))
+    }
+}
+
+/// Builds the wheel; returns its path.
+fn build_wheel() -> Result<PathBuf> {
+    ensure_maturin()?;
+    // Only this build's wheel in the folder, so there is one to install.
+    if Path::new(WHEELS).exists() {
+        fs::remove_dir_all(WHEELS).map_err(|e| format!("cannot empty {WHEELS}: {e}"))?;
+    }
+    run(cmd(
+        &bin(TOOLS_VENV, "maturin"),
+        ["build", "--release", "--out", WHEELS],
+    ))?;
+    let wheels: Vec<PathBuf> = fs::read_dir(WHEELS)
+        .map_err(|e| format!("cannot list {WHEELS}: {e}"))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "whl"))
+        .collect();
+    match wheels.as_slice() {
+        [one] => {
+            let size = fs::metadata(one).map(|m| m.len()).unwrap_or(0);
+            eprintln!("python: wheel {} ({size} bytes)", one.display());
+            Ok(one.clone())
+        }
+        _ => Err(format!("expected one wheel in {WHEELS}, found {wheels:?}")),
+    }
+}
+
+/// The whole step (module documentation).
+pub(crate) fn python_tests() -> Result<()> {
+    let started = Instant::now();
+    let wheel = build_wheel()?;
+    if Path::new(TEST_VENV).exists() {
+        fs::remove_dir_all(TEST_VENV).map_err(|e| format!("cannot remove {TEST_VENV}: {e}"))?;
+    }
+    run(cmd("python3", ["-m", "venv", TEST_VENV]))?;
+    let mut pip = cmd(&bin(TEST_VENV, "pip"), ["install", "-q"]);
+    pip.arg(&wheel).args(TEST_PACKAGES);
+    run(pip)?;
+    // The console script on a generated snapshot.
+    let fixtures = "target/py/fixtures";
+    fs::create_dir_all(fixtures).map_err(|e| format!("cannot create {fixtures}: {e}"))?;
+    let snap = format!("{fixtures}/demo.pickle");
+    run(cmd(
+        &bin(TEST_VENV, "python"),
+        ["tests/fixtures/generate.py", "demo", &snap],
+    ))?;
+    let out = run_capture(cmd(&bin(TEST_VENV, "memviz"), ["summary", &snap]))?;
+    if !out.contains("pickle protocol") {
+        return Err(format!("memviz summary printed no summary: {out}"));
+    }
+    // The API, bad input, record(), the notebook and ranks on a LocalCluster: nothing may skip
+    // (the viewer is built by the step before: dist/).
+    let dist = repo_root().join("dist");
+    let mut pytest = cmd(
+        &bin(TEST_VENV, "python"),
+        ["-m", "pytest", "-q", "-rs", "tests/python"],
+    );
+    pytest
+        .env("MEMVIZ_DIST", &dist)
+        .env("MEMVIZ_REQUIRE_ALL", "1");
+    run(pytest)?;
+    eprintln!(
+        "python: wheel built and tested in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}

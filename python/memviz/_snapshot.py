@@ -1,0 +1,187 @@
+"""``load`` and ``Snapshot``: each method runs the CLI's command with ``--json`` in-process and
+parses what it printed, so the answers are the CLI's JSON, field for field."""
+
+import html
+import io
+import json
+import os
+import pickle
+import warnings
+from typing import Any, List, Optional, Union
+
+from memviz import _native
+from memviz._native import MemvizError
+
+
+class Snapshot:
+    """A parsed snapshot. Make one with :func:`load`."""
+
+    def __init__(self, native: "_native.NativeSnapshot") -> None:
+        self._native = native
+
+    @property
+    def name(self) -> str:
+        """The file's path, or ``<bytes>`` / ``<dict>`` for a snapshot read from memory."""
+        return self._native.name
+
+    def __repr__(self) -> str:
+        return f"<memviz.Snapshot {self.name!r}>"
+
+    def _run(self, args: List[str], others: Optional[list] = None) -> str:
+        text, warns = _native.command(args, [self._native, *(others or [])])
+        for w in warns:
+            warnings.warn(w, stacklevel=3)
+        return text
+
+    def _json(self, args: List[str], others: Optional[list] = None) -> Any:
+        return json.loads(self._run(args, others))
+
+    def summary(self) -> dict:
+        """``memviz summary FILE --json``: per-device counts, bytes, peak and warnings."""
+        return self._json(["summary", self.name, "--json"])
+
+    def folded(
+        self,
+        at: Union[str, int, None] = None,
+        device: Optional[int] = None,
+        all_frames: bool = False,
+        lifetime: bool = False,
+        range: Optional[str] = None,  # noqa: A002 (the CLI's option name)
+        phase: Optional[str] = None,
+    ) -> dict:
+        """``memviz folded FILE --json``: live bytes by call stack at ``at`` ("peak", the
+        default, or a trace event index), or bytes x timesteps with ``lifetime``, ``range``
+        ("FROM:TO") or ``phase``."""
+        args = ["folded", self.name, "--json"]
+        if at is not None:
+            args += ["--at", str(at)]
+        args += _device(device)
+        if all_frames:
+            args.append("--all-frames")
+        if lifetime:
+            args.append("--lifetime")
+        if range is not None:
+            args += ["--range", str(range)]
+        if phase is not None:
+            args += ["--phase", str(phase)]
+        return self._json(args)
+
+    def lines(self, device: Optional[int] = None, all_frames: bool = False) -> Any:
+        """``memviz lines FILE --json``: bytes at the peak by source line."""
+        args = ["lines", self.name, "--json", *_device(device)]
+        if all_frames:
+            args.append("--all-frames")
+        return self._json(args)
+
+    def leaks(self, device: Optional[int] = None) -> dict:
+        """``memviz leaks FILE --json``: leak suspects of one device's trace."""
+        return self._json(["leaks", self.name, "--json", *_device(device)])
+
+    def state(self, event: int = -1, device: Optional[int] = None) -> dict:
+        """``memviz state FILE --event K``: the allocator state after merged event ``event``
+        (-1: the final state)."""
+        return self._json(["state", self.name, "--event", str(int(event)), *_device(device)])
+
+    def oom(self, device: Optional[int] = None) -> list:
+        """``memviz oom FILE --json``: every ``oom`` event explained."""
+        return self._json(["oom", self.name, "--json", *_device(device)])
+
+    def diff(self, other: "Snapshot", device: Optional[int] = None) -> Any:
+        """``memviz diff SELF OTHER --json``: what changed from this snapshot to ``other``."""
+        if not isinstance(other, Snapshot):
+            other = load(other)
+        theirs = other._native
+        if theirs.name == self.name and theirs is not self._native:
+            theirs = theirs.renamed(theirs.name + " (2)")
+        return self._json(["diff", self.name, theirs.name, "--json", *_device(device)], [theirs])
+
+    def to_html(self, path: Union[str, "os.PathLike[str]"], title: Optional[str] = None,
+                dist: Optional[str] = None) -> str:
+        """``memviz html FILE -o PATH``: the single-file report, which opens offline. Needs
+        the built viewer: embedded in the package, ``dist``, or ``$MEMVIZ_DIST``. Returns the
+        path."""
+        out = os.fspath(path)
+        args = ["html", self.name, "-o", out]
+        if dist is not None:
+            args += ["--dist", os.fspath(dist)]
+        if title is not None:
+            args += ["--title", title]
+        self._run(args)
+        return out
+
+    def _repr_html_(self) -> str:
+        s = self.summary()
+        e = html.escape
+        rows = "".join(
+            "<tr>"
+            + "".join(
+                f"<td>{e(_size(d.get(k)) if k.endswith('bytes') else str(d.get(k, '')))}</td>"
+                for k in ("device", "trace_entries", "peak_live_bytes", "final_live_bytes",
+                          "allocated_bytes", "reserved_bytes", "segments")
+            )
+            + "</tr>"
+            for d in s.get("devices", [])
+        )
+        head = "".join(
+            f"<th>{h}</th>"
+            for h in ("device", "events", "peak", "final", "allocated", "reserved", "segments")
+        )
+        warns = "".join(f"<li>{e(str(w))}</li>" for w in s.get("warnings", []))
+        return (
+            f"<div class=\"memviz-summary\"><b>memviz</b> {e(self.name)}"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+            + (f"<ul>{warns}</ul>" if warns else "")
+            + "</div>"
+        )
+
+
+def _size(n: Any) -> str:
+    """Bytes as the CLI's table shows them (KiB, MiB, GiB)."""
+    if not isinstance(n, int):
+        return ""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if abs(n) >= 1 << shift:
+            return f"{n / (1 << shift):.1f}{unit}"
+    return f"{n}B"
+
+
+def _device(device: Optional[int]) -> List[str]:
+    return [] if device is None else ["--device", str(int(device))]
+
+
+def _from_bytes(data: bytes, name: str) -> Snapshot:
+    native, warns = _native.load_bytes(bytes(data), name)
+    for w in warns:
+        warnings.warn(w, stacklevel=3)
+    return Snapshot(native)
+
+
+def load(x: Any) -> Snapshot:
+    """Reads a snapshot from a path (``str`` or ``os.PathLike``), ``bytes``, a binary file
+    object, or the dict ``torch.cuda.memory._snapshot()`` returns (pickled in memory: the
+    parser executes nothing). Raises :class:`MemvizError` with the CLI's message."""
+    if isinstance(x, Snapshot):
+        return x
+    if isinstance(x, (str, os.PathLike)):
+        native, warns = _native.open(os.fspath(x))
+        for w in warns:
+            warnings.warn(w, stacklevel=2)
+        return Snapshot(native)
+    if isinstance(x, (bytes, bytearray, memoryview)):
+        return _from_bytes(bytes(x), "<bytes>")
+    if isinstance(x, (dict, list)):
+        try:
+            data = pickle.dumps(x, protocol=4)
+        except Exception as e:  # an object pickle cannot write
+            raise MemvizError(f"<dict>: cannot pickle it: {e}") from e
+        return _from_bytes(data, "<dict>")
+    read = getattr(x, "read", None)
+    if callable(read):
+        data = read()
+        if isinstance(data, str) or isinstance(x, io.TextIOBase):
+            raise MemvizError("open the file in binary mode ('rb'): a snapshot is a pickle")
+        name = getattr(x, "name", None)
+        return _from_bytes(data, name if isinstance(name, str) else "<file>")
+    raise TypeError(
+        f"memviz.load takes a path, bytes, a binary file or a snapshot dict, not {type(x).__name__}"
+    )
