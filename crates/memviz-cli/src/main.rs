@@ -133,6 +133,8 @@ fn main() -> ExitCode {
             cmd::memory_viz::reserved(a, memviz_analysis::memory_viz::ReservedBy::Stream)
         }
         Command::Html(a) => cmd::html::run(a),
+        Command::Ranks(a) => cmd::ranks::run(a),
+        Command::Open(a) => cmd::open::run(a),
     };
     match result {
         Ok(()) | Err(out::Fail::Closed) => ExitCode::SUCCESS,
