@@ -13,7 +13,8 @@ fn main() {
     let folder = if dist.join("index.html").is_file() {
         dist.canonicalize().unwrap_or(dist)
     } else {
-        let empty = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets it")).join("no-dist");
+        let empty =
+            PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets it")).join("no-dist");
         std::fs::create_dir_all(&empty).expect("create OUT_DIR/no-dist");
         empty
     };

@@ -141,9 +141,10 @@ pub fn run(a: &OpenArgs) -> Done {
             Ok(_) => return Err(Fail::Msg(format!("{path}: not a file"))),
             Err(e) => return Err(Fail::Msg(format!("{path}: cannot open: {e}"))),
         }
-        let name = Path::new(path)
-            .file_name()
-            .map_or_else(|| "snapshot".to_string(), |n| n.to_string_lossy().into_owned());
+        let name = Path::new(path).file_name().map_or_else(
+            || "snapshot".to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
         files.push(Served {
             url: format!("/files/{i}/{}", encode(&name)),
             path: path.clone(),

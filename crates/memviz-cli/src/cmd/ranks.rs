@@ -35,7 +35,12 @@ pub fn run(a: &RanksArgs) -> Done {
         return out.finish();
     }
     let files: Vec<String> = rows.iter().map(|r| printable(&r.file)).collect();
-    let width = files.iter().map(|f| f.chars().count()).max().unwrap_or(4).max(4);
+    let width = files
+        .iter()
+        .map(|f| f.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
     writeln!(
         out,
         "{:<width$}  {:>6}  {:>10}  {:>10}  {:>10}  {:>4}  top sites at the peak",
