@@ -381,6 +381,14 @@ fn test() -> Result<()> {
             ],
         ))
     })?;
+    // dist/ first: memviz-cli embeds it when it is built (its build.rs), so the Rust tests
+    // below (`memviz open`, `memviz html` without --dist) test the viewer of this checkout.
+    steps.step("web bundle (trunk build into dist/)", || {
+        run(cmd(
+            "trunk",
+            ["--config", TRUNK_CONFIG, "build", "--release", "--offline"],
+        ))
+    })?;
     steps.step("Rust tests", || {
         // The render tests skip without a GPU adapter; here one is required (llvmpipe).
         let mut c = cmd("cargo", ["test", "--workspace", "--release"]);
@@ -389,12 +397,6 @@ fn test() -> Result<()> {
     })?;
     steps.step("native CLI (the reference for the wasm tests)", || {
         run(cmd("cargo", ["build", "--release", "-p", "memviz-cli"]))
-    })?;
-    steps.step("web bundle (trunk build into dist/)", || {
-        run(cmd(
-            "trunk",
-            ["--config", TRUNK_CONFIG, "build", "--release", "--offline"],
-        ))
     })?;
     steps.step("node-targeted wasm", build_node_wasm)?;
     steps.step(
