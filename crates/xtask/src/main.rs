@@ -404,8 +404,8 @@ fn test() -> Result<()> {
         || node_tests(&["wasm_node.test.mjs"]),
     )?;
     steps.step(
-        "page in headless Chromium (tests/web/page.test.mjs, layout.test.mjs, report.test.mjs, escaping.test.mjs)",
-        || node_tests(&["page.test.mjs", "layout.test.mjs", "report.test.mjs", "escaping.test.mjs"]),
+        "page in headless Chromium (tests/web/page.test.mjs, layout.test.mjs, report.test.mjs, escaping.test.mjs, open.test.mjs)",
+        || node_tests(&["page.test.mjs", "layout.test.mjs", "report.test.mjs", "escaping.test.mjs", "open.test.mjs"]),
     )?;
     eprintln!("\nxtask test: all steps passed");
     Ok(())
