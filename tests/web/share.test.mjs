@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { VIEWS, encodeHash, decodeHash, checkEmbedMessage, urlParam } from '../../www/js/share.js';
+import { VIEWS, encodeHash, decodeHash, checkEmbedMessage, urlParam, urlParams } from '../../www/js/share.js';
 
 test('an empty state is an empty hash, and an empty hash an empty state', () => {
   assert.equal(encodeHash({}), '');
@@ -180,6 +180,12 @@ test('?url= is resolved against the page, and refused when empty, too long or ma
     assert.equal(urlParam(), null);
     at('http://host/index.html?url=http%3A%2F%2F%5B');
     assert.equal(urlParam(), null);
+    // `memviz open A B`: every url in order, percent-encoded names kept encoded in the path.
+    at('http://127.0.0.1:9/?url=files%2F0%2Fa%2520b.pickle&url=&url=files%2F1%2Fc.pickle');
+    assert.deepEqual(urlParams(), ['http://127.0.0.1:9/files/0/a%20b.pickle', 'http://127.0.0.1:9/files/1/c.pickle']);
+    assert.equal(urlParam(), 'http://127.0.0.1:9/files/0/a%20b.pickle');
+    at('http://host/index.html');
+    assert.deepEqual(urlParams(), []);
   } finally {
     delete globalThis.location;
   }

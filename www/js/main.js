@@ -13,7 +13,7 @@ import { LeaksPanel } from './panels/leaks.js';
 import { FilesAndCompare } from './panels/compare.js';
 import { FlameControls } from './panels/flame_controls.js';
 import { isUnavailable, onUnavailable } from './panels/unavailable.js';
-import { DeepLinks, EmbedHost, urlParam } from './share.js';
+import { DeepLinks, EmbedHost, urlParams } from './share.js';
 import { setChildren } from './dom.js';
 import { DetailsPane } from './details.js';
 import { Drawer } from './drawer.js';
@@ -1007,9 +1007,9 @@ window.memviz = {
 wireFileInputs(els.input, els.overlay, (files) => { openAll(files); });
 
 /**
- * Opens files one after another (a chooser's or a drop's several files: each opens, the last
- * one shown); stops at a cancel. Resolves with their results.
- * @param {File[]} files
+ * Opens files one after another (a chooser's or a drop's several files, or the ?url= list: each
+ * opens, the last one shown); stops at a cancel. Resolves with their results.
+ * @param {(File | string)[]} files
  */
 async function openAll(files) {
   /** @type {OpenResult[]} */
@@ -1024,5 +1024,6 @@ async function openAll(files) {
 els.demo.addEventListener('click', () => { open('assets/demo.pickle'); });
 setState('empty');
 startViewer().catch((err) => showError(sentence(err.message)));
-const startUrl = urlParam();
-if (startUrl !== null) open(startUrl);
+// Each ?url= in turn (`memviz open A B`: several), the last one shown.
+const startUrls = urlParams();
+if (startUrls.length > 0) openAll(startUrls);

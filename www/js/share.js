@@ -438,11 +438,24 @@ export class EmbedHost {
 
 /** The `?url=` of the page, resolved against it, or null. */
 export function urlParam() {
-  const u = new URLSearchParams(location.search).get('url');
-  if (u === null || u === '' || u.length > MAX_TEXT) return null;
-  try {
-    return new URL(u, location.href).href;
-  } catch (_) {
-    return null;
+  return urlParams()[0] ?? null;
+}
+
+/**
+ * Every `?url=` of the page in order (`memviz open A B` names several), resolved against it;
+ * empty, too long or unparsable ones are left out.
+ * @returns {string[]}
+ */
+export function urlParams() {
+  /** @type {string[]} */
+  const out = [];
+  for (const u of new URLSearchParams(location.search).getAll('url')) {
+    if (u === '' || u.length > MAX_TEXT) continue;
+    try {
+      out.push(new URL(u, location.href).href);
+    } catch (_) {
+      // not a URL: left out
+    }
   }
+  return out;
 }

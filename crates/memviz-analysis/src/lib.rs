@@ -17,6 +17,7 @@ pub mod layout;
 pub mod leaks;
 pub mod lines;
 pub mod memory_viz;
+pub mod ranks;
 pub mod search;
 pub mod segmap;
 pub mod state;

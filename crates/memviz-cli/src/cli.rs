@@ -66,6 +66,12 @@ pub enum Command {
     /// One self-contained HTML file: the viewer and FILE, gzip-compressed; opens offline from
     /// file://.
     Html(HtmlArgs),
+    /// Many snapshots of one job (one per rank) side by side: per file the device with the
+    /// largest peak, its peak, final and reserved bytes, the top 3 sites at the peak and the oom
+    /// events; sorted by peak, outliers flagged.
+    Ranks(RanksArgs),
+    /// Serve the viewer and FILEs on 127.0.0.1 and open them in the browser (Ctrl-C stops).
+    Open(OpenArgs),
 }
 
 #[derive(Args, Debug)]
@@ -217,6 +223,33 @@ pub struct HtmlArgs {
     /// The page title (default: "memviz: FILE").
     #[arg(long)]
     pub title: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct RanksArgs {
+    /// Snapshot files (one per rank).
+    #[arg(required = true)]
+    pub files: Vec<String>,
+    /// `{"rows":[{"file","device","peak_bytes","final_bytes","reserved_bytes","oom_events",
+    /// "top_sites":[{"label","bytes"}],"outlier"}],"rule"}`.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct OpenArgs {
+    /// Snapshot files, opened in the page at start.
+    #[arg(required = true)]
+    pub files: Vec<String>,
+    /// The port on 127.0.0.1 (0: a free port).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Print the URL only; do not start a browser (e.g. on a machine reached by `ssh -L`).
+    #[arg(long)]
+    pub no_browser: bool,
+    /// The built viewer to serve instead of the one in the binary.
+    #[arg(long, value_name = "DIR")]
+    pub dist: Option<String>,
 }
 
 /// clap's error as memviz's one line: its first line without clap's `error: ` prefix.

@@ -152,5 +152,7 @@ pub(crate) fn dispatch(args: impl IntoIterator<Item = OsString>) -> out::Done {
             cmd::memory_viz::reserved(a, memviz_analysis::memory_viz::ReservedBy::Stream)
         }
         Command::Html(a) => cmd::html::run(a),
+        Command::Ranks(a) => cmd::ranks::run(a),
+        Command::Open(a) => cmd::open::run(a),
     }
 }

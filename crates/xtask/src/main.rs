@@ -386,6 +386,14 @@ fn test() -> Result<()> {
             ],
         ))
     })?;
+    // dist/ first: memviz-cli embeds it when it is built (its build.rs), so the Rust tests
+    // below (`memviz open`, `memviz html` without --dist) test the viewer of this checkout.
+    steps.step("web bundle (trunk build into dist/)", || {
+        run(cmd(
+            "trunk",
+            ["--config", TRUNK_CONFIG, "build", "--release", "--offline"],
+        ))
+    })?;
     steps.step("Rust tests", || {
         // The render tests skip without a GPU adapter; here one is required (llvmpipe).
         let mut c = cmd("cargo", ["test", "--workspace", "--release"]);
@@ -395,20 +403,14 @@ fn test() -> Result<()> {
     steps.step("native CLI (the reference for the wasm tests)", || {
         run(cmd("cargo", ["build", "--release", "-p", "memviz-cli"]))
     })?;
-    steps.step("web bundle (trunk build into dist/)", || {
-        run(cmd(
-            "trunk",
-            ["--config", TRUNK_CONFIG, "build", "--release", "--offline"],
-        ))
-    })?;
     steps.step("node-targeted wasm", build_node_wasm)?;
     steps.step(
         "wasm in node vs native CLI (tests/web/wasm_node.test.mjs)",
         || node_tests(&["wasm_node.test.mjs"]),
     )?;
     steps.step(
-        "page in headless Chromium (tests/web/page.test.mjs, layout.test.mjs, report.test.mjs, escaping.test.mjs)",
-        || node_tests(&["page.test.mjs", "layout.test.mjs", "report.test.mjs", "escaping.test.mjs"]),
+        "page in headless Chromium (tests/web/page.test.mjs, layout.test.mjs, report.test.mjs, escaping.test.mjs, open.test.mjs)",
+        || node_tests(&["page.test.mjs", "layout.test.mjs", "report.test.mjs", "escaping.test.mjs", "open.test.mjs"]),
     )?;
     steps.step(
         "the wheel (maturin) in a fresh venv: memviz summary, tests/python (API, notebook, Dask ranks)",

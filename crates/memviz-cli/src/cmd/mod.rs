@@ -9,5 +9,7 @@ pub mod leaks;
 pub mod lines;
 pub mod memory_viz;
 pub mod oom;
+pub mod open;
+pub mod ranks;
 pub mod state;
 pub mod summary;

@@ -2,7 +2,7 @@
 
 use super::js::ImportError;
 use super::markers::{MarkerError, ENTRY};
-use super::BUILD_HINT;
+use super::{BUILD_HINT, NOT_BUILT_IN};
 use crate::out::Fail;
 use std::io;
 use std::path::PathBuf;
@@ -14,7 +14,7 @@ pub(super) enum HtmlError {
     DistArg(String),
     #[error("MEMVIZ_DIST={}: no index.html there; {BUILD_HINT}", .0.display())]
     DistEnv(PathBuf),
-    #[error("no built viewer found (looked for index.html in {0}); {BUILD_HINT}")]
+    #[error("no built viewer found ({NOT_BUILT_IN}; looked for index.html in {0}); {BUILD_HINT}")]
     NoDist(String),
 
     // ----- reading dist/

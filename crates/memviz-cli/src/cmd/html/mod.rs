@@ -32,13 +32,18 @@ use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+pub mod dist;
 mod error;
 mod js;
 mod markers;
+use dist::Dist;
 use error::HtmlError;
 
 const BUILD_HINT: &str =
     "build the viewer first: `trunk --config trunk.toml build --release --offline` (or `cargo xtask serve`), or pass --dist DIR";
+
+/// Why the built viewer is missing from a binary: said by `memviz html` and `memviz open`.
+pub const NOT_BUILT_IN: &str = "this memviz was built without the viewer (dist/ did not exist when it was compiled: run `trunk --config trunk.toml build --release --offline`, then build memviz again)";
 
 /// The worker module, relative to dist/ (bridge.js starts `new URL('./worker.js', …)`).
 const WORKER: &str = "js/worker.js";
@@ -98,7 +103,7 @@ pub fn run(a: &HtmlArgs) -> Done {
         stdout,
         "{out}: {} (viewer from {}: wasm {} + JS {}, {} gzip-compressed; snapshot {}, {} gzip-compressed)",
         size(total),
-        viewer.dist.display(),
+        viewer.dist,
         size(viewer.wasm_len),
         size(viewer.js_len),
         size(viewer.assets_gz.len()),
@@ -133,13 +138,14 @@ fn is_dist(dir: &Path) -> bool {
     dir.join("index.html").is_file()
 }
 
-/// `--dist DIR`, else `$MEMVIZ_DIST`, else `dist/` of the repository holding the executable
-/// (`target/{release,debug}/memviz` → `../../dist`), else `./dist`.
-fn find_dist(given: Option<&str>) -> Result<PathBuf, HtmlError> {
+/// `--dist DIR`, else `$MEMVIZ_DIST`, else the viewer built into the binary, else `dist/` of
+/// the repository holding the executable (`target/{release,debug}/memviz` → `../../dist`),
+/// else `./dist`.
+fn find_dist(given: Option<&str>) -> Result<Dist, HtmlError> {
     if let Some(d) = given {
         let p = PathBuf::from(d);
         return if is_dist(&p) {
-            Ok(p)
+            Ok(Dist::Dir(p))
         } else {
             Err(HtmlError::DistArg(d.to_string()))
         };
@@ -147,10 +153,13 @@ fn find_dist(given: Option<&str>) -> Result<PathBuf, HtmlError> {
     if let Some(d) = std::env::var_os("MEMVIZ_DIST").filter(|d| !d.is_empty()) {
         let p = PathBuf::from(&d);
         return if is_dist(&p) {
-            Ok(p)
+            Ok(Dist::Dir(p))
         } else {
             Err(HtmlError::DistEnv(p))
         };
+    }
+    if let Some(d) = Dist::embedded() {
+        return Ok(d);
     }
     let mut looked = Vec::new();
     if let Some(repo) = std::env::current_exe()
@@ -159,17 +168,22 @@ fn find_dist(given: Option<&str>) -> Result<PathBuf, HtmlError> {
     {
         let p = repo.join("dist");
         if is_dist(&p) {
-            return Ok(p);
+            return Ok(Dist::Dir(p));
         }
         looked.push(p);
     }
     let p = PathBuf::from("dist");
     if is_dist(&p) {
-        return Ok(p);
+        return Ok(Dist::Dir(p));
     }
     looked.push(p);
     let looked: Vec<String> = looked.iter().map(|p| p.display().to_string()).collect();
     Err(HtmlError::NoDist(looked.join(" and ")))
+}
+
+/// [`find_dist`] for `memviz open`: the viewer, or why there is none.
+pub fn find_viewer(given: Option<&str>) -> Result<Dist, crate::out::Fail> {
+    Ok(find_dist(given)?)
 }
 
 // ----- reading dist/ -----------------------------------------------------------------------
@@ -216,7 +230,8 @@ struct Module {
 
 /// The built viewer, ready to embed.
 struct Viewer {
-    dist: PathBuf,
+    /// Where it came from (a directory or the binary), for the report line.
+    dist: String,
     /// `<body …>` start tag, verbatim (its attributes, e.g. `data-memviz-state`).
     body_tag: String,
     /// The markup between the body markers.
@@ -231,11 +246,8 @@ struct Viewer {
 }
 
 impl Viewer {
-    fn read(dist: &Path) -> Result<Viewer, HtmlError> {
-        let read_text = |rel: &str| -> Result<String, HtmlError> {
-            let path = dist.join(rel);
-            fs::read_to_string(&path).map_err(|source| HtmlError::Read { path, source })
-        };
+    fn read(dist: &Dist) -> Result<Viewer, HtmlError> {
+        let read_text = |rel: &str| dist.read_text(rel);
         let index = read_text("index.html")?;
         // Only the marked parts of index.html are read (markers.rs); the rest of the head (the
         // site's CSP, trunk's inline loader if the build has one: the worker instantiates the
@@ -286,7 +298,7 @@ impl Viewer {
             [src] => dist_path(src, "module script")?,
             _ => return Err(HtmlError::NoEntry),
         };
-        if !dist.join(WORKER).is_file() {
+        if !dist.is_file(WORKER) {
             return Err(HtmlError::Missing(dist.join(WORKER)));
         }
 
@@ -296,10 +308,7 @@ impl Viewer {
         for root in [&glue, &WORKER.to_string(), &entry] {
             visit(dist, root, &mut Vec::new(), &mut modules, &mut index_of)?;
         }
-        let wasm_bytes = {
-            let path = dist.join(&wasm);
-            fs::read(&path).map_err(|source| HtmlError::Read { path, source })?
-        };
+        let wasm_bytes = dist.read(&wasm)?.into_owned();
         let mut assets = wasm_bytes;
         let wasm_len = assets.len();
         let mut js_len = 0;
@@ -333,7 +342,7 @@ impl Viewer {
             .unwrap_or(&manifest)
             .to_string();
         Ok(Viewer {
-            dist: dist.to_path_buf(),
+            dist: dist.describe(),
             body_tag: marked.body_tag.to_string(),
             body,
             css,
@@ -346,16 +355,11 @@ impl Viewer {
 }
 
 /// Without preload links: the one `X_bg.wasm` in dist/ with `X.js` beside it.
-fn glue_beside_wasm(dist: &Path) -> Result<(String, String), HtmlError> {
-    let rd = fs::read_dir(dist).map_err(|source| HtmlError::List {
-        path: dist.to_path_buf(),
-        source,
-    })?;
+fn glue_beside_wasm(dist: &Dist) -> Result<(String, String), HtmlError> {
     let mut pairs = Vec::new();
-    for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
+    for name in dist.root_files()? {
         if let Some(stem) = name.strip_suffix("_bg.wasm") {
-            if dist.join(format!("{stem}.js")).is_file() {
+            if dist.is_file(&format!("{stem}.js")) {
                 pairs.push((format!("{stem}.js"), name));
             }
         }
@@ -366,21 +370,21 @@ fn glue_beside_wasm(dist: &Path) -> Result<(String, String), HtmlError> {
     }
 }
 
-fn wasm_beside_glue(dist: &Path, glue: &str) -> Result<String, HtmlError> {
+fn wasm_beside_glue(dist: &Dist, glue: &str) -> Result<String, HtmlError> {
     let w = format!("{}_bg.wasm", glue.trim_end_matches(".js"));
-    if dist.join(&w).is_file() {
+    if dist.is_file(&w) {
         Ok(w)
     } else {
         Err(HtmlError::NoWasm(w))
     }
 }
 
-fn glue_of_wasm(dist: &Path, wasm: &str) -> Result<String, HtmlError> {
+fn glue_of_wasm(dist: &Dist, wasm: &str) -> Result<String, HtmlError> {
     let g = format!(
         "{}.js",
         wasm.trim_end_matches(".wasm").trim_end_matches("_bg")
     );
-    if dist.join(&g).is_file() {
+    if dist.is_file(&g) {
         Ok(g)
     } else {
         Err(HtmlError::NoGlue(g))
@@ -452,7 +456,7 @@ fn check_css(rel: &str, css: &str) -> Result<(), HtmlError> {
 
 /// Depth-first over static imports; pushes `key`'s imports, then `key` (leaves first).
 fn visit(
-    dist: &Path,
+    dist: &Dist,
     key: &str,
     path: &mut Vec<String>,
     modules: &mut Vec<Module>,
@@ -469,9 +473,7 @@ fn visit(
             cycle: cycle.join(" → "),
         });
     }
-    let file = dist.join(key);
-    let text =
-        fs::read_to_string(&file).map_err(|source| HtmlError::Read { path: file, source })?;
+    let text = dist.read_text(key)?;
     let dir = key.rsplit_once('/').map_or("", |(d, _)| d);
     let mut specs = Vec::new();
     let (found, errors) = js::imports(&text);
@@ -488,7 +490,7 @@ fn visit(
         let Some(dep) = normalize(dir, &spec) else {
             return Err(HtmlError::ImportsOutside { key, spec });
         };
-        if !dist.join(&dep).is_file() {
+        if !dist.is_file(&dep) {
             return Err(HtmlError::ImportMissing { key, spec, dep });
         }
         specs.push((start, end, dep));
