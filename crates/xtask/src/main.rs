@@ -499,6 +499,7 @@ fn node_tests(files: &[&str]) -> Result<()> {
         "share.test.mjs",
         "page.test.mjs",
         "layout.test.mjs",
+        "open.test.mjs",
         "report.test.mjs",
         "escaping.test.mjs",
         "wasm_node.test.mjs",
