@@ -509,6 +509,8 @@ describe('escaping: xss.pickle shows every payload as text and runs none (WebGL2
         return t && t.node === n ? t : null;
       }, `tooltip of node ${n}`, 20_000).catch(() => null);
       if (tip === null) continue; // a node narrower than a pixel
+      // The pane fills once the pointer rests: wait for this node's title there.
+      await page.waitForFunction((t) => document.getElementById('tooltip-title').textContent === t, tip.title);
       texts.push((await assertLiteral(page, '#tooltip', [], `the tooltip of node ${n}`)).text);
       if (texts.length === 4) await shotOf(page, '#viewer', 'flame-tooltip', 900);
     }

@@ -280,8 +280,9 @@ for (const backend of BACKENDS) {
       await page.evaluate(() => window.memviz.setView('flame'));
       const info = await page.evaluate(() => window.memviz.flameControls.refresh());
       assert.ok(info.labels.length > 0, 'frames are named');
-      const style = await page.locator('#flame-labels span').first().evaluate((e) => {
-        const c = getComputedStyle(e);
+      // (Labels are redrawn after every frame: read one in a single evaluation.)
+      const style = await page.evaluate(() => {
+        const c = getComputedStyle(document.querySelector('#flame-labels span'));
         return { size: parseFloat(c.fontSize), oy: c.overflowY, ox: c.overflowX };
       });
       assert.ok(style.size >= 11 && style.oy === 'visible' && style.ox === 'clip', JSON.stringify(style));
