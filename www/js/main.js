@@ -804,7 +804,6 @@ const stateHistory = new StateHistory({
   ooms: $('state-ooms'),
   totals: $('state-totals'),
   event: $('state-event'),
-  oomPanel: $('oom-panel'),
   oomVerdict: $('oom-verdict'),
   oomNumbers: $('oom-numbers'),
   oomBiggest: $('oom-biggest'),

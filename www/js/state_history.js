@@ -35,7 +35,6 @@ const MAX_SCROLL_PX = 4_000_000;
  * @property {HTMLElement} ooms
  * @property {HTMLElement} totals
  * @property {HTMLElement} event
- * @property {HTMLElement} oomPanel
  * @property {HTMLElement} oomVerdict
  * @property {HTMLElement} oomNumbers
  * @property {HTMLElement} oomBiggest
