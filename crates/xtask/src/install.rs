@@ -75,6 +75,12 @@ pub(crate) fn debian_packages() -> Vec<(&'static str, bool)> {
         ("nodejs", quiet_output("node", &["--version"]).is_some()),
         ("npm", quiet_output("npm", &["--version"]).is_some()),
         ("python3", quiet_output("python3", &["--version"]).is_some()),
+        // `python3 -m venv` (the wheel's test venv) needs ensurepip, which Debian ships apart.
+        (
+            "python3-venv",
+            quiet_output("python3", &["-c", "import ensurepip; print('ok')"])
+                .is_some_and(|s| s.trim() == "ok"),
+        ),
         // Mesa's GL through EGL (llvmpipe): the software adapter the offscreen render tests use.
         ("libegl1", dpkg_installed("libegl1")),
         ("libegl-mesa0", dpkg_installed("libegl-mesa0")),
