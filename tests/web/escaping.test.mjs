@@ -583,9 +583,15 @@ describe('escaping: xss.pickle shows every payload as text and runs none (WebGL2
     await page.click('#compare-flame');
     const d = await poll(async () => { const x = (await viewerState(page)).flame_view; return x && x.diff ? x : null; }, 'diff flamegraph');
     assert.deepEqual([d.diff.a, d.diff.b], [NAME_A, NAME_B]);
+    // The viewer answers flame_diff (seen in its state) one drawn frame before the page names
+    // the choice in the select, so wait for the select.
+    const want = `compare ${NAME_A} → ${NAME_B} (red: grew, blue: shrank)`;
+    const chosen = await poll(async () => {
+      const t = await page.locator('#flame-at option:checked').textContent();
+      return t === want ? t : null;
+    }, 'the diff choice in #flame-at');
+    assert.equal(chosen, want);
     await page.evaluate(() => window.memviz.flameControls.refresh());
-    const chosen = await page.locator('#flame-at option:checked').textContent();
-    assert.equal(chosen, `compare ${NAME_A} → ${NAME_B} (red: grew, blue: shrank)`);
     await assertLiteral(page, '#flame-controls', [NAME_A, NAME_B], 'the diff flamegraph controls');
     await assertLiteral(page, '#flame-labels', [SCRIPT], 'the diff flamegraph labels');
     await shotOf(page, '#viewer', 'flame-diff', 900);

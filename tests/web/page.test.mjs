@@ -1371,7 +1371,8 @@ describe('allocator views, search and source lines (WebGL2)', () => {
     const sums = lines.reduce(([x, y], l) => { const p = l.split(' '); return [x + Number(p[p.length - 2]), y + Number(p[p.length - 1])]; }, [0, 0]);
     assert.deepEqual([d.diff.a_total, d.diff.b_total], sums);
     assert.equal(d.total_bytes, lines.reduce((t, l) => { const p = l.split(' '); return t + Math.max(Number(p[p.length - 2]), Number(p[p.length - 1])); }, 0));
-    assert.equal(await page.locator('#flame-at').inputValue(), 'diff');
+    // The page names the choice one drawn frame after the viewer's state shows the diff.
+    await poll(async () => (await page.locator('#flame-at').inputValue()) === 'diff', 'the diff choice in #flame-at');
     await page.evaluate(() => window.memviz.flameControls.refresh());
     assert.match(await page.locator('#flame-status').textContent(), /^A .* → B /);
     const img = await flameShot(page, 'webgl2-flame-diff.png');
