@@ -71,3 +71,13 @@ def dist_dir():
         if d and (Path(d) / "index.html").exists():
             return d
     return None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under MEMVIZ_REQUIRE_ALL=1 (`cargo xtask test`) a skipped test is a failed one."""
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.skipped and require_all():
+        rep.outcome = "failed"
+        rep.longrepr = f"skipped, but MEMVIZ_REQUIRE_ALL=1: {rep.longrepr}"

@@ -44,7 +44,8 @@ test('memviz open: the page opens every file named, by itself', { timeout: 120_0
     const { page } = browser;
     const errors = [];
     page.on('pageerror', (e) => errors.push(String(e)));
-    await page.goto(server.url);
+    // What counts is the page reaching `ready` with both files (below), not the load event.
+    await page.goto(server.url, { waitUntil: 'domcontentloaded' });
     await page.waitForFunction(() => document.querySelectorAll('#file-select option').length === 2
       && document.body.dataset.memvizState === 'ready', null, { timeout: TIMEOUT_MS });
     const names = await page.locator('#file-select option').allTextContents();

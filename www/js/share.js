@@ -142,6 +142,8 @@ export class DeepLinks {
     this.restoring = false;
     /** After a restore the next write replaces the entry (never drops the forward history). */
     this.replaceNext = false;
+    /** Set when this document cannot hold history entries (write() then keeps the hash to itself). */
+    this.noHistory = false;
     /** The restores in progress, in order. @type {Promise<void>} */
     this.queue = Promise.resolve();
     /** The hash this page wrote or restored last. */
@@ -197,10 +199,19 @@ export class DeepLinks {
     }
     const before = decodeHash(this.last);
     const url = `${location.pathname}${location.search}${hash}`;
-    if (this.last === '' || this.replaceNext || major(before) === major(decodeHash(hash))) {
-      history.replaceState(null, '', url);
-    } else {
-      history.pushState(null, '', url);
+    // A document that cannot have such history entries (an <iframe srcdoc>, as memviz.show puts
+    // the report in a notebook: about:srcdoc with an opaque origin) throws here; the view still
+    // works, only without a link in the address bar.
+    if (!this.noHistory) {
+      try {
+        if (this.last === '' || this.replaceNext || major(before) === major(decodeHash(hash))) {
+          history.replaceState(null, '', url);
+        } else {
+          history.pushState(null, '', url);
+        }
+      } catch {
+        this.noHistory = true;
+      }
     }
     this.last = hash;
     this.replaceNext = false;

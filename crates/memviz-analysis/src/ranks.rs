@@ -19,7 +19,7 @@ use crate::layout::{Layout, LayoutOptions, PointMode};
 use crate::summary::device_summaries;
 use crate::timeline;
 use memviz_snapshot::Snapshot;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How many allocation sites a row names.
 pub const TOP_SITES: usize = 3;
@@ -31,7 +31,7 @@ pub const OUTLIER_MIN_FILES: usize = 3;
 pub const OUTLIER_RULE: &str = "peak_bytes > max(1.25 × median, median + 3 × MAD) of the files' peaks (MAD: median absolute deviation); needs at least 3 files";
 
 /// One allocation site at the peak.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Site {
     /// `basename:line:name` of the innermost user frame, or `<no frames>`.
     pub label: String,
@@ -40,7 +40,7 @@ pub struct Site {
 }
 
 /// One file of a fleet.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RankRow {
     /// The file's name as the caller gave it ([`summarise`] leaves it empty).
     pub file: String,

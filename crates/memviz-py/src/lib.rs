@@ -114,6 +114,21 @@ fn run_cli(py: Python<'_>, argv: Vec<String>) -> u8 {
     py.detach(|| catch_unwind(AssertUnwindSafe(|| memviz_cli::run(args))).unwrap_or(101))
 }
 
+/// `ranks_reduce(rows_json) -> rows_json`: the rows of `memviz ranks --json` (one per file,
+/// each made by `memviz ranks FILE --json`) flagged and sorted over all of them, as the CLI
+/// does for its files ([`memviz_analysis::ranks::flag_outliers`], [`sort_by_peak`]).
+///
+/// [`sort_by_peak`]: memviz_analysis::ranks::sort_by_peak
+#[pyfunction]
+fn ranks_reduce(rows_json: &str) -> PyResult<String> {
+    use memviz_analysis::ranks::{flag_outliers, sort_by_peak, RankRow};
+    let mut rows: Vec<RankRow> = serde_json::from_str(rows_json)
+        .map_err(|e| MemvizError::new_err(format!("not rows of `memviz ranks --json`: {e}")))?;
+    flag_outliers(&mut rows);
+    sort_by_peak(&mut rows);
+    serde_json::to_string(&rows).map_err(|e| MemvizError::new_err(e.to_string()))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MemvizError", m.py().get_type::<MemvizError>())?;
@@ -122,5 +137,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(command, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
+    m.add_function(wrap_pyfunction!(ranks_reduce, m)?)?;
+    m.add("RANKS_RULE", memviz_analysis::ranks::OUTLIER_RULE)?;
     Ok(())
 }

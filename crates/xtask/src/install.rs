@@ -11,6 +11,19 @@ use super::*;
 
 pub(crate) fn install() -> Result<()> {
     let started = Instant::now();
+    ensure_site_tools()?;
+    ensure_debian_packages()?;
+    ensure_npm_packages()?;
+    python::ensure_maturin()?;
+    eprintln!(
+        "install: all tools present ({:.2} s)",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// What building the page needs: the wasm target, wasm-bindgen, wasm-opt and trunk, pinned.
+pub(crate) fn ensure_site_tools() -> Result<()> {
     ensure_wasm_target()?;
     ensure_cargo_tool(
         "wasm-bindgen",
@@ -26,15 +39,7 @@ pub(crate) fn install() -> Result<()> {
         "trunk",
         TRUNK_VERSION,
         &["trunk", "--version", TRUNK_VERSION, "--locked"],
-    )?;
-    ensure_debian_packages()?;
-    ensure_npm_packages()?;
-    python::ensure_maturin()?;
-    eprintln!(
-        "install: all tools present ({:.2} s)",
-        started.elapsed().as_secs_f64()
-    );
-    Ok(())
+    )
 }
 
 pub(crate) fn ensure_wasm_target() -> Result<()> {

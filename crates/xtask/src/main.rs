@@ -75,6 +75,8 @@ enum Task {
         #[arg(long, default_value_t = 8080)]
         port: u16,
     },
+    /// Build the viewer into dist/: the pinned wasm target, wasm-bindgen, wasm-opt and trunk, then trunk build (what building the wheel runs first when there is no dist/)
+    Site,
     /// Every test: the JS check, cargo clippy and tests, trunk build, wasm (node) tests, page tests in Chromium, and the wheel's tests (test-python)
     Test,
     /// Only the Python step of `test`: build the wheel (maturin), install it into a fresh venv with the pinned test packages, run `memviz summary` and tests/python (needs dist/ built)
@@ -118,6 +120,7 @@ impl Task {
         match self {
             Self::Install => "install",
             Self::Serve { .. } => "serve",
+            Self::Site => "site",
             Self::Test => "test",
             Self::TestPython => "test-python",
             Self::LintJs => "lint-js",
@@ -135,6 +138,7 @@ impl Task {
         match self {
             Self::Install => install(),
             Self::Serve { port } => serve(port),
+            Self::Site => site(),
             Self::Test => test(),
             Self::TestPython => python::python_tests(),
             Self::LintJs => lint_js(),
@@ -336,6 +340,20 @@ fn serve(port: u16) -> Result<()> {
     ))
 }
 
+/// `cargo xtask site`: only what the page's build needs (no Debian, npm or Python packages),
+/// then the trunk build of `test`'s step 5.
+fn site() -> Result<()> {
+    install::ensure_site_tools()?;
+    trunk_build()
+}
+
+fn trunk_build() -> Result<()> {
+    run(cmd(
+        "trunk",
+        ["--config", TRUNK_CONFIG, "build", "--release", "--offline"],
+    ))
+}
+
 // ---------------------------------------------------------------------------------------------
 // test
 
@@ -388,12 +406,7 @@ fn test() -> Result<()> {
     })?;
     // dist/ first: memviz-cli embeds it when it is built (its build.rs), so the Rust tests
     // below (`memviz open`, `memviz html` without --dist) test the viewer of this checkout.
-    steps.step("web bundle (trunk build into dist/)", || {
-        run(cmd(
-            "trunk",
-            ["--config", TRUNK_CONFIG, "build", "--release", "--offline"],
-        ))
-    })?;
+    steps.step("web bundle (trunk build into dist/)", trunk_build)?;
     steps.step("Rust tests", || {
         // The render tests skip without a GPU adapter; here one is required (llvmpipe).
         let mut c = cmd("cargo", ["test", "--workspace", "--release"]);

@@ -1,8 +1,9 @@
 //! `cargo xtask test`'s Python step: build the wheel (maturin, pinned, in a tools venv), install
 //! it into a fresh venv with the pinned test packages, and run there the console script on a
 //! generated snapshot and tests/python (the API against the CLI's JSON, bad input, `record()`
-//! with a stand-in torch, the notebook with nbclient, `ranks` on a Dask LocalCluster of 2
-//! workers against the local pool).
+//! with a stand-in torch, `memviz open --no-browser` fetched with urllib, the notebook with
+//! nbclient and its saved HTML in headless Chromium, `ranks` on a Dask LocalCluster of 2
+//! workers against the local pool and the CLI).
 
 use super::*;
 
@@ -15,6 +16,9 @@ const TEST_PACKAGES: &[&str] = &[
     "pytest==8.3.4",
     "nbclient==0.10.2",
     "nbformat==5.10.4",
+    "nbconvert==7.17.2",
+    // nbconvert renders markdown with mistune; pinned too (7.16.4 broke on mistune 3.1).
+    "mistune==3.4.0",
     "ipykernel==6.29.5",
     "dask[distributed]==2024.12.1",
 ];
