@@ -149,7 +149,9 @@ export class DeepLinks {
     /** The hash this page wrote or restored last. */
     this.last = location.hash;
     window.addEventListener('popstate', () => {
-      if (location.hash !== this.last) this.restore(location.hash);
+      // While a restore runs, `last` still names the entry it started from: a back then a
+      // quick forward would look like no change, so every step is queued then.
+      if (this.restoring || location.hash !== this.last) this.restore(location.hash);
     });
   }
 
