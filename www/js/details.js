@@ -14,6 +14,8 @@
 /** Width limits of the pane, CSS px. */
 const MIN_W = 220;
 const MAX_FRACTION = 0.6;
+/** About one line of the hover hint, CSS px (it flips above the pointer when two do not fit below). */
+const HINT_LINE_PX = 22;
 
 /**
  * @param {string} tag
@@ -203,14 +205,16 @@ export class DetailsPane {
       h.hidden = true;
       return;
     }
-    h.textContent = tip.title;
+    if (h.textContent !== tip.title) h.textContent = tip.title;
     h.hidden = false;
+    // Placed by a transform, not measured: reading its size here forced a layout on every
+    // move, and a transform moves it without one. It sits right of and below the pointer, and
+    // flips left in the plot's right half (its max-width is under half the plot: see main.css)
+    // and above near the bottom.
     const [px, py] = pointer;
-    const w = h.offsetWidth;
     const gap = 14;
-    const x = px + gap + w <= size[0] ? px + gap : Math.max(0, px - gap - w);
-    const y = py + gap + h.offsetHeight <= size[1] ? py + gap : Math.max(0, py - gap - h.offsetHeight);
-    h.style.left = `${x}px`;
-    h.style.top = `${y}px`;
+    const tx = px < size[0] / 2 ? `${px + gap}px` : `calc(${px - gap}px - 100%)`;
+    const ty = py + gap + 2 * HINT_LINE_PX <= size[1] ? `${py + gap}px` : `calc(${py - gap}px - 100%)`;
+    h.style.transform = `translate(${tx}, ${ty})`;
   }
 }

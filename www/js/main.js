@@ -834,10 +834,13 @@ function showTooltip(json) {
   if (filesOpen > 0) links.schedule();
   if (tip === null || !tip.pinned) els.copyStatus.textContent = '';
   details.hint(tip, pointer, canvasSize());
-  // A hover fills the pane once the pointer rests (PANE_REST_MS): moving across many
-  // allocations redraws only the one-line hint; a pin, an unpin or a leave shows at once.
+  // A hover fills the pane once the pointer rests (PANE_REST_MS), and so does a gap between
+  // allocations: moving across many redraws only the one-line hint, and the pane does not
+  // flicker to the legend and back (each swap laid the pane out anew). A pin, an unpin and a
+  // leave show at once.
   clearTimeout(paneTimer);
-  if (tip !== null && !tip.pinned) {
+  const unpinned = details.tip !== null && details.tip.pinned;
+  if (pointerOnPlot && !unpinned && (tip === null || !tip.pinned)) {
     const shown = tip;
     paneTimer = setTimeout(() => details.show(shown), PANE_REST_MS);
   } else {
@@ -845,6 +848,8 @@ function showTooltip(json) {
   }
 }
 
+/** The pointer is over the plot (a tooltip answer then is a hover's). */
+let pointerOnPlot = false;
 /** How long the pointer rests on an allocation before the pane shows it, ms. */
 const PANE_REST_MS = 60;
 /** @type {ReturnType<typeof setTimeout> | undefined} */
@@ -900,6 +905,7 @@ function wireCanvas(canvas) {
     client.send({ method: 'pointer_down', x: pointer[0], y: pointer[1] });
   });
   canvas.addEventListener('pointermove', (ev) => {
+    pointerOnPlot = true;
     if (!client) return;
     pointer = canvasPos(ev);
     client.send({ method: 'pointer_move', x: pointer[0], y: pointer[1] }, { tooltip: true });
@@ -910,6 +916,7 @@ function wireCanvas(canvas) {
     client.send({ method: 'pointer_up', x: pointer[0], y: pointer[1] }, { tooltip: true });
   });
   canvas.addEventListener('pointerleave', () => {
+    pointerOnPlot = false;
     if (!client) return;
     client.send({ method: 'pointer_leave' }, { tooltip: true });
   });
