@@ -126,6 +126,36 @@ for (const backend of BACKENDS) {
       assert.equal(await page.locator('#details-content').isVisible(), true);
     });
 
+    test('hovering lays out nothing but the pane and the hint: the plot and the controls keep their size, the hint stays in the plot', TEST, async () => {
+      await page.evaluate(() => {
+        const w = /** @type {any} */ (window);
+        w.layoutChanges = [];
+        const ro = new ResizeObserver((entries) => {
+          for (const e of entries) w.layoutChanges.push(`${e.target.id} ${e.contentRect.width}x${e.contentRect.height}`);
+        });
+        for (const id of ['plot', 'view-controls', 'details-pane', 'drawer']) ro.observe(document.getElementById(id));
+      });
+      await page.waitForTimeout(200);
+      await page.evaluate(() => { /** @type {any} */ (window).layoutChanges = []; });
+      const plot = await page.locator('#plot').boundingBox();
+      // The four landmarks (stacks of different lengths), a gap above them, and back.
+      const points = [[1.5, 2 * MiB], [2.5, 8 * MiB], [5.5, 9 * MiB], [7.5, 9 * MiB], [1.5, 14 * MiB], [2.5, 8 * MiB]];
+      for (const [x, y] of points) {
+        const at = await pagePoint(page, x, y);
+        await page.mouse.move(at.x, at.y, { steps: 3 });
+        await page.waitForTimeout(150);
+        const hint = await page.locator('#hover-hint');
+        if (await hint.isVisible()) {
+          const b = await hint.boundingBox();
+          assert.ok(b.x >= plot.x - 1 && b.x + b.width <= plot.x + plot.width + 1 && b.y >= plot.y - 1 && b.y + b.height <= plot.y + plot.height + 1,
+            `the hint ${JSON.stringify(b)} is inside the plot ${JSON.stringify(plot)}`);
+        }
+      }
+      assert.match(await page.locator('#tooltip-title').textContent(), /Size: 8\.0MiB/, 'the pane shows the last allocation hovered');
+      assert.deepEqual(await page.evaluate(() => /** @type {any} */ (window).layoutChanges), [], 'no size changed while hovering');
+      await page.mouse.move(1, 1);
+    });
+
     test('an OOM device is marked in the device list and the file opens on it; the State History explains it in view, with source lines', TEST, async () => {
       await openFiles(page, fixture('oomdevice.pickle'), 3);
       const options = await page.locator('#device-select option').allTextContents();
