@@ -45,9 +45,14 @@ try {
   const st = state === 'ready' ? await frame.evaluate(() => window.memviz.state()) : null;
   const backend = await frame.evaluate(() => document.body.dataset.memvizBackend);
   const legend = await frame.locator('#legend li').count();
+  const copyLink = await frame.locator('#copy-link').isVisible();
+  const controlsCut = await frame.evaluate(() => {
+    const row = document.getElementById('view-controls');
+    return row.scrollWidth > row.clientWidth + 1;
+  });
   if (shot) await el.screenshot({ path: shot });
   process.stdout.write(`${JSON.stringify({
-    state, error, peak_bytes: st ? st.peak_bytes : null, device: st ? st.device : null, backend, legend,
+    state, error, peak_bytes: st ? st.peak_bytes : null, device: st ? st.device : null, backend, legend, copyLink, controlsCut,
     errors, requests: requests.filter((u) => !/^(blob|data|about):/.test(u)),
   })}\n`);
 } finally {

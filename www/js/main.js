@@ -777,6 +777,9 @@ async function pinElement(element) {
   return tip;
 }
 $('copy-link').addEventListener('click', () => links.copy($('link-status')));
+// A document with no address of its own (the report in a notebook's <iframe srcdoc>, or one
+// opened from a blob: or data: URL) has no link that could reopen this view.
+if (['about:', 'blob:', 'data:'].includes(location.protocol)) $('copy-link').hidden = true;
 
 /** Applies a parent's `view`, `device` and `range` (embedding protocol). */
 /** @param {{view?: string, device?: number, range?: number[]}} m */
