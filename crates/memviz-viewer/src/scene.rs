@@ -329,28 +329,7 @@ pub fn build_windowed_on<M: XMap + ?Sized>(
         if pts.is_empty() || lo > wy1 || hi + h < wy0 {
             continue;
         }
-        kept.clear();
-        let last = pts.len() - 1;
-        // A point is kept when it starts a new column *and* its bottom moved by at least
-        // `y_tol` since the last kept point; the point before such a move is kept too (when it
-        // is in another column), so flat runs stay flat and steps stay sharp.
-        let mut pending: Option<(f64, f64)> = None;
-        for (i, &p) in pts.iter().enumerate() {
-            let Some(&(kx, ky)) = kept.last() else {
-                kept.push(p);
-                continue;
-            };
-            if i != last && (col(p.0) == col(kx) || (p.1 - ky).abs() < y_tol) {
-                pending = Some(p);
-                continue;
-            }
-            if let Some(q) = pending.take() {
-                if col(q.0) != col(kx) && q.0 < p.0 {
-                    kept.push(q);
-                }
-            }
-            kept.push(p);
-        }
+        simplify_into(&pts, col, y_tol, &mut kept);
         let color = element_color(colors, e);
         for w in kept.windows(2) {
             let (Some(&(xa, ba)), Some(&(xb, bb))) = (w.first(), w.get(1)) else {
@@ -363,6 +342,39 @@ pub fn build_windowed_on<M: XMap + ?Sized>(
         }
     }
     grid.finish(Some(window), xmap.is_time(), start)
+}
+
+/// The points of a polyline (x ascending, in the axis's unit) a windowed scene draws, into
+/// `kept`. A point is kept when it starts a new column (`col`) *and* its bottom moved by at least
+/// `y_tol` since the last kept point; the point before such a move is kept too (when it is in
+/// another column), so flat runs stay flat and steps stay sharp. On the time axis a slide takes
+/// no time (its points share an x): its first point is kept even so, else the line would run
+/// from the last kept point straight to the slide's end, across whatever idle time came before.
+fn simplify_into(
+    pts: &[(f64, f64)],
+    col: impl Fn(f64) -> f64,
+    y_tol: f64,
+    kept: &mut Vec<(f64, f64)>,
+) {
+    kept.clear();
+    let last = pts.len().saturating_sub(1);
+    let mut pending: Option<(f64, f64)> = None;
+    for (i, &p) in pts.iter().enumerate() {
+        let Some(&(kx, ky)) = kept.last() else {
+            kept.push(p);
+            continue;
+        };
+        if i != last && (col(p.0) == col(kx) || (p.1 - ky).abs() < y_tol) {
+            pending = Some(p);
+            continue;
+        }
+        if let Some(q) = pending.take() {
+            if col(q.0) != col(kx) && q.0 <= p.0 {
+                kept.push(q);
+            }
+        }
+        kept.push(p);
+    }
 }
 
 /// Zoomed-out level of detail for windowed scenes: one sample per device-pixel column (at the
@@ -518,6 +530,42 @@ pub fn now_ms() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The drawn line of a polyline kept by [`simplify_into`], at `x` (linear between points).
+    fn line_at(kept: &[(f64, f64)], x: f64) -> f64 {
+        let i = kept.partition_point(|p| p.0 <= x).clamp(1, kept.len() - 1);
+        let ((xa, ya), (xb, yb)) = (kept[i - 1], kept[i]);
+        if xb <= xa {
+            return yb;
+        }
+        ya + (yb - ya) * (x - xa) / (xb - xa)
+    }
+
+    /// On the time axis a slide after a long idle stretch stays a step at its time: the line
+    /// does not run across the idle time (it did when the slide's first point, which shares
+    /// the slide's x, was dropped).
+    #[test]
+    fn a_slide_after_idle_time_stays_a_step() {
+        // Flat at 100 from x 0, idle until x 500, where it drops to 40 at once; flat after.
+        let pts = [
+            (0.0, 100.0),
+            (3.0, 100.0),
+            (500.0, 100.0),
+            (500.0, 40.0),
+            (900.0, 40.0),
+        ];
+        let mut kept = Vec::new();
+        simplify_into(&pts, |x| (x / 10.0).floor(), 0.5, &mut kept);
+        for x in [1.0, 250.0, 499.0] {
+            assert_eq!(line_at(&kept, x), 100.0, "x {x}: {kept:?}");
+        }
+        assert_eq!(line_at(&kept, 700.0), 40.0, "{kept:?}");
+        // In event order a slide spans steps: the same rule keeps its start.
+        let pts = [(0.0, 100.0), (500.0, 100.0), (503.0, 40.0), (900.0, 40.0)];
+        simplify_into(&pts, |x| (x / 10.0).floor(), 0.5, &mut kept);
+        assert_eq!(line_at(&kept, 499.0), 100.0, "{kept:?}");
+        assert_eq!(line_at(&kept, 600.0), 40.0, "{kept:?}");
+    }
 
     /// A long piece split over every tile covers its whole width (rounding at tile edges once
     /// dropped everything after the first split).
