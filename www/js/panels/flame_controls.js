@@ -63,7 +63,10 @@ export class FlameControls extends Panel {
   show(on) {
     this.shown = on;
     this.els.controls.hidden = !on;
-    if (!on) this.els.labels.replaceChildren();
+    if (!on) {
+      this.els.labels.replaceChildren();
+      delete document.body.dataset.flameAt;
+    }
   }
 
   /** A new file or device in the flamegraph view: lists its phases, then builds at the choice. */
@@ -87,6 +90,9 @@ export class FlameControls extends Panel {
   /** Rebuilds at the chosen moment; resolves with the state JSON after the frame is drawn. */
   async apply() {
     const at = this.els.at.value;
+    // main.css hides what does nothing on the reserved memory (the search and "all frames":
+    // its stacks are the segments' blocks, every frame).
+    document.body.dataset.flameAt = at;
     if (at === 'diff' && this.diff) return this.showDiff(this.diff[0], this.diff[1]);
     this.setDiffOption(null);
     const lifetime = at === 'lifetime';
