@@ -509,15 +509,6 @@ impl Snapshot {
             .map_or(0, |t| t.actions().filter(|&a| a == Action::Oom).count())
     }
 
-    /// The device a viewer opens on: the first device whose trace has an `oom` event (the
-    /// failure is what the user came for), else [`Snapshot::default_device`].
-    pub fn opening_device(&self) -> i64 {
-        self.devices()
-            .into_iter()
-            .find(|&d| self.oom_count(d) > 0)
-            .unwrap_or_else(|| self.default_device())
-    }
-
     /// The segment whose blocks include `block` (an index into [`Snapshot::blocks`]). Segments
     /// take their blocks in order while loading, so the ranges ascend and a binary search finds
     /// it (a linear scan per ghost was quadratic: a 150 MB file with 115 k segments spent 7 s

@@ -30,7 +30,7 @@ pub use overlay::{AxisTicks, PhaseLabel};
 pub use panels::LIVE_ROWS;
 pub use timeline::SETTLE_MS;
 
-use crate::answer::{Tooltip, Unavailable};
+use crate::answer::{DeviceRow, Tooltip, Unavailable};
 use crate::camera::{Camera, PlotGeometry};
 use crate::flame_view::FlameView;
 use crate::memory::{unavailable_message, view_bytes_per_event, Memory};
@@ -51,6 +51,23 @@ pub struct LoadedFile {
     pub name: String,
     pub snap: Snapshot,
     devices: HashMap<(i64, ViewKind), DeviceData>,
+    /// The device list (counts from one pass over each trace when the file is added, not on
+    /// every panel answer: a 2 GB trace's scan for `oom` events is tens of ms), `current` unset.
+    device_rows: Vec<DeviceRow>,
+}
+
+/// The rows of `snap`'s device list.
+fn device_rows(snap: &Snapshot) -> Vec<DeviceRow> {
+    snap.devices()
+        .into_iter()
+        .map(|dev| DeviceRow {
+            device: dev,
+            events: snap.trace(dev).map_or(0, |t| t.len()),
+            ooms: snap.oom_count(dev),
+            segments: snap.segments.iter().filter(|s| s.device == dev).count(),
+            current: false,
+        })
+        .collect()
 }
 
 /// The viewer's state (no GPU, no platform).
@@ -197,10 +214,12 @@ impl App {
         }
     }
 
-    /// Adds a file and makes it current (on its default device).
+    /// Adds a file and makes it current (on its first device with an `oom` event, else its
+    /// default device).
     pub fn add_file(&mut self, name: &str, snap: Snapshot) {
         self.files.push(LoadedFile {
             name: name.to_string(),
+            device_rows: device_rows(&snap),
             snap,
             devices: HashMap::new(),
         });
@@ -212,7 +231,13 @@ impl App {
         let Some(f) = self.files.get(index) else {
             return false;
         };
-        let device = f.snap.opening_device();
+        // The first device whose trace has an `oom` event (the failure is what the user came
+        // for), else the snapshot's default device.
+        let device = f
+            .device_rows
+            .iter()
+            .find(|r| r.ooms > 0)
+            .map_or_else(|| f.snap.default_device(), |r| r.device);
         self.current = index;
         self.set_device(device);
         true

@@ -50,17 +50,14 @@ impl App {
     /// The file's devices.
     #[must_use]
     pub fn devices(&self) -> Vec<DeviceRow> {
-        let Some(snap) = self.snapshot() else {
+        let Some(f) = self.files.get(self.current) else {
             return Vec::new();
         };
-        snap.devices()
-            .into_iter()
-            .map(|dev| DeviceRow {
-                device: dev,
-                events: snap.trace(dev).map_or(0, |t| t.len()),
-                ooms: snap.oom_count(dev),
-                segments: snap.segments.iter().filter(|s| s.device == dev).count(),
-                current: dev == self.device,
+        f.device_rows
+            .iter()
+            .map(|r| DeviceRow {
+                current: r.device == self.device,
+                ..r.clone()
             })
             .collect()
     }
