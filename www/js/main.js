@@ -842,8 +842,8 @@ function showTooltip(json) {
   // flicker to the legend and back (each swap laid the pane out anew). A pin, an unpin and a
   // leave show at once.
   clearTimeout(paneTimer);
-  const unpinned = details.tip !== null && details.tip.pinned;
-  if (pointerOnPlot && !unpinned && (tip === null || !tip.pinned)) {
+  const panePinned = details.tip !== null && details.tip.pinned;
+  if (pointerOnPlot && !panePinned && (tip === null || !tip.pinned)) {
     const shown = tip;
     paneTimer = setTimeout(() => details.show(shown), PANE_REST_MS);
   } else {

@@ -1,14 +1,13 @@
 //! [`App`]: the loaded files, the current device, which view is shown ([`ActiveView`]) and
 //! everything the shell asks for (ticks, tooltips, legend, JSON state).
 //!
-//! - `mod.rs`: files, devices and view switching, and the dispatch of input and frames to the
-//!   view shown through [`DrawableView`];
+//! - `mod.rs`: devices and view switching, and the dispatch of input and frames to the view
+//!   shown through [`DrawableView`];
+//! - `files.rs`: the loaded files, their device lists, and which one is current;
 //! - `device.rs`: what is built per (file, device, timeline kind);
 //! - `timeline.rs`: the timelines as a [`DrawableView`], their overlay and axis ticks;
 //! - `state.rs`, `flame.rs`: the app's side of the State History and the flamegraph;
 //! - `panels.rs`: the panels beside the plot and the memory checks of what they build.
-
-use std::collections::HashMap;
 
 use memviz_analysis::layout::Layout;
 use memviz_analysis::timeline::Timeline;
@@ -17,6 +16,7 @@ use memviz_snapshot::Snapshot;
 
 mod device;
 mod dispatch;
+mod files;
 mod flame;
 mod overlay;
 mod panels;
@@ -26,11 +26,12 @@ mod timeline;
 
 pub use crate::answer::FlameAt;
 pub use device::{FIRST_SCENE_COLUMNS, PHASE_ROWS, PHASE_ROW_CSS, VIEWER_LAYOUT};
+pub use files::LoadedFile;
 pub use overlay::{AxisTicks, PhaseLabel};
 pub use panels::LIVE_ROWS;
 pub use timeline::SETTLE_MS;
 
-use crate::answer::{DeviceRow, Tooltip, Unavailable};
+use crate::answer::{Tooltip, Unavailable};
 use crate::camera::{Camera, PlotGeometry};
 use crate::flame_view::FlameView;
 use crate::memory::{unavailable_message, view_bytes_per_event, Memory};
@@ -45,30 +46,6 @@ use timeline::{Frame, Gate, Settle, TimelineUi, TimelineView};
 /// Background colour of the light theme (sRGB RGBA, 0..1); the app's is
 /// `App::theme().clear()`.
 pub const CLEAR: [f64; 4] = [1.0, 1.0, 1.0, 1.0];
-
-/// One loaded snapshot file.
-pub struct LoadedFile {
-    pub name: String,
-    pub snap: Snapshot,
-    devices: HashMap<(i64, ViewKind), DeviceData>,
-    /// The device list (counts from one pass over each trace when the file is added, not on
-    /// every panel answer: a 2 GB trace's scan for `oom` events is tens of ms), `current` unset.
-    device_rows: Vec<DeviceRow>,
-}
-
-/// The rows of `snap`'s device list.
-fn device_rows(snap: &Snapshot) -> Vec<DeviceRow> {
-    snap.devices()
-        .into_iter()
-        .map(|dev| DeviceRow {
-            device: dev,
-            events: snap.trace(dev).map_or(0, |t| t.len()),
-            ooms: snap.oom_count(dev),
-            segments: snap.segments.iter().filter(|s| s.device == dev).count(),
-            current: false,
-        })
-        .collect()
-}
 
 /// The viewer's state (no GPU, no platform).
 pub struct App {
@@ -212,59 +189,6 @@ impl App {
         if stale(self.flame_view.as_ref().map(|v| v.0), ViewKind::Flame) {
             self.flame_view = None;
         }
-    }
-
-    /// Adds a file and makes it current (on its first device with an `oom` event, else its
-    /// default device).
-    pub fn add_file(&mut self, name: &str, snap: Snapshot) {
-        self.files.push(LoadedFile {
-            name: name.to_string(),
-            device_rows: device_rows(&snap),
-            snap,
-            devices: HashMap::new(),
-        });
-        self.select_file(self.files.len() - 1);
-    }
-
-    /// Makes file `index` current; false when there is no such file.
-    pub fn select_file(&mut self, index: usize) -> bool {
-        let Some(f) = self.files.get(index) else {
-            return false;
-        };
-        // The first device whose trace has an `oom` event (the failure is what the user came
-        // for), else the snapshot's default device.
-        let device = f
-            .device_rows
-            .iter()
-            .find(|r| r.ooms > 0)
-            .map_or_else(|| f.snap.default_device(), |r| r.device);
-        self.current = index;
-        self.set_device(device);
-        true
-    }
-
-    /// The snapshot of file `index`.
-    #[must_use]
-    pub fn file_snapshot(&self, index: usize) -> Option<&Snapshot> {
-        self.files.get(index).map(|f| &f.snap)
-    }
-
-    /// The index of the current file.
-    #[must_use]
-    pub fn current_file(&self) -> usize {
-        self.current
-    }
-
-    /// The loaded files' names.
-    #[must_use]
-    pub fn file_names(&self) -> Vec<&str> {
-        self.files.iter().map(|f| f.name.as_str()).collect()
-    }
-
-    /// The current snapshot.
-    #[must_use]
-    pub fn snapshot(&self) -> Option<&Snapshot> {
-        self.files.get(self.current).map(|f| &f.snap)
     }
 
     /// The current device.
