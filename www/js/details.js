@@ -209,8 +209,8 @@ export class DetailsPane {
     h.hidden = false;
     // Placed by a transform, not measured: reading its size here forced a layout on every
     // move, and a transform moves it without one. It sits right of and below the pointer, and
-    // flips left in the plot's right half (its max-width is under half the plot: see main.css)
-    // and above near the bottom.
+    // flips left in the plot's right half (its max-width is half the plot less the gap, see
+    // main.css) and above near the bottom.
     const [px, py] = pointer;
     const gap = 14;
     const tx = px < size[0] / 2 ? `${px + gap}px` : `calc(${px - gap}px - 100%)`;
