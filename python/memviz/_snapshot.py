@@ -157,9 +157,11 @@ def _from_bytes(data: bytes, name: str) -> Snapshot:
 
 
 def load(x: Any) -> Snapshot:
-    """Reads a snapshot from a path (``str`` or ``os.PathLike``), ``bytes``, a binary file
-    object, or the dict ``torch.cuda.memory._snapshot()`` returns (pickled in memory: the
-    parser executes nothing). Raises :class:`MemvizError` with the CLI's message."""
+    """Reads a snapshot from a path (``str`` or ``os.PathLike``), ``bytes``, a file object,
+    the dict ``torch.cuda.memory._snapshot()`` returns or the list ``torch.cuda.memory_snapshot()``
+    returns (pickled in memory: the parser executes nothing). A file is a pickle, JSON or
+    ``torch.save``'d snapshot, optionally gzip-compressed, as the CLI reads it. Raises
+    :class:`MemvizError` with the CLI's message."""
     if isinstance(x, Snapshot):
         return x
     if isinstance(x, (str, os.PathLike)):
@@ -178,10 +180,19 @@ def load(x: Any) -> Snapshot:
     read = getattr(x, "read", None)
     if callable(read):
         data = read()
-        if isinstance(data, str) or isinstance(x, io.TextIOBase):
-            raise MemvizError("open the file in binary mode ('rb'): a snapshot is a pickle")
         name = getattr(x, "name", None)
-        return _from_bytes(data, name if isinstance(name, str) else "<file>")
+        name = name if isinstance(name, str) else "<file>"
+        if isinstance(data, str):
+            # A file opened in text mode: a JSON snapshot reads as text, and its UTF-8 is the
+            # file; anything else needs the bytes (a pickle in text mode mostly fails in read()).
+            try:
+                return _from_bytes(data.encode("utf-8"), name)
+            except MemvizError as e:
+                raise MemvizError(f"{e} (the file was opened in text mode: open a pickle or a "
+                                  "gzip file in binary mode, 'rb')") from None
+        if isinstance(x, io.TextIOBase):
+            raise MemvizError("open the file in binary mode ('rb')")
+        return _from_bytes(data, name)
     raise TypeError(
-        f"memviz.load takes a path, bytes, a binary file or a snapshot dict, not {type(x).__name__}"
+        f"memviz.load takes a path, bytes, a file object, or a snapshot dict or segment list, not {type(x).__name__}"
     )

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Memo-heavy fuzz seeds (issue 14): the shapes that made small files ask for gigabytes, at a
-size the fuzzers run fast (each under 4 KiB), so that mutations explore around them.
+size the fuzzers run fast (each under 4 KiB), so that mutations explore around them; and small
+JSON snapshots (issue 28) for the loader's JSON reader.
 
     python3 tests/fuzz/seeds.py DIR     # writes seed-memo-*.bin into DIR
 
@@ -218,6 +219,34 @@ def not_segments():
     return bytes(p.b)
 
 
+def json_snapshot(events=12, cut=None):
+    """A small snapshot as `json.dump` writes it (frames shared by the entries, a pool id
+    pair as a list, Python's NaN, a big integer, escapes), optionally cut after `cut` bytes."""
+    import json
+
+    frames = [{"name": "f\u00e9", "filename": "a.py", "line": 1},
+              {"name": "operator[]", "filename": "??", "line": 0}]
+    seg = {"device": 0, "address": 1 << 40, "total_size": 2097152, "allocated_size": 512,
+           "active_size": 512, "requested_size": 500, "stream": 0, "segment_type": "small",
+           "segment_pool_id": [0, 0], "is_expandable": False, "frames": frames,
+           "blocks": [{"address": 1 << 40, "size": 512, "requested_size": 500,
+                       "state": "active_allocated", "frames": frames},
+                      {"address": (1 << 40) + 512, "size": 2096640, "requested_size": 0,
+                       "state": "inactive", "frames": []}]}
+    trace = [{"action": ["alloc", "free_requested", "free_completed"][i % 3],
+              "addr": (1 << 40) + 512 * (i // 3), "size": 500, "stream": 0,
+              "time_us": 1708000000000000 + i, "frames": frames if i % 2 else []}
+             for i in range(events)]
+    trace.append({"action": "oom", "size": 1 << 64, "device_free": 0, "stream": 0})
+    snap = {"segments": [seg], "device_traces": [trace, []],
+            "allocator_settings": {"garbage_collection_threshold": float("nan"),
+                                   "PYTORCH_CUDA_ALLOC_CONF": "a\"b\n"},
+            "external_annotations": [{"name": "s", "stage": "START", "device": 0,
+                                      "time_us": 1708000000000000}]}
+    text = json.dumps(snap).encode()
+    return text if cut is None else text[:cut]
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out, exist_ok=True)
@@ -238,6 +267,12 @@ def main():
         "multi-member.gz": gzip.compress(small[:50], mtime=0) + gzip.compress(small[50:], mtime=0),
         "gzip-of-json.gz": gzip.compress(b'{"segments": [], "device_traces": []}', mtime=0),
         "protocol-0": b"(dp0\nVsegments\np1\n(lp2\nsVdevice_traces\np3\n(lp4\ns.",
+        # Snapshots saved as JSON (issue 28): whole, cut in the trace, a bare list of segments
+        # with a byte order mark, and gzipped.
+        "json": json_snapshot(),
+        "json-cut": json_snapshot(cut=1800),
+        "json-bare-bom": b"\xef\xbb\xbf " + json_snapshot()[len(b'{"segments": '):].split(b', "device_traces"')[0],
+        "json.gz": gzip.compress(json_snapshot(6), mtime=0),
     }
     for name, body in seeds.items():
         assert len(body) < 4096, (name, len(body))

@@ -1,7 +1,10 @@
 // Throughput of the wasm build in node: `node tests/web/bench_wasm.mjs FILE`.
 // Pushes FILE (already in memory) in 1 MiB chunks into a fresh WebHandle in a fresh process (the
 // cold case a user meets: V8's baseline tier, memory growing), then finish() (which also builds
-// the summary). Prints one JSON line: {"file","bytes","secs","mb_per_s"} (MB = 10^6 bytes).
+// the summary). FILE is any snapshot the loader reads: a pickle, a snapshot saved as JSON
+// (`cargo xtask bench` measures the JSON twin of its smallest generated snapshot too), gzip of
+// either. Prints one JSON line: {"file","format","bytes","secs","mb_per_s"} (MB = 10^6 bytes;
+// format: "pickle", "json" or "gzip", from the first bytes).
 // Needs target/wasm-node (cargo xtask bench builds it).
 
 import { createRequire } from 'node:module';
@@ -34,4 +37,6 @@ try {
   handle.free();
 }
 const secs = Number(process.hrtime.bigint() - t0) / 1e9;
-console.log(JSON.stringify({ file, bytes: bytes.length, secs, mb_per_s: bytes.length / 1e6 / secs }));
+const first = bytes.subarray(0, 64).toString('latin1').replace(/^\xef\xbb\xbf/, '').trimStart()[0];
+const format = bytes[0] === 0x1f && bytes[1] === 0x8b ? 'gzip' : first === '{' || first === '[' ? 'json' : 'pickle';
+console.log(JSON.stringify({ file, format, bytes: bytes.length, secs, mb_per_s: bytes.length / 1e6 / secs }));

@@ -121,3 +121,57 @@ test('real corpus (../shared/corpus/real): wasm summary equals native', async (t
     await t.test(name, () => assertSameAsNative(path.join(CORPUS, name)));
   }
 });
+
+// ----- the other containers (issue 28): JSON, gzip'd JSON and torch.save's zip -----------------
+
+/** Corpus pickles up to this size get twins here: larger ones' JSON runs to 100 MB each. */
+const TWIN_MAX_PICKLE_BYTES = 400_000;
+/** And this larger one: three devices, expandable segments, an `oom` (its JSON is 60 MB). */
+const TWIN_ALSO = 'Constructor-Sun__code_location__memory_snapshot.pickle';
+const TWINS = path.join(ROOT, 'target/web-test/twins');
+const GENERATE = path.join(ROOT, 'tests/fixtures/generate.py');
+
+/** `generate.py twins SRC` into target/web-test/twins (kept while newer than generate.py): {json, 'json.gz', pt}. */
+function twinsOf(src) {
+  const stem = path.basename(src).replace(/\.gz$/, '').replace(/\.[^.]+$/, '');
+  const out = Object.fromEntries(['json', 'json.gz', 'pt'].map((e) => [e, path.join(TWINS, `${stem}.${e}`)]));
+  const fresh = (f) => fs.existsSync(f) && fs.statSync(f).mtimeMs >= fs.statSync(GENERATE).mtimeMs;
+  if (!Object.values(out).every(fresh)) {
+    fs.mkdirSync(TWINS, { recursive: true });
+    execFileSync('python3', [GENERATE, 'twins', src, TWINS], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  return out;
+}
+
+/** Each twin of `src`, in wasm, gives the summary the native CLI gives for `src` itself. */
+function assertTwinsSameAsNative(src) {
+  const native = loadNative(src);
+  assert.equal(native.error, undefined, `native failed on ${src}: ${native.error}`);
+  for (const [ext, twin] of Object.entries(twinsOf(src))) {
+    const bytes = fs.readFileSync(twin);
+    const wasm = loadWasm(bytes);
+    assert.equal(WebHandle.has_panicked(), false, `${ext}: the wasm module panicked`);
+    assert.equal(wasm.error, undefined, `${ext}: wasm failed: ${wasm.error}`);
+    assert.deepEqual(JSON.parse(wasm.json), JSON.parse(native.json), `${ext} twin of ${path.basename(src)}`);
+    assert.equal(wasm.bytesRead, bytes.length, `${ext}: bytes_read after the last push`);
+  }
+}
+
+test('demo snapshot: its JSON, JSON.gz and .pt twins give the pickle\'s summary in wasm', () => {
+  assertTwinsSameAsNative(demoFile());
+});
+
+test(`real corpus files up to ${TWIN_MAX_PICKLE_BYTES} bytes and ${TWIN_ALSO}: their JSON, JSON.gz and .pt twins give the pickle's summary in wasm`, async (t) => {
+  if (!fs.existsSync(CORPUS)) {
+    t.skip(`${CORPUS} is absent: no real snapshots to compare`);
+    return;
+  }
+  const files = fs.readdirSync(CORPUS)
+    .filter((name) => !name.endsWith('.md') && fs.statSync(path.join(CORPUS, name)).isFile())
+    .filter((name) => name === TWIN_ALSO || fs.statSync(path.join(CORPUS, name)).size <= TWIN_MAX_PICKLE_BYTES)
+    .sort();
+  assert.ok(files.length >= 10, `corpus files with twins: ${files.length}`);
+  for (const name of files) {
+    await t.test(name, () => assertTwinsSameAsNative(path.join(CORPUS, name)));
+  }
+});

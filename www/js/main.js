@@ -18,6 +18,7 @@ import { setChildren } from './dom.js';
 import { DetailsPane } from './details.js';
 import { Drawer } from './drawer.js';
 import { wireHelp, firstUseHint, wireTheme } from './help.js';
+import { wireNoTrace } from './no_trace.js';
 
 /** What open() takes. @typedef {File | Blob | ArrayBuffer | ArrayBufferView | string} OpenSource */
 /** @typedef {import('./share.js').OpenResult} OpenResult */
@@ -96,7 +97,7 @@ function sendTheme(c) {
 }
 
 const WHAT_TO_DO = 'Check that it is a snapshot saved by torch.cuda.memory._dump_snapshot() '
-  + '(a pickle, optionally gzip-compressed), then open it again or choose another file.';
+  + '(a pickle, JSON or torch.save file, optionally gzip-compressed), then open it again or choose another file.';
 
 /** @type {Promise<ViewerClient> | null} */
 let clientPromise = null;
@@ -515,6 +516,7 @@ function showPanel(panelJson, table, summary) {
   els.viewNote.hidden = els.viewNote.textContent === '';
   els.fileName.textContent = panel.files[file] || '';
   showNotice(panel.files[file] || '', panel.notice);
+  showNoTrace(panel.no_trace, view);
   showView(view, panelKey(panel));
   filesAndCompare.refresh();
   const timelineKey = `${panelKey(panel)}/${view}`;
@@ -538,6 +540,11 @@ function showPanel(panelJson, table, summary) {
   if (typeof summary === 'string') els.json.textContent = summary;
   showTicks(panel.ticks);
 }
+
+/** Why the device shown has no trace (Rust's sentence): over a timeline's plot, or in place of the State History's empty list. */
+const showNoTrace = wireNoTrace({
+  box: $('no-trace'), text: $('no-trace-text'), button: $('no-trace-state'), statePanel: els.statePanel, stateText: $('state-no-trace'),
+}, () => { window.memviz.setView('state'); });
 
 /** The file/device the flamegraph was last made for ('' when not shown). */
 let lastFlameKey = '';

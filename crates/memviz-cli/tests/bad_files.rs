@@ -105,11 +105,15 @@ fn not_a_pickle_names_what_it_looks_like() {
         &write("plot.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10"),
         &["a PNG image, not a memory snapshot", "89 50 4e 47"],
     );
+    // JSON opens since issue 28; JSON that is no snapshot is named with its keys.
     let json = python(
-        "snapshot.json",
-        "import json, sys; json.dump({'segments': [], 'device_traces': [[]]}, open(sys.argv[1], 'w'))",
+        "metrics.json",
+        "import json, sys; json.dump({'loss': 1.5, 'step': 3}, open(sys.argv[1], 'w'))",
     );
-    refused(&json, &["JSON text, not a pickle", "_dump_snapshot"]);
+    refused(
+        &json,
+        &["valid JSON, but not a memory snapshot", "'loss', 'step'"],
+    );
     refused(
         &write(
             "notes.txt",
@@ -129,9 +133,14 @@ fn a_torch_save_zip_archive_is_named() {
          \x20   z.writestr('archive/data.pkl', b'\\x80\\x02}q\\x00.')\n\
          \x20   z.writestr('archive/version', '3')\n",
     );
+    // Its data.pkl is read (issue 28): an empty dict is no snapshot, said of that entry.
     refused(
         &zip,
-        &["a zip archive (torch.save writes model checkpoints"],
+        &[
+            "in the zip archive's archive/data.pkl",
+            "not a memory snapshot",
+            "found an empty dict",
+        ],
     );
 }
 

@@ -104,7 +104,9 @@ impl Atoms {
         Self::default()
     }
 
-    pub(crate) fn add_big_int(&mut self, le_twos_complement: &[u8]) -> BigIntId {
+    /// Add an integer that does not fit `i64`, as little-endian two's complement bytes (how
+    /// pickle's LONG1 / LONG4 store it; the JSON reader of memviz-snapshot writes the same).
+    pub fn add_big_int(&mut self, le_twos_complement: &[u8]) -> BigIntId {
         self.big_ints.push(le_twos_complement.into());
         BigIntId((self.big_ints.len() - 1) as u32)
     }

@@ -39,13 +39,16 @@
 //! stacks, frames) reserve fallibly: when memory runs out the load fails with a
 //! [`LoadError`] ("out of memory: …"), never an abort.
 
+pub mod accelerator;
 pub mod builder;
 pub mod columns;
 mod dump;
+pub mod json;
 mod load;
 mod model;
 mod sniff;
 mod warnings;
+pub mod zip;
 
 pub use load::{load_slice, LoadError, LoadErrorKind, Loader, GZIP_FLOOR, GZIP_MAX_RATIO};
 pub use memviz_pickle::StrId;

@@ -1,156 +1,40 @@
-//! Streaming entry point: sniff the format, decompress gzip, unpickle, build the model.
+//! Streaming entry point: sniff the format, decompress gzip, read the pickle or JSON text,
+//! build the model.
 
-use crate::builder::{BuildError, Recovered, SnapshotBuilder};
-use crate::model::{Snapshot, TRUNCATED_WARNING};
-use crate::sniff::{hex, sniff_other, what_it_is, SNIFF_LEN};
-use memviz_pickle::{ErrorKind, Limits, PickleError, Unpickler};
-use std::fmt;
+mod decoder;
+mod error;
+
+use crate::model::Snapshot;
+use crate::sniff::{hex, is_json, sniff_other, what_it_is, SNIFF_LEN};
+use crate::zip::{in_entry, ZipStream};
+use decoder::{Decoder, Setup};
+pub use error::{LoadError, LoadErrorKind};
+use memviz_pickle::Limits;
 use std::io::Write;
 
-/// Why a file could not be loaded: one line (its Display: "at byte N: " when there is an
-/// offset, then the message), and what kind of refusal it is.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{}{}", AtByte(*.offset), .message)]
-pub struct LoadError {
-    /// What kind of file or failure this is (the message says the rest).
-    pub kind: LoadErrorKind,
-    /// Byte offset in the (decompressed) pickle, when the problem is at a place in it.
-    pub offset: Option<u64>,
-    pub message: String,
-}
-
-/// The kinds of [`LoadError`], for a page or a tool to react to (serialized in snake_case:
-/// `"not_pickle"`, `"too_big"`, …).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LoadErrorKind {
-    /// The file has no bytes at all.
-    Empty,
-    /// The file, or its gzip stream, ends before the pickle does, and nothing that can be shown
-    /// was read before the cut (a raw pickle cut after a whole segment or event opens instead).
-    Truncated,
-    /// Another format: text, JSON, HTML or XML, an image, a PDF, a zip archive, data compressed
-    /// another way (or gzip inside gzip), unknown binary data.
-    NotPickle,
-    /// A model checkpoint or saved tensors (`torch.save`): a pickle naming torch's, numpy's or
-    /// `collections.OrderedDict`'s classes.
-    Checkpoint,
-    /// A pickle that is not a memory snapshot: another structure, other classes, opcodes
-    /// snapshots never use, or a text protocol (0 or 1), which memviz does not read.
-    NotSnapshot,
-    /// A broken pickle (a byte that is no opcode, a stack, mark or memo that does not add up,
-    /// an impossible length or protocol) or corrupt gzip data.
-    Malformed,
-    /// Refused for what it would take: past the budget of copies or reads (bounded by the
-    /// bytes read), past a limit of the reader (nesting, stack, memo, string length, a count
-    /// past 32 bits), past the memory available, or gzip expanding past its ratio.
-    TooBig,
-}
-
-/// "at byte N: " before a message, or nothing.
-struct AtByte(Option<u64>);
-
-impl fmt::Display for AtByte {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Some(o) => write!(f, "at byte {o}: "),
-            None => Ok(()),
-        }
-    }
-}
-
-impl LoadError {
-    pub(crate) fn new(kind: LoadErrorKind, message: impl Into<String>) -> Self {
-        LoadError {
-            kind,
-            offset: None,
-            message: message.into(),
-        }
-    }
-
-    /// The builder's refusal at STOP (the model could not be read from the pickle).
-    fn from_build(e: BuildError) -> Self {
-        LoadError::new(build_kind(&e), e.to_string())
-    }
-
-    fn from_pickle(e: &PickleError, gzip: bool) -> Self {
-        let mut message = e.kind.to_string();
-        if let ErrorKind::Refused { target, .. } = &e.kind {
-            message.push_str(if target.as_deref().is_some_and(is_checkpoint_class) {
-                ". This is a model checkpoint (torch.save), not a memory snapshot: \
-                 open the file written by torch.cuda.memory._dump_snapshot()"
-            } else {
-                ". This looks like a model checkpoint or another pickled Python object, not a memory snapshot: \
-                 open the file written by torch.cuda.memory._dump_snapshot()"
-            });
-        }
-        if gzip {
-            message.push_str(" (offset in the decompressed data)");
-        }
-        LoadError {
-            kind: pickle_kind(&e.kind),
-            offset: Some(e.offset),
-            message,
-        }
-    }
-}
-
-/// The kind of a pickle error.
-fn pickle_kind(e: &ErrorKind) -> LoadErrorKind {
-    use LoadErrorKind::*;
-    match e {
-        ErrorKind::NotAPickle { .. } => NotPickle,
-        ErrorKind::Truncated { .. } => Truncated,
-        ErrorKind::Refused { target, .. } if target.as_deref().is_some_and(is_checkpoint_class) => {
-            Checkpoint
-        }
-        ErrorKind::Refused { .. } | ErrorKind::Unsupported { .. } => NotSnapshot,
-        ErrorKind::UnsupportedProtocol(_)
-        | ErrorKind::UnknownOpcode(_)
-        | ErrorKind::StackUnderflow { .. }
-        | ErrorKind::NoMark { .. }
-        | ErrorKind::BadMemo { .. }
-        | ErrorKind::Type { .. }
-        | ErrorKind::BadLength { .. }
-        | ErrorKind::EmptyStop => Malformed,
-        ErrorKind::Limit { .. } | ErrorKind::OutOfMemory { .. } => TooBig,
-        ErrorKind::Builder(b) => build_kind(b),
-    }
-}
-
-/// The kind of a builder's refusal.
-fn build_kind(e: &BuildError) -> LoadErrorKind {
-    match e {
-        BuildError::Corrupt(_) => LoadErrorKind::Malformed,
-        BuildError::Unexpected(_) => LoadErrorKind::NotSnapshot,
-        BuildError::Limit(_) | BuildError::OutOfMemory(_) => LoadErrorKind::TooBig,
-    }
-}
-
-/// Classes that checkpoints and saved tensors name with GLOBAL / STACK_GLOBAL (torch.save
-/// pickles tensors through torch's rebuild functions, state_dicts as OrderedDicts).
-fn is_checkpoint_class(target: &str) -> bool {
-    ["torch", "collections.OrderedDict", "numpy"]
-        .iter()
-        .any(|p| target.starts_with(p))
-}
-
-/// The most pickle bytes a gzip file may decompress to per compressed byte (beyond
-/// [`GZIP_FLOOR`]). Real snapshots compress 9 to 40 times (`gzip -9` on the corpus); deflate
+/// The most bytes (of pickle or JSON) a gzip file may decompress to per compressed byte
+/// (beyond [`GZIP_FLOOR`]). Real snapshots compress 9 to 40 times (`gzip -9` on the corpus); deflate
 /// can reach 1 032, so a 10 MB file could otherwise stand for a 10 GB pickle, and the model is
 /// linear in the pickle bytes.
 pub const GZIP_MAX_RATIO: u64 = 100;
-/// Pickle bytes any gzip file may decompress to.
+/// Bytes any gzip file may decompress to.
 pub const GZIP_FLOOR: u64 = 64 << 20;
+/// [`GZIP_MAX_RATIO`] for JSON text: the JSON twins of the real corpus compress 35 to 91
+/// times (`gzip -9`; frame lists repeat), and a JSON byte makes far less of the model than a
+/// pickle byte (the same snapshot is 20 to 50 times larger as JSON).
+const GZIP_JSON_MAX_RATIO: u64 = 400;
 
-/// Feeds decompressed bytes to the unpickler; keeps the first error.
-struct PickleSink {
-    u: Unpickler<SnapshotBuilder>,
-    error: Option<PickleError>,
-    /// The decompressed data is refused before the unpickler sees it: not a pickle (what it
-    /// is, see [`what_it_is`]), or a decompression bomb.
+/// Feeds decompressed bytes to the reader of their format (sniffed from their first bytes);
+/// keeps the first error.
+struct Sink {
+    /// The reader, once the first bytes said which.
+    dec: Option<Decoder>,
+    setup: Setup,
+    error: Option<LoadError>,
+    /// The decompressed data is refused before a reader sees it: neither a pickle nor JSON
+    /// (what it is, see [`what_it_is`]), or a decompression bomb.
     refused: Option<LoadError>,
-    /// The first decompressed bytes, until there are enough to tell a pickle ([`SNIFF_LEN`]).
+    /// The first decompressed bytes, until there are enough to tell the format ([`SNIFF_LEN`]).
     head: Option<Vec<u8>>,
     /// Decompressed bytes written.
     written: u64,
@@ -158,10 +42,11 @@ struct PickleSink {
     compressed: u64,
 }
 
-impl PickleSink {
-    fn new(u: Unpickler<SnapshotBuilder>) -> Self {
-        PickleSink {
-            u,
+impl Sink {
+    fn new(setup: Setup) -> Self {
+        Sink {
+            dec: None,
+            setup,
             error: None,
             refused: None,
             head: Some(Vec::new()),
@@ -175,8 +60,10 @@ impl PickleSink {
         if self.failed() {
             return;
         }
-        self.u.builder_mut().set_input_bytes(self.written);
-        if let Err(e) = self.u.push(buf) {
+        let Some(dec) = self.dec.as_mut() else {
+            return;
+        };
+        if let Err(e) = dec.push(buf, self.written, true) {
             self.error = Some(e);
         }
     }
@@ -191,6 +78,10 @@ impl PickleSink {
         }
         let head = self.head.take().unwrap_or_default();
         if head.first() == Some(&0x80) || head.is_empty() {
+            self.dec = Some(Decoder::pickle(self.setup, true));
+            self.feed(&head);
+        } else if is_json(&head) {
+            self.dec = Some(Decoder::json(self.setup, true));
             self.feed(&head);
         } else {
             let (kind, what) = what_it_is(&head);
@@ -209,23 +100,35 @@ impl PickleSink {
     }
 }
 
-impl Write for PickleSink {
+impl Write for Sink {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.written += buf.len() as u64;
+        let (ratio, data, real) = match self.dec {
+            Some(Decoder::Json(_)) => (
+                GZIP_JSON_MAX_RATIO,
+                "JSON",
+                "JSON snapshots compress 35 to 91 times",
+            ),
+            _ => (
+                GZIP_MAX_RATIO,
+                "pickle",
+                "memory snapshots compress 9 to 40 times",
+            ),
+        };
         let limit = self
             .compressed
-            .saturating_mul(GZIP_MAX_RATIO)
+            .saturating_mul(ratio)
             .saturating_add(GZIP_FLOOR);
         if self.written > limit && !self.failed() {
             self.refused = Some(LoadError::new(
                 LoadErrorKind::TooBig,
                 format!(
-                    "this gzip file expands to more than {} MB of pickle from {} compressed bytes \
-                     (more than {GZIP_MAX_RATIO} times; memory snapshots compress 9 to 40 times): \
-                     refused as a decompression bomb. If it is a real snapshot, decompress it \
-                     (`gzip -dc FILE > FILE.pickle`) and open the pickle",
+                    "this gzip file expands to more than {} MB of {data} from {} compressed bytes \
+                     (more than {ratio} times; {real}): refused as a decompression bomb. If it is \
+                     a real snapshot, decompress it (`gzip -dc FILE > FILE.{}`) and open the result",
                     limit >> 20,
-                    self.compressed
+                    self.compressed,
+                    if data == "JSON" { "json" } else { "pickle" }
                 ),
             ));
         }
@@ -237,7 +140,7 @@ impl Write for PickleSink {
             None => self.feed(buf),
         }
         if self.failed() {
-            return Err(std::io::Error::other("pickle error"));
+            return Err(std::io::Error::other("snapshot error"));
         }
         Ok(buf.len())
     }
@@ -248,11 +151,21 @@ impl Write for PickleSink {
 
 enum State {
     Sniff(Vec<u8>),
-    Raw(Box<Unpickler<SnapshotBuilder>>),
+    /// A pickle or JSON text, read as it arrives.
+    Raw(Decoder),
     /// A gzip stream of one or more members (as `cat a.gz b.gz` and `pigz` write), decompressed
     /// as it arrives.
-    Gzip(Box<flate2::write::MultiGzDecoder<PickleSink>>),
+    Gzip(Box<flate2::write::MultiGzDecoder<Sink>>),
+    /// A zip archive (`torch.save`): its data.pkl entry's bytes, as they arrive, go to a
+    /// loader of their own (so a gzip'd or JSON data.pkl is read too).
+    Zip(Box<ZipState>),
     Failed(LoadError),
+}
+
+/// A zip archive being read: the entry reader and the loader of the entry's bytes.
+struct ZipState {
+    zip: ZipStream,
+    inner: Loader,
 }
 
 /// Streaming loader: [`push`](Self::push) chunks as they arrive, then [`finish`](Self::finish).
@@ -260,16 +173,12 @@ pub struct Loader {
     state: State,
     bytes_read: u64,
     limits: Limits,
-    /// Expected pickle size in bytes, if known: big tables are sized once from it.
+    /// The file's size in bytes, if known: big tables are sized once from it.
     size_hint: u64,
+    /// This loader reads a zip archive's entry: a zip archive there is refused, not opened
+    /// (no nesting, so no recursion per level of a hostile archive).
+    in_zip: bool,
 }
-
-/// Real and generated snapshots spend 67 to 330 bytes of pickle per trace entry; sizing for 72
-/// over-reserves most (the slack is given back at STOP: 9 % of the rows of a 79-byte-per-entry
-/// file), while sizing for more than a file spends makes every column copy itself once more
-/// near the end (a generated 79-byte-per-entry file did, with 80; the 67-byte tile of a real
-/// file grows its columns once, by the rest the trace's rate projects).
-const BYTES_PER_EVENT_MIN: u64 = 72;
 
 impl Default for Loader {
     fn default() -> Self {
@@ -282,12 +191,15 @@ impl Loader {
         Self::with_limits(Limits::default())
     }
 
+    /// A loader with these reader limits (for JSON: `max_marks` is the nesting depth,
+    /// `max_stack` the values held at once, `max_string_bytes` the longest string).
     pub fn with_limits(limits: Limits) -> Self {
         Loader {
             state: State::Sniff(Vec::new()),
             bytes_read: 0,
             limits,
             size_hint: 0,
+            in_zip: false,
         }
     }
 
@@ -306,42 +218,31 @@ impl Loader {
     /// Trace entries read so far (every device): what a file's memory follows, so the page can
     /// project it to the whole file while reading.
     pub fn trace_entries(&self) -> u64 {
-        match &self.state {
-            State::Raw(u) => u.builder().entries() as u64,
-            State::Gzip(g) => g.get_ref().u.builder().entries() as u64,
-            _ => 0,
-        }
+        let dec = match &self.state {
+            State::Raw(d) => Some(d),
+            State::Gzip(g) => g.get_ref().dec.as_ref(),
+            State::Zip(z) => return z.inner.trace_entries(),
+            _ => None,
+        };
+        dec.map_or(0, |d| d.builder().entries() as u64)
     }
 
-    /// Pickle bytes so far: [`Self::bytes_read`] for a raw pickle, the decompressed bytes for
-    /// gzip input (what the model's size follows).
+    /// Bytes of the pickle or JSON text so far: [`Self::bytes_read`] for a raw file, the
+    /// decompressed bytes for gzip input (what the model's size follows). (The name is older
+    /// than JSON input.)
     pub fn pickle_bytes(&self) -> u64 {
         match &self.state {
             State::Gzip(g) => g.get_ref().written,
+            State::Zip(z) => z.inner.pickle_bytes(),
             _ => self.bytes_read,
         }
     }
 
-    fn unpickler(&self, gzip: bool) -> Unpickler<SnapshotBuilder> {
-        let (b, atoms) = SnapshotBuilder::new();
-        let mut u = Unpickler::with_atoms(b, atoms, self.limits);
-        // gzip'd snapshots expand several times; the tables then grow as needed.
-        let bytes = if gzip {
-            self.size_hint.saturating_mul(4)
-        } else {
-            self.size_hint
-        };
-        let events = usize::try_from(bytes / BYTES_PER_EVENT_MIN)
-            .unwrap_or(usize::MAX)
-            .min(1 << 26);
-        if events > 1 << 14 {
-            // Containers and memo slots run at 1.0 to 1.3 per event (their chunks' words are
-            // reserved now, the trace columns' rows at the first trace entry); `grow` sizes them
-            // again from the rate so far when they fill up.
-            u.builder_mut().reserve(events);
-            u.reserve_memo(events);
+    fn setup(&self) -> Setup {
+        Setup {
+            limits: self.limits,
+            size_hint: self.size_hint,
         }
-        u
     }
 
     pub fn push(&mut self, chunk: &[u8]) -> Result<(), LoadError> {
@@ -356,24 +257,29 @@ impl Loader {
                 let head = std::mem::take(head);
                 self.start(head)
             }
-            State::Raw(u) => {
-                u.builder_mut().set_input_bytes(self.bytes_read);
-                let r = u.push(chunk);
-                Self::grow(u, self.bytes_read, self.size_hint);
-                r.map_err(|e| self.fail(LoadError::from_pickle(&e, false)))
+            State::Raw(d) => {
+                let r = d.push(chunk, self.bytes_read, false);
+                d.grow(self.bytes_read, self.size_hint);
+                r.map_err(|e| self.fail(e))
+            }
+            State::Zip(z) => {
+                let ZipState { zip, inner } = &mut **z;
+                let r = zip.push(chunk, &mut |b| inner.push(b));
+                r.map_err(|e| self.fail(e))
             }
             State::Gzip(g) => {
                 g.get_mut().compressed = self.bytes_read;
                 match g.write_all(chunk) {
                     Ok(()) => {
-                        Self::grow(&mut g.get_mut().u, self.bytes_read, self.size_hint);
+                        if let Some(d) = g.get_mut().dec.as_mut() {
+                            d.grow(self.bytes_read, self.size_hint);
+                        }
                         Ok(())
                     }
                     Err(io) => {
                         let sink = g.get_ref();
                         let e = match (sink.error.as_ref(), sink.refused.as_ref()) {
-                            (Some(pe), _) => LoadError::from_pickle(pe, true),
-                            (None, Some(refused)) => refused.clone(),
+                            (Some(e), _) | (None, Some(e)) => e.clone(),
                             (None, None) => LoadError::new(
                                 LoadErrorKind::Malformed,
                                 format!(
@@ -389,14 +295,6 @@ impl Loader {
         }
     }
 
-    /// Size the big tables for the rest of the file (see [`SnapshotBuilder::grow_for`]).
-    fn grow(u: &mut Unpickler<SnapshotBuilder>, done: u64, total: u64) {
-        if total > 0 {
-            u.grow_memo_for(done, total);
-            u.builder_mut().grow_for(done, total);
-        }
-    }
-
     fn fail(&mut self, e: LoadError) -> LoadError {
         self.state = State::Failed(e.clone());
         e
@@ -405,10 +303,19 @@ impl Loader {
     /// Choose the decoder from the first bytes, then feed them.
     fn start(&mut self, head: Vec<u8>) -> Result<(), LoadError> {
         if head.first() == Some(&0x80) {
-            self.state = State::Raw(Box::new(self.unpickler(false)));
+            self.state = State::Raw(Decoder::pickle(self.setup(), false));
         } else if head.starts_with(&[0x1f, 0x8b]) {
-            let sink = PickleSink::new(self.unpickler(true));
+            let sink = Sink::new(self.setup());
             self.state = State::Gzip(Box::new(flate2::write::MultiGzDecoder::new(sink)));
+        } else if is_json(&head) {
+            self.state = State::Raw(Decoder::json(self.setup(), false));
+        } else if head.starts_with(b"PK\x03\x04") && !self.in_zip {
+            let mut inner = Loader::with_limits(self.limits).with_size_hint(self.size_hint);
+            inner.in_zip = true;
+            self.state = State::Zip(Box::new(ZipState {
+                zip: ZipStream::new(),
+                inner,
+            }));
         } else {
             return Err(self.fail(sniff_other(&head)));
         }
@@ -418,10 +325,12 @@ impl Loader {
 
     /// End of input: the snapshot, or why there is none.
     ///
-    /// A raw pickle that ends before STOP (a dump that crashed, a copy cut short) gives what was
-    /// read before the cut when that holds a whole segment or trace event: see
-    /// [`SnapshotBuilder::recover`]; its first warning starts with [`TRUNCATED_WARNING`]. A
-    /// gzip stream that ends early is an error (decompress what there is, then open that).
+    /// A file that ends before its pickle's STOP or its JSON text's end (a dump that crashed, a
+    /// copy cut short) gives what was read before the cut when that holds a whole segment or
+    /// trace event: see [`SnapshotBuilder::recover`](crate::builder::SnapshotBuilder) and
+    /// [`JsonReader::recover`](crate::json::JsonReader::recover); its first warning starts with
+    /// [`TRUNCATED_WARNING`](crate::TRUNCATED_WARNING). A gzip stream that ends early is an
+    /// error (decompress what there is, then open that).
     pub fn finish(mut self) -> Result<Snapshot, LoadError> {
         if let State::Sniff(head) = &mut self.state {
             if head.is_empty() {
@@ -434,7 +343,7 @@ impl Loader {
             self.start(head)?;
         }
         let bytes_read = self.bytes_read;
-        let (u, gzip, total) = match self.state {
+        let (dec, gzip, total) = match self.state {
             State::Failed(e) => return Err(e),
             State::Sniff(_) => {
                 return Err(LoadError::new(
@@ -442,7 +351,12 @@ impl Loader {
                     "the file is empty (0 bytes)",
                 ))
             }
-            State::Raw(u) => (*u, false, bytes_read),
+            State::Raw(d) => (d, false, bytes_read),
+            State::Zip(z) => {
+                let ZipState { zip, mut inner } = *z;
+                let entry = zip.finish(&mut |b| inner.push(b))?;
+                return inner.finish().map_err(|e| in_entry(e, &entry.name));
+            }
             State::Gzip(mut g) => {
                 let finished = g.try_finish();
                 let sink = g.get_mut();
@@ -451,14 +365,19 @@ impl Loader {
                 if finished.is_ok() {
                     sink.sniff(true);
                 }
-                if let Some(refused) = &sink.refused {
-                    return Err(refused.clone());
-                }
-                if let Some(pe) = &sink.error {
-                    return Err(LoadError::from_pickle(pe, true));
+                if let Some(e) = sink.refused.as_ref().or(sink.error.as_ref()) {
+                    return Err(e.clone());
                 }
                 match finished.and_then(|()| g.finish()) {
-                    Ok(sink) => (sink.u, true, sink.written),
+                    Ok(sink) => match sink.dec {
+                        Some(d) => (d, true, sink.written),
+                        None => {
+                            return Err(LoadError::new(
+                                LoadErrorKind::Truncated,
+                                "the gzip stream holds no data",
+                            ))
+                        }
+                    },
                     Err(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
                         return Err(LoadError::new(LoadErrorKind::Truncated, format!(
                             "the gzip file is truncated: its compressed data ends after {bytes_read} bytes \
@@ -476,89 +395,8 @@ impl Loader {
                 }
             }
         };
-        if !u.is_done() {
-            return Self::truncated(u, gzip, total);
-        }
-        let protocol = u.protocol();
-        let (root, atoms, builder) = u.finish().map_err(|e| LoadError::from_pickle(&e, gzip))?;
-        builder
-            .finish(root, atoms, protocol)
-            .map_err(LoadError::from_build)
+        dec.finish(gzip, total)
     }
-
-    /// The pickle ended before STOP: what was read before the cut, with a warning, or the
-    /// truncation error saying how far it got.
-    fn truncated(
-        mut u: Unpickler<SnapshotBuilder>,
-        gzip: bool,
-        total: u64,
-    ) -> Result<Snapshot, LoadError> {
-        let offset = u.offset();
-        let protocol = u.protocol();
-        let atoms = u.atoms().clone();
-        let builder = std::mem::replace(u.builder_mut(), SnapshotBuilder::new().0);
-        let cut = match u.finish() {
-            Err(e) => e,
-            Ok(_) => PickleError {
-                offset,
-                kind: ErrorKind::Truncated { inside: None },
-            },
-        };
-        match builder.recover(atoms, protocol) {
-            Ok((mut snap, rec)) => {
-                snap.warnings.insert(0, truncation_warning(&rec, offset, total, gzip));
-                Ok(snap)
-            }
-            Err(why) => Err(LoadError {
-                kind: LoadErrorKind::Truncated,
-                offset: Some(cut.offset),
-                message: format!(
-                    "{}; {why}, so there is nothing to show{}. Was the dump interrupted or the copy incomplete?",
-                    cut.kind,
-                    if gzip { " (offset in the decompressed data)" } else { "" }
-                ),
-            }),
-        }
-    }
-}
-
-/// The warning of a snapshot read from a file cut before STOP (FORMAT.md §2: segments come
-/// first, then `device_traces`).
-fn truncation_warning(rec: &Recovered, offset: u64, total: u64, gzip: bool) -> String {
-    let data = if gzip {
-        "decompressed pickle"
-    } else {
-        "pickle"
-    };
-    let plural = |n: usize, one: &str, many: &str| {
-        if n == 1 {
-            format!("1 {one}")
-        } else {
-            format!("{n} {many}")
-        }
-    };
-    let segments = plural(rec.segments, "segment", "segments");
-    let events = plural(rec.events, "trace event", "trace events");
-    let what = if rec.only_stop_missing {
-        format!("everything but the final STOP opcode was read: {segments} and {events}")
-    } else if !rec.segments_complete {
-        format!(
-            "showing the {segments} read before the cut (the segment list is incomplete and no trace was read)"
-        )
-    } else if rec.traces_complete {
-        format!("showing all {segments} and {events}; what followed `device_traces` is missing")
-    } else if let Some(d) = rec.cut_device {
-        format!(
-            "showing the {segments} and the {events} read before the cut (device {d}'s trace stops there; \
-             later events, devices and keys are missing, and the segments are the state at the end of the dump)"
-        )
-    } else {
-        format!("showing the {segments} read before the cut (no trace was read)")
-    };
-    format!(
-        "{TRUNCATED_WARNING} the {data} ends after {offset} of {total} bytes without its STOP opcode \
-         (an interrupted dump or an incomplete copy); {what}"
-    )
 }
 
 /// Load a whole buffer.
@@ -566,101 +404,4 @@ pub fn load_slice(bytes: &[u8]) -> Result<Snapshot, LoadError> {
     let mut l = Loader::new();
     l.push(bytes)?;
     l.finish()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use LoadErrorKind::*;
-
-    /// Every pickle error and builder refusal has the kind its message describes (the ones no
-    /// small input reaches, such as running out of memory, included).
-    #[test]
-    fn every_pickle_error_has_its_kind() {
-        let op = "X";
-        let cases = [
-            (ErrorKind::NotAPickle { first_byte: 1 }, NotPickle),
-            (ErrorKind::UnsupportedProtocol(9), Malformed),
-            (ErrorKind::Truncated { inside: None }, Truncated),
-            (
-                ErrorKind::Refused {
-                    opcode: "GLOBAL",
-                    target: Some("numpy.core.multiarray._reconstruct".into()),
-                },
-                Checkpoint,
-            ),
-            (
-                ErrorKind::Refused {
-                    opcode: "GLOBAL",
-                    target: Some("builtins.set".into()),
-                },
-                NotSnapshot,
-            ),
-            (
-                ErrorKind::Refused {
-                    opcode: "REDUCE",
-                    target: None,
-                },
-                NotSnapshot,
-            ),
-            (ErrorKind::Unsupported { opcode: op }, NotSnapshot),
-            (ErrorKind::UnknownOpcode(0xff), Malformed),
-            (ErrorKind::StackUnderflow { opcode: op }, Malformed),
-            (ErrorKind::NoMark { opcode: op }, Malformed),
-            (ErrorKind::BadMemo { index: 1, len: 0 }, Malformed),
-            (
-                ErrorKind::Type {
-                    opcode: op,
-                    expected: "a",
-                    found: "b",
-                },
-                Malformed,
-            ),
-            (
-                ErrorKind::BadLength {
-                    opcode: op,
-                    len: -1,
-                },
-                Malformed,
-            ),
-            (ErrorKind::EmptyStop, Malformed),
-            (
-                ErrorKind::Limit {
-                    what: "memo size",
-                    limit: 1,
-                },
-                TooBig,
-            ),
-            (
-                ErrorKind::OutOfMemory {
-                    what: "the memo",
-                    bytes: 1,
-                },
-                TooBig,
-            ),
-            (
-                ErrorKind::Builder(BuildError::Corrupt("c".into())),
-                Malformed,
-            ),
-            (
-                ErrorKind::Builder(BuildError::Unexpected("u".into())),
-                NotSnapshot,
-            ),
-            (ErrorKind::Builder(BuildError::Limit("l".into())), TooBig),
-            (
-                ErrorKind::Builder(BuildError::OutOfMemory("o".into())),
-                TooBig,
-            ),
-        ];
-        for (kind, want) in cases {
-            let e = PickleError { offset: 7, kind };
-            let l = LoadError::from_pickle(&e, false);
-            assert_eq!(l.kind, want, "{e}");
-            assert_eq!(l.offset, Some(7));
-            assert!(l.to_string().starts_with(&e.to_string()), "{l}");
-        }
-        let l = LoadError::from_build(BuildError::OutOfMemory("out of memory: x".into()));
-        assert_eq!((l.kind, l.offset), (TooBig, None));
-        assert_eq!(l.to_string(), "out of memory: x");
-    }
 }

@@ -429,7 +429,7 @@ pub struct Snapshot {
     /// `host_segments` / `host_traces` and other extensions, kept as plain data.
     pub extra: Vec<(String, serde_json::Value)>,
     pub layout: Layout,
-    /// The pickle protocol (2 to 5).
+    /// The pickle protocol (2 to 5); 0 for a snapshot saved as JSON.
     pub protocol: u8,
     pub warnings: Vec<String>,
 }

@@ -1,12 +1,22 @@
 //! Naming what a file is from its first bytes, when it is not a pickle of protocol 2 or later
-//! (the loader's sniffing: [`crate::Loader`]).
+//! or JSON (the loader's sniffing: [`crate::Loader`]).
 
 use crate::load::{LoadError, LoadErrorKind};
 
 /// How many leading bytes decide the format (a fixed window, so messages never depend on chunking).
 pub(crate) const SNIFF_LEN: usize = 64;
 
-/// Names what a non-pickle file looks like, from its first bytes.
+/// True when `head` starts a JSON text of an object or an array (after an optional UTF-8 byte
+/// order mark and whitespace): a snapshot saved as JSON, which the loader reads.
+pub(crate) fn is_json(head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let first = head
+        .iter()
+        .find(|b| !matches!(b, b' ' | b'\n' | b'\r' | b'\t'));
+    matches!(first, Some(b'{' | b'['))
+}
+
+/// Names what a file that is neither a pickle nor JSON looks like, from its first bytes.
 pub(crate) fn sniff_other(head: &[u8]) -> LoadError {
     let head = &head[..head.len().min(SNIFF_LEN)];
     let (kind, what) = what_it_is(head);
@@ -34,7 +44,7 @@ pub(crate) fn what_it_is(head: &[u8]) -> (LoadErrorKind, &'static str) {
         head.get(n..).unwrap_or(&[])
     };
     if starts(b"PK\x03\x04") {
-        (NotPickle, "a zip archive (torch.save writes model checkpoints and tensors this way), not a memory snapshot")
+        (NotPickle, "a zip archive inside another container (memviz opens a torch.save zip archive only as the file itself, not inside gzip or inside another archive): unpack it and open the .pt file")
     } else if starts(b"\x89PNG") {
         (NotPickle, "a PNG image, not a memory snapshot")
     } else if starts(b"\xff\xd8\xff") {
@@ -58,8 +68,6 @@ pub(crate) fn what_it_is(head: &[u8]) -> (LoadErrorKind, &'static str) {
              torch never writes for memory snapshots and memviz does not read: load it in Python and \
              dump it again with a binary protocol (pickle.dump(obj, f), protocol 2 to 5)",
         )
-    } else if trimmed.starts_with(b"{") || trimmed.starts_with(b"[") {
-        (NotPickle, "JSON text, not a pickle; memviz reads the pickle written by torch.cuda.memory._dump_snapshot()")
     } else if trimmed.starts_with(b"<") {
         (NotPickle, "HTML or XML text, not a pickle; if it is a memory_viz HTML page, open the pickle it was made from")
     } else if !head.is_empty()

@@ -109,14 +109,12 @@ fn truncated() {
 
 #[test]
 fn not_pickle() {
-    let cases: [(&[u8], &str); 7] = [
+    let cases: [(&[u8], &str); 5] = [
         (
             b"memory notes: 40 GB at step 12\n",
             "a text file, not a pickle",
         ),
-        (b"{\"segments\": []}\n", "JSON text, not a pickle"),
         (b"<!DOCTYPE html><html></html>", "HTML or XML text"),
-        (b"PK\x03\x04\x14\x00\x00\x00", "a zip archive (torch.save"),
         (b"\x89PNG\r\n\x1a\n\x00\x00", "a PNG image"),
         (b"BZh91AY&SY", "bzip2-compressed data"),
         (b"\x00\x01\x02\x03\xfe", "not a pickle: unknown binary data"),
@@ -125,11 +123,8 @@ fn not_pickle() {
         let e = refused_as(bytes, NotPickle, needle);
         assert_eq!(e.offset, None);
     }
-    refused_as(
-        &gzip(b"{\"segments\": []}\n"),
-        NotPickle,
-        "this gzip-compressed file holds JSON text",
-    );
+    // A zip archive's first header alone: a torch.save archive cut short.
+    refused_as(b"PK\x03\x04\x14\x00\x00\x00", Truncated, "zip archive");
     refused_as(
         &gzip(&gzip(&empty_snapshot())),
         NotPickle,

@@ -199,6 +199,12 @@ pub struct Panel {
     pub settings: Vec<SettingRow>,
     /// Not an error: why the file is incomplete, or a view that cannot fit; else empty.
     pub notice: String,
+    /// Why the device shown has no trace events (a snapshot taken without
+    /// `_record_memory_history()`, the segment list of `torch.cuda.memory_snapshot()`, or a
+    /// device nobody recorded), and what the view shows instead: said over the plot of a
+    /// timeline and beside the State History's empty event list; else empty (and in the
+    /// flamegraph).
+    pub no_trace: String,
 }
 
 /// One entry of the device list.

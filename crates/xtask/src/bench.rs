@@ -41,6 +41,8 @@ pub(crate) fn bench(sizes_mb: &[u64]) -> Result<()> {
     let mut files = Vec::new();
     steps.step("benchmark snapshots in target/bench/", || {
         files = bench_snapshots(sizes_mb)?;
+        let twins = json_twins(&files)?;
+        files.extend(twins);
         Ok(())
     })?;
 
@@ -80,6 +82,41 @@ pub(crate) fn bench_snapshots(sizes_mb: &[u64]) -> Result<Vec<String>> {
     Ok(files)
 }
 
+/// The JSON twin of a generated snapshot is written only up to this pickle size: JSON spells
+/// every traceback out per entry (the twin of a 10 MB one is 284 MB; of a 500 MB one, 14 GB).
+const JSON_TWIN_MAX_MB: u64 = 10;
+
+/// `target/bench/snap_{N}mb.json` beside each `snap_{N}mb.pickle` of `files` up to
+/// [`JSON_TWIN_MAX_MB`]: `json.dump` of the pickle (loaded with an Unpickler that refuses every
+/// class), as a snapshot saved as JSON is written; made when missing (a `.partial` first).
+pub(crate) fn json_twins(files: &[String]) -> Result<Vec<String>> {
+    const SCRIPT: &str = "\
+import json, pickle, sys
+class Plain(pickle.Unpickler):
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError('refused %s.%s' % (module, name))
+with open(sys.argv[1], 'rb') as f:
+    obj = Plain(f).load()
+with open(sys.argv[2], 'w') as f:
+    json.dump(obj, f)
+";
+    let mut twins = Vec::new();
+    for file in files {
+        let small = fs::metadata(file).is_ok_and(|m| m.len() <= JSON_TWIN_MAX_MB * 1_000_000);
+        let Some(stem) = file.strip_suffix(".pickle").filter(|_| small) else {
+            continue;
+        };
+        let twin = format!("{stem}.json");
+        if !Path::new(&twin).exists() {
+            let partial = format!("{twin}.partial");
+            run(cmd("python3", ["-c", SCRIPT, file, &partial]))?;
+            fs::rename(&partial, &twin).map_err(|e| format!("cannot rename {partial}: {e}"))?;
+        }
+        twins.push(twin);
+    }
+    Ok(twins)
+}
+
 pub(crate) fn bench_one(file: &str) -> Result<BenchRow> {
     let mut row = BenchRow {
         file: file.to_owned(),
@@ -113,18 +150,25 @@ pub(crate) fn bench_one(file: &str) -> Result<BenchRow> {
     Ok(row)
 }
 
-/// Best of 3 wall-clock seconds of CPython's C unpickler (`pickle.loads`) on the file's bytes.
+/// Best of 3 wall-clock seconds of CPython's C unpickler (`pickle.loads`) on the file's bytes,
+/// or of its C JSON decoder (`json.loads`) for a JSON file.
 pub(crate) fn cpython_load_secs(file: &str) -> Result<f64> {
     const SCRIPT: &str = "\
-import gzip, pickle, sys, time
+import gzip, json, pickle, sys, time
 data = open(sys.argv[1], 'rb').read()
 if data[:2] == b'\\x1f\\x8b':
     data = gzip.decompress(data)
-assert pickle.Unpickler.__module__ == '_pickle', 'the C unpickler is not available'
+if data[:64].lstrip()[:1] in (b'{', b'['):
+    import json.decoder
+    assert json.decoder.c_scanstring is not None, 'the C JSON decoder is not available'
+    loads = json.loads
+else:
+    assert pickle.Unpickler.__module__ == '_pickle', 'the C unpickler is not available'
+    loads = pickle.loads
 best = float('inf')
 for _ in range(3):
     t0 = time.perf_counter()
-    obj = pickle.loads(data)
+    obj = loads(data)
     best = min(best, time.perf_counter() - t0)
     del obj
 print(best)
@@ -137,7 +181,7 @@ print(best)
 
 pub(crate) fn bench_table(rows: &[BenchRow]) -> String {
     let mut s = String::new();
-    s.push_str("| file | file MB | native parse+model MB/s, median [best] | wasm (node, cold) parse+summary MB/s, median [best] | model bytes / file bytes | CPython pickle.loads MB/s, median | native / CPython (medians) |\n");
+    s.push_str("| file | file MB | native parse+model MB/s, median [best] | wasm (node, cold) parse+summary MB/s, median [best] | model bytes / file bytes | CPython pickle.loads (json.loads for .json) MB/s, median | native / CPython (medians) |\n");
     s.push_str("|---|---:|---:|---:|---:|---:|---:|\n");
     for r in rows {
         let name = Path::new(&r.file)
@@ -160,7 +204,9 @@ pub(crate) fn bench_table(rows: &[BenchRow]) -> String {
         s,
         "\nMB = 10^6 bytes; {BENCH_ROUNDS} interleaved rounds per file. Native: `memviz bench` (parse + model, \
 best of its own 2-3 runs). Wasm: tests/web/bench_wasm.mjs in a fresh node process (1 MiB pushes + finish, \
-which also builds the summary). CPython: best of 3 `pickle.loads` of the bytes already in memory."
+which also builds the summary). CPython: best of 3 `pickle.loads` (`json.loads` for a .json file) of the bytes \
+already in memory. snap_*.json: the JSON twin of the snapshot above (`json.dump` of it, as a snapshot saved as JSON \
+is written; only up to {JSON_TWIN_MAX_MB} MB of pickle, as JSON spells every traceback out per entry)."
     );
     s
 }

@@ -16,7 +16,19 @@ pub fn run(a: &SummaryArgs) -> Done {
         summary::write_json(&snap, &mut out)?;
         writeln!(out)?;
     } else {
-        writeln!(out, "{file}: pickle protocol {}", snap.protocol)?;
+        // The container (a JSON text has no protocol) and the accelerator that wrote it, when
+        // its frames or settings say (docs/formats.md).
+        let container = match snap.protocol {
+            0 => "JSON".to_string(),
+            p => format!("pickle protocol {p}"),
+        };
+        let accel = memviz_snapshot::accelerator::detect(&snap);
+        match accel {
+            memviz_snapshot::accelerator::Accelerator::Unknown => {
+                writeln!(out, "{file}: {container}")?
+            }
+            a => writeln!(out, "{file}: {container}, {}", a.label())?,
+        }
         summary::summarize(&snap).write_table(&mut out)?;
     }
     out.finish()

@@ -3,10 +3,10 @@
 
 use std::collections::HashMap;
 
-use memviz_snapshot::Snapshot;
+use memviz_snapshot::{DeviceTrace, Snapshot};
 
 use super::device::DeviceData;
-use super::{App, ViewKind};
+use super::{ActiveView, App, ViewKind};
 use crate::answer::DeviceRow;
 
 /// One loaded snapshot file.
@@ -35,8 +35,12 @@ fn device_rows(snap: &Snapshot) -> Vec<DeviceRow> {
 
 impl App {
     /// Adds a file and makes it current (on its first device with an `oom` event, else its
-    /// default device).
+    /// default device). A file with segments but no trace at all (taken without
+    /// `_record_memory_history()`, or the segment list of `torch.cuda.memory_snapshot()`)
+    /// opens on the Allocator State History, which shows its segments and blocks at the end,
+    /// when a timeline was shown: a timeline has only one flat step to draw for it.
     pub fn add_file(&mut self, name: &str, snap: Snapshot) {
+        let no_trace = !snap.segments.is_empty() && snap.traces.iter().all(DeviceTrace::is_empty);
         self.files.push(LoadedFile {
             name: name.to_string(),
             device_rows: device_rows(&snap),
@@ -44,6 +48,9 @@ impl App {
             devices: HashMap::new(),
         });
         self.select_file(self.files.len() - 1);
+        if no_trace && self.active == ActiveView::Timeline {
+            self.set_view(ViewKind::State);
+        }
     }
 
     /// Makes file `index` current; false when there is no such file.

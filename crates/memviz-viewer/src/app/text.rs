@@ -2,9 +2,10 @@
 //! the settings, its state and the panel that holds them.
 
 use memviz_analysis::format::size_short;
+use memviz_snapshot::{Layout as SnapshotLayout, Snapshot};
 
 use super::{overlay, timeline};
-use super::{ActiveView, App, AxisTicks};
+use super::{ActiveView, App, AxisTicks, ViewKind};
 use crate::answer::{DeviceRow, LegendRow, Panel, SettingRow, ViewerState};
 
 impl App {
@@ -109,6 +110,73 @@ impl App {
             state: Some(state),
             settings: self.allocator_settings(),
             notice: String::new(),
+            no_trace: self.no_trace_note(),
         }
+    }
+
+    /// Why the current device has no trace events, when it has none, for the timelines (over
+    /// the plot: they draw only what the end state holds, as one flat step, as memory_viz does)
+    /// and the Allocator State History (beside its empty event list: its map shows the
+    /// segments and blocks at the end). Empty otherwise, and in the flamegraph.
+    #[must_use]
+    pub fn no_trace_note(&self) -> String {
+        let Some(snap) = self.snapshot() else {
+            return String::new();
+        };
+        if self.active == ActiveView::Flame
+            || snap.trace(self.device).is_some_and(|t| !t.is_empty())
+        {
+            return String::new();
+        }
+        no_trace_sentence(snap, self.device, self.view())
+    }
+}
+
+/// How to get a trace, the end of every [`App::no_trace_note`] but the empty snapshot's.
+const HOW_TO_RECORD: &str = "To record a trace, call \
+    torch.cuda.memory._record_memory_history() before the code to profile and save with \
+    torch.cuda.memory._dump_snapshot()";
+
+/// [`App::no_trace_note`]'s text for `device` of `snap` (whose trace is empty) in `view`.
+fn no_trace_sentence(snap: &Snapshot, device: i64, view: ViewKind) -> String {
+    if snap.segments.is_empty() {
+        return "This snapshot is empty: it has no trace and no segments (nothing was allocated \
+                on the GPU when it was taken, or it was taken without \
+                torch.cuda.memory._record_memory_history())"
+            .to_string();
+    }
+    if !snap.segments.iter().any(|s| s.device == device) {
+        return format!(
+            "cuda:{device} has no trace and no segments in this snapshot: the other devices \
+             in the device list have them"
+        );
+    }
+    let why = if snap.layout == SnapshotLayout::BareList {
+        "This snapshot has no trace: it is the segment list of torch.cuda.memory_snapshot(), \
+         which holds only the segments and blocks at the end"
+            .to_string()
+    } else if snap.traces.iter().any(|t| !t.is_empty()) {
+        format!(
+            "cuda:{device} has no trace in this snapshot (only other devices were recorded), \
+             so only its segments and blocks at the end are known"
+        )
+    } else {
+        "This snapshot has no trace: it was taken without \
+         torch.cuda.memory._record_memory_history(), so only the segments and blocks at the \
+         end are known"
+            .to_string()
+    };
+    match view {
+        ViewKind::State => {
+            format!("{why}: the map shows them, and there are no events to list. {HOW_TO_RECORD}")
+        }
+        ViewKind::Segments => format!(
+            "{why}. This timeline draws the segments at the end as one flat step; the Allocator \
+             State History maps their blocks. {HOW_TO_RECORD}"
+        ),
+        _ => format!(
+            "{why}. This timeline draws the blocks allocated at the end as one flat step; the \
+             Allocator State History maps them by segment. {HOW_TO_RECORD}"
+        ),
     }
 }

@@ -24,7 +24,7 @@
 
 use crate::cli::HtmlArgs;
 use crate::load;
-use crate::out::Done;
+use crate::out::{Done, Fail};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use std::collections::HashMap;
@@ -62,9 +62,14 @@ pub fn run(a: &HtmlArgs) -> Done {
     let viewer = Viewer::read(&dist)?;
     let raw = crate::read_whole(file)?;
     let raw_len = raw.len();
-    // The viewer reads gzip itself: a compressed file goes in as it is.
+    // The viewer reads gzip itself: a compressed file goes in as it is. A `torch.save` zip
+    // archive goes in as its snapshot entry (the pickle), gzip-compressed: the viewer reads a
+    // zip only as the file itself, never inside gzip, and torch.save stores its entries
+    // uncompressed (the archive as it is would make a report about 10 times larger).
     let snapshot = if raw.starts_with(&[0x1f, 0x8b]) {
         raw
+    } else if raw.starts_with(b"PK\x03\x04") {
+        gzip(&zip_snapshot_entry(file, &raw)?, Compression::default())?
     } else {
         gzip(&raw, Compression::default())?
     };
@@ -120,6 +125,21 @@ fn size(n: usize) -> String {
     } else {
         format!("{:.1} KiB", n as f64 / 1024.0)
     }
+}
+
+/// The bytes of the snapshot entry (`<name>/data.pkl`) of the `torch.save` zip archive `raw`
+/// (already loaded whole by `load`, so an error here is unexpected; it names the file).
+fn zip_snapshot_entry(file: &str, raw: &[u8]) -> Result<Vec<u8>, Fail> {
+    let mut out: Vec<u8> = Vec::new();
+    let mut sink = |b: &[u8]| {
+        out.extend_from_slice(b);
+        Ok(())
+    };
+    let mut zip = memviz_snapshot::zip::ZipStream::new();
+    zip.push(raw, &mut sink)
+        .and_then(|()| zip.finish(&mut sink))
+        .map_err(|e| Fail::Msg(format!("{file}: {e}")))?;
+    Ok(out)
 }
 
 fn gzip(bytes: &[u8], level: Compression) -> Result<Vec<u8>, HtmlError> {
