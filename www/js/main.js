@@ -518,6 +518,11 @@ function showPanel(panelJson, table, summary) {
   showNotice(panel.files[file] || '', panel.notice);
   showNoTrace(panel.no_trace, view);
   showView(view, panelKey(panel));
+  // The view's layout may have resized the canvas (the State History's list beside it): send
+  // the size now. The ResizeObserver alone can miss it: it stays silent when the canvas is back
+  // at the size it last reported (open() reads the size itself, so a timeline → open → State
+  // History flip between two of its deliveries went A → B → A for it, and the worker kept B).
+  resize();
   filesAndCompare.refresh();
   const timelineKey = `${panelKey(panel)}/${view}`;
   if (timelineKey !== lastTimelineKey) {

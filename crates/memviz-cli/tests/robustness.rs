@@ -119,7 +119,8 @@ fn bad_files_get_named() {
         (b"", "empty"),
         (b"PK\x03\x04rest-of-zip", "zip archive"),
         (b"\x89PNG\r\n\x1a\n", "PNG image"),
-        (b"{\"segments\": []}", "JSON"),
+        (b"{\"loss\": 1}", "valid JSON, but not a memory snapshot"),
+        (b"{\"segments\": [", "JSON"),
         (b"hello world, this is text\n", "text file"),
         (
             b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\nq\x00.",
