@@ -131,11 +131,12 @@ const TWIN_ALSO = 'Constructor-Sun__code_location__memory_snapshot.pickle';
 const TWINS = path.join(ROOT, 'target/web-test/twins');
 const GENERATE = path.join(ROOT, 'tests/fixtures/generate.py');
 
-/** `generate.py twins SRC` into target/web-test/twins (kept while newer than generate.py): {json, 'json.gz', pt}. */
+/** `generate.py twins SRC` into target/web-test/twins (kept while newer than generate.py and formats.py): {json, 'json.gz', pt}. */
 function twinsOf(src) {
   const stem = path.basename(src).replace(/\.gz$/, '').replace(/\.[^.]+$/, '');
   const out = Object.fromEntries(['json', 'json.gz', 'pt'].map((e) => [e, path.join(TWINS, `${stem}.${e}`)]));
-  const fresh = (f) => fs.existsSync(f) && fs.statSync(f).mtimeMs >= fs.statSync(GENERATE).mtimeMs;
+  const writers = [GENERATE, path.join(ROOT, 'tests/fixtures/formats.py')].map((f) => fs.statSync(f).mtimeMs);
+  const fresh = (f) => fs.existsSync(f) && writers.every((w) => fs.statSync(f).mtimeMs >= w);
   if (!Object.values(out).every(fresh)) {
     fs.mkdirSync(TWINS, { recursive: true });
     execFileSync('python3', [GENERATE, 'twins', src, TWINS], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });

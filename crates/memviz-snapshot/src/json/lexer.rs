@@ -302,22 +302,9 @@ pub(super) fn number(buf: &[u8], start: usize) -> Result<Option<(Num, usize)>, L
     let mut float = false;
     if next == b'.' {
         float = true;
-        i += 1;
-        let from = i;
-        while buf.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-        }
-        let Some(&b) = buf.get(i) else {
-            return Ok(None);
-        };
-        if i == from {
-            return Err(LexError::new(
-                i,
-                format!(
-                    "invalid number: expected a digit after '.', found {}",
-                    shown(b)
-                ),
-            ));
+        match digits(buf, i + 1, "after '.'")? {
+            Some(end) => i = end,
+            None => return Ok(None),
         }
     }
     if matches!(buf.get(i), Some(b'e' | b'E')) {
@@ -326,21 +313,9 @@ pub(super) fn number(buf: &[u8], start: usize) -> Result<Option<(Num, usize)>, L
         if matches!(buf.get(i), Some(b'+' | b'-')) {
             i += 1;
         }
-        let from = i;
-        while buf.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-        }
-        let Some(&b) = buf.get(i) else {
-            return Ok(None);
-        };
-        if i == from {
-            return Err(LexError::new(
-                i,
-                format!(
-                    "invalid number: expected a digit in the exponent, found {}",
-                    shown(b)
-                ),
-            ));
+        match digits(buf, i, "in the exponent")? {
+            Some(end) => i = end,
+            None => return Ok(None),
         }
     }
     if i - start > MAX_NUMBER_LEN {
@@ -542,4 +517,27 @@ mod tests {
         assert_eq!(literal(b"tr", 0, b"true"), Ok(None));
         assert!(literal(b"trap", 0, b"true").is_err());
     }
+}
+
+/// The end of the digits from `from` (at least one, `where` they were expected in the error),
+/// or `None` when the buffer ends before a byte that is no digit (the number may go on in the
+/// next chunk).
+fn digits(buf: &[u8], from: usize, place: &str) -> Result<Option<usize>, LexError> {
+    let mut i = from;
+    while buf.get(i).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+    }
+    let Some(&b) = buf.get(i) else {
+        return Ok(None);
+    };
+    if i == from {
+        return Err(LexError::new(
+            i,
+            format!(
+                "invalid number: expected a digit {place}, found {}",
+                shown(b)
+            ),
+        ));
+    }
+    Ok(Some(i))
 }
