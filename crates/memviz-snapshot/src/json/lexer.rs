@@ -422,6 +422,29 @@ pub(super) fn literal(buf: &[u8], at: usize, lit: &[u8]) -> Result<Option<usize>
     ))
 }
 
+/// The end of the digits from `from` (at least one, `where` they were expected in the error),
+/// or `None` when the buffer ends before a byte that is no digit (the number may go on in the
+/// next chunk).
+fn digits(buf: &[u8], from: usize, place: &str) -> Result<Option<usize>, LexError> {
+    let mut i = from;
+    while buf.get(i).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+    }
+    let Some(&b) = buf.get(i) else {
+        return Ok(None);
+    };
+    if i == from {
+        return Err(LexError::new(
+            i,
+            format!(
+                "invalid number: expected a digit {place}, found {}",
+                shown(b)
+            ),
+        ));
+    }
+    Ok(Some(i))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -517,27 +540,4 @@ mod tests {
         assert_eq!(literal(b"tr", 0, b"true"), Ok(None));
         assert!(literal(b"trap", 0, b"true").is_err());
     }
-}
-
-/// The end of the digits from `from` (at least one, `where` they were expected in the error),
-/// or `None` when the buffer ends before a byte that is no digit (the number may go on in the
-/// next chunk).
-fn digits(buf: &[u8], from: usize, place: &str) -> Result<Option<usize>, LexError> {
-    let mut i = from;
-    while buf.get(i).is_some_and(u8::is_ascii_digit) {
-        i += 1;
-    }
-    let Some(&b) = buf.get(i) else {
-        return Ok(None);
-    };
-    if i == from {
-        return Err(LexError::new(
-            i,
-            format!(
-                "invalid number: expected a digit {place}, found {}",
-                shown(b)
-            ),
-        ));
-    }
-    Ok(Some(i))
 }
