@@ -175,6 +175,16 @@ async function selectFile(page, index, name) {
   await page.waitForFunction((n) => document.getElementById('file-name').textContent === n, name);
 }
 
+/** Waits until the worker drew a frame at the canvas's current size (before a screenshot). */
+async function drawnAtSize(page) {
+  await poll(async () => {
+    const [w, h] = await page.evaluate(() => [document.getElementById('plot').clientWidth, document.getElementById('plot').clientHeight]);
+    const g = (await viewerState(page)).geometry;
+    return g.css_w === w && g.css_h === h;
+  }, 'the worker has the canvas size', 10_000);
+  await page.evaluate(() => window.memviz.view({ method: 'state' })); // after the next frame
+}
+
 /** The no-trace note over the plot: its text, or null when hidden. */
 const noTrace = (page) => page.evaluate(() => {
   const box = document.getElementById('no-trace');
@@ -293,6 +303,7 @@ for (const backend of BACKENDS) {
       assert.equal(await beside.isVisible(), true, 'the sentence stands in for the empty event list');
       assert.match(await beside.textContent(), /^This snapshot has no trace: .*the map shows them, and there are no events to list/);
       assert.equal(await page.locator('#state-list').isVisible(), false, 'no empty list');
+      await drawnAtSize(page);
       await page.screenshot({ path: shot('segment-list-state') });
       for (const view of TIMELINES) {
         await page.evaluate((v) => window.memviz.setView(v), view);
@@ -307,7 +318,10 @@ for (const backend of BACKENDS) {
         assert.ok(box.x >= plot.x && box.x + box.width <= plot.x + plot.width && box.y >= plot.y
           && box.y + box.height <= plot.y + plot.height / 2, `${view}: the note sits in the plot's upper half`);
         assert.ok((await viewerState(page)).elements > 0, `${view}: the flat step is drawn`);
-        if (view === 'active') await page.screenshot({ path: shot('segment-list-timeline') });
+        if (view === 'active') {
+          await drawnAtSize(page);
+          await page.screenshot({ path: shot('segment-list-timeline') });
+        }
       }
       await page.click('#no-trace-state');
       await poll(async () => (await viewerState(page)).view === 'state', 'the button shows the State History');

@@ -238,7 +238,8 @@ function startViewer() {
         + 'only. Try a current Chrome, Edge or Firefox, or enable hardware acceleration.';
       clearError();
     }
-    new ResizeObserver(() => resize()).observe(els.canvas);
+    canvasObserver = new ResizeObserver(() => resize(true));
+    canvasObserver.observe(els.canvas);
     sendTheme(c);
     return c;
   });
@@ -297,6 +298,9 @@ function restartViewer(sources, message) {
   els.canvas = fresh;
   wireCanvas(fresh);
   plotHint.watch(fresh);
+  // The new worker's observer watches the new canvas.
+  if (canvasObserver !== null) canvasObserver.disconnect();
+  canvasObserver = null;
   lastSize = '';
   filesOpen = 0;
   openedSources = [];
@@ -329,7 +333,15 @@ function canvasSize() {
   return [els.canvas.clientWidth, els.canvas.clientHeight];
 }
 
-function resize() {
+/** Watches the canvas's size (made when the worker is ready). @type {ResizeObserver | null} */
+let canvasObserver = null;
+
+/**
+ * Sends the canvas's size to the worker when it changed: on the observer's report, or when
+ * the page reads it itself (open() lays the plot out before a file goes to the worker).
+ * @param {boolean} [observed]  called by the ResizeObserver
+ */
+function resize(observed = false) {
   if (client === null) return;
   const [w, h] = canvasSize();
   if (w < 1 || h < 1) return;
@@ -337,6 +349,14 @@ function resize() {
   if (size.join() === lastSize) return;
   lastSize = size.join();
   client.send({ method: 'resize', css_w: size[0], css_h: size[1], dpr: size[2] }, { panel: filesOpen > 0 });
+  // A size read here, not reported by the observer, leaves the observer's last report behind:
+  // back at that size before its next delivery (a timeline, then open() of a file that shows
+  // the State History, whose list narrows the canvas again), it would stay silent and the
+  // worker keep this one. Observing anew makes its next delivery report the size as it is then.
+  if (!observed && canvasObserver !== null) {
+    canvasObserver.unobserve(els.canvas);
+    canvasObserver.observe(els.canvas);
+  }
 }
 
 // ----- opening ------------------------------------------------------------------------------
@@ -518,11 +538,6 @@ function showPanel(panelJson, table, summary) {
   showNotice(panel.files[file] || '', panel.notice);
   showNoTrace(panel.no_trace, view);
   showView(view, panelKey(panel));
-  // The view's layout may have resized the canvas (the State History's list beside it): send
-  // the size now. The ResizeObserver alone can miss it: it stays silent when the canvas is back
-  // at the size it last reported (open() reads the size itself, so a timeline → open → State
-  // History flip between two of its deliveries went A → B → A for it, and the worker kept B).
-  resize();
   filesAndCompare.refresh();
   const timelineKey = `${panelKey(panel)}/${view}`;
   if (timelineKey !== lastTimelineKey) {
