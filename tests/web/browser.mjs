@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const DIST = path.join(ROOT, 'dist');
+/** The built page: dist/, or `MEMVIZ_DIST` (a second build beside it, e.g. while dist/ is rebuilt). */
+export const DIST = process.env.MEMVIZ_DIST ? path.resolve(process.env.MEMVIZ_DIST) : path.join(ROOT, 'dist');
 export const CLI = path.join(ROOT, 'target/release/memviz');
 export const GENERATE = path.join(ROOT, 'tests/fixtures/generate.py');
 export const SCREENSHOTS = path.join(ROOT, 'target/screenshots');

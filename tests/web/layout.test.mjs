@@ -11,7 +11,7 @@ import path from 'node:path';
 import { decodePng } from './page_png.mjs';
 import { serveDist } from './serve_dist.mjs';
 import {
-  ROOT, SCREENSHOTS, TIMEOUT_MS, generate, poll, startChromium, requireBuilt, viewerState, pagePoint, BACKENDS,
+  DIST, ROOT, SCREENSHOTS, TIMEOUT_MS, generate, poll, startChromium, requireBuilt, viewerState, pagePoint, BACKENDS,
 } from './browser.mjs';
 
 const FIXTURES = path.join(ROOT, 'target/page-fixtures');
@@ -28,7 +28,7 @@ before(async () => {
   generate(fixture('small/multidevice.pickle'), 'small', fixture('small'));
   generate(fixture('landmarks.pickle'), 'landmarks', fixture('landmarks.pickle'));
   generate(fixture('oomdevice.pickle'), 'oomdevice', fixture('oomdevice.pickle'));
-  server = await serveDist(path.join(ROOT, 'dist'), '/', () => {});
+  server = await serveDist(DIST, '/', () => {});
   baseUrl = `http://127.0.0.1:${server.address().port}/`;
 });
 
