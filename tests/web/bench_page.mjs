@@ -269,8 +269,8 @@ async function runSteps({ plan, quietMs, capMs }) {
     const presentedMs = presentedAt - t0;
     const mine = frames.slice(seen);
     out.push({
-      method,
-      args,
+      method: request.method,
+      args: Object.entries(request).filter(([k]) => k !== 'method').map(([, v]) => v),
       ms,
       frameMs,
       frames: mine.length,
