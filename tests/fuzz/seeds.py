@@ -1,16 +1,29 @@
 #!/usr/bin/env python3
 """Memo-heavy fuzz seeds (issue 14): the shapes that made small files ask for gigabytes, at a
 size the fuzzers run fast (each under 4 KiB), so that mutations explore around them; and small
-JSON snapshots (issue 28) for the loader's JSON reader.
+JSON snapshots and zip archives (issue 28) for the loader's JSON and zip readers.
 
     python3 tests/fuzz/seeds.py DIR     # writes seed-memo-*.bin into DIR
+
+The zip archives: torch.save's layout (tests/fixtures/formats.py `TorchZip`, as
+`generate.py twins` writes it) of a small snapshot dict, of a list of segments and of a JSON
+text; a checkpoint (`generate.py checkpoint`: a pickle naming torch storages); a zip without a
+data.pkl (`generate.py zipjunk`); Python's zipfile with the data.pkl stored with its sizes in
+the local header, deflated, deflated to a stream (sizes in a data descriptor), and with zip64
+extra fields (`force_zip64`).
 
 Each file starts with the control byte 63 (as the seeds `cargo xtask fuzz` writes), then the
 file. Standard library only; deterministic (gzip with mtime 0)."""
 import gzip
+import io
 import os
+import pickle
 import struct
 import sys
+import zipfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+import formats  # noqa: E402  (tests/fixtures/formats.py: torch.save's zip layout)
 
 CONTROL = bytes([63])
 
@@ -247,6 +260,92 @@ def json_snapshot(events=12, cut=None):
     return text if cut is None else text[:cut]
 
 
+def small_snapshot():
+    """A small snapshot dict, as `torch.cuda.memory._snapshot()` returns it."""
+    frames = [{"name": "f", "filename": "a.py", "line": 1}]
+    seg = {"device": 0, "address": 1 << 32, "total_size": 4096, "allocated_size": 512,
+           "active_size": 512, "requested_size": 500, "stream": 0, "segment_type": "small",
+           "segment_pool_id": (0, 0), "is_expandable": False, "frames": frames,
+           "blocks": [{"address": 1 << 32, "size": 512, "requested_size": 500,
+                       "state": "active_allocated", "frames": frames},
+                      {"address": (1 << 32) + 512, "size": 3584, "requested_size": 0,
+                       "state": "inactive", "frames": []}]}
+    trace = [{"action": a, "addr": 1 << 32, "size": 500, "stream": 0, "time_us": 1000 + i,
+              "frames": frames} for i, a in enumerate(["alloc", "free_requested",
+                                                       "free_completed", "alloc"])]
+    return {"segments": [seg], "device_traces": [trace], "allocator_settings": {}}
+
+
+def torch_zip(data_pkl, storages=(), archive="snap"):
+    """torch.save's archive of a pickle (formats.write_torch_save, in memory)."""
+    f = io.BytesIO()
+    z = formats.TorchZip(f, archive)
+    z.record("data.pkl", data_pkl)
+    z.record(".format_version", b"1")
+    z.record(".storage_alignment", b"64")
+    z.record("byteorder", b"little")
+    for key, data in storages:
+        z.record("data/%s" % key, data)
+    z.finish()
+    return f.getvalue()
+
+
+class Unseekable(io.RawIOBase):
+    """A write-only stream zipfile cannot seek in: it writes data descriptors."""
+
+    def __init__(self):
+        self.b = bytearray()
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        self.b += b
+        return len(b)
+
+
+def python_zip(data_pkl, method, stream=False, zip64=False):
+    """Python's zipfile: `snap/byteorder` and `snap/data.pkl` (stored or deflated)."""
+    f = Unseekable() if stream else io.BytesIO()
+    with zipfile.ZipFile(f, "w") as z:
+        for name, data in (("snap/byteorder", b"little"), ("snap/data.pkl", data_pkl)):
+            info = zipfile.ZipInfo(name, date_time=(2024, 1, 2, 3, 4, 6))
+            info.compress_type = method
+            with z.open(info, "w", force_zip64=zip64) as w:
+                w.write(data)
+    return bytes(f.b) if stream else f.getvalue()
+
+
+def zip_junk():
+    """`generate.py zipjunk`: two text files, no data.pkl."""
+    f = io.BytesIO()
+    with zipfile.ZipFile(f, "w") as z:
+        for name, text, method in formats.JUNK:
+            info = zipfile.ZipInfo(name, date_time=(2024, 1, 2, 3, 4, 6))
+            info.compress_type = method
+            z.writestr(info, text)
+    return f.getvalue()
+
+
+def zip_seeds():
+    snap = pickle.dumps(small_snapshot(), protocol=2)
+    segments = pickle.dumps(small_snapshot()["segments"], protocol=2)
+    return {
+        "zip-torch": torch_zip(snap),
+        "zip-torch-segments": torch_zip(segments, archive="snapshot_50"),
+        "zip-torch-json": torch_zip(json_snapshot(4)),
+        "zip-checkpoint": torch_zip(formats.checkpoint_pickle(),
+                                    [("0", struct.pack("<4f", 1.0, 2.0, 3.0, 4.0))]),
+        "zip-junk": zip_junk(),
+        "zip-stored": python_zip(snap, zipfile.ZIP_STORED),
+        "zip-deflated": python_zip(snap, zipfile.ZIP_DEFLATED),
+        "zip-deflated-stream": python_zip(snap, zipfile.ZIP_DEFLATED, stream=True),
+        "zip-zip64": python_zip(snap, zipfile.ZIP_STORED, zip64=True),
+        "zip-zip64-deflated-stream": python_zip(snap, zipfile.ZIP_DEFLATED, stream=True,
+                                                zip64=True),
+    }
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out, exist_ok=True)
@@ -274,6 +373,8 @@ def main():
         "json-bare-bom": b"\xef\xbb\xbf " + json_snapshot()[len(b'{"segments": '):].split(b', "device_traces"')[0],
         "json.gz": gzip.compress(json_snapshot(6), mtime=0),
     }
+    # Zip archives (issue 28): torch.save's layout and what other writers do.
+    seeds.update(zip_seeds())
     for name, body in seeds.items():
         assert len(body) < 4096, (name, len(body))
         with open(os.path.join(out, "seed-memo-%s.bin" % name), "wb") as f:

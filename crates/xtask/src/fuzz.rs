@@ -7,7 +7,9 @@ use super::*;
 
 /// The cargo-fuzz crate (outside the workspace) and its targets, in the order they run.
 const FUZZ_DIR: &str = "tests/fuzz";
-const FUZZ_TARGETS: [&str; 3] = ["unpickle", "snapshot", "analysis"];
+const FUZZ_TARGETS: [&str; 5] = ["unpickle", "snapshot", "analysis", "json", "zip"];
+/// cargo-fuzz from crates.io, pinned (`cargo install cargo-fuzz --version … --locked`).
+const CARGO_FUZZ_VERSION: &str = "0.13.2";
 /// libFuzzer's RSS limit: the process (libFuzzer, ASan and the corpus included) above this is an
 /// out-of-memory failure.
 const FUZZ_RSS_LIMIT_MB: u64 = 2048;
@@ -20,14 +22,18 @@ const FUZZ_MALLOC_LIMIT_MB: u64 = 256;
 /// One input running longer than this is a failure (a hang or a super-linear blow-up: a
 /// quadratic path on a few KB runs for seconds, not a minute; issue 14).
 const FUZZ_TIMEOUT_SECS: u64 = 10;
-/// libFuzzer's dictionary: opcode runs of memo-heavy shapes and the snapshot's keys.
+/// libFuzzer's dictionary: opcode runs of memo-heavy shapes, the snapshot's keys, JSON tokens
+/// and zip records.
 const FUZZ_DICT: &str = "tests/fuzz/pickle.dict";
 /// The first byte of every seed: the targets read one control byte (chunk size, picks) before
-/// the file. 63: chunks of 64 bytes for `unpickle` and `snapshot`.
+/// the file. 63: chunks of 64 bytes for `unpickle`, `snapshot`, `json` and `zip` (for `zip`, its
+/// top bits 0: the bytes are the archive).
 const FUZZ_SEED_PREFIX: u8 = 63;
 /// Seeds larger than this only slow libFuzzer down.
 const FUZZ_MAX_SEED_BYTES: u64 = 256 * 1024;
-/// Seeds at most this size also get a gzip'd copy (the snapshot loader sniffs gzip).
+/// Seeds at most this size also get a gzip'd copy (the snapshot loader sniffs gzip), a
+/// torch.save-layout zip of it and its JSON text when that is at most this size too
+/// (`tests/fixtures/formats.py`, as `generate.py twins` writes them).
 const FUZZ_MAX_GZIP_SEED_BYTES: u64 = 64 * 1024;
 
 /// `cargo xtask fuzz` options.
@@ -113,8 +119,9 @@ fn fuzz_artifacts(dir: &Path) -> Vec<String> {
     v
 }
 
-/// Generated fixtures (`generate.py small`) and gzip'd copies of the small ones, as seeds: each
-/// file with the targets' control byte in front. Returns (name, bytes).
+/// Generated fixtures (`generate.py small`), gzip'd, torch.save'd (`.pt`) and JSON copies of the
+/// small ones, and `seeds.py`'s, as seeds: each file with the targets' control byte in front. Returns
+/// (name, bytes).
 fn fuzz_seeds() -> Result<Vec<(String, Vec<u8>)>> {
     let dir = Path::new("target/fuzz-seeds");
     let dir_arg = dir.to_string_lossy().into_owned();
@@ -124,11 +131,21 @@ fn fuzz_seeds() -> Result<Vec<(String, Vec<u8>)>> {
     ))?;
     let gz = format!(
         "import gzip, os, sys\n\
+         sys.path.insert(0, 'tests/fixtures')\n\
+         import formats\n\
          d = sys.argv[1]\n\
          for n in sorted(os.listdir(d)):\n\
          \x20   p = os.path.join(d, n)\n\
          \x20   if n.endswith('.pickle') and os.path.getsize(p) <= {FUZZ_MAX_GZIP_SEED_BYTES}:\n\
-         \x20       open(p + '.gz', 'wb').write(gzip.compress(open(p, 'rb').read(), mtime=0))\n"
+         \x20       data = open(p, 'rb').read()\n\
+         \x20       open(p + '.gz', 'wb').write(gzip.compress(data, mtime=0))\n\
+         \x20       formats.write_torch_save(p[:-len('.pickle')] + '.pt', data)\n\
+         \x20       try:\n\
+         \x20           text = formats.json_text(formats.read_snapshot(p), p).encode()\n\
+         \x20       except SystemExit:\n\
+         \x20           continue\n\
+         \x20       if len(text) <= {FUZZ_MAX_GZIP_SEED_BYTES}:\n\
+         \x20           open(p[:-len('.pickle')] + '.json', 'wb').write(text)\n"
     );
     run(cmd("python3", ["-c", &gz, &dir_arg]))?;
     // The memo-heavy shapes of issue 14 (seed-memo-*.bin, the control byte already in front).
@@ -140,7 +157,10 @@ fn fuzz_seeds() -> Result<Vec<(String, Vec<u8>)>> {
             .metadata()
             .is_ok_and(|m| m.is_file() && m.len() <= FUZZ_MAX_SEED_BYTES);
         let name = entry.file_name().to_string_lossy().into_owned();
-        if small && (name.ends_with(".pickle") || name.ends_with(".gz")) {
+        let fixture = [".pickle", ".gz", ".pt", ".json"]
+            .iter()
+            .any(|e| name.ends_with(e));
+        if small && fixture {
             let body = fs::read(entry.path())
                 .map_err(|e| format!("cannot read {}: {e}", entry.path().display()))?;
             let mut bytes = vec![FUZZ_SEED_PREFIX];
@@ -154,6 +174,53 @@ fn fuzz_seeds() -> Result<Vec<(String, Vec<u8>)>> {
     }
     seeds.sort();
     Ok(seeds)
+}
+
+/// The seeds a target gets: every seed, but only JSON texts (raw, or gzip'd ones named so by
+/// `seeds.py`) for `json` and only zip archives for `zip`, so their runs stay on the reader they
+/// test.
+fn fuzz_seed_for(target: &str, name: &str, bytes: &[u8]) -> bool {
+    let file = bytes.get(1..).unwrap_or_default();
+    match target {
+        "json" => {
+            let text = file.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(file);
+            let first = text.iter().find(|b| !b.is_ascii_whitespace());
+            matches!(first, Some(b'{' | b'['))
+                || (file.starts_with(&[0x1f, 0x8b]) && name.contains("json"))
+        }
+        "zip" => file.starts_with(b"PK\x03\x04"),
+        _ => true,
+    }
+}
+
+/// cargo-fuzz at [`CARGO_FUZZ_VERSION`], installed from crates.io when `cargo fuzz --version`
+/// reports another version or none.
+fn ensure_cargo_fuzz() -> Result<()> {
+    let installed = || {
+        quiet_output("cargo", &["fuzz", "--version"])
+            .is_some_and(|out| out.contains("cargo-fuzz") && out.contains(CARGO_FUZZ_VERSION))
+    };
+    if installed() {
+        return Ok(());
+    }
+    eprintln!(
+        "fuzz: cargo-fuzz {CARGO_FUZZ_VERSION} missing; building it (a few minutes on 2 cores)"
+    );
+    run(cmd(
+        "cargo",
+        [
+            "install",
+            "cargo-fuzz",
+            "--version",
+            CARGO_FUZZ_VERSION,
+            "--locked",
+        ],
+    ))?;
+    if installed() {
+        Ok(())
+    } else {
+        Err(format!("cargo-fuzz {CARGO_FUZZ_VERSION} was installed but `cargo fuzz --version` does not report it; is another cargo-fuzz earlier on PATH?"))
+    }
 }
 
 /// Runs one target; its libFuzzer output goes to stderr (without the per-input NEW / REDUCE
@@ -249,9 +316,7 @@ pub(crate) fn fuzz(a: &FuzzArgs) -> Result<()> {
     if !toolchains.lines().any(|l| l.starts_with("nightly")) {
         return Err("cargo fuzz needs a nightly toolchain (`rustup toolchain install nightly`), and none is installed".to_owned());
     }
-    if quiet_output("cargo", &["fuzz", "--version"]).is_none_or(|out| !out.contains("cargo-fuzz")) {
-        run(cmd("cargo", ["install", "cargo-fuzz", "--locked"]))?;
-    }
+    ensure_cargo_fuzz()?;
     let targets: Vec<&str> = match &a.target {
         Some(t) => vec![t.as_str()],
         None => FUZZ_TARGETS.to_vec(),
@@ -269,14 +334,18 @@ pub(crate) fn fuzz(a: &FuzzArgs) -> Result<()> {
         let corpus = Path::new(FUZZ_DIR).join("corpus").join(target);
         fs::create_dir_all(&corpus)
             .map_err(|e| format!("cannot create {}: {e}", corpus.display()))?;
-        for (name, bytes) in &seeds {
+        let mine: Vec<_> = seeds
+            .iter()
+            .filter(|(name, bytes)| fuzz_seed_for(target, name, bytes))
+            .collect();
+        for (name, bytes) in &mine {
             let to = corpus.join(name);
             if fs::read(&to).ok().as_ref() != Some(bytes) {
                 fs::write(&to, bytes)
                     .map_err(|e| format!("cannot write the seed {}: {e}", to.display()))?;
             }
         }
-        eprintln!("\n==> fuzz target `{target}` ({} seeds)", seeds.len());
+        eprintln!("\n==> fuzz target `{target}` ({} seeds)", mine.len());
         let started = Instant::now();
         let stats = fuzz_target(target, &corpus, a)?;
         rows.push((*target, stats, started.elapsed().as_secs_f64()));
@@ -358,5 +427,29 @@ mod tests {
         assert_eq!(fuzz_execs(fork), 60673);
         assert_eq!(fuzz_execs("Done 77 runs in 0 second(s)\n"), 77);
         assert_eq!(fuzz_execs(""), 0);
+    }
+
+    #[test]
+    fn json_and_zip_get_their_own_seeds() {
+        let seed = |file: &[u8]| [&[FUZZ_SEED_PREFIX][..], file].concat();
+        let (json, bom) = (seed(b" {\"a\": 1}"), seed(b"\xEF\xBB\xBF[]"));
+        let (gz, zip, pickle) = (
+            seed(b"\x1f\x8b\x08"),
+            seed(b"PK\x03\x04\x14"),
+            seed(b"\x80\x02}."),
+        );
+        for s in [&json, &bom] {
+            assert!(fuzz_seed_for("json", "seed-a.pickle", s) && !fuzz_seed_for("zip", "x", s));
+        }
+        assert!(fuzz_seed_for("json", "seed-memo-json.gz.bin", &gz));
+        assert!(!fuzz_seed_for("json", "seed-a.pickle.gz", &gz));
+        assert!(fuzz_seed_for("zip", "seed-a.pt", &zip) && !fuzz_seed_for("json", "x", &zip));
+        assert!(!fuzz_seed_for("json", "x", &pickle) && !fuzz_seed_for("zip", "x", &pickle));
+        for t in ["unpickle", "snapshot", "analysis"] {
+            assert!([&json, &zip, &pickle]
+                .iter()
+                .all(|s| fuzz_seed_for(t, "x", s)));
+        }
+        assert!(parse(&["--target", "zip"]).is_ok() && parse(&["--target", "json"]).is_ok());
     }
 }

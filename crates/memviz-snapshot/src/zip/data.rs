@@ -2,7 +2,8 @@
 //! unknown size (flag bit 3), and the data descriptor after an entry (APPNOTE.TXT §4.3.9).
 
 use super::header::{
-    descriptor_crc, descriptor_lengths, is_next_record, stored_descriptor_before, SIG_DESCRIPTOR,
+    descriptor_crc, descriptor_lengths, is_next_record, may_start_next_record,
+    stored_descriptor_before, SIG_DESCRIPTOR,
 };
 use super::messages::check_crc;
 use super::{Sink, State, ZipStream};
@@ -17,7 +18,7 @@ const INFLATE_BUF: usize = 32 << 10;
 const SCAN_PIECE: usize = 64 << 10;
 /// The longest data descriptor (signature, crc-32, two 8-byte sizes) and a signature's first
 /// three bytes: the tail a scan keeps between pieces.
-const SCAN_TAIL: usize = 24 + 3;
+pub(super) const SCAN_TAIL: usize = 24 + 3;
 
 impl ZipStream {
     /// Inflates deflated data: to the sink for the snapshot entry, else to nowhere (to find
@@ -41,23 +42,39 @@ impl ZipStream {
             loop {
                 let rest = input.get(used..avail).unwrap_or_default();
                 let (in0, out0) = (z.total_in(), z.total_out());
-                let status = z
-                    .decompress(rest, &mut self.out, FlushDecompress::None)
-                    .map_err(|e| {
-                        c.local.error(
-                            Malformed,
-                            c.data_at,
-                            &format!(
-                                "has corrupt deflate data ({e}) in the data starting here: the \
-                                 zip archive is damaged; copy or save it again"
-                            ),
-                        )
-                    })?;
+                // A fault in the deflate data is returned after the bytes inflated before it
+                // went to the sink, as in a call that ended before the fault; and the sink gets
+                // at most the bytes the local header says before the entry is refused for
+                // inflating to more, as in calls that inflate a few bytes at a time. So the
+                // entry's loader sees the same bytes, and the load fails the same way (its own
+                // error first, when those bytes hold one), however the archive is chunked
+                // (found by the `zip` fuzz target: crash-ca15d920, crash-cfcb1a33).
+                let result = z.decompress(rest, &mut self.out, FlushDecompress::None);
                 let consumed = usize::try_from(z.total_in() - in0).unwrap_or(usize::MAX);
                 let produced = usize::try_from(z.total_out() - out0).unwrap_or(usize::MAX);
                 used += consumed;
                 c.consumed += consumed as u64;
+                let before = c.bytes;
                 c.bytes += produced as u64;
+                let sized = c.emit && !c.local.has_descriptor();
+                if c.emit {
+                    let cap = if sized { c.local.usize } else { u64::MAX };
+                    let keep = usize::try_from(cap.saturating_sub(before))
+                        .unwrap_or(usize::MAX)
+                        .min(produced);
+                    c.emit(self.out.get(..keep).unwrap_or_default(), sink)?;
+                }
+                if sized && c.bytes > c.local.usize {
+                    return Err(c.local.error(
+                        Malformed,
+                        c.data_at,
+                        &format!(
+                            "inflates to more than the {} bytes its local header says: the \
+                             zip archive is damaged; copy or save it again",
+                            c.local.usize
+                        ),
+                    ));
+                }
                 let limit = c
                     .consumed
                     .saturating_mul(GZIP_MAX_RATIO)
@@ -75,20 +92,16 @@ impl ZipStream {
                         ),
                     ));
                 }
-                if c.emit {
-                    c.emit(self.out.get(..produced).unwrap_or_default(), sink)?;
-                    if !c.local.has_descriptor() && c.bytes > c.local.usize {
-                        return Err(c.local.error(
-                            Malformed,
-                            c.data_at,
-                            &format!(
-                                "inflates to more than the {} bytes its local header says: the \
-                                 zip archive is damaged; copy or save it again",
-                                c.local.usize
-                            ),
-                        ));
-                    }
-                }
+                let status = result.map_err(|e| {
+                    c.local.error(
+                        Malformed,
+                        c.data_at,
+                        &format!(
+                            "has corrupt deflate data ({e}) in the data starting here: the zip \
+                             archive is damaged; copy or save it again"
+                        ),
+                    )
+                })?;
                 if status == Status::StreamEnd {
                     *ended = true;
                     break;
@@ -244,6 +257,20 @@ impl ZipStream {
              zip header comes after its data: the zip archive is damaged; copy or save it again",
         ))
     }
+}
+
+/// Where the input ended during a scan (stored data of unknown size): the data's end and its
+/// descriptor's crc-32 when the held bytes end with a matching data descriptor, then at most
+/// the first 3 bytes of a next record's signature (a cut right after the descriptor). `seen`
+/// is how many of the data's bytes were handed on before `buf`.
+pub(super) fn scan_end_at_eof(buf: &[u8], seen: u64, zip64: bool) -> Option<(usize, u32)> {
+    (0..=3usize.min(buf.len())).find_map(|tail| {
+        let q = buf.len() - tail;
+        if !may_start_next_record(buf.get(q..).unwrap_or_default()) {
+            return None;
+        }
+        stored_descriptor_before(buf, q, seen + q as u64, zip64).map(|(dlen, crc)| (q - dlen, crc))
+    })
 }
 
 /// The next record starts at `buf[q..]`, where `buf` held `old` bytes before this push's

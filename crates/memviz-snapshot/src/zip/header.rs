@@ -85,6 +85,14 @@ pub(super) fn is_next_record(sig: &[u8]) -> bool {
     sig == SIG_LOCAL || is_after_entries(sig)
 }
 
+/// Whether `bytes` (at most 3 of them, where the input ended) can be the start of a next
+/// record's signature.
+pub(super) fn may_start_next_record(bytes: &[u8]) -> bool {
+    std::iter::once(&SIG_LOCAL)
+        .chain(SIG_AFTER_ENTRIES.iter())
+        .any(|s| s.starts_with(bytes))
+}
+
 fn is_after_entries(sig: &[u8]) -> bool {
     SIG_AFTER_ENTRIES.iter().any(|s| s == sig)
 }

@@ -186,12 +186,21 @@ impl ZipStream {
             State::End => return Err(self.no_snapshot()),
             State::Done => true,
             State::Descriptor(_) if emit => true,
-            State::Scan { buf, .. } if emit => {
+            State::Scan { buf, seen } if emit => {
+                // Cut after the data descriptor: the entry is whole (the descriptor is not data).
+                // Cut elsewhere: the last bytes held may be the start of the descriptor, so only
+                // those before them are surely data (a cut entry loses at most 27 more bytes).
+                let zip64 = self.cur.as_ref().is_some_and(|c| c.local.zip64);
+                let end = data::scan_end_at_eof(buf, *seen, zip64);
+                let n = end.map_or(buf.len().saturating_sub(data::SCAN_TAIL), |(n, _)| n);
                 if let Some(c) = &mut self.cur {
-                    c.bytes += buf.len() as u64;
-                    c.emit(buf, sink)?;
+                    c.bytes += n as u64;
+                    c.emit(buf.get(..n).unwrap_or_default(), sink)?;
+                    if let Some((_, crc)) = end {
+                        check_crc(c, crc, self.pos - (buf.len() - n) as u64)?;
+                    }
                 }
-                false
+                end.is_some()
             }
             State::Data { .. } | State::Inflate { .. } if emit => false,
             _ => return Err(self.truncated()),
