@@ -3,6 +3,14 @@
 // back Rust's answers (typed by www/js/generated/, from the Rust structs): no snapshot data is
 // interpreted here. See www/README.md.
 
+import { showGpuNotice, noticeFor, showBackend } from './gpu_notice.js';
+
+/**
+ * Set once a worker died while WebGPU drew: the workers started after it use WebGL2 (`auto`
+ * only; a forced `?backend=` stays as asked).
+ */
+let webgpuBroken = '';
+
 /**
  * What a call asks for besides the method: `waitFrame` answers after the next animation frame
  * (the frame the call caused is drawn), `panel` also sends a new panel, `tooltip` (fire-and-forget
@@ -30,6 +38,8 @@
  * @property {(panel: string, table: string, summary: string) => void} [panel]
  * @property {(msg: {message: string, panicked?: boolean}) => void} [fatal]
  * @property {(msg: any) => void} [crashed]
+ * @property {(canvas: HTMLCanvasElement) => void} [canvas]  the GPU failed and the worker draws on
+ *   this fresh canvas now (it took the old one's place in the page): wire its input again
  */
 /** An open's end: the worker's `opened` / `failed` / `cancelled` message, passed through. @typedef {any} OpenDone */
 
@@ -75,6 +85,8 @@ export class ViewerClient {
     this.nextOpen = 1;
     /** @type {{backend: string, adapter: string, gpuError: string} | null} */
     this.info = null;
+    /** The canvas the worker draws on (replaced by a fresh one when the GPU fails). @type {HTMLCanvasElement | null} */
+    this.canvas = null;
     /** While starting: the promise of `start`. @type {{resolve: (c: ViewerClient) => void, reject: (e: Error) => void} | null} */
     this.starting = null;
     this.worker.onmessage = (ev) => this.onMessage(ev.data);
@@ -110,6 +122,15 @@ export class ViewerClient {
       const worker = new Worker(urls.worker || new URL('./worker.js', import.meta.url), { type: 'module', name: 'memviz' });
       const client = new ViewerClient(worker, handlers);
       client.starting = { resolve, reject };
+      client.canvas = canvas;
+      // A previous worker died while WebGPU drew: this one draws with WebGL2.
+      if (webgpuBroken !== '' && backend === 'auto') backend = 'webgl2';
+      // Tests: lose the GPU device mid-session (as a driver reset would); `trap`: and crash as a
+      // panic inside a WebGPU draw would (the worker is replaced by one on WebGL2).
+      Reflect.set(globalThis, 'memvizTestHooks', {
+        /** @param {boolean} [trap] */
+        loseDevice: (trap = false) => worker.postMessage({ type: 'lose-device', trap }),
+      });
       const offscreen = canvas.transferControlToOffscreen();
       const rect = { width: canvas.clientWidth, height: canvas.clientHeight };
       worker.postMessage({
@@ -146,6 +167,10 @@ export class ViewerClient {
     switch (msg.type) {
       case 'ready':
         this.info = { backend: msg.backend, adapter: msg.adapter, gpuError: msg.gpuError };
+        showBackend(this.info);
+        if (msg.webgpuFailed || webgpuBroken) {
+          showGpuNotice(noticeFor(msg.backend, msg.webgpuFailed || webgpuBroken, Boolean(webgpuBroken && !msg.webgpuFailed)));
+        }
         if (this.starting) {
           this.starting.resolve(this);
           this.starting = null;
@@ -162,7 +187,17 @@ export class ViewerClient {
       case 'progress':
         if (h.progress) h.progress(msg);
         break;
+      case 'gpu-lost':
+        this.freshCanvas(msg.message);
+        break;
+      case 'backend':
+        // The worker draws on the fresh canvas (or cannot draw at all any more).
+        this.info = { backend: msg.backend, adapter: msg.adapter, gpuError: msg.gpuError };
+        showBackend(this.info);
+        showGpuNotice(noticeFor(msg.backend, msg.failed || msg.gpuError, true));
+        break;
       case 'crashed': {
+        if (msg.gpu) webgpuBroken = String(msg.gpuReason || msg.message);
         // The open in progress (if any) failed with it; every pending call is answered.
         for (const [, p] of this.pending) p.reject(new Error('the viewer stopped'));
         this.pending.clear();
@@ -204,6 +239,22 @@ export class ViewerClient {
       default:
         break;
     }
+  }
+
+  /**
+   * The GPU failed (`gpu-lost`): a canvas hands its drawing to a worker only once, so a fresh
+   * one takes the old one's place and goes to the worker, which draws on it with WebGL2.
+   * @param {string} failed  why the GPU failed
+   */
+  freshCanvas(failed) {
+    const old = this.canvas;
+    if (old === null) return;
+    const fresh = /** @type {HTMLCanvasElement} */ (old.cloneNode(false));
+    old.replaceWith(fresh);
+    this.canvas = fresh;
+    const offscreen = fresh.transferControlToOffscreen();
+    this.worker.postMessage({ type: 'canvas', canvas: offscreen, failed }, [offscreen]);
+    if (this.handlers.canvas) this.handlers.canvas(fresh);
   }
 
   /**

@@ -32,11 +32,22 @@ function el(tag, text, className) {
 /**
  * The stack as a list: Python frames first (innermost first), then the other frames (C++,
  * notes) in a folded "n C++ frames" row. Without flags (a flamegraph path) one plain list.
+ * The last `explanation` lines are memory_viz's explanation of a missing stack (Rust's
+ * `explanation_lines`): shown as text under "No stack recorded", never counted as frames.
  * @param {string[]} frames
  * @param {boolean[]} python
+ * @param {number} [explanation]
  * @returns {HTMLElement[]}
  */
-export function stackNodes(frames, python) {
+export function stackNodes(frames, python, explanation = 0) {
+  const n = Math.min(Math.max(0, explanation | 0), frames.length);
+  if (n > 0) {
+    const notes = frames.slice(0, frames.length - n);
+    const box = el('div', undefined, 'no-stack');
+    box.append(el('div', 'No stack recorded', 'stack-head'));
+    for (const line of frames.slice(frames.length - n)) box.append(el('p', line));
+    return [...(notes.length > 0 ? [el('pre', notes.join('\n'))] : []), box];
+  }
   if (frames.length === 0) return [];
   const list = (/** @type {string[]} */ lines) => {
     const ol = el('ol');
@@ -158,7 +169,7 @@ export class DetailsPane {
       parts.push(dl);
     }
     if (tip.details.length > 0) parts.push(el('pre', tip.details.join('\n')));
-    parts.push(...stackNodes(tip.frames, tip.python));
+    parts.push(...stackNodes(tip.frames, tip.python, tip.explanation_lines));
     if (tip.forward_frames.length > 0) {
       parts.push(el('div', 'Forward pass (where this tensor was created)', 'stack-head'), el('pre', tip.forward_frames.join('\n')));
     }
@@ -186,7 +197,7 @@ export class DetailsPane {
       return;
     }
     e.title.textContent = `event ${sel.event}: ${sel.text.split('\n')[0].trim()}`;
-    const nodes = stackNodes(sel.frames, sel.python);
+    const nodes = stackNodes(sel.frames, sel.python, sel.explanation_lines);
     e.body.replaceChildren(...(nodes.length > 0 ? nodes : [el('p', '(no stack recorded)', 'hint')]));
     e.tooltip.hidden = false;
     e.empty.hidden = true;

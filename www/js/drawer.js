@@ -1,7 +1,93 @@
 // drawer.js: the panels (source lines, alive at a moment, leaks, files, compare, settings,
 // summary, the OOM explanation) as tabs of a drawer below the plot that opens above the fold.
 // Each panel stays a <details> element, so a panel loads on its own `toggle` event as before;
-// the drawer opens at most one of them and marks its tab.
+// the drawer opens at most one of them and marks its tab. The divider above the tabs
+// (`#drawer-splitter`: drag, or arrow keys / Page Up / Page Down / Home / End) sets the drawer's
+// height, kept for the session; whatever it says, an open drawer leaves the plot at least half
+// the window's height.
+
+/** sessionStorage key of the drawer's height (CSS px). */
+const HEIGHT_KEY = 'memviz-drawer-height';
+/** The drawer's height before any choice: a share of the window (then clamped). */
+const DEFAULT_FRACTION = 0.3;
+const MIN_H = 80;
+/** The plot keeps at least this share of the window's height. */
+const PLOT_FRACTION = 0.5;
+
+/** The stored height, or null. */
+function storedHeight() {
+  try {
+    const v = Number(sessionStorage.getItem(HEIGHT_KEY));
+    return Number.isFinite(v) && v > 0 ? v : null;
+  } catch {
+    return null; // storage blocked (a sandboxed iframe)
+  }
+}
+
+/**
+ * The divider between the plot and the open drawer.
+ * @param {HTMLElement} splitter
+ * @param {HTMLElement} body  `#drawer-body` (its max-height is `--drawer-h`)
+ * @param {() => HTMLElement | null} plot  the canvas (replaced after a restart)
+ */
+function wireDivider(splitter, body, plot) {
+  let wanted = storedHeight() ?? Math.round(window.innerHeight * DEFAULT_FRACTION);
+  /**
+   * Applies `wanted`, at most what leaves the plot half the window: the plot takes whatever
+   * height the drawer leaves (flex), so the drawer may grow by the plot's excess over half.
+   * Measured while the drawer is open (a closed one is applied when it opens).
+   */
+  const apply = () => {
+    const p = plot();
+    let h = Math.max(MIN_H, wanted);
+    if (p && body.getClientRects().length > 0) {
+      const max = body.getBoundingClientRect().height + p.getBoundingClientRect().height - window.innerHeight * PLOT_FRACTION;
+      h = Math.max(MIN_H, Math.min(h, Math.floor(max)));
+      splitter.setAttribute('aria-valuemax', String(Math.max(MIN_H, Math.floor(max))));
+    }
+    body.style.setProperty('--drawer-h', `${h}px`);
+    splitter.setAttribute('aria-valuenow', String(h));
+    splitter.setAttribute('aria-valuemin', String(MIN_H));
+    return h;
+  };
+  /** @param {number} h */
+  const set = (h) => {
+    wanted = Math.round(Math.max(MIN_H, h));
+    wanted = apply();
+    try {
+      sessionStorage.setItem(HEIGHT_KEY, String(wanted));
+    } catch {
+      // not kept: fine
+    }
+  };
+  splitter.addEventListener('pointerdown', (ev) => {
+    if (ev.button !== 0) return;
+    ev.preventDefault();
+    splitter.setPointerCapture(ev.pointerId);
+    const startY = ev.clientY;
+    const startH = body.getBoundingClientRect().height;
+    /** @param {PointerEvent} e */
+    const move = (e) => set(startH + (startY - e.clientY));
+    const up = () => {
+      splitter.removeEventListener('pointermove', move);
+      splitter.removeEventListener('pointerup', up);
+    };
+    splitter.addEventListener('pointermove', move);
+    splitter.addEventListener('pointerup', up);
+  });
+  splitter.addEventListener('keydown', (ev) => {
+    const now = body.getBoundingClientRect().height;
+    /** @type {Record<string, number>} */
+    const to = {
+      ArrowUp: now + 24, ArrowDown: now - 24, PageUp: now + 120, PageDown: now - 120, Home: window.innerHeight, End: MIN_H,
+    };
+    if (!(ev.key in to)) return;
+    ev.preventDefault();
+    set(to[ev.key]);
+  });
+  window.addEventListener('resize', () => { apply(); });
+  return apply;
+}
 
 export class Drawer {
   /** @param {HTMLElement} tabs  the tab list (buttons with data-panel = a <details> id) */
@@ -9,6 +95,10 @@ export class Drawer {
     this.tabs = tabs;
     /** @type {HTMLButtonElement[]} */
     this.buttons = Array.from(tabs.querySelectorAll('button[role="tab"]'));
+    const splitter = document.getElementById('drawer-splitter');
+    const body = document.getElementById('drawer-body');
+    /** Re-applies the drawer's height (a panel opened or filled). */
+    this.fit = splitter && body ? wireDivider(splitter, body, () => document.getElementById('plot')) : () => 0;
     for (const b of this.buttons) {
       const panel = this.panel(b);
       b.setAttribute('aria-controls', panel.id);
@@ -52,6 +142,7 @@ export class Drawer {
       for (const b of open) if (b !== keep) this.panel(b).open = false;
     }
     for (const b of this.buttons) b.setAttribute('aria-selected', String(this.panel(b).open));
+    if (open.length > 0) requestAnimationFrame(() => { this.fit(); });
   }
 
   /**

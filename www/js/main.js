@@ -13,12 +13,13 @@ import { LeaksPanel } from './panels/leaks.js';
 import { FilesAndCompare } from './panels/compare.js';
 import { FlameControls } from './panels/flame_controls.js';
 import { isUnavailable, onUnavailable } from './panels/unavailable.js';
-import { DeepLinks, EmbedHost, urlParams } from './share.js';
+import { DeepLinks, EmbedHost, urlParams, showLinkWait } from './share.js';
 import { setChildren } from './dom.js';
 import { DetailsPane } from './details.js';
 import { Drawer } from './drawer.js';
 import { wireHelp, firstUseHint, wireTheme } from './help.js';
 import { wireNoTrace } from './no_trace.js';
+import { Alerts } from './alerts.js';
 
 /** What open() takes. @typedef {File | Blob | ArrayBuffer | ArrayBufferView | string} OpenSource */
 /** @typedef {import('./share.js').OpenResult} OpenResult */
@@ -135,20 +136,27 @@ const embedded = query.get('mode') === 'embedded';
 if (embedded) document.body.dataset.mode = 'embedded';
 /** A deep link to restore once the first file is open (the hash the page was loaded with). */
 let pendingHash = location.hash.length > 1 ? location.hash : '';
+showLinkWait($('link-wait'), pendingHash);
 
 /** Why nothing can be drawn (no WebGPU, no WebGL2): stays in the alert while the page lives. */
 let cannotDraw = '';
 
+/** The banner (dismissable) and the notice; closing the banner leaves the `error` state. */
+const alerts = new Alerts(els.alert, els.notice, () => {
+  if (document.body.dataset.memvizState === 'error') setState(filesOpen > 0 ? 'ready' : 'empty');
+});
+
 /** @param {string} message */
 function showError(message) {
-  els.alert.textContent = cannotDraw ? `${message}\n\n${cannotDraw}` : message;
-  els.alert.hidden = false;
+  alerts.setError(cannotDraw ? `${message}\n\n${cannotDraw}` : message);
+  // The shown file's notice is not about this error: it steps aside until the banner closes.
+  alerts.asideNotice(true);
   setState('error');
 }
 
 function clearError() {
-  els.alert.textContent = cannotDraw;
-  els.alert.hidden = cannotDraw === '';
+  alerts.setError(cannotDraw);
+  alerts.asideNotice(false);
 }
 
 /**
@@ -159,8 +167,7 @@ function clearError() {
  */
 function showNotice(fileName, notice) {
   const text = typeof notice === 'string' ? notice : '';
-  els.notice.textContent = text === '' ? '' : `${fileName}: ${sentence(text)}`;
-  els.notice.hidden = text === '';
+  alerts.setNotice(text === '' ? '' : `${fileName}: ${sentence(text)}`);
 }
 
 // A panel, the tooltips or the hit index that cannot fit in memory: Rust's sentence in the
@@ -222,6 +229,15 @@ function startViewer() {
         + 'if it happens again, please report it with the file.');
     },
     crashed(msg) { onCrash(msg); },
+    // The GPU failed and bridge.js put a fresh canvas in the old one's place (WebGL2 draws on it).
+    canvas(fresh) {
+      els.canvas = fresh;
+      wireCanvas(fresh);
+      plotHint.watch(fresh);
+      if (canvasObserver !== null) canvasObserver.observe(fresh);
+      lastSize = '';
+      resize();
+    },
     // Tests: `?mem_budget_mb=N` lowers the memory budget files and views are checked against;
     // `?mem_limit_mb=N` makes allocations past N MiB fail as a real out-of-memory does.
   }, {
@@ -258,11 +274,12 @@ let restarting = null;
 
 /**
  * The worker died (it ran out of memory, or trapped): say so, restart it, reopen the files.
- * @param {{doing?: string, file?: string, id?: number, message: string, panicked?: boolean}} msg  the worker's `crashed`
+ * @param {{doing?: string, file?: string, id?: number, message: string, panicked?: boolean, gpu?: boolean}} msg  the worker's `crashed`
  */
 function onCrash(msg) {
   const doing = String(msg.doing || 'working').replace('%s', msg.file ? `"${msg.file}"` : 'a file');
-  const message = msg.panicked
+  const message = msg.gpu ? `${sentence(msg.message)} The viewer was restarted with WebGL2 and reopens your files.`
+    : msg.panicked
     ? `memviz hit an internal error (a bug) while ${doing}: ${sentence(msg.message)} `
       + 'Please report it with the file.'
     : `The viewer ran out of memory while ${doing} (the browser gives this page at most 4 GiB), and was restarted. `
@@ -270,9 +287,9 @@ function onCrash(msg) {
       + '`memviz lines`, `memviz leaks` and `memviz oom` the other views.';
   // The files that opened before come back (a file that died while opening never opened). A
   // file that died after it opened (its first frames, a view of it) stays closed: reopening it
-  // would run out the same way again, in a loop.
+  // would run out the same way again, in a loop. (Not after a WebGPU crash: WebGL2 draws next.)
   const sources = openedSources.slice();
-  const culprit = msg.file && !msg.id ? sources.map((x) => x.name).lastIndexOf(msg.file) : -1;
+  const culprit = msg.file && !msg.id && !msg.gpu ? sources.map((x) => x.name).lastIndexOf(msg.file) : -1;
   if (culprit >= 0) sources.splice(culprit, 1);
   restartViewer(sources, message);
 }
@@ -496,11 +513,14 @@ function showPanel(panelJson, table, summary) {
   const state = panel.state;
   geometry = state.geometry;
   fillSelect(els.fileSelect, panel.files.map((f, i) => ({ value: i, label: f, selected: i === panel.file })));
-  fillSelect(els.deviceSelect, panel.devices.map((d) => ({
-    value: d.device,
-    label: `cuda:${d.device}${d.ooms > 0 ? ` ⚠ OOM ×${d.ooms}` : ''} · ${d.events.toLocaleString('en-US')} events`,
-    selected: d.current,
-  })));
+  fillSelect(els.deviceSelect, panel.devices.map((d) => ({ value: d.device, label: d.label, selected: d.current })));
+  // Which accelerator wrote the file shown (Rust's words; empty when the file does not say).
+  const accel = panel.accelerators[panel.file ?? 0];
+  const fileAccel = $('file-accelerator');
+  fileAccel.textContent = accel ? accel.text : '';
+  fileAccel.title = accel ? accel.title : '';
+  fileAccel.hidden = fileAccel.textContent === '';
+  filesAndCompare.devicePrefixes = panel.accelerators.map((a) => a.device_prefix);
   const oomHere = panel.devices.some((d) => d.current && d.ooms > 0);
   els.deviceSelect.classList.toggle('oom', oomHere);
   els.deviceSelect.title = panel.devices.some((d) => d.ooms > 0)
@@ -589,6 +609,7 @@ function panelKey(panel) {
  */
 function showView(view, key) {
   els.viewSelect.value = view;
+  plotHint.setView(view);
   const isState = view === 'state';
   const isFlame = view === 'flame';
   els.statePanel.hidden = !isState;
@@ -658,7 +679,7 @@ function showTicks(ticks) {
   });
   setChildren($('phase-labels'), phases.map((ph) => {
     const s = document.createElement('span');
-    s.textContent = ph.name;
+    s.textContent = ph.short || ph.name; // elided in the middle by Rust, the step number kept
     s.title = ph.name;
     s.style.left = `${ph.left}px`;
     s.style.top = `${ph.top}px`;

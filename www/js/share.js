@@ -13,7 +13,8 @@ const INT_KEYS = ['file', 'device', 'pin', 'event', 'node'];
  * What a link holds (every field may be missing).
  * @typedef {object} LinkState
  * @property {string} [view]
- * @property {number} [file]
+ * @property {number} [file]  the file's index among the opened files
+ * @property {string} [name]  the file's name (links before it name only the index)
  * @property {number} [device]
  * @property {number} [pin]  the pinned timeline element
  * @property {number} [event]  the State History's selected event
@@ -70,6 +71,7 @@ export function encodeHash(s) {
   for (const k of INT_KEYS) {
     if (isInt(s[k])) p.set(k, String(s[k]));
   }
+  if (s.name) p.set('name', s.name.slice(0, MAX_TEXT));
   if (s.axis === 'time') p.set('axis', 'time');
   if (s.x) p.set('x', s.x.map(short).join(','));
   if (s.y) p.set('y', s.y.map(short).join(','));
@@ -96,17 +98,58 @@ export function decodeHash(hash) {
     const v = num(p.get(k));
     if (v !== null && isInt(v) && Math.abs(v) < 2 ** 31) out[k] = v;
   }
+  const name = p.get('name');
+  if (name !== null && name !== '' && name.length <= MAX_TEXT) out.name = name;
   const x = pair(p.get('x'));
   const y = pair(p.get('y'));
   if (p.get('axis') === 'time') out.axis = 'time';
   if (x) out.x = x;
   if (y) out.y = y;
   const at = p.get('at');
-  if (at !== null && /^(peak|click|lifetime|diff|phase:\d{1,6}|range:\d{1,10}:\d{1,10}|\d{1,10})$/.test(at)) out.at = at;
+  if (at !== null && /^(peak|click|lifetime|reserved|diff|phase:\d{1,6}|range:\d{1,10}:\d{1,10}|\d{1,10})$/.test(at)) out.at = at;
   const q = p.get('q');
   if (q !== null && q.length <= MAX_TEXT) out.q = q;
   if (p.get('only') === '1') out.only = true;
   return out;
+}
+
+/** What each view is called on the page (the `#view-select` texts). */
+const VIEW_TITLES = {
+  active: 'Active Memory Timeline',
+  segments: 'Active Cached Segment Timeline',
+  pools: 'Allocated Memory incl. Private Pools',
+  state: 'Allocator State History',
+  flame: 'Memory flamegraph',
+};
+
+/**
+ * What a deep link opened without its file waits for, as a sentence (null: not a link to a
+ * view): the view it shows and the file it expects, by name (a link before names were kept
+ * gives the file's place among the files opened).
+ * @param {string} hash
+ * @returns {string | null}
+ */
+export function linkWaitText(hash) {
+  const s = decodeHash(hash);
+  if (s.view === undefined && s.name === undefined && s.file === undefined) return null;
+  const view = s.view && Object.hasOwn(VIEW_TITLES, s.view) ? VIEW_TITLES[/** @type {keyof typeof VIEW_TITLES} */ (s.view)] : 'view';
+  const what = s.device !== undefined ? `the ${view} (device ${s.device})` : `the ${view}`;
+  const file = s.name !== undefined
+    ? `“${s.name}”`
+    : isInt(s.file) && s.file > 0 ? `the file it was made from (file ${s.file + 1} of those opened; the link does not name it)` : 'the snapshot it was made from (the link does not name it)';
+  return `This link shows ${what} of ${file}. The file is not in the link: open it (Open files…, or drop it here) and the link's view comes back.`;
+}
+
+/**
+ * Shows `linkWaitText(hash)` in `el` (hidden when the hash is no link to a view). main.css hides
+ * it once a file is open.
+ * @param {HTMLElement} el
+ * @param {string} hash
+ */
+export function showLinkWait(el, hash) {
+  const text = hash === '' ? null : linkWaitText(hash);
+  el.textContent = text || '';
+  el.hidden = text === null;
 }
 
 /** The parts of a link state whose change is a new history entry (not the camera). @param {LinkState} s */
@@ -164,6 +207,8 @@ export class DeepLinks {
     if (st === null) return null;
     /** @type {LinkState} */
     const s = { view: st.view, file: st.file, device: st.device };
+    const name = isInt(st.file) ? st.files[st.file] : undefined;
+    if (typeof name === 'string' && name !== '') s.name = name;
     const { q, only } = this.hooks.search();
     if (st.view === 'state') {
       if (st.state_view && isInt(st.state_view.event)) s.event = st.state_view.event;
@@ -240,8 +285,12 @@ export class DeepLinks {
       const h = this.hooks;
       const st = await h.state();
       if (st === null) return;
-      if (isInt(s.file) && s.file !== st.file && s.file >= 0 && s.file < st.files.length) {
-        await h.call({ method: 'select_file', index: s.file }, { waitFrame: true, panel: true });
+      // The file of that name when it is open (the order files are opened in may differ from
+      // the link's), else the index (a link before names were kept).
+      const named = s.name === undefined ? -1 : st.files.indexOf(s.name);
+      const file = named >= 0 ? named : s.file;
+      if (isInt(file) && file !== st.file && file >= 0 && file < st.files.length) {
+        await h.call({ method: 'select_file', index: file }, { waitFrame: true, panel: true });
       }
       if (s.view) await h.setView(s.view);
       const now = await h.state();

@@ -21,6 +21,16 @@ const cancelled = new Set();
 /** Calls waiting for the next drawn frame: seq → result. @type {{seq: number, result: unknown}[]} */
 let waiting = [];
 let frameScheduled = false;
+/** The GPU in use failed and the page was asked for a fresh canvas (`gpu-lost`); no drawing until it comes. */
+let gpuLost = false;
+/** Fresh canvases taken after a GPU failure: past MAX_GPU_SWAPS the viewer stops drawing. */
+let gpuSwaps = 0;
+const MAX_GPU_SWAPS = 3;
+/** How often an idle worker checks whether its GPU failed, ms. */
+const GPU_CHECK_MS = 250;
+/** The backend in use (`WebGPU`, `WebGL2` or ''), and whether a draw is running (a crash then is the GPU's). */
+let backendName = '';
+let drawing = false;
 
 /** A worker's requestAnimationFrame (Chrome, Firefox), else a 16 ms timer. @type {(cb: (now: number) => void) => void} */
 const raf = typeof self.requestAnimationFrame === 'function'
@@ -87,15 +97,74 @@ let fileName = '';
  */
 function crashed(err, doing, id) {
   viewer = null;
+  // A panic or trap while WebGPU drew (wgpu panics when a buffer cannot be created on a device
+  // that failed before it said so): the page restarts the worker on WebGL2 (bridge.js).
+  const gpu = drawing && backendName === 'WebGPU';
+  drawing = false;
   post({
     type: 'crashed',
     id,
     file: fileName,
     doing,
-    message: errorText(err),
+    message: gpu ? `WebGPU failed while ${doing.replace('%s', fileName ? `"${fileName}"` : 'a file')} (${errorText(err)})` : errorText(err),
     panicked: panicked(),
+    gpu,
+    gpuReason: gpu ? `a draw failed: ${errorText(err)}` : '',
     memoryBytes: memory ? memory.buffer.byteLength : 0,
   });
+}
+
+/** Draws now (`viewer.draw()`), marking the draw so a crash inside it is known to be the GPU's. */
+function drawNow() {
+  drawing = true;
+  const ms = viewer.draw();
+  // (Left set when the draw throws: `crashed` reads it, every catch clears it.)
+  drawing = false;
+  return ms;
+}
+
+/** What the page shows about drawing: `ready` and `backend` messages carry it. */
+function backendInfo() {
+  backendName = viewer.backend();
+  return { backend: backendName, adapter: viewer.adapter(), gpuError: viewer.gpu_error(), webgpuFailed: viewer.webgpu_failed() };
+}
+
+/**
+ * The GPU failed (lost, or an error): ask the page for a fresh canvas, once per failure; past
+ * MAX_GPU_SWAPS say that nothing can be drawn any more (the files stay, with their summaries).
+ */
+function onGpuFailure() {
+  if (gpuLost || viewer === null) return;
+  gpuLost = true;
+  const message = viewer.gpu_failure();
+  if (gpuSwaps >= MAX_GPU_SWAPS) {
+    post({ type: 'backend', ...backendInfo(), backend: '', gpuError: `the GPU failed ${gpuSwaps + 1} times (last: ${message})`, failed: message });
+    return;
+  }
+  post({ type: 'gpu-lost', backend: backendName, message });
+}
+
+/**
+ * The page's fresh canvas after `gpu-lost`: draw on it with WebGL2 (the model, files and views
+ * stay; only the GPU and its uploads are made again).
+ * @param {any} msg  `{canvas, failed}`
+ */
+async function takeCanvas(msg) {
+  if (viewer === null) return;
+  gpuSwaps += 1;
+  const created = await WebViewer.create_gpu(msg.canvas, 'webgl2');
+  if (viewer === null) return; // the worker crashed meanwhile: the page replaces it
+  viewer.attach_gpu(msg.canvas, created);
+  gpuLost = false;
+  post({ type: 'backend', ...backendInfo(), failed: msg.failed || '' });
+  try {
+    drawNow();
+  } catch (err) {
+    if (trapped(err) || panicked()) crashed(err, 'drawing %s', 0);
+    drawing = false;
+    return;
+  }
+  requestFrame();
 }
 
 function requestFrame() {
@@ -108,13 +177,16 @@ function requestFrame() {
 function onFrame(now) {
   frameScheduled = false;
   let code;
+  drawing = true;
   try {
     code = viewer.frame(now);
   } catch (err) {
     if (trapped(err) || panicked()) crashed(err, 'drawing %s', 0);
     else post({ type: 'fatal', message: errorText(err), panicked: panicked() });
+    drawing = false;
     return;
   }
+  drawing = false;
   if (code & 1) {
     post({ type: 'frame', ticks: viewer.request(TICKS_REQUEST), frameMs: viewer.last_frame_ms() });
   }
@@ -122,6 +194,10 @@ function onFrame(now) {
     const done = waiting;
     waiting = [];
     for (const w of done) post({ type: 'result', seq: w.seq, result: w.result, frameMs: viewer.last_frame_ms() });
+  }
+  if (code & 4) {
+    onGpuFailure();
+    return;
   }
   if (code & 2) requestFrame();
 }
@@ -140,7 +216,11 @@ async function init(msg) {
     // Both can only lower what the browser gives.
     if (msg.memBudgetMb > 0) viewer.set_mem_budget_mb(msg.memBudgetMb);
     if (msg.memLimitMb > 0) viewer.set_mem_limit_mb(msg.memLimitMb);
-    post({ type: 'ready', backend: viewer.backend(), adapter: viewer.adapter(), gpuError: viewer.gpu_error() });
+    post({ type: 'ready', ...backendInfo() });
+    // A device lost while nothing is drawn is noticed here (a frame notices it too).
+    setInterval(() => {
+      if (viewer !== null && !gpuLost && viewer.gpu_failure() !== '') onGpuFailure();
+    }, GPU_CHECK_MS);
   } catch (err) {
     post({ type: 'fatal', message: `the viewer could not start (${errorText(err)})`, panicked: panicked() });
   }
@@ -283,7 +363,7 @@ async function open(msg) {
     const finishedMs = performance.now() - t0;
     doing = 'drawing %s';
     post({ type: 'progress', id, name: source.name, bytes, total: source.total, phase: 'draw' });
-    const drawMs = viewer.draw();
+    const drawMs = drawNow();
     const drawnMs = performance.now() - t0;
     memory.drawn = viewer.memory_probe();
     memory.steps = JSON.parse(viewer.memory_phases());
@@ -318,6 +398,7 @@ async function open(msg) {
     } else {
       post({ type: 'failed', id, message: errorText(err), panicked: false, kind: errorKind(err) });
     }
+    drawing = false;
   } finally {
     cancelled.delete(id);
   }
@@ -367,7 +448,10 @@ function call(msg) {
     return;
   }
   if (msg.panel) postPanel();
-  if (msg.waitFrame) {
+  if (msg.waitFrame && gpuLost) {
+    // No frame is drawn until the fresh canvas comes: answer now.
+    post({ type: 'result', seq: msg.seq, result });
+  } else if (msg.waitFrame) {
     // Answered after the next animation frame (drawn, or found clean).
     waiting.push({ seq: msg.seq, result });
     requestFrame();
@@ -377,6 +461,21 @@ function call(msg) {
   }
 }
 
+/**
+ * Tests: destroys the GPU device; with `trap`, then fails the next draw as a panic inside wgpu
+ * would (a buffer created on a device whose loss is not reported yet throws and wgpu panics,
+ * which only a broken driver does, so the trap is simulated: the crash path is what is tested).
+ * @param {boolean} trap
+ */
+function loseDeviceForTest(trap) {
+  if (viewer === null) return;
+  viewer.lose_device_for_test();
+  if (!trap) return;
+  gpuLost = true;
+  drawing = true;
+  crashed(new WebAssembly.RuntimeError('unreachable (simulated by the test hook)'), 'drawing %s', 0);
+}
+
 self.onmessage = (ev) => {
   const msg = ev.data;
   switch (msg.type) {
@@ -384,6 +483,9 @@ self.onmessage = (ev) => {
     case 'open': open(msg); break;
     case 'cancel': cancelled.add(msg.id); break;
     case 'call': call(msg); break;
+    case 'canvas': takeCanvas(msg); break;
+    // Tests: lose the GPU device mid-session, as a driver reset would.
+    case 'lose-device': loseDeviceForTest(Boolean(msg.trap)); break;
     case 'stats':
       post({
         type: 'result',

@@ -16,7 +16,7 @@ use memviz_analysis::tooltip::TooltipInfo;
 use serde::Serialize;
 use ts_rs::TS;
 
-pub use crate::app::{AxisTicks, PhaseLabel, ViewKind};
+pub use crate::app::{AxisTicks, FileAccelerator, PhaseLabel, ViewKind};
 pub use crate::camera::PlotGeometry;
 pub use crate::ticks::Tick;
 
@@ -129,6 +129,8 @@ pub struct ElementTip {
     pub info: TooltipInfo,
     pub text: String,
     pub pinned: bool,
+    /// See [`TipLines::explanation_lines`].
+    pub explanation_lines: u32,
 }
 
 /// What a State History map item is.
@@ -159,6 +161,25 @@ pub struct TipLines {
     pub forward_frames: Vec<String>,
     pub text: String,
     pub pinned: bool,
+    /// How many of the last `frames` lines are memory_viz's explanation of a missing stack
+    /// ([`explanation_lines`]): 0 when a stack was recorded.
+    pub explanation_lines: u32,
+}
+
+/// How many trailing lines of `frames` are memory_viz's no-frames explanation
+/// ([`memviz_analysis::frames::NO_FRAMES_EXPLANATION`], what `format_stack` gives for an empty
+/// stack): the shell shows them as text under "No stack recorded", not as frames. 0 otherwise.
+#[must_use]
+pub fn explanation_lines(frames: &[String]) -> u32 {
+    let e = memviz_analysis::frames::NO_FRAMES_EXPLANATION;
+    let tail = frames
+        .len()
+        .checked_sub(e.len())
+        .and_then(|start| frames.get(start..));
+    match tail {
+        Some(t) if t.iter().zip(e.iter()).all(|(a, b)| a == b) => e.len() as u32,
+        _ => 0,
+    }
 }
 
 /// A State History map item's tooltip (`details` and `forward_frames` are empty).
@@ -205,12 +226,18 @@ pub struct Panel {
     /// timeline and beside the State History's empty event list; else empty (and in the
     /// flamegraph).
     pub no_trace: String,
+    /// Which accelerator wrote each opened file (as `files`).
+    pub accelerators: Vec<FileAccelerator>,
 }
 
 /// One entry of the device list.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]
 pub struct DeviceRow {
     pub device: i64,
+    /// The device's name for the file's accelerator: `cuda:0`, `xpu:0`, `npu:0`, `mtia:0`.
+    pub name: String,
+    /// The device list's text: the name, `⚠ OOM ×N` and the events (`1 event`).
+    pub label: String,
     pub events: usize,
     /// Its trace's `oom` events (the device list marks such a device).
     pub ooms: usize,
@@ -327,6 +354,8 @@ pub struct StateSelection {
     pub frames: Vec<String>,
     /// Whether each `frames` line is a Python frame.
     pub python: Vec<bool>,
+    /// See [`TipLines::explanation_lines`].
+    pub explanation_lines: u32,
     pub oom: Option<OomAnswer>,
     pub select_ms: f64,
     pub open_ms: f64,
@@ -599,4 +628,22 @@ pub struct FlamePhase {
     pub name: String,
     pub start_step: u32,
     pub end_step: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use memviz_analysis::frames::NO_FRAMES_EXPLANATION as E;
+
+    #[test]
+    fn the_no_frames_explanation_is_counted_not_taken_for_frames() {
+        let lines = |v: &[&str]| v.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
+        assert_eq!(super::explanation_lines(&lines(&E)), E.len() as u32);
+        // After a map item's notes, still found; a recorded stack or part of it is not.
+        let mut item = lines(&["note"]);
+        item.extend(lines(&E));
+        assert_eq!(super::explanation_lines(&item), E.len() as u32);
+        assert_eq!(super::explanation_lines(&lines(&["a.py:1:f"])), 0);
+        assert_eq!(super::explanation_lines(&lines(&E[1..])), 0);
+        assert_eq!(super::explanation_lines(&[]), 0);
+    }
 }

@@ -215,6 +215,7 @@ impl StateView {
         StateSelection {
             event: k,
             python: memviz_analysis::frames::python_flags(&frames),
+            explanation_lines: crate::answer::explanation_lines(&frames),
             frames,
             count: self.history.len(),
             header: segmap::header_text(&self.state),
@@ -441,6 +442,7 @@ impl StateView {
             lines: TipLines {
                 title,
                 python: memviz_analysis::frames::python_flags(&frames),
+                explanation_lines: crate::answer::explanation_lines(&frames),
                 frames,
                 text,
                 pinned,

@@ -188,9 +188,84 @@ pub fn time_ticks(lo: f64, hi: f64, len_css: f64, pos: impl Fn(f64) -> f64) -> V
     out
 }
 
+/// Average width of a character of the shell's 11 px phase labels, CSS px (a little over the
+/// system sans-serif's, so an elided label fits without the shell cutting it again).
+pub const PHASE_CHAR_CSS: f64 = 6.2;
+/// Horizontal padding of a phase label, CSS px (3 px each side, main.css).
+pub const PHASE_PAD_CSS: f64 = 6.0;
+
+/// A phase name shortened to fit `width_css` of the 11 px labels: elided in the middle
+/// (`Optimizer.st…Adam.step`), keeping a trailing number whole (`ProfilerStep#…12` keeps `12`),
+/// since phases that share a prefix differ at their end. Unchanged when it fits; `""` when not
+/// even one character and the ellipsis fit.
+#[must_use]
+pub fn elide_phase_name(name: &str, width_css: f64) -> String {
+    let room = ((width_css - PHASE_PAD_CSS) / PHASE_CHAR_CSS).floor();
+    let max = if room.is_finite() && room > 0.0 {
+        room as usize
+    } else {
+        0
+    };
+    elide_middle(name, max)
+}
+
+/// `text` in at most `max` characters: the head, `…`, the tail (at least the trailing number,
+/// else about half). Unchanged when it fits.
+#[must_use]
+pub fn elide_middle(text: &str, max: usize) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() <= max {
+        return text.to_string();
+    }
+    if max < 2 {
+        return String::new();
+    }
+    let keep = max - 1;
+    let digits = chars
+        .iter()
+        .rev()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    let number = if digits < chars.len() { digits } else { 0 };
+    let tail = number.max(keep / 2).min(keep);
+    let head = keep - tail;
+    let start: String = chars.iter().take(head).collect();
+    let end: String = chars.iter().skip(chars.len() - tail).collect();
+    format!("{}…{}", start.trim_end(), end.trim_start())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn phase_names_elide_in_the_middle_and_keep_the_step_number() {
+        // Fits: unchanged.
+        assert_eq!(elide_phase_name("forward", 200.0), "forward");
+        // Two phases that share a long prefix stay told apart by their ends.
+        let a = elide_phase_name("Optimizer.step#NIPSAdam.step#3", 120.0);
+        let b = elide_phase_name("Optimizer.step#NIPSAdam.step#4", 120.0);
+        assert_ne!(a, b);
+        assert!(
+            a.contains('…') && a.ends_with("#3") && a.starts_with("Optim"),
+            "{a}"
+        );
+        assert!(
+            a.chars().count() as f64 * PHASE_CHAR_CSS + PHASE_PAD_CSS <= 120.0,
+            "{a}"
+        );
+        // A long step number is kept whole, even when little else fits.
+        assert_eq!(elide_middle("ProfilerStep#123456", 8), "P…123456");
+        assert_eq!(elide_middle("ProfilerStep#12", 9), "Prof…p#12");
+        assert_eq!(elide_middle("abcdefghij", 5), "ab…ij");
+        // Only digits: no number to keep apart, plain middle elision.
+        assert_eq!(elide_middle("1234567890", 5), "12…90");
+        // Too narrow for anything, and non-finite widths.
+        assert_eq!(elide_phase_name("forward", 10.0), "");
+        assert_eq!(elide_phase_name("forward", f64::NAN), "");
+        // Characters, not bytes.
+        assert_eq!(elide_middle("ééééééééé", 5), "éé…éé");
+    }
 
     #[test]
     fn byte_steps_and_labels() {

@@ -25,7 +25,11 @@ pub mod memory;
 mod viewer;
 pub use viewer::{OpenError, OpenErrorKind, ViewerCore};
 #[cfg(target_arch = "wasm32")]
+mod gpu_setup;
+#[cfg(target_arch = "wasm32")]
 mod web_viewer;
+#[cfg(target_arch = "wasm32")]
+pub use gpu_setup::Created;
 #[cfg(target_arch = "wasm32")]
 pub use web_viewer::WebViewer;
 

@@ -3,16 +3,12 @@
 //! is its only caller. Every method is cheap to call per input event; drawing happens only in
 //! [`WebViewer::frame`], which the worker calls once per animation frame while it returns true.
 
-use memviz_render::{create_for_canvas, Backend, Canvas, CanvasContext, Renderer};
+use memviz_render::Backend;
 use memviz_viewer::GpuScene;
 use wasm_bindgen::prelude::*;
 
+use crate::gpu_setup::{Created, Gpu};
 use crate::viewer::ViewerCore;
-
-struct Gpu {
-    ctx: CanvasContext,
-    renderer: Renderer,
-}
 
 /// The viewer: create with [`WebViewer::create`], then stream files in with `begin` / `push` /
 /// `finish`, forward input, and call `frame` per animation frame.
@@ -22,6 +18,8 @@ pub struct WebViewer {
     canvas: web_sys::OffscreenCanvas,
     gpu: Option<Gpu>,
     gpu_error: String,
+    /// Why WebGPU was passed over although the browser offers it (`""` otherwise).
+    webgpu_failed: String,
     scene: GpuScene,
     /// Canvas CSS size and device pixel ratio.
     size: (f64, f64, f64),
@@ -75,7 +73,9 @@ fn mib(mb: f64) -> u64 {
 impl WebViewer {
     /// Claims `canvas` for drawing with `backend` (`auto`, `webgpu` or `webgl2`). Never fails:
     /// when no backend works, the viewer still opens files (summary only) and
-    /// [`WebViewer::gpu_error`] says why nothing can be drawn.
+    /// [`WebViewer::gpu_error`] says why nothing can be drawn. With `auto`, WebGPU is used only
+    /// after it drew on a scratch canvas (`gpu_setup`); else WebGL2, and
+    /// [`WebViewer::webgpu_failed`] says why.
     pub async fn create(canvas: web_sys::OffscreenCanvas, backend: String) -> WebViewer {
         crate::install_panic_hook();
         memviz_viewer::scene::set_clock(now_ms);
@@ -85,6 +85,7 @@ impl WebViewer {
             canvas: canvas.clone(),
             gpu: None,
             gpu_error: String::new(),
+            webgpu_failed: String::new(),
             scene: GpuScene::new(),
             size: (f64::from(canvas.width()), f64::from(canvas.height()), 1.0),
             last_frame_ms: 0.0,
@@ -96,14 +97,58 @@ impl WebViewer {
             );
             return viewer;
         };
-        match create_for_canvas(Canvas::Offscreen(canvas), prefer).await {
-            Ok(ctx) => {
-                let renderer = Renderer::new(&ctx.device, ctx.render_format());
-                viewer.gpu = Some(Gpu { ctx, renderer });
-            }
-            Err(msg) => viewer.gpu_error = msg.to_string(),
-        }
+        let created = crate::gpu_setup::create(canvas.clone(), prefer).await;
+        viewer.attach(canvas, created);
         viewer
+    }
+
+    /// Makes a GPU for a fresh `canvas` (after [`WebViewer::gpu_failure`] said the current one
+    /// failed): pass the result to [`WebViewer::attach_gpu`] with the same canvas. Static, as
+    /// an async method cannot borrow the viewer.
+    pub async fn create_gpu(canvas: web_sys::OffscreenCanvas, backend: String) -> Created {
+        let prefer = Backend::parse(&backend).unwrap_or(Backend::WebGl2);
+        crate::gpu_setup::create(canvas, prefer).await
+    }
+
+    /// Draws on `canvas` with `created` (from [`WebViewer::create_gpu`]) from now on, in place
+    /// of the GPU that failed: the files, views and camera stay; the plot is uploaded again on
+    /// the next [`WebViewer::draw`].
+    pub fn attach_gpu(&mut self, canvas: web_sys::OffscreenCanvas, created: Created) {
+        self.attach(canvas, created);
+        let (w, h, dpr) = self.size;
+        self.resize(w, h, dpr);
+    }
+
+    fn attach(&mut self, canvas: web_sys::OffscreenCanvas, created: Created) {
+        self.canvas = canvas;
+        self.gpu = created.gpu;
+        self.gpu_error = created.error;
+        self.webgpu_failed = created.webgpu_failed;
+        // The old device's buffers are gone with it.
+        self.scene = GpuScene::new();
+    }
+
+    /// Why the GPU in use stopped working (lost, or an error nobody captured), or `""`. Once
+    /// it is set nothing more is drawn: the worker hands a fresh canvas to
+    /// [`WebViewer::create_gpu`] / [`WebViewer::attach_gpu`].
+    pub fn gpu_failure(&self) -> String {
+        self.gpu
+            .as_ref()
+            .and_then(|g| g.health.failure())
+            .unwrap_or_default()
+    }
+
+    /// Why WebGPU was passed over although the browser offers it (it failed to draw a first
+    /// frame), or `""`.
+    pub fn webgpu_failed(&self) -> String {
+        self.webgpu_failed.clone()
+    }
+
+    /// Tests: destroys the GPU device, as a driver reset or a lost GPU process would.
+    pub fn lose_device_for_test(&self) {
+        if let Some(g) = self.gpu.as_ref() {
+            g.ctx.device.destroy();
+        }
     }
 
     /// `"WebGPU"`, `"WebGL2"` or `""` when nothing can be drawn.
@@ -248,11 +293,12 @@ impl WebViewer {
         };
         self.size = (css_w, css_h, dpr);
         let mut px = ((css_w * dpr).round() as u32, (css_h * dpr).round() as u32);
-        if let Some(g) = self.gpu.as_mut() {
+        let canvas = &self.canvas;
+        if let Some(g) = self.gpu.as_mut().filter(|g| !g.health.failed()) {
             let max = g.ctx.device.limits().max_texture_dimension_2d;
             px = (px.0.clamp(1, max), px.1.clamp(1, max));
-            self.canvas.set_width(px.0);
-            self.canvas.set_height(px.1);
+            canvas.set_width(px.0);
+            canvas.set_height(px.1);
             g.ctx.resize(px.0, px.1);
         }
         if let Some(app) = self.core.app() {
@@ -264,10 +310,11 @@ impl WebViewer {
 
     /// Call once per animation frame with `performance.now()`: settles windowed scenes and
     /// draws when something changed. Returns bit 0 set when it drew, bit 1 set while more
-    /// frames are needed.
+    /// frames are needed, bit 2 set when the GPU failed ([`WebViewer::gpu_failure`]).
     pub fn frame(&mut self, now: f64) -> u32 {
+        let failed = u32::from(self.gpu.as_ref().is_some_and(|g| g.health.failed())) << 2;
         let Some(app) = self.core.app() else {
-            return 0;
+            return failed;
         };
         let dirty = app.tick(now);
         if dirty {
@@ -277,13 +324,18 @@ impl WebViewer {
             .core
             .app_ref()
             .is_some_and(|a| a.is_settling() || a.needs_redraw());
-        u32::from(dirty) | (u32::from(more) << 1)
+        u32::from(dirty) | (u32::from(more) << 1) | failed
     }
 
     /// Draws now (even when nothing changed); returns the CPU time it took in ms.
     pub fn draw(&mut self) -> f64 {
         let t0 = now_ms();
-        let (Some(app), Some(gpu)) = (self.core.app(), self.gpu.as_mut()) else {
+        // A failed device is never touched again: on WebGPU a buffer mapped at creation on a
+        // lost device throws, which wgpu turns into a panic.
+        let (Some(app), Some(gpu)) = (
+            self.core.app(),
+            self.gpu.as_mut().filter(|g| !g.health.failed()),
+        ) else {
             return 0.0;
         };
         use memviz_render::wgpu::CurrentSurfaceTexture as C;

@@ -422,8 +422,8 @@ fn test() -> Result<()> {
         || node_tests(&["wasm_node.test.mjs"]),
     )?;
     steps.step(
-        "page in headless Chromium (tests/web/page.test.mjs, layout.test.mjs, report.test.mjs, escaping.test.mjs, open.test.mjs, formats.test.mjs)",
-        || node_tests(&["page.test.mjs", "layout.test.mjs", "report.test.mjs", "escaping.test.mjs", "open.test.mjs", "formats.test.mjs"]),
+        "page in headless Chromium (tests/web/page.test.mjs, layout.test.mjs, report.test.mjs, escaping.test.mjs, open.test.mjs, formats.test.mjs, defects.test.mjs, gpu_fallback.test.mjs, accelerator.test.mjs)",
+        || node_tests(&["page.test.mjs", "layout.test.mjs", "report.test.mjs", "escaping.test.mjs", "open.test.mjs", "formats.test.mjs", "defects.test.mjs", "gpu_fallback.test.mjs", "accelerator.test.mjs"]),
     )?;
     steps.step(
         "the wheel (maturin) in a fresh venv: memviz summary, tests/python (API, notebook, Dask ranks)",
@@ -516,6 +516,9 @@ fn node_tests(files: &[&str]) -> Result<()> {
         "report.test.mjs",
         "escaping.test.mjs",
         "formats.test.mjs",
+        "defects.test.mjs",
+        "gpu_fallback.test.mjs",
+        "accelerator.test.mjs",
         "wasm_node.test.mjs",
     ];
     if let Some(extra) = known.iter().find(|k| !expected.contains(&k.as_str())) {

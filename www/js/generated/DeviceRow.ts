@@ -3,7 +3,15 @@
 /**
  * One entry of the device list.
  */
-export type DeviceRow = { device: number, events: number, 
+export type DeviceRow = { device: number, 
+/**
+ * The device's name for the file's accelerator: `cuda:0`, `xpu:0`, `npu:0`, `mtia:0`.
+ */
+name: string, 
+/**
+ * The device list's text: the name, `⚠ OOM ×N` and the events (`1 event`).
+ */
+label: string, events: number, 
 /**
  * Its trace's `oom` events (the device list marks such a device).
  */

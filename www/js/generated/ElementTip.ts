@@ -4,7 +4,11 @@ import type { TooltipOrigin } from "./TooltipOrigin";
 /**
  * A timeline element's tooltip: [`TooltipInfo`] (its `element`, address label, size, stack…).
  */
-export type ElementTip = { text: string, pinned: boolean, element: number, 
+export type ElementTip = { text: string, pinned: boolean, 
+/**
+ * See [`TipLines::explanation_lines`].
+ */
+explanation_lines: number, element: number, 
 /**
  * `<element> Addr: b<hex>_<v>, Size: …, Total memory used after allocation: …, Compile
  * context: …, stream n, pool_id (a, b)[, timestamp …]` (`s<hex>_<v>` for segment

@@ -9,4 +9,9 @@ export type NodeTip = { node: number, info: NodeInfo | null, title: string, deta
 /**
  * Whether each `frames` line is a Python frame (empty: no grouping, e.g. a flamegraph path).
  */
-python: Array<boolean>, forward_frames: Array<string>, text: string, pinned: boolean, };
+python: Array<boolean>, forward_frames: Array<string>, text: string, pinned: boolean, 
+/**
+ * How many of the last `frames` lines are memory_viz's explanation of a missing stack
+ * ([`explanation_lines`]): 0 when a stack was recorded.
+ */
+explanation_lines: number, };

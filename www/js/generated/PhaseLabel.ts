@@ -3,4 +3,8 @@
 /**
  * A phase band's label position.
  */
-export type PhaseLabel = { left: number, right: number, top: number, name: string, };
+export type PhaseLabel = { left: number, right: number, top: number, name: string, 
+/**
+ * `name` elided in the middle to fit the band ([`ticks::elide_phase_name`]).
+ */
+short: string, };

@@ -17,4 +17,8 @@ frames: Array<string>,
 /**
  * Whether each `frames` line is a Python frame.
  */
-python: Array<boolean>, oom: OomAnswer | null, select_ms: number, open_ms: number, checkpoint_bytes: number, interval: number, };
+python: Array<boolean>, 
+/**
+ * See [`TipLines::explanation_lines`].
+ */
+explanation_lines: number, oom: OomAnswer | null, select_ms: number, open_ms: number, checkpoint_bytes: number, interval: number, };

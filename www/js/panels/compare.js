@@ -38,6 +38,8 @@ export class FilesAndCompare extends Panel {
     this.selectFile = selectFile;
     /** @type {FileRow[]} */
     this.files = [];
+    /** Each opened file's device type (`cuda`, `xpu`, …: the panel's `accelerators`). @type {string[]} */
+    this.devicePrefixes = [];
     /** @type {import('../generated/Avail').Avail<Diff> | null} */
     this.result = null;
     els.filesPanel.addEventListener('toggle', () => { if (els.filesPanel.open) this.loadFiles(); });
@@ -57,7 +59,7 @@ export class FilesAndCompare extends Panel {
     setChildren(this.els.filesRows, this.files.map((f) => {
       const tr = document.createElement('tr');
       tr.setAttribute('aria-current', String(f.current));
-      for (const text of [f.name, `cuda:${f.device}`, f.peak, f.final, f.reserved]) {
+      for (const text of [f.name, `${this.devicePrefixes[f.file] ?? 'cuda'}:${f.device}`, f.peak, f.final, f.reserved]) {
         const td = document.createElement('td');
         td.textContent = text;
         tr.append(td);

@@ -130,7 +130,9 @@ export class LinesTable extends Panel {
       this.onHighlight(answer.unavailable);
       return 0;
     }
-    this.onHighlight(`${Number(answer).toLocaleString('en-US')} allocations from ${r.file}:${r.line} highlighted`);
+    // The file's base name: the status shares the toolbar's one line (the row names the path).
+    const base = String(r.file).split(/[\\/]/).pop() || r.file;
+    this.onHighlight(`${Number(answer).toLocaleString('en-US')} allocations from ${base}:${r.line} highlighted`);
     return Number(answer);
   }
 }

@@ -26,7 +26,7 @@ mod timeline;
 
 pub use crate::answer::FlameAt;
 pub use device::{FIRST_SCENE_COLUMNS, PHASE_ROWS, PHASE_ROW_CSS, VIEWER_LAYOUT};
-pub use files::LoadedFile;
+pub use files::{FileAccelerator, LoadedFile};
 pub use overlay::{AxisTicks, PhaseLabel};
 pub use panels::LIVE_ROWS;
 pub use timeline::SETTLE_MS;

@@ -58,6 +58,8 @@ pub struct PhaseLabel {
     pub right: f64,
     pub top: f64,
     pub name: String,
+    /// `name` elided in the middle to fit the band ([`ticks::elide_phase_name`]).
+    pub short: String,
 }
 
 /// Ticks of both axes for the timeline's camera, inside the plot, increasing.
@@ -101,6 +103,7 @@ pub(super) fn axis_ticks(
                     right: x1,
                     top: p.top + f64::from(*row) * PHASE_ROW_CSS,
                     name: ph.name.clone(),
+                    short: ticks::elide_phase_name(&ph.name, x1 - x0),
                 });
             }
         }

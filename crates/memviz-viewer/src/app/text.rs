@@ -111,6 +111,7 @@ impl App {
             settings: self.allocator_settings(),
             notice: String::new(),
             no_trace: self.no_trace_note(),
+            accelerators: self.accelerators(),
         }
     }
 
@@ -128,7 +129,7 @@ impl App {
         {
             return String::new();
         }
-        no_trace_sentence(snap, self.device, self.view())
+        no_trace_sentence(snap, self.device_prefix(), self.device, self.view())
     }
 }
 
@@ -137,8 +138,9 @@ const HOW_TO_RECORD: &str = "To record a trace, call \
     torch.cuda.memory._record_memory_history() before the code to profile and save with \
     torch.cuda.memory._dump_snapshot()";
 
-/// [`App::no_trace_note`]'s text for `device` of `snap` (whose trace is empty) in `view`.
-fn no_trace_sentence(snap: &Snapshot, device: i64, view: ViewKind) -> String {
+/// [`App::no_trace_note`]'s text for `device` of `snap` (whose trace is empty) in `view`,
+/// naming the device with `prefix` (`cuda`, `xpu`, …).
+fn no_trace_sentence(snap: &Snapshot, prefix: &str, device: i64, view: ViewKind) -> String {
     if snap.segments.is_empty() {
         return "This snapshot is empty: it has no trace and no segments (nothing was allocated \
                 on the GPU when it was taken, or it was taken without \
@@ -147,7 +149,7 @@ fn no_trace_sentence(snap: &Snapshot, device: i64, view: ViewKind) -> String {
     }
     if !snap.segments.iter().any(|s| s.device == device) {
         return format!(
-            "cuda:{device} has no trace and no segments in this snapshot: the other devices \
+            "{prefix}:{device} has no trace and no segments in this snapshot: the other devices \
              in the device list have them"
         );
     }
@@ -157,7 +159,7 @@ fn no_trace_sentence(snap: &Snapshot, device: i64, view: ViewKind) -> String {
             .to_string()
     } else if snap.traces.iter().any(|t| !t.is_empty()) {
         format!(
-            "cuda:{device} has no trace in this snapshot (only other devices were recorded), \
+            "{prefix}:{device} has no trace in this snapshot (only other devices were recorded), \
              so only its segments and blocks at the end are known"
         )
     } else {

@@ -262,7 +262,13 @@ impl TimelineView<'_> {
             .get_or_insert_with(|| TooltipContext::new(snap, device));
         let info = tooltip(snap, ctx, &d.timeline, &d.layout, element)?;
         let text = info.text();
-        Some(Tooltip::Element(ElementTip { info, text, pinned }))
+        let explanation_lines = crate::answer::explanation_lines(&info.frames);
+        Some(Tooltip::Element(ElementTip {
+            info,
+            text,
+            pinned,
+            explanation_lines,
+        }))
     }
 
     /// Pins `element` (a deep link's selection); its tooltip.

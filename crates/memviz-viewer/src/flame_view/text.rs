@@ -34,7 +34,7 @@ impl FlameView {
                     w_css: right - left,
                     h_css: br[1] - tl[1],
                     text: n.name.clone(),
-                    short: short_name(&n.name).to_string(),
+                    short: label_name(&n.name),
                     node: r.node,
                 });
                 if out.len() >= MAX_LABELS {
@@ -159,6 +159,26 @@ impl FlameView {
     }
 }
 
+/// A label's text: the function name of a `file:line:name` frame ([`short_name`]); a segment
+/// of the reserved memory's flamegraph (`seg_<decimal address>`, `memviz segments`) by its
+/// address in hex, as the State History and memory_viz name segments (`segment 0x7f…`),
+/// `stream_N` as `stream N`.
+fn label_name(frame: &str) -> String {
+    let number = |prefix: &str| {
+        frame
+            .strip_prefix(prefix)
+            .filter(|d| !d.is_empty() && d.len() <= 20 && d.bytes().all(|c| c.is_ascii_digit()))
+            .and_then(|d| d.parse::<u64>().ok())
+    };
+    if let Some(addr) = number("seg_") {
+        return format!("segment {addr:#x}");
+    }
+    if let Some(s) = number("stream_") {
+        return format!("stream {s}");
+    }
+    short_name(frame).to_string()
+}
+
 /// A breadcrumb chip's text: `name · basename:line` for a `file:line:name` frame, else the text.
 fn crumb_chip(frame: &str) -> String {
     let name = short_name(frame);
@@ -179,5 +199,23 @@ mod chip_tests {
         );
         assert_eq!(super::crumb_chip("all"), "all");
         assert_eq!(super::crumb_chip("C:\\x\\m.py:3:f"), "f · m.py:3");
+    }
+
+    #[test]
+    fn reserved_memory_labels_name_segments_by_hex_address() {
+        assert_eq!(
+            super::label_name("seg_242657263616"),
+            "segment 0x387f800000"
+        );
+        assert_eq!(super::label_name("stream_0"), "stream 0");
+        assert_eq!(super::label_name("/a/m.py:3:forward"), "forward");
+        // Not a segment's level: unchanged.
+        assert_eq!(super::label_name("seg_"), "seg_");
+        assert_eq!(super::label_name("seg_12x"), "seg_12x");
+        assert_eq!(
+            super::label_name("seg_99999999999999999999999"),
+            "seg_99999999999999999999999"
+        );
+        assert_eq!(super::label_name("inactive"), "inactive");
     }
 }
