@@ -1655,7 +1655,7 @@ describe('hostile and broken files (WebGL2)', () => {
     const text = await alert.textContent();
     assert.ok(text.startsWith(`Could not open "${name}": `), `${label}: names the file as text: ${text}`);
     assert.match(text, pattern, label);
-    assert.equal(await page.locator('#error *').count(), 0, `${label}: no markup in the alert`);
+    assert.equal(await page.locator('#error .error-text *').count(), 0, `${label}: no markup in the alert`);
     assert.equal(await page.locator('#loading').isVisible(), false, `${label}: loading hidden`);
     assert.equal(await page.locator('#notice').isVisible(), false, `${label}: no notice with an error`);
     await page.screenshot({ path: path.join(SCREENSHOTS, shot(label)) });
@@ -1734,7 +1734,7 @@ describe('hostile and broken files (WebGL2)', () => {
         await alert.waitFor({ state: 'visible' });
         const text = await alert.textContent();
         assert.ok(text.includes(`"${name}"`), `${cls}: the alert names the file: ${text}`);
-        assert.equal(await page.locator('#error *').count(), 0, `${cls}: no markup in the alert`);
+        assert.equal(await page.locator('#error .error-text *').count(), 0, `${cls}: no markup in the alert`);
         outcomes[cls] = text;
       } else {
         outcomes[cls] = 'ready';
@@ -1830,7 +1830,7 @@ describe('memory (WebGL2): a file over 1 GiB opens; what cannot fit says so; a d
       await alert.waitFor({ state: 'visible' });
       const text = await alert.textContent();
       assert.match(text, /^The viewer ran out of memory while (reading|building the model of|laying out the timeline of|drawing) "large\d+\.pickle" \(the browser gives this page at most 4 GiB\), and was restarted\. The native command line has no such limit: `memviz summary FILE`/, text);
-      assert.equal(await page.locator('#error *').count(), 0, 'no markup in the alert');
+      assert.equal(await page.locator('#error .error-text *').count(), 0, 'no markup in the alert');
       // The file open before comes back in the new worker; the alert stays up meanwhile.
       await page.waitForFunction(() => document.body.dataset.memvizState === 'error'
         && [...document.querySelectorAll('#file-select option')].map((o) => o.textContent).join() === 'landmarks.pickle'
