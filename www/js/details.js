@@ -5,6 +5,8 @@
 // Every text comes from Rust (the tooltip answers) and is placed with textContent only; which
 // frames are Python is Rust's `python` flags.
 
+import { dragToResize } from './drag.js';
+
 /** @typedef {import('./generated/ElementTip').ElementTip} ElementTip */
 /** @typedef {import('./generated/ItemTip').ItemTip} ItemTip */
 /** @typedef {import('./generated/NodeTip').NodeTip} NodeTip */
@@ -124,20 +126,7 @@ export class DetailsPane {
       const max = Math.max(MIN_W, (pane.parentElement ? pane.parentElement.clientWidth : 1200) * MAX_FRACTION);
       pane.style.setProperty('--details-w', `${Math.round(Math.min(max, Math.max(MIN_W, w)))}px`);
     };
-    splitter.addEventListener('pointerdown', (ev) => {
-      if (ev.button !== 0) return;
-      splitter.setPointerCapture(ev.pointerId);
-      const startX = ev.clientX;
-      const startW = pane.getBoundingClientRect().width;
-      /** @param {PointerEvent} e */
-      const move = (e) => setWidth(startW + (startX - e.clientX));
-      const up = () => {
-        splitter.removeEventListener('pointermove', move);
-        splitter.removeEventListener('pointerup', up);
-      };
-      splitter.addEventListener('pointermove', move);
-      splitter.addEventListener('pointerup', up);
-    });
+    dragToResize(splitter, 'x', () => pane.getBoundingClientRect().width, setWidth);
     splitter.addEventListener('keydown', (ev) => {
       const step = ev.key === 'ArrowLeft' ? 24 : ev.key === 'ArrowRight' ? -24 : 0;
       if (step === 0) return;

@@ -6,6 +6,8 @@
 // height, kept for the session; whatever it says, an open drawer leaves the plot at least half
 // the window's height.
 
+import { dragToResize } from './drag.js';
+
 /** sessionStorage key of the drawer's height (CSS px). */
 const HEIGHT_KEY = 'memviz-drawer-height';
 /** The drawer's height before any choice: a share of the window (then clamped). */
@@ -60,21 +62,7 @@ function wireDivider(splitter, body, plot) {
       // not kept: fine
     }
   };
-  splitter.addEventListener('pointerdown', (ev) => {
-    if (ev.button !== 0) return;
-    ev.preventDefault();
-    splitter.setPointerCapture(ev.pointerId);
-    const startY = ev.clientY;
-    const startH = body.getBoundingClientRect().height;
-    /** @param {PointerEvent} e */
-    const move = (e) => set(startH + (startY - e.clientY));
-    const up = () => {
-      splitter.removeEventListener('pointermove', move);
-      splitter.removeEventListener('pointerup', up);
-    };
-    splitter.addEventListener('pointermove', move);
-    splitter.addEventListener('pointerup', up);
-  });
+  dragToResize(splitter, 'y', () => body.getBoundingClientRect().height, set, { preventDefault: true });
   splitter.addEventListener('keydown', (ev) => {
     const now = body.getBoundingClientRect().height;
     /** @type {Record<string, number>} */
