@@ -1,0 +1,213 @@
+//! The build and test commands: `serve`, `site`, `test` (the README's test command, step by step),
+//! `gen-types`, `lint-js`, and the node and wasm builds they share.
+
+use super::*;
+
+pub(crate) fn serve(port: u16) -> Result<()> {
+    install()?;
+    let port = port.to_string();
+    eprintln!("serve: http://127.0.0.1:{port}/ (Ctrl-C to stop)");
+    run(cmd(
+        "trunk",
+        [
+            "--config",
+            TRUNK_CONFIG,
+            "serve",
+            "--release",
+            "--offline",
+            "--address",
+            "127.0.0.1",
+            "--port",
+            &port,
+        ],
+    ))
+}
+
+/// `cargo xtask site`: only what the page's build needs (no Debian, npm or Python packages),
+/// then the trunk build of `test`'s step 5.
+pub(crate) fn site() -> Result<()> {
+    install::ensure_site_tools()?;
+    trunk_build()
+}
+
+pub(crate) fn trunk_build() -> Result<()> {
+    run(cmd(
+        "trunk",
+        ["--config", TRUNK_CONFIG, "build", "--release", "--offline"],
+    ))
+}
+
+// ---------------------------------------------------------------------------------------------
+// test
+
+pub(crate) const NODE_WASM_DIR: &str = "target/wasm-node";
+/// The repository's trunk config. trunk only finds `Trunk.toml` by itself, so name it explicitly.
+pub(crate) const TRUNK_CONFIG: &str = "trunk.toml";
+
+pub(crate) fn test() -> Result<()> {
+    let mut steps = Steps::new("test", 11);
+    steps.step("install the pinned toolchain", install)?;
+    // First: seconds, and a type error in the shell fails before the long builds.
+    steps.step(
+        "the shell's JS: type check (tsc --checkJs) and lint (eslint)",
+        lint_js,
+    )?;
+    steps.step(
+        "the shell's node unit tests (tests/web/share.test.mjs)",
+        || node_tests(&["share.test.mjs"]),
+    )?;
+    steps.step("clippy (warnings are errors)", || {
+        run(cmd(
+            "cargo",
+            [
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--release",
+                "--",
+                "-D",
+                "warnings",
+            ],
+        ))?;
+        // The browser-only code (cfg wasm32: the WebViewer, the canvas context) too.
+        run(cmd(
+            "cargo",
+            [
+                "clippy",
+                "-p",
+                "memviz-web",
+                "-p",
+                "memviz-render",
+                "--target",
+                "wasm32-unknown-unknown",
+                "--release",
+                "--",
+                "-D",
+                "warnings",
+            ],
+        ))
+    })?;
+    // dist/ first: memviz-cli embeds it when it is built (its build.rs), so the Rust tests
+    // below (`memviz open`, `memviz html` without --dist) test the viewer of this checkout.
+    steps.step("web bundle (trunk build into dist/)", trunk_build)?;
+    steps.step("Rust tests", || {
+        // The render tests skip without a GPU adapter; here one is required (llvmpipe).
+        let mut c = cmd("cargo", ["test", "--workspace", "--release"]);
+        c.env("MEMVIZ_REQUIRE_GPU", "1");
+        run(c)
+    })?;
+    steps.step("native CLI (the reference for the wasm tests)", || {
+        run(cmd("cargo", ["build", "--release", "-p", "memviz-cli"]))
+    })?;
+    steps.step("node-targeted wasm", build_node_wasm)?;
+    steps.step(
+        "wasm in node vs native CLI (tests/web/wasm_node.test.mjs)",
+        || node_tests(&["wasm_node.test.mjs"]),
+    )?;
+    steps.step(
+        "page in headless Chromium (tests/web/page.test.mjs, layout.test.mjs, report.test.mjs, escaping.test.mjs, open.test.mjs, formats.test.mjs, defects.test.mjs, gpu_fallback.test.mjs, accelerator.test.mjs)",
+        || node_tests(&["page.test.mjs", "layout.test.mjs", "report.test.mjs", "escaping.test.mjs", "open.test.mjs", "formats.test.mjs", "defects.test.mjs", "gpu_fallback.test.mjs", "accelerator.test.mjs"]),
+    )?;
+    steps.step(
+        "the wheel (maturin) in a fresh venv: memviz summary, tests/python (API, notebook, Dask ranks)",
+        python::python_tests,
+    )?;
+    eprintln!("\nxtask test: all steps passed");
+    Ok(())
+}
+
+/// Writes www/js/generated/ from the Rust types: memviz-viewer's `ts_types` test in write mode
+/// (without it, the same test fails while the committed files differ).
+pub(crate) fn gen_types() -> Result<()> {
+    let mut c = cmd(
+        "cargo",
+        [
+            "test",
+            "--release",
+            "-p",
+            "memviz-viewer",
+            "--test",
+            "ts_types",
+        ],
+    );
+    c.env("MEMVIZ_WRITE_TYPES", "1");
+    run(c)
+}
+
+/// The shell's check: `tsc --checkJs --noEmit` on the main thread's modules (DOM lib) and on the
+/// worker (WebWorker lib), then eslint; the tools are tests/web's pinned npm packages.
+pub(crate) fn lint_js() -> Result<()> {
+    install::ensure_npm_packages()?;
+    let bin = |tool: &str| format!("tests/web/node_modules/.bin/{tool}");
+    for config in ["www/jsconfig.json", "www/jsconfig.worker.json"] {
+        run(cmd(
+            &bin("tsc"),
+            ["-p", config, "--checkJs", "--noEmit", "--pretty", "false"],
+        ))?;
+    }
+    run(cmd(
+        &bin("eslint"),
+        [
+            "--config",
+            "tests/web/eslint.config.mjs",
+            "--max-warnings",
+            "0",
+            "www/js",
+            "www/report",
+        ],
+    ))
+}
+
+pub(crate) fn build_node_wasm() -> Result<()> {
+    run(cmd(
+        "cargo",
+        [
+            "build",
+            "-p",
+            "memviz-web",
+            "--release",
+            "--target",
+            WASM_TARGET,
+        ],
+    ))?;
+    let wasm = format!("target/{WASM_TARGET}/release/memviz_web.wasm");
+    run(cmd(
+        "wasm-bindgen",
+        ["--target", "nodejs", "--out-dir", NODE_WASM_DIR, &wasm],
+    ))
+}
+
+/// `node --test` on the given files of tests/web (every `*.test.mjs` there must be listed by
+/// some step; checked here so a new test file is not silently skipped).
+pub(crate) fn node_tests(files: &[&str]) -> Result<()> {
+    let mut known: Vec<String> = fs::read_dir("tests/web")
+        .map_err(|e| format!("cannot list tests/web: {e}"))?
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| name.ends_with(".test.mjs"))
+        .collect();
+    known.sort();
+    for name in files {
+        if !known.iter().any(|k| k == name) {
+            return Err(format!("tests/web/{name} is missing"));
+        }
+    }
+    let expected = [
+        "share.test.mjs",
+        "page.test.mjs",
+        "layout.test.mjs",
+        "open.test.mjs",
+        "report.test.mjs",
+        "escaping.test.mjs",
+        "formats.test.mjs",
+        "defects.test.mjs",
+        "gpu_fallback.test.mjs",
+        "accelerator.test.mjs",
+        "wasm_node.test.mjs",
+    ];
+    if let Some(extra) = known.iter().find(|k| !expected.contains(&k.as_str())) {
+        return Err(format!("tests/web/{extra} is not run by any step of `cargo xtask test`: add it in crates/xtask"));
+    }
+    let mut c = cmd("node", ["--test", "--test-reporter=spec"]);
+    c.args(files.iter().map(|f| format!("tests/web/{f}")));
+    run(c)
+}
