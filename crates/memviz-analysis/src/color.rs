@@ -14,8 +14,9 @@
 //! is fixed per (file, device, view), so a site keeps its colour across zooms;
 //! [`element_colors_with_legend`] colours the elements the same way.
 
-use crate::frames::{element_stack, keep_frame, site_label};
+use crate::frames::{element_stack, keep_frame};
 use crate::layout::Layout;
+use crate::site::SiteCache;
 use crate::timeline::{Element, Origin, Timeline};
 use memviz_snapshot::{Frame, Snapshot, StackId};
 use rustc_hash::FxHashMap;
@@ -281,7 +282,8 @@ pub fn element_colors_with_legend(
 pub struct LegendEntry {
     pub color: u8,
     pub rgba: [u8; 4],
-    /// `basename:line:name` of the innermost user frame, or `<no frames>`.
+    /// The site's label ([`crate::site::Site::label`]: `basename:line:name`, `backward of mm`,
+    /// `<no frames>`), made unique among the entries ([`crate::site::unique_labels`]).
     pub label: String,
     /// Bytes of this site's elements live at the peak.
     pub bytes: u64,
@@ -341,6 +343,7 @@ fn legend_of(
     n: usize,
 ) -> Vec<LegendEntry> {
     let mut hash_of: FxHashMap<StackId, u64> = FxHashMap::default();
+    let mut cache = SiteCache::default_for(snap);
     // hash → (bytes, elements, first stack)
     let mut sites: FxHashMap<u64, (u64, u32, StackId)> = FxHashMap::default();
     for e in live {
@@ -364,7 +367,7 @@ fn legend_of(
             let label = if hash == POOL_LEGEND_HASH {
                 POOL_LEGEND_LABEL.to_string()
             } else {
-                site_label(snap, stack)
+                cache.site(snap, stack).label.clone()
             };
             (hash, bytes, elements, stack, label)
         })
@@ -374,6 +377,15 @@ fn legend_of(
             .then_with(|| a.4.cmp(&b.4))
             .then_with(|| a.0.cmp(&b.0))
     });
+    // Labels that tell the entries apart (the pool envelope's is its own), made over every
+    // site live at the peak so that a longer legend extends a shorter one.
+    let named: Vec<(StackId, String)> = rows.iter().map(|r| (r.3, r.4.clone())).collect();
+    let unique = crate::site::unique_labels(snap, &named, &mut cache);
+    for (r, l) in rows.iter_mut().zip(unique) {
+        if r.0 != POOL_LEGEND_HASH {
+            r.4 = l;
+        }
+    }
     rows.truncate(n.max(LEGEND_DISTINCT));
     let colors = legend_colors(&rows.iter().map(|r| r.0).collect::<Vec<_>>());
     let mut out: Vec<LegendEntry> = rows

@@ -11,6 +11,8 @@
 //!   (`filename:line:name`, plus indented FX lines when present), without repeat elision. A block
 //!   without frames (or whose frames are all filtered out) has the empty stack `[]`. Stacks are
 //!   compared as text, so the two files need not share anything.
+//! * A group is named by its site ([`crate::site`], [`DiffGroup::site`]) of the first snapshot
+//!   it was seen in (the stack text is the same in both).
 //! * A group has the bytes and block counts of the stack in A and in B. Groups whose bytes and
 //!   counts are equal on both sides are omitted (a file compared with itself gives no group).
 //!   Order: `bytes_b − bytes_a` descending (the biggest growth first, the biggest shrink last),
@@ -21,6 +23,7 @@
 //!   lists are sorted by `(device, address, total_size, stream)`.
 
 use crate::frames::{frame_text, keep_frame};
+use crate::site::{Site, SiteCache, UserCode};
 use memviz_snapshot::{BlockState, FrameId, Snapshot, StackId};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -35,6 +38,8 @@ pub struct DiffGroup {
     pub bytes_b: u64,
     pub count_a: u64,
     pub count_b: u64,
+    /// The stack's site ([`crate::site`]).
+    pub site: Site,
 }
 
 /// A segment's identity for the comparison (`stream` is informational).
@@ -222,16 +227,27 @@ pub struct DiffBuilder {
     groups: StackGroups,
     acc: Vec<Acc>,
     keys: [Vec<SegmentKey>; 2],
+    user: UserCode,
+    /// The site of each group, from the first snapshot it was seen in.
+    sites: Vec<Option<Site>>,
 }
 
 impl DiffBuilder {
     #[must_use]
     pub fn new(device: Option<i64>) -> Self {
+        DiffBuilder::with_user_code(device, UserCode::default())
+    }
+
+    /// [`DiffBuilder::new`] naming sites with `user`.
+    #[must_use]
+    pub fn with_user_code(device: Option<i64>, user: UserCode) -> Self {
         DiffBuilder {
             device,
             groups: StackGroups::default(),
             acc: Vec::new(),
             keys: [Vec::new(), Vec::new()],
+            user,
+            sites: Vec::new(),
         }
     }
 
@@ -242,6 +258,7 @@ impl DiffBuilder {
         }
         let device = self.device;
         let mut cache = StackCache::new(snap);
+        let mut sites = SiteCache::new(snap, self.user.clone());
         for seg in snap
             .segments
             .iter()
@@ -254,6 +271,12 @@ impl DiffBuilder {
                 let g = cache.group(&mut self.groups, blk.stack) as usize;
                 if self.acc.len() <= g {
                     self.acc.resize(g + 1, Acc::default());
+                }
+                if self.sites.len() <= g {
+                    self.sites.resize(g + 1, None);
+                }
+                if let Some(slot @ None) = self.sites.get_mut(g) {
+                    *slot = Some(sites.site(snap, blk.stack).clone());
                 }
                 if let Some(x) = self.acc.get_mut(g) {
                     x.bytes[side] = x.bytes[side].saturating_add(blk.requested_size);
@@ -273,6 +296,7 @@ impl DiffBuilder {
             groups,
             mut acc,
             keys: [ka, kb],
+            mut sites,
             ..
         } = self;
         acc.resize(groups.len(), Acc::default());
@@ -286,6 +310,10 @@ impl DiffBuilder {
                 bytes_b: x.bytes[1],
                 count_a: x.count[0],
                 count_b: x.count[1],
+                site: sites
+                    .get_mut(g)
+                    .and_then(Option::take)
+                    .unwrap_or_else(Site::none),
             })
             .collect();
         let delta = |g: &DiffGroup| i128::from(g.bytes_b) - i128::from(g.bytes_a);

@@ -1,7 +1,7 @@
 //! Stack frames as memory_viz prints them (SEMANTICS.md §7 "Frames"): the name/filename drop
 //! lists, `filename:line:name` lines with FX annotations, repeat elision, and the explanation
-//! shown for an empty stack. Also which stack belongs to a timeline element, and the innermost
-//! user frame (legend labels).
+//! shown for an empty stack. Also which stack belongs to a timeline element; the site of a stack
+//! (legend labels) is [`crate::site`]'s, which [`site_label`] and [`innermost_user_frame`] ask.
 
 use crate::timeline::{Element, Origin};
 use memviz_snapshot::{Frame, FrameId, Snapshot, StackId, NO_STR};
@@ -188,15 +188,15 @@ fn has_line_number(line: &str) -> bool {
     })
 }
 
-/// Whether a stack text line is a Python frame: `….py:<digits>:…` (`.pyw` too).
+/// Whether a stack text line is a Python frame: `<file>:<digits>:…` where `<file>` is Python
+/// source by the classifier ([`crate::site::is_python_file`]: `.py`, `.pyw`, `<…>`).
 fn is_python_line(line: &str) -> bool {
-    line.match_indices(".py").any(|(i, _)| {
-        let rest = line.get(i + 3..).unwrap_or("");
-        let rest = rest.strip_prefix('w').unwrap_or(rest);
-        rest.strip_prefix(':').is_some_and(|r| {
-            let digits = r.bytes().take_while(u8::is_ascii_digit).count();
-            digits > 0 && r.as_bytes().get(digits) == Some(&b':')
-        })
+    line.match_indices(':').any(|(i, _)| {
+        let r = line.get(i + 1..).unwrap_or("");
+        let digits = r.bytes().take_while(u8::is_ascii_digit).count();
+        digits > 0
+            && r.as_bytes().get(digits) == Some(&b':')
+            && line.get(..i).is_some_and(crate::site::is_python_file)
     })
 }
 
@@ -220,63 +220,17 @@ pub fn basename(path: &str) -> &str {
     path.rsplit(['/', '\\']).next().unwrap_or(path)
 }
 
-fn is_python_file(file: &str) -> bool {
-    file.ends_with(".py")
-}
-
-fn is_torch_internal(file: &str) -> bool {
-    file.contains("/torch/") || file.contains("\\torch\\") || file.starts_with("<frozen")
-}
-
-/// C++ frames of the allocation machinery itself, skipped when a stack has no Python frame.
-pub(crate) fn is_allocator_plumbing(name: &str) -> bool {
-    [
-        "Allocator",
-        "StorageImpl",
-        "at::detail::empty",
-        "_empty_generic",
-        "at::empty",
-        "empty_strided",
-    ]
-    .iter()
-    .any(|p| name.contains(p))
-}
-
-/// The innermost frame after filtering that looks like user code: a `.py` file outside torch's
-/// own package; else the innermost `.py` frame; else the innermost kept frame that is not
-/// allocator plumbing (`…Allocator…`, `StorageImpl`, `at::empty…`); else the innermost kept frame.
+/// The innermost user frame of a stack, as the site classifier names it with the default
+/// user code ([`crate::site`]): its frame for a user, library or native site; the frame running
+/// the node for an autograd one; `None` for an empty stack.
 pub fn innermost_user_frame(snap: &Snapshot, stack: StackId) -> Option<FrameId> {
-    let kept: Vec<(FrameId, &Frame)> = snap
-        .stack(stack)
-        .iter()
-        .filter_map(|&id| snap.frame(id).map(|f| (id, f)))
-        .filter(|(_, f)| keep_frame(snap, f))
-        .collect();
-    let py = |(_, f): &&(FrameId, &Frame)| is_python_file(snap.str(f.filename));
-    kept.iter()
-        .filter(py)
-        .find(|(_, f)| !is_torch_internal(snap.str(f.filename)))
-        .or_else(|| kept.iter().find(py))
-        .or_else(|| {
-            kept.iter()
-                .find(|(_, f)| !is_allocator_plumbing(snap.str(f.name)))
-        })
-        .or_else(|| kept.first())
-        .map(|(id, _)| *id)
+    crate::site::site_of(snap, stack, &crate::site::UserCode::default()).frame
 }
 
-/// A short label for a stack: `basename:line:name` of [`innermost_user_frame`], or
-/// `<no frames>`.
+/// A short label for a stack: its site's ([`crate::site::Site::label`], default user code):
+/// `basename:line:name`, `backward of mm`, or `<no frames>`.
 pub fn site_label(snap: &Snapshot, stack: StackId) -> String {
-    match innermost_user_frame(snap, stack).and_then(|id| snap.frame(id)) {
-        Some(f) => format!(
-            "{}:{}:{}",
-            basename(snap.str(f.filename)),
-            f.line,
-            snap.str(f.name)
-        ),
-        None => "<no frames>".to_string(),
-    }
+    crate::site::site_of(snap, stack, &crate::site::UserCode::default()).label
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ pub mod memory_viz;
 pub mod ranks;
 pub mod search;
 pub mod segmap;
+pub mod site;
 pub mod state;
 pub mod steps;
 pub mod summary;

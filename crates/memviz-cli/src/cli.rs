@@ -60,8 +60,8 @@ pub enum Command {
     /// Reserved memory at the end by stream, block state and stack, as folded lines (the
     /// `segments` lines without the `seg_` level).
     Memory(ReservedArgs),
-    /// Per source line (innermost user frame): live bytes at the peak, total allocated, count,
-    /// largest.
+    /// Per site (innermost user line, with the library lines below it): live bytes at the
+    /// peak, total allocated, count, largest.
     Lines(LinesArgs),
     /// One self-contained HTML file: the viewer and FILE, gzip-compressed; opens offline from
     /// file://.
@@ -116,6 +116,11 @@ pub struct DeviceArgs {
     /// JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Python files that count as your own code besides the default (every Python file outside
+    /// site-packages, dist-packages, the standard library and torch): comma-separated path
+    /// prefixes or package paths (`transformers`, `/home/me/lib`), or one /regex/ (docs/sites.md).
+    #[arg(long, value_name = "PATTERN")]
+    pub user_code: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -192,6 +197,11 @@ pub struct DiffArgs {
     /// With --folded: write a differential flamegraph SVG to OUT instead of the lines.
     #[arg(long, value_name = "OUT.svg", requires = "folded")]
     pub svg: Option<String>,
+    /// Python files that count as your own code besides the default (every Python file outside
+    /// site-packages, dist-packages, the standard library and torch): comma-separated path
+    /// prefixes or package paths (`transformers`, `/home/me/lib`), or one /regex/ (docs/sites.md).
+    #[arg(long, value_name = "PATTERN")]
+    pub user_code: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -201,13 +211,18 @@ pub struct LinesArgs {
     /// The device (default: the longest trace).
     #[arg(long)]
     pub device: Option<i64>,
-    /// Attribute to the innermost frame, torch and C++ included (default: the innermost user
-    /// frame).
+    /// Attribute to the innermost frame, torch and C++ included (default: the site, the
+    /// innermost user frame).
     #[arg(long)]
     pub all_frames: bool,
     /// JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Python files that count as your own code besides the default (every Python file outside
+    /// site-packages, dist-packages, the standard library and torch): comma-separated path
+    /// prefixes or package paths (`transformers`, `/home/me/lib`), or one /regex/ (docs/sites.md).
+    #[arg(long, value_name = "PATTERN")]
+    pub user_code: Option<String>,
 }
 
 #[derive(Args, Debug)]

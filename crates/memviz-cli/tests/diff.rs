@@ -3,7 +3,8 @@
 
 mod common;
 use common::*;
-use memviz_analysis::diff::{diff, Diff, DiffGroup, SegmentKey};
+use memviz_analysis::diff::{Diff, DiffGroup, SegmentKey};
+use memviz_analysis::site::Site;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -75,7 +76,26 @@ fn group(stack: &[&str], bytes_a: u64, bytes_b: u64, count_a: u64, count_b: u64)
         bytes_b,
         count_a,
         count_b,
+        site: Site::none(),
     }
+}
+
+/// [`memviz_analysis::diff::diff`], each group's site checked against its stack (the planted
+/// stacks are one user frame each: the site is that frame, `<no frames>` for `[]`) and then
+/// cleared, so groups compare by stack and numbers.
+fn diff(a: &memviz_snapshot::Snapshot, b: &memviz_snapshot::Snapshot, device: Option<i64>) -> Diff {
+    let mut d = memviz_analysis::diff::diff(a, b, device);
+    for g in &mut d.groups {
+        if g.stack.len() == 1 {
+            let path = g.site.path();
+            assert!(g.stack.contains(&path), "{:?} {path}", g.stack);
+        }
+        if g.stack.is_empty() {
+            assert_eq!(g.site.label, "<no frames>");
+        }
+        g.site = Site::none();
+    }
+    d
 }
 
 fn key(device: i64, address: u64, total_size: u64, stream: u64) -> SegmentKey {
@@ -166,7 +186,22 @@ fn cli_json_shape() {
     let (code, out, err) = memviz(&["diff", &a, &b, "--device", "0", "--json"]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(out.trim()).expect("JSON");
-    let g = |stack: &[&str], ba: u64, bb: u64, ca: u64, cb: u64| serde_json::json!({"stack": stack, "bytes_a": ba, "bytes_b": bb, "count_a": ca, "count_b": cb});
+    let site = |stack: &[&str]| match stack.first() {
+        None => {
+            serde_json::json!({"kind": "none", "file": "<no frames>", "line": 0, "name": "", "label": "<no frames>", "detail": null})
+        }
+        Some(l) => {
+            let mut p = l.splitn(3, ':');
+            let (file, line, name) = (
+                p.next().unwrap_or(""),
+                p.next().unwrap_or(""),
+                p.next().unwrap_or(""),
+            );
+            let base = file.rsplit('/').next().unwrap_or(file);
+            serde_json::json!({"kind": "user", "file": file, "line": line.parse::<i64>().unwrap_or(-1), "name": name, "label": format!("{base}:{line}:{name}"), "detail": null})
+        }
+    };
+    let g = |stack: &[&str], ba: u64, bb: u64, ca: u64, cb: u64| serde_json::json!({"stack": stack, "bytes_a": ba, "bytes_b": bb, "count_a": ca, "count_b": cb, "site": site(stack)});
     assert_eq!(
         v,
         serde_json::json!({
@@ -183,7 +218,7 @@ fn cli_json_shape() {
     );
     // Key order as documented.
     let t = out.trim();
-    assert!(t.starts_with(r#"{"groups":[{"stack":["/m/model.py:30:new"],"bytes_a":0,"bytes_b":2512,"count_a":0,"count_b":2}"#), "{t}");
+    assert!(t.starts_with(r#"{"groups":[{"stack":["/m/model.py:30:new"],"bytes_a":0,"bytes_b":2512,"count_a":0,"count_b":2,"site":{"kind":"user","#), "{t}");
     let ia = t.find("\"segments_only_a\"").expect("only_a");
     let ib = t.find("\"segments_only_b\"").expect("only_b");
     assert!(ia < ib);

@@ -357,11 +357,12 @@ fn cpp_only_stacks_are_named_after_the_autograd_node() {
     let (_, r) = analyse(&snap, 0);
     let s = r.suspects.first().expect("a suspect");
     assert!(
-        s.explanation.contains("from autograd BmmBackward0 "),
+        s.explanation.contains("from backward of bmm "),
         "{}",
         s.explanation
     );
     assert!(!s.explanation.contains("RegisterCUDA"), "{}", s.explanation);
+    assert_eq!(s.site.name, "BmmBackward0");
 }
 
 /// Pairing (file order; END closes the latest open START of its name) and placement (a

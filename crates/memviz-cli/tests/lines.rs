@@ -11,6 +11,7 @@ use memviz_analysis::lines::{
     NO_FRAMES,
 };
 use memviz_analysis::search::{parse_query, search, Query};
+use memviz_analysis::site::{SiteCache, UserCode, AUTOGRAD_FILE};
 use memviz_analysis::timeline::{self, Origin, Timeline};
 use memviz_snapshot::NO_TIME;
 use std::path::{Path, PathBuf};
@@ -154,15 +155,15 @@ fn line_table_by_hand() {
     assert_eq!(
         rows,
         [
-            // C++-only stack: no Python frame, so the innermost kept frame that is not the
-            // allocator's plumbing (unwind is dropped by §7, malloc / empty_cuda are plumbing).
-            row("??", 0, MUL_BACKWARD, 7000, 7000, 1, 7000),
+            // C++-only stack: no Python frame, so the autograd node its C++ frames run
+            // (never the allocator's malloc / empty_cuda).
+            row(AUTOGRAD_FILE, 0, "MulBackward0", 7000, 7000, 1, 7000),
             // Through torch's linear.py, ceval.c and two C++ frames to the user's line.
             row(USER, 10, "step", 3000, 4100, 3, 3000),
             row(USER, 20, "step", 500, 500, 1, 500),
             // The ghost block: its frames.
             row(USER, 30, "init", 256, 256, 1, 256),
-            // torch's own Python only: no frame qualifies, fallback to the innermost kept one.
+            // torch's own Python only: no user frame, so the innermost library frame.
             row(
                 "/env/lib/python3.11/site-packages/torch/optim/adam.py",
                 300,
@@ -185,7 +186,8 @@ fn line_table_by_hand() {
     assert_eq!(el(USER, 10), [0, 1, 8]);
     assert_eq!(el(USER, 20), [2]);
     assert_eq!(el(NO_FRAMES, 0), [5, 6]);
-    assert_eq!(el("??", 0), [3]);
+    assert_eq!(el(AUTOGRAD_FILE, 0), [3]);
+    assert_eq!(el("??", 0), Vec::<u32>::new());
     assert_eq!(el(USER, 11), Vec::<u32>::new());
     assert_eq!(el("nope", 10), Vec::<u32>::new());
     for r in &rows {
@@ -193,33 +195,20 @@ fn line_table_by_hand() {
         assert_eq!(got.len() as u64, r.count, "{r:?}");
     }
 
-    // Options: C++ frames allowed, torch still skipped: the user's extension frame.
-    let cpp = line_table(
+    // --user-code: torch counted as the user's own, so linear.py for stack A (and adam.py
+    // becomes a user site).
+    let mut own = SiteCache::new(&f.snap, UserCode::parse("torch").expect("parses"));
+    let torch: Vec<LineRow> = memviz_analysis::lines::site_table(
         &f.snap,
         0,
         &f.tl,
         &f.layout,
-        LineOptions {
-            skip_torch: true,
-            skip_cpp: false,
-        },
-    );
-    assert_eq!(
-        cpp[0],
-        row("myext.cpp", 12, "my_ext::launch(int)", 7000, 7000, 1, 7000)
-    );
-    assert_eq!(cpp[1], row(USER, 10, "step", 3000, 4100, 3, 3000));
-    // torch allowed, C++ skipped: linear.py for stack A, adam.py as itself.
-    let torch = line_table(
-        &f.snap,
-        0,
-        &f.tl,
-        &f.layout,
-        LineOptions {
-            skip_torch: false,
-            skip_cpp: true,
-        },
-    );
+        LineOptions::default(),
+        &mut own,
+    )
+    .into_iter()
+    .map(|r| r.row)
+    .collect();
     assert!(torch.contains(&row(
         "/env/lib/python3.11/site-packages/torch/nn/modules/linear.py",
         125,
@@ -258,7 +247,9 @@ fn live_table_by_hand() {
     let c = &rows[0];
     assert_eq!(c.addr, A + 8192);
     assert_eq!(c.label, format!("b{:x}_0", A + 8192));
-    assert_eq!(c.top_frame, format!("??:0:{MUL_BACKWARD}"));
+    // A backward-pass stack: its site is the autograd node (never the allocator's malloc).
+    assert_eq!(c.top_frame, "MulBackward0");
+    assert!(MUL_BACKWARD.contains(&c.top_frame));
     assert_eq!(c.stream, 0);
     // The peak is event 8 (the 32 B alloc); c1 is event 5: 3 events, 3 ms, and timesteps.
     assert_eq!(f.layout.step_event().get(peak as usize).expect("step"), 8);
@@ -532,7 +523,12 @@ fn invariants_on_fixtures_and_corpus() {
             assert_eq!(all.bytes, sizes);
             let rows = line_table(&snap, d, &tl, &layout, LineOptions::default());
             for r in rows.iter().filter(|r| r.file != NO_FRAMES).take(3) {
-                let text = format!("{}:{}:{}", r.file, r.line, r.name);
+                // An autograd row is found by its node's frame.
+                let text = if r.file == AUTOGRAD_FILE {
+                    format!("::{}::apply(", r.name)
+                } else {
+                    format!("{}:{}:{}", r.file, r.line, r.name)
+                };
                 let found = search(&snap, d, &tl, &Query::Substring(text.to_lowercase()));
                 let els = row_elements(&snap, d, &tl, LineOptions::default(), r);
                 assert!(
@@ -567,20 +563,28 @@ fn cli_json_shape_text_and_exit_codes() {
     assert_eq!(rows.len(), 7);
     assert_eq!(
         rows[1],
-        serde_json::json!({"file": USER, "line": 10, "name": "step", "live_at_peak_bytes": 3000,
-            "total_bytes": 4100, "count": 3, "largest_bytes": 3000})
+        serde_json::json!({"file": USER, "line": 10, "name": "step", "kind": "user",
+            "label": "train.py:10:step", "live_at_peak_bytes": 3000,
+            "total_bytes": 4100, "count": 3, "largest_bytes": 3000,
+            // The library line the user's line called into.
+            "detail": [{"file": "/env/lib/python3.11/site-packages/torch/nn/modules/linear.py",
+                "line": 125, "name": "forward", "live_at_peak_bytes": 3000,
+                "total_bytes": 4100, "count": 3, "largest_bytes": 3000}]})
     );
+    assert_eq!(rows[0]["kind"], "autograd");
+    assert_eq!(rows[0]["label"], "backward of mul");
     // --all-frames and an explicit device.
     let (code, out, _) = memviz(&["lines", file, "--device", "0", "--all-frames", "--json"]);
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(out.trim()).expect("JSON");
     assert_eq!(v["rows"][0]["file"], "CUDACachingAllocator.cpp");
     assert_eq!(v["rows"][0]["count"], 5);
-    // Text: a header, a column header, one line per row, sizes formatted.
+    // Text: a header, a column header, one line per row and one per library line below it,
+    // sizes formatted.
     let (code, out, err) = memviz(&["lines", file]);
     assert_eq!(code, 0, "{err}");
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 2 + 7, "{out}");
+    assert_eq!(lines.len(), 2 + 7 + 1, "{out}");
     assert!(
         lines[0].contains("device 0") && lines[0].contains("10.9KiB"),
         "{out}"
@@ -590,7 +594,12 @@ fn cli_json_shape_text_and_exit_codes() {
         lines[3].contains("2.9KiB") && lines[3].ends_with(&format!("{USER}:10 step")),
         "{out}"
     );
-    assert!(lines[8].trim_end().ends_with(NO_FRAMES), "{out}");
+    assert!(
+        lines[4].contains("→ ") && lines[4].ends_with("linear.py:125 forward"),
+        "{out}"
+    );
+    assert!(lines[2].contains("backward of mul"), "{out}");
+    assert!(lines[9].trim_end().ends_with(NO_FRAMES), "{out}");
     // The default device is the longest trace.
     let multi = fixture("multidevice.pickle");
     let multi = multi.to_str().expect("utf-8 path");

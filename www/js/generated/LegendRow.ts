@@ -5,7 +5,8 @@
  */
 export type LegendRow = { size: string, color: number, rgba: [number, number, number, number], 
 /**
- * `basename:line:name` of the innermost user frame, or `<no frames>`.
+ * The site's label ([`crate::site::Site::label`]: `basename:line:name`, `backward of mm`,
+ * `<no frames>`), made unique among the entries ([`crate::site::unique_labels`]).
  */
 label: string, 
 /**

@@ -9,11 +9,12 @@ export type LineAnswer = {
  */
 site: string, live: string, total: string, largest: string, 
 /**
- * Full filename as recorded ([`NO_FRAMES`] for the no-frames row).
+ * Full filename as recorded ([`NO_FRAMES`] for the no-frames row,
+ * [`crate::site::AUTOGRAD_FILE`] for an autograd node's).
  */
 file: string, line: number, 
 /**
- * Function (or C++ symbol) name; empty for the no-frames row.
+ * Function (or C++ symbol, or autograd node) name; empty for the no-frames row.
  */
 name: string, 
 /**

@@ -28,8 +28,8 @@ age_us: number | null,
  */
 stream: number, 
 /**
- * `filename:line:name` of the frame the line table attributes the element to (default
- * [`LineOptions`]), or [`NO_FRAMES`].
+ * The element's site in full ([`crate::site::Site::path`]: `filename:line:name`, an
+ * autograd node's name, or [`super::NO_FRAMES`]).
  */
 top_frame: string, 
 /**

@@ -34,10 +34,10 @@
 //!
 //! `bytes` and `count` are the group's; `first_event` is its earliest `alloc`.
 //!
-//! *Names.* A suspect is named after the innermost user frame
-//! ([`crate::frames::innermost_user_frame`]) when the stack has a Python frame; a C++-only stack
-//! (autograd's backward thread) after its autograd node (`autograd BmmBackward0`), else its
-//! innermost kept frame outside the dispatcher's `Register*.cpp` and the allocator.
+//! *Names.* A suspect is named after its stack's site ([`crate::site`]: the innermost user
+//! frame, with the library line below it; a C++-only stack of autograd's backward thread after
+//! its autograd node, `backward of bmm`; else the innermost native frame that is not allocator
+//! or dispatcher plumbing).
 //!
 //! *(b) `iteration_growth`.* With at least three iteration phases overlapping a timed trace: the
 //! live bytes of every stack at the end (last timestep) of each iteration, `y_0 … y_{K−1}`
@@ -56,8 +56,9 @@
 use crate::annotations::{iteration_spans, phase_spans, PhaseSpan};
 use crate::diff::{StackCache, StackGroups};
 use crate::format::size_short;
-use crate::frames::{basename, element_stack, innermost_user_frame, keep_frame, site_label};
+use crate::frames::element_stack;
 use crate::layout::{Layout, NO_EVENT};
+use crate::site::{Site, SiteCache};
 use crate::timeline::{Origin, Timeline};
 use memviz_snapshot::{Snapshot, StackId, NO_TIME};
 use serde::Serialize;
@@ -82,6 +83,10 @@ pub struct LeakSuspect {
     pub first_event: u32,
     /// One plain-text sentence.
     pub explanation: String,
+    /// The site the suspect is named after (of a representative stack of the group).
+    #[serde(skip)]
+    #[ts(skip)]
+    pub site: Site,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -135,6 +140,23 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 /// Leak suspects of `device` (see the module documentation). `timeline` must be
 /// [`crate::timeline::build`]`(snap, device)` and `layout` its layout.
 pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout) -> LeakReport {
+    leaks_with(
+        snap,
+        device,
+        timeline,
+        layout,
+        &mut SiteCache::default_for(snap),
+    )
+}
+
+/// [`leaks`] with the suspects named by `sites` (its [`crate::site::UserCode`]).
+pub fn leaks_with(
+    snap: &Snapshot,
+    device: i64,
+    timeline: &Timeline,
+    layout: &Layout,
+    sites: &mut SiteCache,
+) -> LeakReport {
     let steps = layout.step_count();
     let timed = snap
         .trace(device)
@@ -339,9 +361,12 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
             } else {
                 any_first
             };
-            let site = leak_site(snap, reps.get(g).copied().unwrap_or(StackId::EMPTY));
+            let site = sites
+                .site(snap, reps.get(g).copied().unwrap_or(StackId::EMPTY))
+                .clone();
             let explanation = format!(
-                "Live memory from {site} rose in {rises} of {} iterations ({} to {}), by {} per iteration on average, to {} in {} at the end of {}.",
+                "Live memory from {} rose in {rises} of {} iterations ({} to {}), by {} per iteration on average, to {} in {} at the end of {}.",
+                site.display(),
                 k - 1,
                 shown(boundary_names.first().copied().unwrap_or("")),
                 shown(boundary_names.last().copied().unwrap_or("")),
@@ -358,6 +383,7 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
                 growth_per_iteration: Some(slope),
                 first_event,
                 explanation,
+                site,
             });
         }
         growth.sort_by(|a, b| {
@@ -483,7 +509,8 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
         .filter_map(|(g, a)| a.as_ref().map(|a| (g, a)))
         .filter(|(g, a)| candidate.get(*g).copied().unwrap_or(false) && a.rounds >= 2)
         .map(|(g, a)| {
-            let site = leak_site(snap, a.stack);
+            let site = sites.site(snap, a.stack).clone();
+            let site_text = site.display();
             let what = if a.min_size == a.max_size {
                 format!(
                     "{} of {}",
@@ -515,9 +542,10 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
                 growth_per_iteration: None,
                 first_event: a.first_event,
                 explanation: format!(
-                    "{what} from {site} allocated after timestep {settled_step} {steps} {verb} still alive at the end ({}).",
+                    "{what} from {site_text} allocated after timestep {settled_step} {steps} {verb} still alive at the end ({}).",
                     size_short(a.bytes)
                 ),
+                site,
             }
         })
         .collect();
@@ -533,51 +561,6 @@ pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout)
         settled_rule,
         suspects,
     }
-}
-
-/// The frame a suspect is named after: [`site_label`] (the innermost user frame) when the
-/// stack has a Python frame; for a C++-only stack (autograd's backward thread) the autograd
-/// node that allocated (`…Backward0::apply`), else the innermost kept frame outside the
-/// dispatcher's generated `Register*.cpp` files and the allocator.
-fn leak_site(snap: &Snapshot, stack: StackId) -> String {
-    let is_py = |id| {
-        snap.frame(id)
-            .is_some_and(|f| snap.str(f.filename).ends_with(".py"))
-    };
-    if innermost_user_frame(snap, stack).is_some_and(is_py) {
-        return site_label(snap, stack);
-    }
-    let kept: Vec<&memviz_snapshot::Frame> = snap
-        .stack(stack)
-        .iter()
-        .filter_map(|&id| snap.frame(id))
-        .filter(|f| keep_frame(snap, f))
-        .collect();
-    let label = |f: &memviz_snapshot::Frame| {
-        format!(
-            "{}:{}:{}",
-            basename(snap.str(f.filename)),
-            f.line,
-            snap.str(f.name)
-        )
-    };
-    if let Some(node) = kept.iter().find_map(|f| {
-        let name = snap.str(f.name);
-        let end = name.find("::apply(")?;
-        let head = name.get(..end)?;
-        let node = head.rsplit("::").next()?;
-        node.contains("Backward")
-            .then(|| format!("autograd {node}"))
-    }) {
-        return node;
-    }
-    kept.iter()
-        .find(|f| {
-            !basename(snap.str(f.filename)).starts_with("Register")
-                && !crate::frames::is_allocator_plumbing(snap.str(f.name))
-                && !snap.str(f.name).contains("empty_cuda")
-        })
-        .map_or_else(|| site_label(snap, stack), |f| label(f))
 }
 
 #[cfg(test)]

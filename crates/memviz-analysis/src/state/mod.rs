@@ -28,6 +28,7 @@
 //! undoing a map that shrinks a segment from the front keeps the segment's label at its new
 //! address; the upper part of a split takes the undone map event's label and stack.
 
+mod alloc_rows;
 mod history;
 mod map;
 mod oom;
@@ -36,6 +37,7 @@ mod oom_scan;
 mod tests;
 mod work;
 
+pub use alloc_rows::AllocRows;
 pub use history::{History, BYTES_PER_EVENT};
 pub use map::{apply, AddrMap, Iter, State};
 pub use oom::{explain_oom, segment_size_for, OomReport};

@@ -26,6 +26,33 @@ pub struct OomReport {
     pub verdict: String,
     /// The biggest live blocks at that moment: `(address, size)`, largest first (at most 10).
     pub biggest_live: Vec<(u64, u64)>,
+    /// The stack that allocated each of [`OomReport::biggest_live`] ([`super::AllocRows`]; name
+    /// them with
+    /// [`crate::site::SiteCache`]); empty from [`explain_oom`], which has no snapshot: fill
+    /// them with [`OomReport::fill_stacks`].
+    #[serde(skip)]
+    #[ts(skip)]
+    pub biggest_live_stacks: Vec<memviz_snapshot::StackId>,
+}
+
+impl OomReport {
+    /// Sets [`OomReport::biggest_live_stacks`] from `state` (the state the report was made
+    /// from, of `device` of `snap`).
+    pub fn fill_stacks(&mut self, snap: &Snapshot, device: i64, state: &State) {
+        let mut allocs = super::AllocRows::new();
+        self.biggest_live_stacks = self
+            .biggest_live
+            .iter()
+            .map(|(a, _)| {
+                state
+                    .blocks
+                    .get(a)
+                    .map_or(memviz_snapshot::StackId::EMPTY, |b| {
+                        allocs.stack(snap, device, b)
+                    })
+            })
+            .collect();
+    }
 }
 
 /// The segment the caching allocator asks the driver for when no free block holds a request of
@@ -205,6 +232,7 @@ pub fn explain_oom(
         kind,
         verdict,
         biggest_live: biggest,
+        biggest_live_stacks: Vec::new(),
     }
 }
 
@@ -234,14 +262,9 @@ impl History {
             .filter_map(|(k, e)| {
                 let state = self.state_after(snap, k)?;
                 let device_free = tr.and_then(|t| t.device_free_of(e.row));
-                Some(explain_oom(
-                    &state,
-                    k,
-                    e.size,
-                    device_free,
-                    e.stream,
-                    e.pool,
-                ))
+                let mut r = explain_oom(&state, k, e.size, device_free, e.stream, e.pool);
+                r.fill_stacks(snap, self.device, &state);
+                Some(r)
             })
             .collect()
     }

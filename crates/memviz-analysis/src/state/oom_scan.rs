@@ -30,7 +30,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 
-use memviz_snapshot::{Action, Snapshot};
+use memviz_snapshot::{Action, Snapshot, StackId};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::history::{absorbed, event_at, prev_row};
@@ -527,7 +527,7 @@ pub struct OomScan<'s> {
     device: i64,
     records: Vec<Record>,
     stats: Vec<Stats>,
-    biggest: Vec<Vec<(u64, u64)>>,
+    biggest: Vec<Vec<(u64, u64, StackId)>>,
 }
 
 impl<'s> OomScan<'s> {
@@ -543,6 +543,7 @@ impl<'s> OomScan<'s> {
         device: i64,
         segments: SegmentsOf<'_>,
     ) -> Result<Self, OomScanError> {
+        let mut allocs = super::AllocRows::new();
         let mut scan = OomScan {
             snap,
             device,
@@ -600,11 +601,17 @@ impl<'s> OomScan<'s> {
                         return Err(OomScanError::TooMuchWork { device, ooms });
                     }
                     if live.blocks_changed || scan.biggest.is_empty() {
-                        let top: Vec<(u64, u64)> = live
+                        let top: Vec<(u64, u64, StackId)> = live
                             .by_size
                             .iter()
                             .take(BIGGEST)
-                            .map(|&(Reverse(size), a)| (a, size))
+                            .map(|&(Reverse(size), a)| {
+                                let stack = live
+                                    .blocks
+                                    .get(&a)
+                                    .map_or(StackId::EMPTY, |b| allocs.stack(snap, device, b));
+                                (a, size, stack)
+                            })
                             .collect();
                         if scan.biggest.last() != Some(&top) {
                             scan.biggest.push(top);
@@ -662,6 +669,10 @@ impl<'s> OomScan<'s> {
             largest: rec.largest,
             allocated: st.allocated,
         });
+        let biggest = self
+            .biggest
+            .get(st.biggest as usize)
+            .map_or(&[][..], Vec::as_slice);
         Some(OomReport {
             event: rec.k,
             requested_bytes: e.size,
@@ -674,11 +685,8 @@ impl<'s> OomScan<'s> {
             pool: e.pool,
             kind,
             verdict,
-            biggest_live: self
-                .biggest
-                .get(st.biggest as usize)
-                .cloned()
-                .unwrap_or_default(),
+            biggest_live: biggest.iter().map(|&(a, size, _)| (a, size)).collect(),
+            biggest_live_stacks: biggest.iter().map(|&(_, _, stack)| stack).collect(),
         })
     }
 }

@@ -34,7 +34,8 @@ pub fn run(a: &DiffArgs) -> Done {
         d.write(&mut out)?;
         return out.finish();
     }
-    let mut d = DiffBuilder::new(device);
+    let user = super::user_code(a.user_code.as_deref())?;
+    let mut d = DiffBuilder::with_user_code(device, user);
     d.add(0, &*load(file_a)?);
     d.add(1, &*load(file_b)?);
     let d = d.finish();
@@ -45,35 +46,6 @@ pub fn run(a: &DiffArgs) -> Done {
         out.write_all(table(&d, file_a, file_b, device).as_bytes())?;
     }
     out.finish()
-}
-
-/// A short label for a stack line list: `basename:line:name` of the innermost Python frame
-/// outside torch's own package, else of the innermost Python frame, else the first line.
-fn label(stack: &[String]) -> String {
-    // Frame lines only (FX annotation lines are indented).
-    let frames: Vec<&str> = stack
-        .iter()
-        .map(String::as_str)
-        .filter(|l| !l.starts_with(' '))
-        .collect();
-    let pick = frames
-        .iter()
-        .find(|l| l.contains(".py:") && !l.contains("/torch/") && !l.contains("\\torch\\"))
-        .or_else(|| frames.iter().find(|l| l.contains(".py:")))
-        .or_else(|| frames.first());
-    match pick {
-        None => "<no frames>".to_string(),
-        Some(l) => {
-            // Basename of the filename part: cut at the last separator before `.py:` (or the
-            // `:line:` part for other frames).
-            let end = l.find(".py:").unwrap_or(l.len());
-            let start = l
-                .get(..end)
-                .and_then(|f| f.rfind(['/', '\\']))
-                .map_or(0, |i| i + 1);
-            l.get(start..).unwrap_or(l).to_string()
-        }
-    }
 }
 
 fn signed_size(g: &DiffGroup) -> String {
@@ -99,7 +71,7 @@ fn table(d: &Diff, file_a: &str, file_b: &str, device: Option<i64>) -> String {
     ));
     if !d.groups.is_empty() {
         s.push_str(&format!(
-            "{:>11} {:>11} {:>11} {:>17}  stack\n",
+            "{:>11} {:>11} {:>11} {:>17}  site\n",
             "change", "A", "B", "count A -> B"
         ));
         for g in d.groups.iter().take(TOP) {
@@ -109,7 +81,7 @@ fn table(d: &Diff, file_a: &str, file_b: &str, device: Option<i64>) -> String {
                 size_short(g.bytes_a),
                 size_short(g.bytes_b),
                 format!("{} -> {}", count(g.count_a), count(g.count_b)),
-                label(&g.stack)
+                super::site_text(&g.site)
             ));
         }
         if d.groups.len() > TOP {
@@ -127,25 +99,4 @@ fn table(d: &Diff, file_a: &str, file_b: &str, device: Option<i64>) -> String {
         size_short(segment_bytes(&d.segments_only_b)),
     ));
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::label;
-
-    #[test]
-    fn labels() {
-        let v = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(label(&[]), "<no frames>");
-        assert_eq!(
-            label(&v(&[
-                "??:0:c10::alloc",
-                "/x/torch/nn/f.py:3:linear",
-                "/home/u/model.py:88:forward"
-            ])),
-            "model.py:88:forward"
-        );
-        assert_eq!(label(&v(&["C:\\t\\torch\\f.py:3:g"])), "f.py:3:g");
-        assert_eq!(label(&v(&["??:0:c10::alloc"])), "??:0:c10::alloc");
-    }
 }

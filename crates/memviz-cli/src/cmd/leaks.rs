@@ -6,7 +6,8 @@ use crate::cli::DeviceArgs;
 use crate::load;
 use crate::out::{stdout, Done};
 use memviz_analysis::layout::{Layout, LayoutOptions, PointMode};
-use memviz_analysis::leaks::{leaks, LeakReport};
+use memviz_analysis::leaks::{leaks_with, LeakReport};
+use memviz_analysis::site::{SiteCache, UserCode};
 use memviz_analysis::timeline;
 use memviz_snapshot::Snapshot;
 use std::io::Write;
@@ -17,7 +18,7 @@ const FRAMES: usize = 5;
 
 /// The report for `device` of `snap`: the timeline, its layout (compact: no polylines are
 /// needed) and the analysis.
-pub fn report(snap: &Snapshot, device: i64) -> LeakReport {
+pub fn report(snap: &Snapshot, device: i64, user: UserCode) -> LeakReport {
     let t = timeline::build(snap, device);
     let layout = Layout::build(
         &t,
@@ -26,15 +27,16 @@ pub fn report(snap: &Snapshot, device: i64) -> LeakReport {
             ..LayoutOptions::default()
         },
     );
-    leaks(snap, device, &t, &layout)
+    leaks_with(snap, device, &t, &layout, &mut SiteCache::new(snap, user))
 }
 
 /// Runs `memviz leaks`.
 pub fn run(a: &DeviceArgs) -> Done {
     let (file, json, device) = (a.file.as_str(), a.json, a.device);
+    let user = super::user_code(a.user_code.as_deref())?;
     let snap = load(file)?;
     let device = device.unwrap_or_else(|| snap.default_device());
-    let r = report(&snap, device);
+    let r = report(&snap, device, user);
     let mut out = stdout();
     if json {
         let mut v = serde_json::to_value(&r).map_err(|e| format!("cannot write JSON: {e}"))?;
@@ -58,6 +60,7 @@ pub fn run(a: &DeviceArgs) -> Done {
             "[{}] {} (first alloc: event {})",
             s.kind, s.explanation, s.first_event
         )?;
+        writeln!(out, "  site: {}", super::site_text(&s.site))?;
         // The Python frames when there are any (C++ allocator frames say little), else the
         // innermost lines.
         let shown = memviz_analysis::frames::shown_frames(&s.stack);

@@ -1,20 +1,22 @@
-//! `memviz lines FILE [--device D] [--all-frames] [--json]`: the per-source-line table
-//! (memviz_analysis::lines): live bytes at the peak, total bytes, count and largest allocation
-//! per `filename:line`, attributed to the innermost user frame (`--all-frames`: the innermost
-//! frame, torch and C++ included).
+//! `memviz lines FILE [--device D] [--all-frames] [--user-code P] [--json]`: the per-site
+//! table ([`memviz_analysis::lines::site_table`]): live bytes at the peak, total bytes, count
+//! and largest allocation per site (the innermost user line; docs/sites.md), each followed by
+//! the library lines below it (`→ …`, at most [`DETAIL`] per site in the text; all in
+//! `--json`'s `detail`). `--all-frames`: the innermost frame, torch and C++ included.
 
 use crate::cli::LinesArgs;
 use crate::load;
 use crate::out::{stdout, Done};
 use memviz_analysis::format::{count, size_short};
 use memviz_analysis::layout::{Layout, LayoutOptions, PointMode};
-use memviz_analysis::lines::{line_table, LineOptions, LineRow};
+use memviz_analysis::lines::{site_table, LineOptions, LineRow, SiteRow};
+use memviz_analysis::site::SiteCache;
 use memviz_analysis::timeline;
 use std::io::Write;
 
 /// Control characters of a recorded string shown escaped, so a hostile name cannot drive the
 /// terminal.
-fn printable(s: &str) -> String {
+pub(crate) fn printable(s: &str) -> String {
     if !s.chars().any(char::is_control) {
         return s.to_string();
     }
@@ -29,12 +31,37 @@ fn printable(s: &str) -> String {
         .collect()
 }
 
+/// Library lines shown under a site in the text table.
+const DETAIL: usize = 3;
+
 fn location(r: &LineRow) -> String {
     if r.name.is_empty() && r.line == 0 {
         printable(&r.file)
+    } else if r.file == memviz_analysis::site::AUTOGRAD_FILE {
+        format!(
+            "{} (autograd {})",
+            memviz_analysis::site::autograd_label(&r.name),
+            printable(&r.name)
+        )
     } else {
         format!("{}:{} {}", printable(&r.file), r.line, printable(&r.name))
     }
+}
+
+/// A row of the JSON output: the site's row with its kind and detail.
+fn json_row(r: &SiteRow) -> serde_json::Value {
+    serde_json::json!({
+        "file": r.row.file,
+        "line": r.row.line,
+        "name": r.row.name,
+        "kind": r.kind,
+        "label": r.label,
+        "live_at_peak_bytes": r.row.live_at_peak_bytes,
+        "total_bytes": r.row.total_bytes,
+        "count": r.row.count,
+        "largest_bytes": r.row.largest_bytes,
+        "detail": r.detail,
+    })
 }
 
 /// Runs `memviz lines` with the arguments after the command name.
@@ -45,6 +72,7 @@ pub fn run(a: &LinesArgs) -> Done {
     } else {
         LineOptions::default()
     };
+    let user = super::user_code(a.user_code.as_deref())?;
     let snap = load(file)?;
     let devices = snap.devices();
     let device = match wanted {
@@ -74,13 +102,14 @@ pub fn run(a: &LinesArgs) -> Done {
             ..LayoutOptions::default()
         },
     );
-    let rows = line_table(&snap, device, &tl, &layout, opts);
+    let mut sites = SiteCache::new(&snap, user);
+    let rows = site_table(&snap, device, &tl, &layout, opts, &mut sites);
     let mut out = stdout();
     if json {
         let v = serde_json::json!({
             "device": device,
             "peak_step": layout.peak_step,
-            "rows": rows,
+            "rows": rows.iter().map(json_row).collect::<Vec<_>>(),
         });
         writeln!(out, "{v}")?;
         return out.finish();
@@ -98,6 +127,7 @@ pub fn run(a: &LinesArgs) -> Done {
     }
     let cells: Vec<[String; 4]> = rows
         .iter()
+        .map(|r| &r.row)
         .map(|r| {
             [
                 size_short(r.live_at_peak_bytes),
@@ -134,12 +164,36 @@ pub fn run(a: &LinesArgs) -> Done {
             c[1],
             c[2],
             c[3],
-            location(r),
+            location(&r.row),
             w0 = w[0],
             w1 = w[1],
             w2 = w[2],
             w3 = w[3]
         )?;
+        for d in r.detail.iter().take(DETAIL) {
+            writeln!(
+                out,
+                "{:>w0$}  {:>w1$}  {:>w2$}  {:>w3$}    → {}",
+                size_short(d.live_at_peak_bytes),
+                size_short(d.total_bytes),
+                count(d.count),
+                size_short(d.largest_bytes),
+                location(d),
+                w0 = w[0],
+                w1 = w[1],
+                w2 = w[2],
+                w3 = w[3]
+            )?;
+        }
+        if r.detail.len() > DETAIL {
+            writeln!(
+                out,
+                "{:>w$}    → … {} more library lines (--json lists all)",
+                "",
+                r.detail.len() - DETAIL,
+                w = w[0] + w[1] + w[2] + w[3] + 6
+            )?;
+        }
     }
     out.finish()
 }

@@ -13,3 +13,17 @@ pub mod open;
 pub mod ranks;
 pub mod state;
 pub mod summary;
+
+/// The `--user-code` of a command that names sites (`None`: the default user code).
+pub(crate) fn user_code(
+    text: Option<&str>,
+) -> Result<memviz_analysis::site::UserCode, crate::out::Fail> {
+    memviz_analysis::site::UserCode::parse(text.unwrap_or("")).map_err(crate::out::Fail::Msg)
+}
+
+/// A site as the text output names it: the label, then the library line below it
+/// (`train.py:88:main → transformers/models/llama/modeling_llama.py:216:forward`), control
+/// characters escaped.
+pub(crate) fn site_text(site: &memviz_analysis::site::Site) -> String {
+    lines::printable(&site.display())
+}
