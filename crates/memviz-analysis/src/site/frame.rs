@@ -78,7 +78,16 @@ pub fn is_library_file(file: &str) -> bool {
         // `<__array_function__ internals>`): no file of the user's to open.
         return !USER_PSEUDO.iter().any(|p| file.starts_with(p));
     }
-    library_root_end(file).is_some() || is_torch_file(file)
+    library_root_end(file).is_some() || is_torch_file(file) || is_inductor_output(file)
+}
+
+/// Code torch.compile wrote: Inductor's output modules in its default cache directory
+/// (`/tmp/torchinductor_<user>/<2 chars>/<hash>.py`). They are torch's generated code, not
+/// the user's, so the site is the user's line that called the compiled function. A custom
+/// `TORCHINDUCTOR_CACHE_DIR` without that name is not recognised (its files count as the
+/// user's).
+fn is_inductor_output(file: &str) -> bool {
+    file.contains("/torchinductor_") || file.contains("\\torchinductor_")
 }
 
 /// A file of the torch package itself (wherever it is installed, a source checkout too).

@@ -51,6 +51,10 @@ fn frame_kinds() {
     );
     assert_eq!(kind("<frozen runpy>", "_run_code"), Library);
     assert_eq!(kind("<eval_with_key>.4", "forward"), Library);
+    assert_eq!(
+        kind("/tmp/torchinductor_me/l4/cl4iffgos7ugqf5f7x.py", "call"),
+        Library
+    );
     assert_eq!(kind("<string>", "__init__"), Library);
     // A user's vendored copy outside every library location is the user's.
     assert_eq!(kind("/mnt/mcx/select_n/lib/transformers/x.py", "f"), User);
@@ -307,4 +311,28 @@ fn unique_labels_tell_sites_apart() {
     sorted.sort();
     sorted.dedup();
     assert_eq!(sorted.len(), 4, "{labels:?}");
+}
+
+#[test]
+fn unique_labels_name_the_op_when_only_cpp_frames_differ() {
+    let snap = snap_of(&[
+        vec![
+            ("", 0, "at::_ops::empty_strided::call(long)"),
+            ("/home/u/model.py", 9, "f"),
+        ],
+        vec![
+            ("", 0, "at::_ops::bmm::call(at::Tensor const&)"),
+            ("/home/u/model.py", 9, "f"),
+        ],
+    ]);
+    let st = |i| snap.trace(0).and_then(|t| t.stack(i)).expect("stack");
+    let mut cache = SiteCache::default_for(&snap);
+    let entries: Vec<(memviz_snapshot::StackId, String)> = (0..2)
+        .map(|i| (st(i), cache.site(&snap, st(i)).label.clone()))
+        .collect();
+    let labels = unique_labels(&snap, &entries, &mut cache);
+    assert_eq!(
+        labels,
+        vec!["model.py:9:f [empty_strided]", "model.py:9:f [bmm]"]
+    );
 }

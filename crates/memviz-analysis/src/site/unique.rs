@@ -41,11 +41,23 @@ pub fn callers(snap: &Snapshot, stack: StackId, sites: &mut SiteCache, n: usize)
     out
 }
 
+/// The ATen op the stack ran, from its innermost dispatcher frame (`at::_ops::bmm::call(…)`
+/// gives `bmm`); `None` when no frame names one.
+fn op_name(snap: &Snapshot, stack: StackId) -> Option<String> {
+    const OPS: &str = "at::_ops::";
+    snap.stack(stack).iter().find_map(|&id| {
+        let name = snap.str(snap.frame(id)?.name);
+        let rest = name.get(name.find(OPS)? + OPS.len()..)?;
+        let op = rest.split("::").next().filter(|op| !op.is_empty())?;
+        Some(op.to_string())
+    })
+}
+
 /// A label per `(stack, label)` entry, unique among the entries: an entry whose label no
 /// other shares keeps it; a group sharing one gets, by the first step that makes the group's
 /// labels distinct: the site's detail (`model.py:9:f → transformers/…/x.py:3:g`), the site's
 /// full path (two files of one basename), one to three callers (`model.py:9:f ← train.py:40:main`),
-/// else a number (`model.py:9:f #2`). Entries of one stack are one site and keep one label.
+/// the ATen op (`model.py:9:f [empty]`), else a number (`model.py:9:f #2`). Entries of one stack are one site and keep one label.
 pub fn unique_labels(
     snap: &Snapshot,
     entries: &[(StackId, String)],
@@ -95,6 +107,16 @@ pub fn unique_labels(
                     .collect(),
             );
         }
+        // Stacks that differ only below the Python frames: the op each ran (`[empty]`).
+        steps.push(
+            group
+                .iter()
+                .map(|&i| match op_name(snap, stack(i)) {
+                    Some(op) => format!("{} [{op}]", base(i)),
+                    None => base(i),
+                })
+                .collect(),
+        );
         let distinct = |labels: &[String]| {
             let mut v: Vec<&String> = labels.iter().collect();
             v.sort_unstable();
