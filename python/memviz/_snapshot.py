@@ -48,10 +48,16 @@ class Snapshot:
         lifetime: bool = False,
         range: Optional[str] = None,  # noqa: A002 (the CLI's option name)
         phase: Optional[str] = None,
+        frames: Optional[str] = None,
+        user_code: Optional[str] = None,
     ) -> dict:
         """``memviz folded FILE --json``: live bytes by call stack at ``at`` ("peak", the
         default, or a trace event index), or bytes x timesteps with ``lifetime``, ``range``
-        ("FROM:TO") or ``phase``."""
+        ("FROM:TO") or ``phase``. ``frames`` picks the frames of each stack as the flamegraph's
+        modes do: ``"my_code"`` (only the user's frames, the library calls between them
+        collapsed into one), ``"python"`` (no native or interpreter frames) or ``"all"``
+        (``--frames my-code|python|all``; ``None``: the CLI's default, ``"my_code"`` when the
+        file has frames of the user's code). ``user_code`` as in :meth:`lines`."""
         args = ["folded", self.name, "--json"]
         if at is not None:
             args += ["--at", str(at)]
@@ -64,36 +70,65 @@ class Snapshot:
             args += ["--range", str(range)]
         if phase is not None:
             args += ["--phase", str(phase)]
-        return self._json(args)
+        if frames is not None:
+            args += ["--frames", _frames(frames)]
+        return self._json(args + _user_code(user_code))
 
-    def lines(self, device: Optional[int] = None, all_frames: bool = False) -> Any:
-        """``memviz lines FILE --json``: bytes at the peak by source line."""
+    def lines(self, device: Optional[int] = None, all_frames: bool = False,
+              user_code: Optional[str] = None) -> Any:
+        """``memviz lines FILE --json``: bytes by allocation site, the innermost line of the
+        user's code (docs/sites.md). Returns ``{"device", "peak_step", "rows"}``; each row
+        carries its site (``file``, ``line``, ``name``, ``label``), its ``kind`` (``"user"``,
+        ``"library"``, ``"autograd"``, ``"native"`` or ``"none"``), the byte columns
+        (``live_at_peak_bytes``, ``total_bytes``, ``count``, ``largest_bytes``) and ``detail``:
+        the library lines below the site, each a row of the same columns (``[]`` when there
+        are none). ``user_code`` counts more files as the user's (``--user-code``: path
+        prefixes or packages, comma-separated, or one ``/regex/``); a bad pattern raises
+        :class:`MemvizError` (a ``ValueError``) with the CLI's message."""
         args = ["lines", self.name, "--json", *_device(device)]
         if all_frames:
             args.append("--all-frames")
-        return self._json(args)
+        return self._json(args + _user_code(user_code))
 
-    def leaks(self, device: Optional[int] = None) -> dict:
-        """``memviz leaks FILE --json``: leak suspects of one device's trace."""
-        return self._json(["leaks", self.name, "--json", *_device(device)])
+    def leaks(self, device: Optional[int] = None, user_code: Optional[str] = None) -> dict:
+        """``memviz leaks FILE --json``: leak suspects of one device's trace. Each suspect
+        carries its ``kind`` of suspect (``"alive_at_end"`` or ``"iteration_growth"``), its
+        ``stack``, bytes, count, ``explanation`` and ``site``: ``{"file", "line", "name",
+        "kind", "label", "detail"}``, where ``kind`` is the site's (``"user"``, ``"library"``,
+        ``"autograd"``, ``"native"``, ``"none"``) and ``detail`` the library line below a user
+        site (``{"file", "line", "name", "label"}``) or ``None``. ``user_code`` as in
+        :meth:`lines`."""
+        args = ["leaks", self.name, "--json", *_device(device)]
+        return self._json(args + _user_code(user_code))
 
     def state(self, event: int = -1, device: Optional[int] = None) -> dict:
         """``memviz state FILE --event K``: the allocator state after merged event ``event``
         (-1: the final state)."""
         return self._json(["state", self.name, "--event", str(int(event)), *_device(device)])
 
-    def oom(self, device: Optional[int] = None) -> list:
-        """``memviz oom FILE --json``: every ``oom`` event explained."""
-        return self._json(["oom", self.name, "--json", *_device(device)])
+    def oom(self, device: Optional[int] = None, user_code: Optional[str] = None) -> list:
+        """``memviz oom FILE --json``: every ``oom`` event explained, one report per event
+        (with its ``device``). ``biggest_live_sites`` names each of the biggest live blocks:
+        ``address``, ``size`` and its site, ``file``, ``line``, ``name``, ``label``, ``kind``
+        (``"user"``, ``"library"``, ``"autograd"``, ``"native"``, ``"none"``) and ``detail``
+        (the library line below a user site, ``{"file", "line", "name", "label"}``, or
+        ``None``). ``user_code`` as in :meth:`lines`."""
+        args = ["oom", self.name, "--json", *_device(device)]
+        return self._json(args + _user_code(user_code))
 
-    def diff(self, other: "Snapshot", device: Optional[int] = None) -> Any:
-        """``memviz diff SELF OTHER --json``: what changed from this snapshot to ``other``."""
+    def diff(self, other: "Snapshot", device: Optional[int] = None,
+             user_code: Optional[str] = None) -> Any:
+        """``memviz diff SELF OTHER --json``: what changed from this snapshot to ``other``.
+        Each of ``groups`` (live bytes and counts by stack in both files) carries its ``site``:
+        ``{"file", "line", "name", "kind", "label", "detail"}`` as in :meth:`leaks`.
+        ``user_code`` as in :meth:`lines`."""
         if not isinstance(other, Snapshot):
             other = load(other)
         theirs = other._native
         if theirs.name == self.name and theirs is not self._native:
             theirs = theirs.renamed(theirs.name + " (2)")
-        return self._json(["diff", self.name, theirs.name, "--json", *_device(device)], [theirs])
+        args = ["diff", self.name, theirs.name, "--json", *_device(device)]
+        return self._json(args + _user_code(user_code), [theirs])
 
     def to_html(self, path: Union[str, "os.PathLike[str]"], title: Optional[str] = None,
                 dist: Optional[str] = None) -> str:
@@ -147,6 +182,23 @@ def _size(n: Any) -> str:
 
 def _device(device: Optional[int]) -> List[str]:
     return [] if device is None else ["--device", str(int(device))]
+
+
+def _user_code(user_code: Optional[str]) -> List[str]:
+    return [] if user_code is None else ["--user-code", str(user_code)]
+
+
+#: ``folded(frames=...)``: the Python names of the CLI's ``--frames`` values.
+_FRAMES = {"my_code": "my-code", "python": "python", "all": "all"}
+
+
+def _frames(frames: str) -> str:
+    value = _FRAMES.get(str(frames).replace("-", "_"))
+    if value is None:
+        raise ValueError(
+            f"frames={frames!r}: expected one of {', '.join(map(repr, _FRAMES))}"
+        )
+    return value
 
 
 def _from_bytes(data: bytes, name: str) -> Snapshot:

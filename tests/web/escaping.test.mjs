@@ -282,7 +282,7 @@ describe('escaping: xss.pickle shows every payload as text and runs none (WebGL2
       const r = await assertLiteral(page, '#tooltip', [], `the tooltip of element ${e}`);
       // Only the pane's own structure (facts, lists, the folded C++ row): nothing a payload made.
       assert.deepEqual(await page.evaluate(() => [...document.querySelectorAll('#tooltip-title *, #tooltip-body *')]
-        .map((e) => e.localName).filter((n) => !['dl', 'dt', 'dd', 'pre', 'ol', 'li', 'div', 'details', 'summary'].includes(n))), []);
+        .map((e) => e.localName).filter((n) => !['dl', 'dt', 'dd', 'pre', 'ol', 'li', 'div', 'details', 'summary', 'span'].includes(n))), []);
       texts.push(r.text);
       if (r.text.includes(LONG_HEAD)) await shotOf(page, '#viewer', 'tooltip-long-name', 900);
       if (r.text.includes(FORWARD)) await shotOf(page, '#viewer', 'tooltip-pinned', 900);
@@ -354,12 +354,13 @@ describe('escaping: xss.pickle shows every payload as text and runs none (WebGL2
     const rows = await page.evaluate(() => window.memviz.linesTable.load());
     const cli = cliJson('lines', XSS);
     assert.deepEqual(rows.map((x) => [x.file, x.line, x.name]), cli.rows.map((x) => [x.file, x.line, x.name]), 'the same rows as the CLI');
-    const cells = await page.locator('#lines-rows tr td:first-child').allTextContents();
-    assert.deepEqual([...cells].sort(), rows.map((x) => `${x.file}:${x.line} ${x.name}`).sort(), 'each row is its line, literally');
-    await assertLiteral(page, '#lines-table', [`${ROOT_DIR}/${IMG}.py:11 ${SCRIPT}`, `:23 ${SVG}`, `${TEMPLATE}.py:49 ${TEMPLATE_LITERAL}`,
-      `semi;colon.py:3 ${SEMI_NEWLINE}`, `${RTL}.py:8 ${ZERO_WIDTH}${IMG}`, `a:3:${SVG}.py:8 ${FAKE_FRAME}`, LONG_HEAD, `leak_${IMG}.py:77 cache_${SCRIPT}`],
+    // Each row names its site (docs/sites.md: `basename:line:name`), literally.
+    const cells = await page.locator('#lines-rows tr td:first-child .site-text').allTextContents();
+    assert.deepEqual([...cells].sort(), cli.rows.map((x) => x.label).sort(), 'each row is its site, literally');
+    await assertLiteral(page, '#lines-table', [`${IMG}.py:11:${SCRIPT}`, `:23:${SVG}`, `.py:49:${TEMPLATE_LITERAL}`,
+      `semi;colon.py:3:${SEMI_NEWLINE}`, `${RTL}.py:8:${ZERO_WIDTH}${IMG}`, `.py:8:${FAKE_FRAME}`, `leak_${IMG}.py:77:cache_${SCRIPT}`],
     'the source-lines table');
-    const i = cells.findIndex((c) => c.startsWith(`${ROOT_DIR}/${IMG}.py:11 `));
+    const i = rows.findIndex((x) => x.file === `${ROOT_DIR}/${IMG}.py` && x.line === 11);
     assert.ok(i >= 0);
     await page.locator('#lines-rows tr').nth(i).click();
     const status = await poll(async () => {

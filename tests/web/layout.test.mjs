@@ -246,10 +246,10 @@ for (const backend of BACKENDS) {
         // timeline's allocations) does not apply: both hidden there, back at the peak.
         await page.selectOption('#flame-at', 'reserved');
         await page.locator('#search-box').waitFor({ state: 'hidden' });
-        assert.equal(await page.locator('#flame-all-frames').isVisible(), false);
+        assert.equal(await page.locator('#flame-frames').isVisible(), false);
         await page.selectOption('#flame-at', 'peak');
         await page.locator('#search-box').waitFor({ state: 'visible' });
-        assert.equal(await page.locator('#flame-all-frames').isVisible(), true);
+        assert.equal(await page.locator('#flame-frames').isVisible(), true);
         await page.evaluate(() => window.memviz.setView('active'));
         assert.equal(await page.locator('#x-axis-select').isVisible(), true);
         // A select with one option looks normal (not disabled).

@@ -830,7 +830,7 @@ for (const backend of BACKENDS) {
         b: document.querySelectorAll('#tooltip b, #legend b, #file-select b, #summary b, #error b').length,
         // Only the details pane's own structure, nothing a string made.
         tooltipElements: [...document.querySelectorAll('#tooltip-title *, #tooltip-body *')]
-          .filter((e) => !['dl', 'dt', 'dd', 'pre', 'ol', 'li', 'div', 'details', 'summary'].includes(e.localName)).length,
+          .filter((e) => !['dl', 'dt', 'dd', 'pre', 'ol', 'li', 'div', 'details', 'summary', 'span'].includes(e.localName)).length,
         pwned: window.__pwned,
       }));
       assert.deepEqual(found, { img: 0, b: 0, tooltipElements: 0, pwned: undefined });
@@ -1169,8 +1169,8 @@ describe('allocator views, search and source lines (WebGL2)', () => {
     assert.deepEqual(rows.map((x) => [x.file, x.line, x.name, x.live_at_peak_bytes, x.total_bytes, x.count, x.largest_bytes]),
       cli.rows.map((x) => [x.file, x.line, x.name, x.live_at_peak_bytes, x.total_bytes, x.count, x.largest_bytes]));
     assert.ok(rows.length >= 3, `rows: ${rows.length}`);
-    const first = await page.locator('#lines-rows tr').first().locator('td').first().textContent();
-    assert.equal(first, `${cli.rows[0].file}:${cli.rows[0].line} ${cli.rows[0].name}`);
+    const first = await page.locator('#lines-rows tr').first().locator('td .site-text').first().textContent();
+    assert.equal(first, cli.rows[0].label, 'the first row names its site');
     await page.click('#lines-table th[data-key="count"]');
     const counts = (await page.locator('#lines-rows tr td:nth-child(4)').allTextContents()).map((t) => Number(t.replaceAll(',', '')));
     assert.deepEqual(counts, [...counts].sort((a, b) => b - a), 'sorted by count, descending');

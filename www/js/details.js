@@ -1,9 +1,11 @@
 // details.js: the details pane docked beside the plot (resizable, collapsible) and the small
 // hover hint. It shows the hovered or pinned item (a timeline allocation, a State History
 // block or segment, a flamegraph frame) or, in the State History, the selected event: its
-// title, facts, notes and stack, Python frames first and the C++ frames folded into one row.
-// Every text comes from Rust (the tooltip answers) and is placed with textContent only; which
-// frames are Python is Rust's `python` flags.
+// title, its site (docs/sites.md: the user's line → the library line it called), facts, notes
+// and stack, Python frames first (the user's highlighted, the libraries' dimmed) and the C++ and
+// interpreter frames folded into one row. Every text comes from Rust (the tooltip answers) and
+// is placed with textContent only; which frames are Python is Rust's `python` flags, each
+// line's kind Rust's `kinds` (used only to pick a CSS class).
 
 import { dragToResize } from './drag.js';
 
@@ -31,17 +33,79 @@ function el(tag, text, className) {
   return e;
 }
 
+/** @typedef {import('./generated/SiteText').SiteText} SiteText */
+
 /**
- * The stack as a list: Python frames first (innermost first), then the other frames (C++,
- * notes) in a folded "n C++ frames" row. Without flags (a flamegraph path) one plain list.
+ * How each site kind is marked: the tag's tooltip (its short word is CSS's, `.kind-tag.kind-…`
+ * in main.css, so a cell's text stays the site). Presentation only: the kind is Rust's.
+ * @type {Record<string, string>}
+ */
+const KIND_TITLES = {
+  user: 'your code: the innermost line of your code',
+  library: 'library: no frame of your code; the innermost library line',
+  autograd: 'autograd: a backward-pass allocation (no Python frame); the autograd node',
+  native: 'C++: no Python frame; the innermost C++ function',
+};
+
+/**
+ * A small tag naming a site's kind (`user`, `library`, `autograd`, `native`): its word comes
+ * from CSS, its title from KIND_TITLES; nothing for another kind (`none`).
+ * @param {string} kind
+ * @returns {HTMLElement[]}
+ */
+export function kindTag(kind) {
+  if (!Object.hasOwn(KIND_TITLES, kind)) return [];
+  const t = el('span', undefined, `kind-tag kind-${kind}`);
+  t.setAttribute('role', 'img');
+  t.setAttribute('aria-label', kind === 'user' ? 'your code' : kind === 'native' ? 'C++' : kind);
+  t.title = KIND_TITLES[kind];
+  return [t];
+}
+
+/**
+ * A site as one line: its kind's tag, its label and, dimmed, `→ detail` (the library line it
+ * called into). `tag` false leaves the tag out.
+ * @param {SiteText} site
+ * @param {string} [className]
+ * @param {boolean} [tag]
+ * @returns {HTMLElement}
+ */
+export function siteLine(site, className = 'site-line', tag = true) {
+  const box = el('span', undefined, `${className} kind-${site.kind}`);
+  box.append(...(tag ? kindTag(site.kind) : []), el('span', site.label, 'site-label'));
+  if (site.detail) box.append(el('span', ` → ${site.detail}`, 'site-detail'));
+  box.title = site.detail ? `${site.label} → ${site.detail}` : site.label;
+  return box;
+}
+
+/**
+ * Frame lines as list items, each with its kind's class (`user`, `library`, `interpreter`,
+ * `native`, `note`: Rust's `kinds`), a newline between them so that copying the list gives
+ * the lines.
+ * @param {{line: string, kind: string}[]} lines
+ */
+function frameList(lines) {
+  const ol = el('ol', undefined, 'frames');
+  lines.forEach(({ line, kind }, i) => {
+    if (i > 0) ol.append('\n');
+    ol.append(el('li', line, kind ? `frame ${kind}` : 'frame'));
+  });
+  return ol;
+}
+
+/**
+ * The stack as a list: Python frames first (innermost first; the user's highlighted, the
+ * libraries' dimmed, notes as text), then the other frames (interpreter, C++, their notes) in
+ * a folded "n C++/interpreter frames" row. Without flags (a flamegraph path) one plain list.
  * The last `explanation` lines are memory_viz's explanation of a missing stack (Rust's
  * `explanation_lines`): shown as text under "No stack recorded", never counted as frames.
  * @param {string[]} frames
  * @param {boolean[]} python
  * @param {number} [explanation]
+ * @param {string[]} [kinds]  each line's kind (Rust's `kinds`); empty: no classes
  * @returns {HTMLElement[]}
  */
-export function stackNodes(frames, python, explanation = 0) {
+export function stackNodes(frames, python, explanation = 0, kinds = []) {
   const n = Math.min(Math.max(0, explanation | 0), frames.length);
   if (n > 0) {
     const notes = frames.slice(0, frames.length - n);
@@ -51,27 +115,32 @@ export function stackNodes(frames, python, explanation = 0) {
     return [...(notes.length > 0 ? [el('pre', notes.join('\n'))] : []), box];
   }
   if (frames.length === 0) return [];
-  const list = (/** @type {string[]} */ lines) => {
-    const ol = el('ol');
-    // One item a line, with a newline between them, so copying the list gives the lines.
-    lines.forEach((l, i) => {
-      if (i > 0) ol.append('\n');
-      ol.append(el('li', l));
-    });
-    return ol;
-  };
+  const withKinds = kinds.length === frames.length;
+  const lines = frames.map((line, i) => ({ line, kind: withKinds ? kinds[i] : '' }));
+  const count = (/** @type {{kind: string}[]} */ ls) => (withKinds ? ls.filter((l) => l.kind !== 'note').length : ls.length);
   if (python.length !== frames.length || !python.some(Boolean)) {
-    return [el('div', `Stack (${frames.length} frame${frames.length === 1 ? '' : 's'}, innermost first)`, 'stack-head'), list(frames)];
+    const c = count(lines);
+    return [el('div', `Stack (${c} frame${c === 1 ? '' : 's'}, innermost first)`, 'stack-head'), frameList(lines)];
   }
-  const py = frames.filter((_, i) => python[i]);
-  const other = frames.filter((_, i) => !python[i]);
-  const out = [el('div', `Python frames (${py.length}, innermost first)`, 'stack-head'), list(py)];
+  const py = lines.filter((_, i) => python[i]);
+  const other = lines.filter((_, i) => !python[i]);
+  const out = [el('div', `Python frames (${count(py)}, innermost first)`, 'stack-head'), frameList(py)];
   if (other.length > 0) {
+    const c = count(other);
     const d = /** @type {HTMLDetailsElement} */ (el('details', undefined, 'cpp'));
-    d.append(el('summary', `${other.length} C++ frame${other.length === 1 ? '' : 's'}`), list(other));
+    d.append(el('summary', `${c} C++/interpreter frame${c === 1 ? '' : 's'}`), frameList(other));
     out.push(d);
   }
   return out;
+}
+
+/**
+ * The tip's site (timeline elements and State History items have one), or null.
+ * @param {Tip} tip
+ * @returns {SiteText | null}
+ */
+function siteOf(tip) {
+  return 'site' in tip && tip.site && tip.site.kind !== 'none' ? tip.site : null;
 }
 
 /**
@@ -157,8 +226,10 @@ export class DetailsPane {
       for (const [k, v] of f) dl.append(el('dt', k), el('dd', v));
       parts.push(dl);
     }
+    const site = siteOf(tip);
+    if (site) parts.push(siteLine(site, 'site-line site-top'));
     if (tip.details.length > 0) parts.push(el('pre', tip.details.join('\n')));
-    parts.push(...stackNodes(tip.frames, tip.python, tip.explanation_lines));
+    parts.push(...stackNodes(tip.frames, tip.python, tip.explanation_lines, tip.kinds));
     if (tip.forward_frames.length > 0) {
       parts.push(el('div', 'Forward pass (where this tensor was created)', 'stack-head'), el('pre', tip.forward_frames.join('\n')));
     }
@@ -186,15 +257,15 @@ export class DetailsPane {
       return;
     }
     e.title.textContent = `event ${sel.event}: ${sel.text.split('\n')[0].trim()}`;
-    const nodes = stackNodes(sel.frames, sel.python, sel.explanation_lines);
+    const nodes = stackNodes(sel.frames, sel.python, sel.explanation_lines, sel.kinds);
     e.body.replaceChildren(...(nodes.length > 0 ? nodes : [el('p', '(no stack recorded)', 'hint')]));
     e.tooltip.hidden = false;
     e.empty.hidden = true;
   }
 
   /**
-   * The hover hint beside the pointer: the item's title, one line; hidden for a pinned item
-   * or none.
+   * The hover hint beside the pointer: the item's title, one line, and its site under it
+   * (the label, the detail dimmed) when it has one; hidden for a pinned item or none.
    * @param {Tip | null} tip
    * @param {[number, number]} pointer  canvas CSS px
    * @param {[number, number]} size  the canvas's CSS size
@@ -205,7 +276,12 @@ export class DetailsPane {
       h.hidden = true;
       return;
     }
-    if (h.textContent !== tip.title) h.textContent = tip.title;
+    const site = siteOf(tip);
+    const key = site ? `${tip.title}\n${site.label}\n${site.detail}` : tip.title;
+    if (h.dataset.key !== key) {
+      h.dataset.key = key;
+      h.replaceChildren(el('div', tip.title, 'hint-title'), ...(site ? [siteLine(site, 'hint-site', false)] : []));
+    }
     h.hidden = false;
     // Placed by a transform, not measured: reading its size here forced a layout on every
     // move, and a transform moves it without one. It sits right of and below the pointer, and
@@ -214,7 +290,7 @@ export class DetailsPane {
     const [px, py] = pointer;
     const gap = 14;
     const tx = px < size[0] / 2 ? `${px + gap}px` : `calc(${px - gap}px - 100%)`;
-    const ty = py + gap + 2 * HINT_LINE_PX <= size[1] ? `${py + gap}px` : `calc(${py - gap}px - 100%)`;
+    const ty = py + gap + (site ? 3 : 2) * HINT_LINE_PX <= size[1] ? `${py + gap}px` : `calc(${py - gap}px - 100%)`;
     h.style.transform = `translate(${tx}, ${ty})`;
   }
 }

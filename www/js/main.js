@@ -7,7 +7,7 @@ import { ViewerClient } from './bridge.js';
 import { wireFileInputs } from './file_drop.js';
 import { StateHistory } from './state_history.js';
 import { SearchBox } from './panels/search.js';
-import { LinesTable } from './panels/lines.js';
+import { LinesTable, UserCodeSetting } from './panels/lines.js';
 import { LiveTable } from './panels/live.js';
 import { LeaksPanel } from './panels/leaks.js';
 import { FilesAndCompare } from './panels/compare.js';
@@ -539,9 +539,9 @@ function showPanel(panelJson, table, summary) {
     sw.className = 'swatch';
     sw.style.background = `rgb(${e.rgba[0]}, ${e.rgba[1]}, ${e.rgba[2]})`;
     const label = document.createElement('span');
-    label.className = 'site';
+    label.className = `site kind-${e.site.kind}`;
     label.textContent = e.label;
-    label.title = e.label;
+    label.title = e.site.detail ? `${e.label} → ${e.site.detail}` : e.label;
     const size = document.createElement('span');
     size.className = 'size';
     size.textContent = `${e.size} in ${e.elements.toLocaleString('en-US')}`;
@@ -565,6 +565,7 @@ function showPanel(panelJson, table, summary) {
     searchBox.reset();
     workerCall({ method: 'clear_highlight' });
     linesTable.invalidate(timelineKey);
+    userCode.fileChanged();
     liveTable.reset();
     leaksPanel.invalidate(panelKey(panel));
   }
@@ -757,6 +758,17 @@ const linesTable = new LinesTable({
   panel: $('lines-panel'), table: $('lines-table'), rows: $('lines-rows'), allFrames: $('lines-all-frames'),
   status: $('lines-status'),
 }, workerCall, (text) => { $('search-status').textContent = text; });
+/** "Your code" (docs/sites.md), in the Source lines panel: a new pattern renames every site shown. */
+const userCode = new UserCodeSetting(workerCall, () => {
+  linesTable.refresh();
+  liveTable.reset();
+  leaksPanel.refresh();
+  filesAndCompare.refreshSites();
+  if (els.viewSelect.value === 'state') stateHistory.refreshSites();
+  else if (tip !== null && tip.pinned && 'element' in tip) pinElement(tip.element);
+  if (filesOpen > 0) links.schedule();
+});
+$('lines-status').before(userCode.element);
 
 const liveTable = new LiveTable({
   panel: $('live-panel'), refresh: $('live-refresh'), peak: $('live-peak'), status: $('live-status'), rows: $('live-rows'),
@@ -784,7 +796,7 @@ const filesAndCompare = new FilesAndCompare({
 const flameControls = new FlameControls({
   controls: $('flame-controls'),
   at: $('flame-at'),
-  allFrames: $('flame-all-frames'),
+  frames: $('flame-frames'),
   breadcrumb: $('flame-breadcrumb'),
   status: $('flame-status'),
   labels: $('flame-labels'),
@@ -813,8 +825,17 @@ const links = new DeepLinks({
     select.value = value;
     await flameControls.apply();
   },
+  flameFrames: () => $('flame-frames').value,
+  async setFlameFrames(value) {
+    await flameReady;
+    if (value === $('flame-frames').value) return;
+    flameControls.frames = /** @type {import('./generated/FrameMode').FrameMode} */ (value);
+    await flameControls.apply();
+  },
   stateSelect: async (k) => { await stateReady; return stateHistory.select(k); },
   pin: (element) => pinElement(element),
+  userCode: () => userCode.applied,
+  setUserCode: (pattern) => userCode.apply(pattern),
 });
 
 /** Pins a timeline element's tooltip (negative: unpins); resolves with the tooltip shown. */

@@ -1,5 +1,5 @@
 // share.js: what makes a view shareable. Deep links (the URL hash holds the view, file, device,
-// visible window, selection and search; back/forward step through them), the embedding protocol
+// visible window, selection, search and the "Your code" setting; back/forward step through them), the embedding protocol
 // (a parent page sends a snapshot by postMessage; see docs/embedding.md) and `?url=`. Nothing
 // here reads snapshot data: states come from Rust's JSON and go back as method calls.
 
@@ -24,8 +24,12 @@ const INT_KEYS = ['file', 'device', 'pin', 'event', 'node'];
  * @property {string} [axis]  `time` on the wall-clock time axis
  * @property {number[]} [y]
  * @property {string} [at]  the flamegraph's moment
+ * @property {string} [frames]  the flamegraph's frames (`my_code`, `python`, `all`); links before
+ *   it have none: their `node` was a node of a tree that is no longer built (frames filtered by
+ *   memory_viz's rule), so it is not restored
  * @property {string} [q]  the search
  * @property {boolean} [only]  "only matches"
+ * @property {string} [user]  the "Your code" setting (docs/sites.md), when one is applied
  */
 
 /**
@@ -60,7 +64,7 @@ function short(v) {
 }
 
 /**
- * A link state → the hash (`#view=…&file=…&device=…&axis=time&x=a,b&y=a,b&pin=…&event=…&at=…&node=…&q=…&only=1`).
+ * A link state → the hash (`#view=…&file=…&device=…&axis=time&x=a,b&y=a,b&pin=…&event=…&at=…&node=…&q=…&only=1&user=…`).
  * Fields that are null or undefined are left out.
  * @param {LinkState} s
  * @returns {string}
@@ -76,8 +80,10 @@ export function encodeHash(s) {
   if (s.x) p.set('x', s.x.map(short).join(','));
   if (s.y) p.set('y', s.y.map(short).join(','));
   if (s.at) p.set('at', s.at);
+  if (s.frames) p.set('frames', s.frames);
   if (s.q) p.set('q', s.q);
   if (s.only) p.set('only', '1');
+  if (s.user) p.set('user', s.user.slice(0, MAX_TEXT));
   const text = p.toString();
   return text === '' ? '' : `#${text}`;
 }
@@ -107,9 +113,13 @@ export function decodeHash(hash) {
   if (y) out.y = y;
   const at = p.get('at');
   if (at !== null && /^(peak|click|lifetime|reserved|diff|phase:\d{1,6}|range:\d{1,10}:\d{1,10}|\d{1,10})$/.test(at)) out.at = at;
+  const frames = p.get('frames');
+  if (frames !== null && ['my_code', 'python', 'all'].includes(frames)) out.frames = frames;
   const q = p.get('q');
   if (q !== null && q.length <= MAX_TEXT) out.q = q;
   if (p.get('only') === '1') out.only = true;
+  const user = p.get('user');
+  if (user !== null && user !== '' && user.length <= MAX_TEXT) out.user = user;
   return out;
 }
 
@@ -154,7 +164,7 @@ export function showLinkWait(el, hash) {
 
 /** The parts of a link state whose change is a new history entry (not the camera). @param {LinkState} s */
 function major(s) {
-  return JSON.stringify([s.view, s.file, s.device, s.pin, s.event, s.at, s.node, s.q, s.only]);
+  return JSON.stringify([s.view, s.file, s.device, s.pin, s.event, s.at, s.frames, s.node, s.q, s.only, s.user]);
 }
 
 /**
@@ -162,7 +172,8 @@ function major(s) {
  * opts)` → worker call, `setView(name)`, `search()` → `{q, only}` of the search box,
  * `setSearch(q, only)` (runs it), `flameAt()` / `setFlameAt(value)` (the flamegraph's moment
  * select), `stateSelect(k)`, `pin(element)` (pins and shows a timeline element's tooltip;
- * negative: unpins).
+ * negative: unpins), `userCode()` / `setUserCode(pattern)` (the "Your code" setting applied;
+ * '' for the default rule).
  * @typedef {object} LinkHooks
  * @property {() => Promise<import('./generated/ViewerState').ViewerState | null>} state
  * @property {import('./bridge.js').Call} call
@@ -171,8 +182,12 @@ function major(s) {
  * @property {(q: string, only: boolean) => Promise<void>} setSearch
  * @property {() => string} flameAt
  * @property {(value: string) => Promise<void>} setFlameAt
+ * @property {() => string} [flameFrames]  the flamegraph's frames select
+ * @property {(value: string) => Promise<void>} [setFlameFrames]
  * @property {(k: number) => Promise<unknown>} stateSelect
  * @property {(element: number) => Promise<unknown>} pin
+ * @property {() => string} userCode
+ * @property {(pattern: string) => Promise<unknown>} setUserCode
  */
 
 /** Keeps the URL hash in step with the view and restores a hash. */
@@ -210,11 +225,14 @@ export class DeepLinks {
     const name = isInt(st.file) ? st.files[st.file] : undefined;
     if (typeof name === 'string' && name !== '') s.name = name;
     const { q, only } = this.hooks.search();
+    const user = this.hooks.userCode();
+    if (user) s.user = user;
     if (st.view === 'state') {
       if (st.state_view && isInt(st.state_view.event)) s.event = st.state_view.event;
     } else if (st.view === 'flame') {
       const f = st.flame_view;
       s.at = this.hooks.flameAt();
+      if (this.hooks.flameFrames) s.frames = this.hooks.flameFrames();
       if (f && isInt(f.root) && f.root > 0) s.node = f.root;
       if (q) Object.assign(s, { q, only });
     } else {
@@ -292,6 +310,8 @@ export class DeepLinks {
       if (isInt(file) && file !== st.file && file >= 0 && file < st.files.length) {
         await h.call({ method: 'select_file', index: file }, { waitFrame: true, panel: true });
       }
+      // What counts as the user's code names every site: before the view is restored.
+      if ((s.user || '') !== h.userCode()) await h.setUserCode(s.user || '');
       if (s.view) await h.setView(s.view);
       const now = await h.state();
       if (isInt(s.device) && now !== null && s.device !== now.device) {
@@ -302,8 +322,10 @@ export class DeepLinks {
         if (isInt(s.event)) await h.stateSelect(s.event);
       } else if (view === 'flame') {
         if (s.at) await h.setFlameAt(s.at);
+        if (s.frames && h.setFlameFrames) await h.setFlameFrames(s.frames);
         await h.setSearch(s.q || '', Boolean(s.only));
-        if (isInt(s.node)) await h.call({ method: 'flame_zoom_to', node: s.node }, { waitFrame: true });
+        // A link without `frames` predates the frame modes: its node is not one of these trees.
+        if (isInt(s.node) && s.frames) await h.call({ method: 'flame_zoom_to', node: s.node }, { waitFrame: true });
       } else {
         await h.setSearch(s.q || '', Boolean(s.only));
         // The axis first: `x` is in its unit. A time link on a file without usable times keeps

@@ -3,6 +3,7 @@
 // header and the OOM explanation. Rows, the header, the OOM numbers and every label come from
 // Rust as text (crates/memviz-viewer/src/state_view.rs) and are placed with textContent only.
 import { setChildren } from './dom.js';
+import { siteLine } from './details.js';
 
 /** @typedef {import('./generated/StateSelection').StateSelection} StateSelection */
 /** @typedef {import('./generated/StateRow').StateRow} StateRow */
@@ -300,13 +301,20 @@ export class StateHistory {
       btn.textContent = b.text || b.size;
       btn.title = 'Show it in the map';
       btn.addEventListener('click', () => this.focus(b.addr));
-      const line = document.createElement('span');
-      line.className = 'source-line';
-      line.textContent = b.line;
-      li.append(btn, ' ', line);
+      // Its site (docs/sites.md): the kind's tag, the line (`.source-line`), the library line dimmed.
+      const site = siteLine(b.site);
+      const label = site.querySelector('.site-label');
+      if (label) label.classList.add('source-line');
+      li.append(btn, ' ', site);
       return li;
     }));
     this.on.oom(true);
+  }
+
+  /** What counts as the user's code changed: the selection (its OOM's sites) is asked again. */
+  async refreshSites() {
+    if (this.count === 0 || this.selected < 0) return null;
+    return this.select(this.selected);
   }
 
   /** Pins and shows a block (address as a decimal string) in the map. */

@@ -87,8 +87,8 @@ fn main() {
             let ms = median_ms(|| g = diff::diff(&snap, &b, None).groups.len());
             let fms = median_ms(|| {
                 let t = flame::FlameTree::build_diff(
-                    &diff::live_folded(&snap, None, false),
-                    &diff::live_folded(&b, None, false),
+                    &diff::live_folded(&snap, None, flame::FrameMode::Python, &Default::default()),
+                    &diff::live_folded(&b, None, flame::FrameMode::Python, &Default::default()),
                     flame::ValueUnit::Bytes,
                 );
                 assert!(t.diff);

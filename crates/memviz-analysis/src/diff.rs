@@ -329,13 +329,14 @@ impl DiffBuilder {
 /// Live bytes by stack in the final state, as folded stacks for a (diff) flamegraph: the
 /// `active_allocated` blocks of one device (or all, `None`) counted as in [`diff`]
 /// (`requested_size`), their stacks printed by [`crate::flame::stack_frames`] (root first,
-/// filtered unless `all_frames`). Sorted by stack, zero values left out.
+/// the frames of `frames`, classified under `user`). Sorted by stack, zero values left out.
 pub fn live_folded(
     snap: &Snapshot,
     device: Option<i64>,
-    all_frames: bool,
+    frames: crate::flame::FrameMode,
+    user: &crate::site::UserCode,
 ) -> Vec<crate::flame::FoldedEntry> {
-    crate::flame::entries_by_frames(snap, live_by_stack(snap, device), all_frames)
+    crate::flame::entries_by_frames(snap, live_by_stack(snap, device), frames, user)
 }
 
 /// Live bytes per interned stack of the final state: the `active_allocated` blocks of one

@@ -133,9 +133,19 @@ pub struct FoldedArgs {
     /// `peak`, or a trace event index: live bytes after that event.
     #[arg(long, value_name = "peak|EVENT")]
     pub at: Option<String>,
-    /// Keep every frame (default: memory_viz's frame filter).
-    #[arg(long)]
+    /// Which frames: `my-code` (your frames, library calls between them collapsed into one
+    /// `[package] path:line:name` node), `python` (no C++ or interpreter frames) or `all`.
+    /// Default: my-code when the file has frames of your code, else python.
+    #[arg(long, value_name = "my-code|python|all")]
+    pub frames: Option<String>,
+    /// The same as `--frames all`.
+    #[arg(long, conflicts_with = "frames")]
     pub all_frames: bool,
+    /// Python files that count as your own code besides the default (every Python file outside
+    /// site-packages, dist-packages, the standard library and torch): comma-separated path
+    /// prefixes or package paths (`transformers`, `/home/me/lib`), or one /regex/ (docs/sites.md).
+    #[arg(long, value_name = "PATTERN")]
+    pub user_code: Option<String>,
     /// Bytes × timesteps over the whole trace.
     #[arg(long)]
     pub lifetime: bool,

@@ -343,12 +343,13 @@ fn pairs_of_files_are_consistent() {
 #[test]
 fn planted_diff_flamegraph() {
     use memviz_analysis::diff::{diff_folded_text, live_folded};
+    use memviz_analysis::flame::FrameMode;
     use memviz_analysis::flame::{FlameTree, ValueUnit, NO_FRAMES};
     let a = load_path(&planted("diff_a.pickle"));
     let b = load_path(&planted("diff_b.pickle"));
     let (fa, fb) = (
-        live_folded(&a, Some(0), false),
-        live_folded(&b, Some(0), false),
+        live_folded(&a, Some(0), FrameMode::Python, &Default::default()),
+        live_folded(&b, Some(0), FrameMode::Python, &Default::default()),
     );
     let e = |f: &str, v: u64| (vec![f.to_string()], v);
     assert_eq!(
@@ -407,10 +408,11 @@ fn planted_diff_flamegraph() {
 #[test]
 fn corpus_diff_flamegraph_against_itself() {
     use memviz_analysis::diff::live_folded;
+    use memviz_analysis::flame::FrameMode;
     use memviz_analysis::flame::{FlameTree, ValueUnit};
     for path in corpus_files() {
         let s = load_path(&path);
-        let f = live_folded(&s, None, false);
+        let f = live_folded(&s, None, FrameMode::Python, &Default::default());
         let t = FlameTree::build_diff(&f, &f, ValueUnit::Bytes);
         let live: u64 = s
             .segments

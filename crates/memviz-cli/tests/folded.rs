@@ -6,7 +6,7 @@
 mod common;
 use common::*;
 use memviz_analysis::flame::{
-    self, At, FlameOptions, FlameTree, FoldedEntry, ValueUnit, ALL_FILTERED, NO_FRAMES,
+    self, At, FlameOptions, FlameTree, FoldedEntry, FrameMode, ValueUnit, ALL_FILTERED, NO_FRAMES,
 };
 use memviz_analysis::layout::{Layout, LayoutOptions};
 use memviz_analysis::summary::summarize;
@@ -28,7 +28,7 @@ fn filtered() -> FlameOptions {
 }
 fn all_frames() -> FlameOptions {
     FlameOptions {
-        all_frames: true,
+        frames: FrameMode::All,
         ..FlameOptions::default()
     }
 }
@@ -251,9 +251,9 @@ fn framed_vector_lifetime() {
         0,
         At::Peak,
         &FlameOptions {
-            all_frames: true,
+            frames: FrameMode::All,
             lifetime: true,
-            step_range: None,
+            ..FlameOptions::default()
         },
     );
     assert_eq!(

@@ -535,6 +535,12 @@ fn cli_json_and_table() {
     assert_eq!(s0["growth_per_iteration"], 1024.0);
     assert_eq!(s0["first_event"], 9);
     assert!(s0["explanation"].is_string());
+    // Its site, in the shape `memviz oom --json` and `memviz diff --json` write one.
+    assert_eq!(
+        s0["site"],
+        serde_json::json!({"kind": "user", "file": "/m/train.py", "line": 3, "name": "leak",
+            "label": "train.py:3:leak", "detail": null})
+    );
     assert_eq!(
         v["suspects"][1]["growth_per_iteration"],
         serde_json::Value::Null

@@ -198,6 +198,87 @@ fn constructor_sun_oom_names_user_lines() {
     assert!(out.contains("models.py:174:update_nodes"), "{out}");
 }
 
+/// The CLI's JSON names rows by the classifier's site, in one shape, on every corpus file and
+/// two generated fixtures with leak suspects (the corpus files have none): `memviz leaks
+/// --json` (default device) gives each suspect the `site` of the suspect the analysis makes
+/// in-process; `memviz oom --json` gives every biggest live block a site.
+#[test]
+fn cli_json_carries_every_rows_site() {
+    let keys = ["detail", "file", "kind", "label", "line", "name"];
+    let kinds = ["user", "library", "autograd", "native", "none"];
+    let check = |what: &str, site: &serde_json::Value| {
+        let o = site.as_object().unwrap_or_else(|| panic!("{what}: {site}"));
+        for k in keys {
+            assert!(o.contains_key(k), "{what}: no {k} in {site}");
+        }
+        assert!(
+            kinds.contains(&site["kind"].as_str().unwrap_or("")),
+            "{what}: {site}"
+        );
+        let d = &site["detail"];
+        assert!(
+            d.is_null()
+                || ["file", "line", "name", "label"]
+                    .iter()
+                    .all(|k| d.get(k).is_some()),
+            "{what}: {site}"
+        );
+    };
+    let (mut suspects, mut blocks) = (0usize, 0usize);
+    let mut files = corpus_files();
+    files.extend(["expandable.pickle", "xss.pickle"].map(fixture));
+    for path in files {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("?");
+        let p = path.to_str().expect("utf-8");
+        let (code, out, err) = memviz(&["leaks", p, "--json"]);
+        assert_eq!(code, 0, "{name}: {err}");
+        let v: serde_json::Value = serde_json::from_str(out.trim()).expect("JSON");
+        let d = v["device"].as_i64().expect("device");
+        let f = loaded_snapshot(load_path(&path), d);
+        let ours = memviz_analysis::leaks::leaks(&f.snap, d, &f.tl, &f.layout);
+        let theirs = v["suspects"].as_array().expect("suspects");
+        assert_eq!(theirs.len(), ours.suspects.len(), "{name}");
+        for (t, o) in theirs.iter().zip(&ours.suspects) {
+            check(name, &t["site"]);
+            assert_eq!(
+                t["site"],
+                serde_json::to_value(&o.site).expect("site"),
+                "{name}"
+            );
+            suspects += 1;
+        }
+        let (code, out, err) = memviz(&["oom", p, "--json"]);
+        assert_eq!(code, 0, "{name}: {err}");
+        let v: serde_json::Value = serde_json::from_str(out.trim()).expect("JSON");
+        for r in v.as_array().expect("reports") {
+            let live = r["biggest_live"].as_array().expect("biggest_live");
+            let named = r["biggest_live_sites"].as_array().expect("sites");
+            assert_eq!(live.len(), named.len(), "{name}");
+            for (l, s) in live.iter().zip(named) {
+                check(name, s);
+                assert_eq!((&l[0], &l[1]), (&s["address"], &s["size"]), "{name}");
+                blocks += 1;
+            }
+        }
+    }
+    eprintln!("sites: {suspects} leak suspects, {blocks} biggest live blocks checked");
+    assert!(suspects >= 2, "only {suspects} leak suspects checked");
+    // --user-code on leaks: a pattern that names no file leaves every site as it was; a bad
+    // pattern is a one-line error.
+    let f = path_str(&fixture("xss.pickle"));
+    let (code, out, err) = memviz(&["leaks", &f, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out2, err) = memviz(&["leaks", &f, "--json", "--user-code", "/nothing_here/"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out2, out);
+    let (code, _, err) = memviz(&["leaks", &f, "--json", "--user-code", "/(/"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--user-code: /(/ is not a valid regex") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+}
+
 /// What classifying every stack costs (printed; `--nocapture` to see it).
 #[test]
 fn classify_all_cost() {

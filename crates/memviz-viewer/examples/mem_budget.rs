@@ -279,10 +279,10 @@ fn walk_panels(app: &mut App, m: &mut Meter) {
     panel(m, "diff_itself", || app.diff(0, 0));
     app.set_view(ViewKind::Flame);
     panel(m, "flame_at_peak", || {
-        app.flame_set(FlameAt::Peak, false, false)
+        app.flame_set(FlameAt::Peak, false, None)
     });
     panel(m, "flame_lifetime", || {
-        app.flame_set(FlameAt::Peak, true, false)
+        app.flame_set(FlameAt::Peak, true, None)
     });
-    panel(m, "flame_diff_itself", || app.flame_diff(0, 0, false));
+    panel(m, "flame_diff_itself", || app.flame_diff(0, 0, None));
 }

@@ -131,6 +131,11 @@ pub struct ElementTip {
     pub pinned: bool,
     /// See [`TipLines::explanation_lines`].
     pub explanation_lines: u32,
+    /// What each `frames` line is ([`line_kinds`]).
+    pub kinds: Vec<String>,
+    /// The site of the element's stack ([`crate::answer::SiteText`]; `null` for a pool
+    /// envelope).
+    pub site: Option<SiteText>,
 }
 
 /// What a State History map item is.
@@ -164,6 +169,75 @@ pub struct TipLines {
     /// How many of the last `frames` lines are memory_viz's explanation of a missing stack
     /// ([`explanation_lines`]): 0 when a stack was recorded.
     pub explanation_lines: u32,
+    /// What each `frames` line is ([`line_kinds`]; empty when not classified).
+    pub kinds: Vec<String>,
+}
+
+/// The site of an allocation (docs/sites.md §2): which rule named it (`user`, `library`,
+/// `autograd`, `native`, `none`), its label (`model.py:39:forward`, `backward of mm`,
+/// `<no frames>`) and, for a user site, the library line it called into
+/// (`transformers/models/llama/modeling_llama.py:216:forward`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, TS)]
+pub struct SiteText {
+    pub kind: String,
+    pub label: String,
+    pub detail: Option<String>,
+}
+
+impl SiteText {
+    /// The text of `site`.
+    #[must_use]
+    pub fn of(site: &memviz_analysis::site::Site) -> SiteText {
+        SiteText {
+            kind: site.kind.as_str().to_string(),
+            label: site.label.clone(),
+            detail: site.detail.as_ref().map(|d| d.label.clone()),
+        }
+    }
+
+    /// `label → detail`, or the label alone.
+    #[must_use]
+    pub fn display(&self) -> String {
+        match &self.detail {
+            Some(d) => format!("{} → {d}", self.label),
+            None => self.label.clone(),
+        }
+    }
+}
+
+/// What each line of a frame list is: `user`, `library`, `interpreter` or `native` for a
+/// `file:line:name` frame (by [`memviz_analysis::site::frame_kind`] under `user`); a line that
+/// continues a frame (an FX line, `<repeats k times>`, the rest of a name) is its frame's kind;
+/// `note` for the rest (memory_viz's no-stack explanation, notes before the frames).
+#[must_use]
+pub fn line_kinds(lines: &[String], user: &memviz_analysis::site::UserCode) -> Vec<String> {
+    let notes_from = lines.len() - explanation_lines(lines) as usize;
+    let mut out: Vec<String> = Vec::with_capacity(lines.len());
+    let mut prev: Option<&'static str> = None;
+    for (i, l) in lines.iter().enumerate() {
+        let kind = if i >= notes_from {
+            None
+        } else if let Some((file, name)) = split_frame_line(l) {
+            Some(memviz_analysis::site::frame_kind(file, name, user).as_str())
+        } else {
+            prev
+        };
+        prev = kind;
+        out.push(kind.unwrap_or("note").to_string());
+    }
+    out
+}
+
+/// `(file, name)` of a `file:line:name` line: split at the first `:<digits>:`.
+fn split_frame_line(line: &str) -> Option<(&str, &str)> {
+    line.match_indices(':').find_map(|(i, _)| {
+        let r = line.get(i + 1..)?;
+        let digits = r.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 || r.as_bytes().get(digits) != Some(&b':') {
+            return None;
+        }
+        Some((line.get(..i)?, r.get(digits + 1..)?))
+    })
 }
 
 /// How many trailing lines of `frames` are memory_viz's no-frames explanation
@@ -188,10 +262,12 @@ pub struct ItemTip {
     #[serde(flatten)]
     pub lines: TipLines,
     pub item: MapItem,
+    /// A block's site: of the stack that allocated it (`null` for a segment or waste).
+    pub site: Option<SiteText>,
 }
 
-/// A flamegraph frame's tooltip: `frames` is the stack from the root to the node; `pinned` is
-/// false (a click zooms).
+/// A flamegraph frame's tooltip: `frames` is the stack from the node to the root (innermost
+/// first, as the details pane's heading says); `pinned` is false (a click zooms).
 #[derive(Clone, Debug, PartialEq, Serialize, TS)]
 pub struct NodeTip {
     #[serde(flatten)]
@@ -248,9 +324,12 @@ pub struct DeviceRow {
 /// One entry of the legend: an allocation site holding memory at the peak, and its size as text.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]
 pub struct LegendRow {
+    /// `label` is the legend's unique label (the site's, extended when two entries share it).
     #[serde(flatten)]
     pub entry: LegendEntry,
     pub size: String,
+    /// The site of the entry's stack (`<private pools>`, kind `none`, for the pool envelopes).
+    pub site: SiteText,
 }
 
 /// One row of the Allocator settings table (keys and values as text).
@@ -354,6 +433,8 @@ pub struct StateSelection {
     pub frames: Vec<String>,
     /// Whether each `frames` line is a Python frame.
     pub python: Vec<bool>,
+    /// What each `frames` line is ([`line_kinds`]).
+    pub kinds: Vec<String>,
     /// See [`TipLines::explanation_lines`].
     pub explanation_lines: u32,
     pub oom: Option<OomAnswer>,
@@ -382,8 +463,11 @@ pub struct BlockLabel {
     pub addr: String,
     pub size: String,
     pub text: String,
-    /// Its source line: the innermost user frame, `file:line:function` (`(no stack recorded)` without a stack).
+    /// Its site's display text ([`SiteText::display`]; `(no stack recorded)` without a stack).
     pub line: String,
+    /// The site of the stack that allocated it (not of the free a restored block was undone
+    /// from).
+    pub site: SiteText,
 }
 
 /// What a row of the State History's event list is.
@@ -419,16 +503,23 @@ pub struct SearchAnswer {
     pub unavailable: Option<String>,
 }
 
-/// One row of the per-source-line table, with its sizes as text.
+/// One row of the per-site table (`memviz_analysis::lines::site_table`), with its sizes as
+/// text; its library lines as sub-rows of the same shape.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]
 pub struct LineAnswer {
     #[serde(flatten)]
     pub row: LineRow,
-    /// The row as shown: `file:line name`, or `(no stack recorded)` for the no-frames row.
+    /// The row as shown: the site's label (`model.py:39:forward`, `backward of mm`), a sub-row's
+    /// library line (`transformers/models/llama/modeling_llama.py:216:forward`), or
+    /// `(no stack recorded)` for the no-frames row.
     pub site: String,
+    /// `user`, `library`, `autograd`, `native` or `none` (a sub-row: `library`).
+    pub kind: String,
     pub live: String,
     pub total: String,
     pub largest: String,
+    /// The library lines the site's allocations went through (empty for a sub-row).
+    pub detail: Vec<LineAnswer>,
 }
 
 /// One allocation alive at a moment, with its size and age as text.
@@ -440,6 +531,8 @@ pub struct LiveAnswerRow {
     /// How long it has been alive: wall-clock and timesteps when the trace has times, else
     /// timesteps (`3.2 ms (12 steps)`, `12 steps`).
     pub age_text: String,
+    /// The site of its stack.
+    pub site: SiteText,
 }
 
 /// "Alive at a moment": every allocation alive at `step` (at most
@@ -468,6 +561,10 @@ pub struct SuspectAnswer {
     pub suspect: LeakSuspect,
     pub size: String,
     pub shown: Vec<String>,
+    /// What each `shown` line is ([`line_kinds`]).
+    pub kinds: Vec<String>,
+    /// The site the suspect is named after.
+    pub site: SiteText,
 }
 
 /// One stack's live bytes in two files.
@@ -475,6 +572,10 @@ pub struct SuspectAnswer {
 pub struct DiffGroup {
     pub stack: Vec<String>,
     pub shown: Vec<String>,
+    /// What each `shown` line is ([`line_kinds`]).
+    pub kinds: Vec<String>,
+    /// The group's site.
+    pub site: SiteText,
     pub bytes_a: u64,
     pub bytes_b: u64,
     pub count_a: u64,
@@ -496,6 +597,14 @@ pub struct DiffAnswer {
     pub segments_only_b: usize,
     pub segments_only_a_bytes: String,
     pub segments_only_b_bytes: String,
+}
+
+/// The user code set by `set_user_code`: its pattern (empty: the default rule) and how many
+/// distinct frames of the current file are user code under it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, TS)]
+pub struct UserCodeAnswer {
+    pub pattern: String,
+    pub user_frames: u64,
 }
 
 /// One opened file's peak, final and reserved bytes on its default device.
@@ -565,7 +674,10 @@ pub struct FlameState {
     pub at_value: Option<u32>,
     pub at_step: Option<u32>,
     pub lifetime: bool,
-    pub all_frames: bool,
+    /// The frames shown: `my_code`, `python` or `all`.
+    pub frames: memviz_analysis::flame::FrameMode,
+    /// Whether the file has frames of the user's code (the default is then `my_code`).
+    pub has_user_frames: bool,
     pub step_range: Option<[u32; 2]>,
     pub unit: FlameUnit,
     pub total_bytes: u64,
@@ -645,5 +757,48 @@ mod tests {
         assert_eq!(super::explanation_lines(&lines(&["a.py:1:f"])), 0);
         assert_eq!(super::explanation_lines(&lines(&E[1..])), 0);
         assert_eq!(super::explanation_lines(&[]), 0);
+    }
+
+    #[test]
+    fn frame_lines_are_told_apart() {
+        use memviz_analysis::site::UserCode;
+        let lines: Vec<String> = [
+            "alloc not recorded, stack trace for free:",
+            "/home/me/train.py:88:main",
+            "    >> FX: node=mm",
+            "/usr/lib/python3.10/threading.py:982:run",
+            "??:0:_PyEval_EvalFrameDefault",
+            "??:0:at::native::mm",
+            "<repeats 2 times>",
+        ]
+        .iter()
+        .map(|s| (*s).to_string())
+        .collect();
+        let kinds = super::line_kinds(&lines, &UserCode::default());
+        assert_eq!(
+            kinds,
+            [
+                "note",
+                "user",
+                "user",
+                "library",
+                "interpreter",
+                "native",
+                "native"
+            ]
+        );
+        let threading = UserCode::parse("threading").expect("a pattern");
+        assert_eq!(
+            super::line_kinds(&lines, &threading)
+                .get(3)
+                .map(String::as_str),
+            Some("user")
+        );
+        let mut none: Vec<String> = E.iter().map(|s| (*s).to_string()).collect();
+        assert!(super::line_kinds(&none, &UserCode::default())
+            .iter()
+            .all(|k| k == "note"));
+        none.clear();
+        assert!(super::line_kinds(&none, &UserCode::default()).is_empty());
     }
 }

@@ -13,7 +13,7 @@ use ts_rs::TS;
 use crate::answer::{
     Avail, AxisTicks, DiffAnswer, FileRow, FlameAt, FlameInfo, FlamePhase, FlameState, LeaksAnswer,
     LineAnswer, LiveAnswer, MapItemKind, Panel, SearchAnswer, StateRow, StateSelection, Tooltip,
-    ViewKind, ViewerState,
+    UserCodeAnswer, ViewKind, ViewerState,
 };
 
 /// Exports every named type it visits (with its own dependencies).
@@ -196,10 +196,11 @@ requests! {
     /// Every opened file's peak, final and reserved bytes (its default device).
     Files => Vec<FileRow>;
     /// Rebuilds the flamegraph at a moment or over a range; `lifetime`: bytes × lifetime over
-    /// the trace.
-    FlameSet { at: FlameAt, lifetime: bool, all_frames: bool } => Option<Avail<FlameState>>;
-    /// Shows the comparison flamegraph of opened files `a` and `b`.
-    FlameDiff { a: u32, b: u32, all_frames: bool } => Option<Avail<FlameState>>;
+    /// the trace; `frames`: which frames (null or absent: my code when the file has frames of
+    /// the user's code, else Python; [`FlameState::frames`] says which).
+    FlameSet { at: FlameAt, lifetime: bool, frames: Option<memviz_analysis::flame::FrameMode> } => Option<Avail<FlameState>>;
+    /// Shows the comparison flamegraph of opened files `a` and `b` (`frames` as for FlameSet).
+    FlameDiff { a: u32, b: u32, frames: Option<memviz_analysis::flame::FrameMode> } => Option<Avail<FlameState>>;
     /// The flamegraph's breadcrumb, labels and state.
     FlameInfo => Option<FlameInfo>;
     /// Zooms the flamegraph to a node (from the breadcrumb).
@@ -210,6 +211,10 @@ requests! {
     FlamePhases => Vec<FlamePhase>;
     /// Pins the tooltip of a timeline element (negative: unpin).
     Pin { element: i64 } => Option<Tooltip>;
+    /// Sets which Python files count as the user's code (docs/sites.md: comma-separated path
+    /// prefixes or package paths, and at most one `/regex/`; empty: the default rule) and
+    /// renames every site with it; `Err`: a one-line message (a bad regex).
+    SetUserCode { pattern: String } => Result<UserCodeAnswer, String>;
 }
 
 #[cfg(test)]
@@ -224,7 +229,7 @@ mod tests {
         let r: Request = serde_json::from_str(r#"{"method":"fit"}"#).expect("parse");
         assert_eq!(r, Request::Fit);
         let r: Request = serde_json::from_str(
-            r#"{"method":"flame_set","at":{"at":"phase","index":3},"lifetime":false,"all_frames":true}"#,
+            r#"{"method":"flame_set","at":{"at":"phase","index":3},"lifetime":false,"frames":"my_code"}"#,
         )
         .expect("parse");
         assert_eq!(
@@ -232,7 +237,18 @@ mod tests {
             Request::FlameSet {
                 at: FlameAt::Phase { index: 3 },
                 lifetime: false,
-                all_frames: true
+                frames: Some(memviz_analysis::flame::FrameMode::MyCode)
+            }
+        );
+        // Without `frames` (an older shell): the default rule.
+        let r: Request =
+            serde_json::from_str(r#"{"method":"flame_diff","a":0,"b":1}"#).expect("parse");
+        assert_eq!(
+            r,
+            Request::FlameDiff {
+                a: 0,
+                b: 1,
+                frames: None
             }
         );
         let r: Request =

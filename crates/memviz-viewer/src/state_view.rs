@@ -13,13 +13,16 @@
 //! returns its §6.5 text in the timeline tooltip's JSON shape.
 
 use memviz_analysis::segmap::{self, Item, SegMap};
-use memviz_analysis::state::{explain_oom, History, Kind, RowContext, State, BYTES_PER_EVENT};
+use memviz_analysis::site::{SiteCache, SiteKind};
+use memviz_analysis::state::{
+    explain_oom, AllocRows, History, Kind, RowContext, State, BYTES_PER_EVENT,
+};
 use memviz_render::{rgba, Trapezoid, View};
-use memviz_snapshot::{Action, Snapshot};
+use memviz_snapshot::{Action, Snapshot, StackId};
 
 use crate::answer::{
-    BlockLabel, ItemTip, MapItem, MapItemKind, OomAnswer, RowKind, StateRow, StateSelection,
-    StateViewState, TipLines, Tooltip,
+    line_kinds, BlockLabel, ItemTip, MapItem, MapItemKind, OomAnswer, RowKind, SiteText, StateRow,
+    StateSelection, StateViewState, TipLines, Tooltip,
 };
 use crate::camera::{Camera, PlotGeometry};
 use crate::pane::{push_outline, Pane};
@@ -49,6 +52,9 @@ fn color_of(c: [u8; 4]) -> u32 {
 pub struct StateView {
     history: History,
     ctx: RowContext,
+    /// The `alloc` row behind a block restored by undoing its free (built on first use), so
+    /// a block is named by the stack that allocated it.
+    allocs: AllocRows,
     selected: Option<usize>,
     state: State,
     map: SegMap,
@@ -81,6 +87,7 @@ impl StateView {
             selected: history.len().checked_sub(1),
             history,
             ctx,
+            allocs: AllocRows::new(),
             state,
             map,
             pane: Pane::new(geom.css_w, geom.css_h, geom.device_pixel_ratio, MARGIN_CSS),
@@ -130,8 +137,9 @@ impl StateView {
     }
 
     /// Selects event `k` (clamped to the list): replays from the nearest checkpoint and
-    /// rebuilds the map. Returns the selection ([`StateView::selection`]).
-    pub fn select(&mut self, snap: &Snapshot, k: i64) -> StateSelection {
+    /// rebuilds the map. Returns the selection ([`StateView::selection`]), its sites named by
+    /// `sites` (made for `snap`).
+    pub fn select(&mut self, snap: &Snapshot, k: i64, sites: &mut SiteCache) -> StateSelection {
         let n = self.history.len();
         if n > 0 {
             let k = if k < 0 {
@@ -153,7 +161,14 @@ impl StateView {
             }
             self.select_ms = crate::scene::now_ms() - t0;
         }
-        self.selection(snap)
+        self.selection(snap, sites)
+    }
+
+    /// The stack that allocated the block at `addr` of the state shown
+    /// ([`AllocRows::stack`]: not the free's of a block restored by undoing it).
+    pub fn block_stack(&mut self, snap: &Snapshot, addr: u64) -> Option<StackId> {
+        let b = self.state.blocks.get(&addr)?;
+        Some(self.allocs.stack(snap, self.history.device, b))
     }
 
     /// The map item the selected event names: the block at its address (an alloc, or a free
@@ -166,9 +181,9 @@ impl StateView {
     }
 
     /// The selected event: its row, the state's header and counts, and when the event is an
-    /// `oom`, its explanation ([`OomAnswer`]: a label per biggest block, sizes as text).
-    #[must_use]
-    pub fn selection(&self, snap: &Snapshot) -> StateSelection {
+    /// `oom`, its explanation ([`OomAnswer`]: a label per biggest block, named by the site
+    /// of the stack that allocated it, sizes as text).
+    pub fn selection(&mut self, snap: &Snapshot, sites: &mut SiteCache) -> StateSelection {
         use memviz_analysis::format::size_long;
         let k = self.selected;
         let text = k.and_then(|k| self.history.row_text(snap, &self.ctx, k));
@@ -180,24 +195,31 @@ impl StateView {
         let oom = match (k, event) {
             (Some(k), Some(e)) if is_oom => {
                 let device_free = tr.and_then(|t| t.device_free_of(e.row));
-                let r = explain_oom(&self.state, k, e.size, device_free, e.stream, e.pool);
+                let mut r = explain_oom(&self.state, k, e.size, device_free, e.stream, e.pool);
+                // `OomReport::fill_stacks` with the view's `AllocRows` (built once per view).
+                r.biggest_live_stacks = r
+                    .biggest_live
+                    .iter()
+                    .map(|&(addr, _)| self.block_stack(snap, addr).unwrap_or(StackId::EMPTY))
+                    .collect();
                 Some(OomAnswer {
                     biggest_live_text: r
                         .biggest_live
                         .iter()
-                        .map(|&(addr, size)| BlockLabel {
-                            addr: addr.to_string(),
-                            size: size_long(size),
-                            text: self.item_title(snap, Item::Block(addr)),
-                            line: self.state.blocks.get(&addr).map_or_else(String::new, |b| {
-                                let stack = b.stack(snap, self.history.device);
-                                match memviz_analysis::frames::site_label(snap, stack) {
-                                    l if l == memviz_analysis::lines::NO_FRAMES => {
-                                        "(no stack recorded)".to_string()
-                                    }
-                                    l => l,
-                                }
-                            }),
+                        .zip(&r.biggest_live_stacks)
+                        .map(|(&(addr, size), &stack)| {
+                            let site = sites.site(snap, stack);
+                            BlockLabel {
+                                addr: addr.to_string(),
+                                size: size_long(size),
+                                text: self.item_title(snap, Item::Block(addr)),
+                                line: if site.kind == SiteKind::None {
+                                    "(no stack recorded)".to_string()
+                                } else {
+                                    site.display()
+                                },
+                                site: SiteText::of(site),
+                            }
                         })
                         .collect(),
                     requested: size_long(r.requested_bytes),
@@ -215,6 +237,7 @@ impl StateView {
         StateSelection {
             event: k,
             python: memviz_analysis::frames::python_flags(&frames),
+            kinds: line_kinds(&frames, sites.user_code()),
             explanation_lines: crate::answer::explanation_lines(&frames),
             frames,
             count: self.history.len(),
@@ -452,6 +475,8 @@ impl StateView {
                 kind,
                 addr: addr.to_string(),
             },
+            // The app adds the block's site and the frame kinds (it has the site cache).
+            site: None,
         }))
     }
 

@@ -29,8 +29,8 @@ fn app_reserved_tree_is_the_segments_lines() {
     for path in paths {
         let mut app = load_app(&path);
         app.set_view(ViewKind::Flame);
-        let peak = ready(app.flame_set(FlameAt::Peak, false, false)).total_bytes;
-        let st = ready(app.flame_set(FlameAt::Reserved, false, false));
+        let peak = ready(app.flame_set(FlameAt::Peak, false, None)).total_bytes;
+        let st = ready(app.flame_set(FlameAt::Reserved, false, None));
         let snap = app.file_snapshot(0).unwrap();
         let device = snap.default_device();
         let reserved: u64 = snap
@@ -44,7 +44,7 @@ fn app_reserved_tree_is_the_segments_lines() {
         assert!(!st.lifetime && st.at_step.is_none());
         let info = app.flame_info().unwrap();
         assert_eq!(info.state.total_bytes, reserved);
-        let st = ready(app.flame_set(FlameAt::Peak, false, false));
+        let st = ready(app.flame_set(FlameAt::Peak, false, None));
         assert_eq!(st.total_bytes, peak, "{}", path.display());
     }
 }

@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use memviz_analysis::flame::{At, FlameOptions, NO_FRAMES, ROOT_NAME};
+use memviz_analysis::flame::{At, FlameOptions, FrameMode, NO_FRAMES, ROOT_NAME};
 use memviz_analysis::layout::{Layout, LayoutOptions};
 use memviz_analysis::timeline::{self, Timeline};
 use memviz_render::{Image, InstanceBatch, Offscreen};
@@ -114,7 +114,9 @@ fn vector_peak_hover_zoom_lifetime() {
     assert_eq!(st.at, FlameMoment::Peak);
     assert_eq!(st.at_step, Some(2));
     assert!(!st.lifetime);
-    assert!(!st.all_frames);
+    // No frames at all in the file: no user frame, the Python mode.
+    assert_eq!(st.frames, FrameMode::Python);
+    assert!(!st.has_user_frames);
     assert_eq!(st.root, 0);
     assert_eq!(st.nodes, 2);
     assert_eq!(v.tree().root().total, 55);
@@ -211,7 +213,15 @@ fn vector_peak_hover_zoom_lifetime() {
     assert_eq!(v.state().x_range, [0.0, 1.0]);
 
     // Lifetime: Σ live_at_step = 396, in byte·steps.
-    let st = v.set_moment(snap, device, &tl, &layout, At::Peak, true, false);
+    let st = v.set_moment(
+        snap,
+        device,
+        &tl,
+        &layout,
+        At::Peak,
+        true,
+        FrameMode::Python,
+    );
     assert_eq!(st.total_bytes, 396);
     assert!(st.lifetime);
     assert_eq!(st.unit, FlameUnit::ByteSteps);
@@ -229,14 +239,38 @@ fn vector_peak_hover_zoom_lifetime() {
     assert_eq!(st.total_bytes, 275);
     assert_eq!(st.step_range, Some([2, 7]));
     // Other moments: a timestep, an event, all frames.
-    let st = v.set_moment(snap, device, &tl, &layout, At::Step(0), false, false);
+    let st = v.set_moment(
+        snap,
+        device,
+        &tl,
+        &layout,
+        At::Step(0),
+        false,
+        FrameMode::Python,
+    );
     assert_eq!((st.total_bytes, st.at_step), (15, Some(0)));
-    let st = v.set_moment(snap, device, &tl, &layout, At::Event(4), false, true);
+    let st = v.set_moment(
+        snap,
+        device,
+        &tl,
+        &layout,
+        At::Event(4),
+        false,
+        FrameMode::All,
+    );
     assert_eq!(st.total_bytes, 35);
-    assert!(st.all_frames);
+    assert_eq!(st.frames, FrameMode::All);
     assert_eq!(st.at, FlameMoment::Event);
     // Out of range: an empty tree, nothing hovers, nothing panics.
-    let st = v.set_moment(snap, device, &tl, &layout, At::Step(9), false, false);
+    let st = v.set_moment(
+        snap,
+        device,
+        &tl,
+        &layout,
+        At::Step(9),
+        false,
+        FrameMode::Python,
+    );
     assert_eq!(st.total_bytes, 0);
     assert!(st.at_step.is_none());
     let c = v.node_center_css(0).unwrap();
@@ -270,8 +304,19 @@ fn framed_tree_zoom_breadcrumb_labels() {
         assert_eq!(&tip.info.as_ref().unwrap().name, name);
         assert!(tip.lines.title.starts_with(name.as_str()));
         if r.node != 0 {
-            assert_eq!(tip.lines.frames.last().unwrap(), name);
-            assert_eq!(tip.lines.frames.len(), r.depth as usize, "root→node");
+            // Innermost first: the node itself, then its callers up to the root's child.
+            assert_eq!(tip.lines.frames.first().unwrap(), name);
+            assert_eq!(tip.lines.frames.len(), r.depth as usize, "node→root");
+            let crumbs: Vec<String> = v.breadcrumb().iter().map(|c| c.name.clone()).collect();
+            let mut path: Vec<String> = v
+                .tree()
+                .breadcrumb(r.node)
+                .into_iter()
+                .skip(1)
+                .map(|n| v.tree().node(n).unwrap().name.clone())
+                .collect();
+            path.reverse();
+            assert_eq!(tip.lines.frames, path, "{crumbs:?}");
         }
         checked += 1;
     }
@@ -389,9 +434,25 @@ fn corpus_peak_equals_layout() {
         st.nodes, st.rects, st.rows, v.build_ms
     );
     // All frames and lifetime keep their totals.
-    let st = v.set_moment(&d.snap, d.device, &d.tl, &d.layout, At::Peak, false, true);
+    let st = v.set_moment(
+        &d.snap,
+        d.device,
+        &d.tl,
+        &d.layout,
+        At::Peak,
+        false,
+        FrameMode::All,
+    );
     assert_eq!(Some(st.total_bytes), Some(d.layout.peak_bytes));
-    let st = v.set_moment(&d.snap, d.device, &d.tl, &d.layout, At::Peak, true, false);
+    let st = v.set_moment(
+        &d.snap,
+        d.device,
+        &d.tl,
+        &d.layout,
+        At::Peak,
+        true,
+        FrameMode::Python,
+    );
     let area = d
         .layout
         .live_at_step()
@@ -506,7 +567,9 @@ fn search_matches_on_the_flamegraph() {
             continue;
         }
         let el = &d.tl.elements[e as usize];
-        let frames = stack_frames(&d.snap, element_stack(&d.snap, d.device, el), false);
+        let mut sites = memviz_analysis::site::SiteCache::new(&d.snap, Default::default());
+        let stack = element_stack(&d.snap, d.device, el);
+        let frames = stack_frames(&d.snap, stack, v.options().frames, &mut sites);
         for k in 0..=frames.len() {
             *want.entry(frames[..k].to_vec()).or_insert(0) += d.layout.height_bytes(e);
         }
@@ -576,7 +639,8 @@ fn diff_flamegraph_colours() {
     let tree = FlameTree::build_diff(&a, &b, ValueUnit::Bytes);
     let d = dev(&fixture("proto2_cxx.pickle"));
     let mut v = view(&d, 900.0, 400.0);
-    let st = v.show_diff(tree, "a.pickle", "b.pickle");
+    let st = v.show_diff(tree, "a.pickle", "b.pickle", FrameMode::All);
+    assert_eq!(st.frames, FrameMode::All);
     let diff = st.diff.as_ref().unwrap();
     assert_eq!(diff.a, "a.pickle");
     assert_eq!(diff.a_total, 300);
@@ -608,7 +672,15 @@ fn diff_flamegraph_colours() {
         }
     }
     // A moment leaves the diff.
-    let st = v.set_moment(&d.snap, d.device, &d.tl, &d.layout, At::Peak, false, false);
+    let st = v.set_moment(
+        &d.snap,
+        d.device,
+        &d.tl,
+        &d.layout,
+        At::Peak,
+        false,
+        FrameMode::Python,
+    );
     assert!(st.diff.is_none());
     assert_eq!(st.total_bytes, d.layout.peak_bytes);
 }
@@ -654,21 +726,21 @@ fn app_search_phase_range_and_diff() {
     let layout = app.layout().unwrap().clone();
     for p in &phases {
         let (a, b) = (p.start_step, p.end_step);
-        let st = ready(app.flame_set(FlameAt::Phase { index: p.index }, false, false));
+        let st = ready(app.flame_set(FlameAt::Phase { index: p.index }, false, None));
         let area: u64 = layout.live_at_step().range(a as usize, b as usize).sum();
         assert_eq!(st.total_bytes, area, "{p:?}");
         assert_eq!(st.unit, FlameUnit::ByteSteps);
         assert_eq!(st.step_range, Some([a, b]));
-        let st = ready(app.flame_set(FlameAt::Range { from: a, to: b }, false, false));
+        let st = ready(app.flame_set(FlameAt::Range { from: a, to: b }, false, None));
         assert_eq!(st.total_bytes, area);
     }
     // A bad range is the peak again.
-    let st = ready(app.flame_set(FlameAt::Range { from: 9, to: 1 }, false, false));
+    let st = ready(app.flame_set(FlameAt::Range { from: 9, to: 1 }, false, None));
     assert_eq!(st.total_bytes, peak);
     // The diff flamegraph of the file against a second, different file.
     let bytes = std::fs::read(fixture("proto2_cxx.pickle")).unwrap();
     app.add_file("b.pickle", memviz_snapshot::load_slice(&bytes).unwrap());
-    let st = ready(app.flame_diff(0, 1, false));
+    let st = ready(app.flame_diff(0, 1, None));
     assert_eq!(app.view(), ViewKind::Flame);
     let diff = st.diff.unwrap();
     assert_eq!(diff.a, "proto5.pickle");
@@ -684,5 +756,5 @@ fn app_search_phase_range_and_diff() {
     };
     assert_eq!(diff.a_total, live(0));
     assert_eq!(diff.b_total, live(1));
-    assert!(app.flame_diff(0, 7, false).is_none());
+    assert!(app.flame_diff(0, 7, None).is_none());
 }

@@ -140,10 +140,10 @@ fn panels_that_cannot_fit_say_so_and_the_app_still_works() {
     app.set_view(ViewKind::Flame);
     assert_eq!(app.view(), ViewKind::Flame);
     sentence(
-        &app.flame_set(FlameAt::Peak, true, false),
+        &app.flame_set(FlameAt::Peak, true, None),
         "`memviz folded FILE --device 0` (with `--at`",
     );
-    sentence(&app.flame_diff(0, 1, false), "`memviz diff A B --folded`");
+    sentence(&app.flame_diff(0, 1, None), "`memviz diff A B --folded`");
 
     // The views still work: another view is built and drawn, the Active one draws.
     app.set_view(ViewKind::Segments);
@@ -182,8 +182,8 @@ fn panels_that_cannot_fit_say_so_and_the_app_still_works() {
     let hovered = app.hover(x, y);
     assert!(hovered.why().is_none(), "a tooltip or nothing");
     app.set_view(ViewKind::Flame);
-    let st = app.flame_set(FlameAt::Peak, true, false);
+    let st = app.flame_set(FlameAt::Peak, true, None);
     assert!(st.why().is_none() && st.is_some(), "{st:?}");
-    let st = app.flame_diff(0, 1, false);
+    let st = app.flame_diff(0, 1, None);
     assert!(st.why().is_none() && st.is_some(), "{st:?}");
 }

@@ -105,8 +105,8 @@ pub(crate) fn test() -> Result<()> {
         || node_tests(&["wasm_node.test.mjs"]),
     )?;
     steps.step(
-        "page in headless Chromium (tests/web/page.test.mjs, layout.test.mjs, report.test.mjs, escaping.test.mjs, open.test.mjs, formats.test.mjs, defects.test.mjs, gpu_fallback.test.mjs, accelerator.test.mjs)",
-        || node_tests(&["page.test.mjs", "layout.test.mjs", "report.test.mjs", "escaping.test.mjs", "open.test.mjs", "formats.test.mjs", "defects.test.mjs", "gpu_fallback.test.mjs", "accelerator.test.mjs"]),
+        "page in headless Chromium (tests/web/page.test.mjs, layout.test.mjs, report.test.mjs, escaping.test.mjs, open.test.mjs, formats.test.mjs, defects.test.mjs, gpu_fallback.test.mjs, accelerator.test.mjs, sites.test.mjs, flame_modes.test.mjs)",
+        || node_tests(&["page.test.mjs", "layout.test.mjs", "report.test.mjs", "escaping.test.mjs", "open.test.mjs", "formats.test.mjs", "defects.test.mjs", "gpu_fallback.test.mjs", "accelerator.test.mjs", "sites.test.mjs", "flame_modes.test.mjs"]),
     )?;
     steps.step(
         "the wheel (maturin) in a fresh venv: memviz summary, tests/python (API, notebook, Dask ranks)",
@@ -202,6 +202,8 @@ pub(crate) fn node_tests(files: &[&str]) -> Result<()> {
         "defects.test.mjs",
         "gpu_fallback.test.mjs",
         "accelerator.test.mjs",
+        "sites.test.mjs",
+        "flame_modes.test.mjs",
         "wasm_node.test.mjs",
     ];
     if let Some(extra) = known.iter().find(|k| !expected.contains(&k.as_str())) {

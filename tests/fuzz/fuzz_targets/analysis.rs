@@ -108,15 +108,17 @@ fn check_flame(snap: &Snapshot, device: i64, tl: &Timeline, layout: &Layout, san
             layout.peak_bytes,
             "flamegraph total at the peak"
         );
-        let all = FlameOptions {
-            all_frames: true,
-            ..opts
-        };
-        let peak_all = flame::folded(snap, device, tl, layout, At::Peak, &all);
-        assert_eq!(flame::total(&peak_all), layout.peak_bytes);
+        for frames in [flame::FrameMode::All, flame::FrameMode::MyCode] {
+            let o = FlameOptions {
+                frames,
+                ..opts.clone()
+            };
+            let peak_o = flame::folded(snap, device, tl, layout, At::Peak, &o);
+            assert_eq!(flame::total(&peak_o), layout.peak_bytes);
+        }
         let life = FlameOptions {
             lifetime: true,
-            ..opts
+            ..opts.clone()
         };
         let area = layout
             .live_at_step()

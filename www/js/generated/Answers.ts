@@ -16,6 +16,7 @@ import type { SearchAnswer } from "./SearchAnswer";
 import type { StateRow } from "./StateRow";
 import type { StateSelection } from "./StateSelection";
 import type { Tooltip } from "./Tooltip";
+import type { UserCodeAnswer } from "./UserCodeAnswer";
 import type { ViewerState } from "./ViewerState";
 
 /** The answer of each request (`Request`'s `method`). */
@@ -63,4 +64,5 @@ export type Answers = {
   flame_node_center: [number, number] | null,
   flame_phases: Array<FlamePhase>,
   pin: Tooltip | null,
+  set_user_code: { Ok : UserCodeAnswer } | { Err : string },
 };

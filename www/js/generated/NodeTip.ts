@@ -14,4 +14,8 @@ python: Array<boolean>, forward_frames: Array<string>, text: string, pinned: boo
  * How many of the last `frames` lines are memory_viz's explanation of a missing stack
  * ([`explanation_lines`]): 0 when a stack was recorded.
  */
-explanation_lines: number, };
+explanation_lines: number, 
+/**
+ * What each `frames` line is ([`line_kinds`]; empty when not classified).
+ */
+kinds: Array<string>, };

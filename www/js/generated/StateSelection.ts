@@ -19,6 +19,10 @@ frames: Array<string>,
  */
 python: Array<boolean>, 
 /**
+ * What each `frames` line is ([`line_kinds`]).
+ */
+kinds: Array<string>, 
+/**
  * See [`TipLines::explanation_lines`].
  */
 explanation_lines: number, oom: OomAnswer | null, select_ms: number, open_ms: number, checkpoint_bytes: number, interval: number, };

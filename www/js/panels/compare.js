@@ -1,8 +1,11 @@
 // panels/compare.js: opened files side by side and the compare panel (two files' live
-// allocations by stack, by growth). Rows are Rust's, placed with textContent only.
+// allocations by stack, by growth, each named by its site: docs/sites.md). Rows are Rust's,
+// placed with textContent only.
 import { setChildren } from '../dom.js';
 import { Panel } from './panel.js';
 import { isUnavailable } from './unavailable.js';
+import { siteLine } from '../details.js';
+import { framesPre } from './leaks.js';
 
 /** @typedef {import('../generated/FileRow').FileRow} FileRow */
 /** @typedef {import('../generated/DiffAnswer').DiffAnswer} Diff */
@@ -42,6 +45,8 @@ export class FilesAndCompare extends Panel {
     this.devicePrefixes = [];
     /** @type {import('../generated/Avail').Avail<Diff> | null} */
     this.result = null;
+    /** The files last compared (A, B). */
+    this.pair = [0, 0];
     els.filesPanel.addEventListener('toggle', () => { if (els.filesPanel.open) this.loadFiles(); });
     els.comparePanel.addEventListener('toggle', () => { if (els.comparePanel.open) this.loadFiles(); });
     els.button.addEventListener('click', () => this.compare(Number(els.a.value), Number(els.b.value)));
@@ -97,9 +102,19 @@ export class FilesAndCompare extends Panel {
     return this.files;
   }
 
+  /** What counts as the user's code changed: the comparison shown is made again. */
+  refreshSites() {
+    const r = this.result;
+    if (r !== null && !isUnavailable(r) && this.els.comparePanel.open) this.compare(this.pair[0], this.pair[1]);
+  }
+
   /** Compares opened files `a` and `b`; resolves with Rust's answer. @param {number} a @param {number} b */
   async compare(a, b) {
     this.els.status.textContent = 'comparing…';
+    // The selects name the files compared (also when the API asked).
+    this.pair = [a, b];
+    if ([...this.els.a.options].some((o) => o.value === String(a))) this.els.a.value = String(a);
+    if ([...this.els.b.options].some((o) => o.value === String(b))) this.els.b.value = String(b);
     const { result } = await this.call({ method: 'diff', a, b });
     const r = result;
     this.result = r;
@@ -115,7 +130,11 @@ export class FilesAndCompare extends Panel {
     this.els.status.textContent = `${r.group_count.toLocaleString('en-US')} stacks differ; segments only in A: ${r.segments_only_a} (${r.segments_only_a_bytes}), only in B: ${r.segments_only_b} (${r.segments_only_b_bytes})`;
     setChildren(this.els.rows, r.groups.map((g) => {
       const tr = document.createElement('tr');
-      const cells = [g.shown.slice(0, 4).join('\n') || '<no frames>', g.a, g.b, g.delta, `${g.count_a} → ${g.count_b}`];
+      // The site, then the stack's first lines, small (the stack is what the group is).
+      const stack = document.createElement('td');
+      stack.append(siteLine(g.site), framesPre(g.shown.slice(0, 4), g.kinds));
+      tr.append(stack);
+      const cells = [g.a, g.b, g.delta, `${g.count_a} → ${g.count_b}`];
       for (const text of cells) {
         const td = document.createElement('td');
         td.textContent = text;

@@ -1,5 +1,5 @@
-// panels/flame_controls.js: the flamegraph's controls (the moment, all frames, the breadcrumb,
-// the frame names over wide rects). The tree and its text are Rust's (flame_view).
+// panels/flame_controls.js: the flamegraph's controls (the moment, the frames: my code / Python /
+// all, the breadcrumb, the frame names over wide rects). The tree and its text are Rust's (flame_view).
 import { setChildren } from '../dom.js';
 import { Panel } from './panel.js';
 import { isUnavailable, unavailable } from './unavailable.js';
@@ -9,6 +9,7 @@ import { isUnavailable, unavailable } from './unavailable.js';
 /** @typedef {import('../generated/FlameState').FlameState} FlameState */
 /** @typedef {import('../generated/FlameInfo').FlameInfo} FlameInfo */
 /** @typedef {import('../generated/FlameAt').FlameAt} FlameAt */
+/** @typedef {import('../generated/FrameMode').FrameMode} FrameMode */
 
 /**
  * The moment of one of the select's options (its value is the page's own, also kept in deep
@@ -29,7 +30,7 @@ function flameAt(value) {
  * @typedef {object} FlameElements
  * @property {HTMLElement} controls
  * @property {HTMLSelectElement} at
- * @property {HTMLInputElement} allFrames
+ * @property {HTMLSelectElement} frames
  * @property {HTMLElement} breadcrumb
  * @property {HTMLElement} status
  * @property {HTMLElement} labels
@@ -37,7 +38,9 @@ function flameAt(value) {
 
 /**
  * The flamegraph's controls: the moment (peak, last click, whole trace, the reserved memory at
- * the end by segment and state, an annotation phase as a time range, or the diff of two files), all frames, the breadcrumb (click to zoom out to that
+ * the end by segment and state, an annotation phase as a time range, or the diff of two files), the frames (my code: the
+ * user's frames with library calls collapsed; Python; all frames; the default is Rust's, "my code" when the file has
+ * frames of the user's code), the breadcrumb (click to zoom out to that
  * frame) and the frame names over wide rects.
  * @extends {Panel<FlameElements>}
  */
@@ -55,8 +58,13 @@ export class FlameControls extends Panel {
     this.why = null;
     /** The moment select's fixed options (the phases are added per file). @type {HTMLOptionElement[]} */
     this.fixed = [...els.at.options].map((o) => /** @type {HTMLOptionElement} */ (o.cloneNode(true)));
+    /** The frames chosen on the select, or null: the file's default (FlameState.frames says which). @type {FrameMode | null} */
+    this.frames = null;
     els.at.addEventListener('change', () => this.apply());
-    els.allFrames.addEventListener('change', () => this.apply());
+    els.frames.addEventListener('change', () => {
+      this.frames = /** @type {FrameMode} */ (els.frames.value);
+      this.apply();
+    });
   }
 
   /** Shows or hides the controls (the flamegraph view is shown or left). @param {boolean} on */
@@ -96,8 +104,9 @@ export class FlameControls extends Panel {
     if (at === 'diff' && this.diff) return this.showDiff(this.diff[0], this.diff[1]);
     this.setDiffOption(null);
     const lifetime = at === 'lifetime';
-    const { result } = await this.call({ method: 'flame_set', at: lifetime ? { at: 'peak' } : flameAt(at), lifetime, all_frames: this.els.allFrames.checked }, { waitFrame: true });
+    const { result } = await this.call({ method: 'flame_set', at: lifetime ? { at: 'peak' } : flameAt(at), lifetime, frames: this.frames }, { waitFrame: true });
     const st = result;
+    this.showFrames(st);
     // Shown instead of the status until the next choice (the flamegraph stays as it was).
     this.why = unavailable(st);
     await this.refresh();
@@ -108,12 +117,26 @@ export class FlameControls extends Panel {
   /** @param {number} a @param {number} b */
   async showDiff(a, b) {
     this.diff = [a, b];
-    const { result } = await this.call({ method: 'flame_diff', a, b, all_frames: this.els.allFrames.checked }, { waitFrame: true });
+    const { result } = await this.call({ method: 'flame_diff', a, b, frames: this.frames }, { waitFrame: true });
     const st = result;
+    this.showFrames(st);
     this.why = unavailable(st);
     this.setDiffOption(st && !isUnavailable(st) && st.diff ? `compare ${st.diff.a} → ${st.diff.b} (red: grew, blue: shrank)` : null);
     await this.refresh();
     return st;
+  }
+
+  /**
+   * Shows the frames the flamegraph was built with on the select (the default when none was
+   * chosen), and whether "my code" has anything to show in this file.
+   * @param {FlameState | import('../generated/Unavailable').Unavailable | null} st
+   */
+  showFrames(st) {
+    if (!st || isUnavailable(st) || !('frames' in st)) return;
+    const s = /** @type {FlameState} */ (st);
+    this.els.frames.value = s.frames;
+    const mine = [...this.els.frames.options].find((o) => o.value === 'my_code');
+    if (mine) mine.title = s.has_user_frames ? 'Your frames; the library calls between them collapsed into one [package] node' : 'This file has no frames of your code: every stack shows its Python frames';
   }
 
   /** Adds (text) or removes (null) the `diff` choice of the moment select. */

@@ -1,5 +1,7 @@
-// panels/leaks.js: the leak suspects, each explained in Rust's sentence with its top frames.
+// panels/leaks.js: the leak suspects, each explained in Rust's sentence with its site (docs/sites.md)
+// and its top frames (the user's highlighted, the libraries' dimmed: Rust's `kinds`).
 import { setChildren } from '../dom.js';
+import { siteLine } from '../details.js';
 import { Panel } from './panel.js';
 import { isUnavailable } from './unavailable.js';
 
@@ -19,6 +21,12 @@ export class LeaksPanel extends Panel {
     this.loadedFor = null;
     this.key = '';
     els.panel.addEventListener('toggle', () => { if (els.panel.open) this.load(); });
+  }
+
+  /** What counts as the user's code changed: reload when shown. */
+  refresh() {
+    this.loadedFor = null;
+    if (this.els.panel.open) this.load();
   }
 
   /** The file or device changed: reload when shown. @param {string} key */
@@ -53,11 +61,28 @@ export class LeaksPanel extends Panel {
       li.className = x.kind;
       const p = document.createElement('div');
       p.textContent = x.explanation;
-      const pre = document.createElement('pre');
-      pre.textContent = x.shown.slice(0, 6).join('\n');
-      li.append(p, pre);
+      li.append(p, siteLine(x.site), framesPre(x.shown.slice(0, 6), x.kinds));
       return li;
     }));
     return r;
   }
+}
+
+/**
+ * Frame lines as a `<pre>`, one span a line with its kind's class (`user`, `library`, …; Rust's
+ * `kinds`, which may be longer: the lines are its first ones), so the text is the lines.
+ * @param {string[]} lines
+ * @param {string[]} kinds
+ */
+export function framesPre(lines, kinds) {
+  const pre = document.createElement('pre');
+  pre.className = 'frames';
+  lines.forEach((line, i) => {
+    if (i > 0) pre.append('\n');
+    const span = document.createElement('span');
+    span.textContent = line;
+    if (typeof kinds[i] === 'string') span.className = `frame ${kinds[i]}`;
+    pre.append(span);
+  });
+  return pre;
 }

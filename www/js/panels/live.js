@@ -1,8 +1,10 @@
 // panels/live.js: "Alive at a moment", every allocation live at the peak or at the last clicked
-// timestep. Rows are Rust's, placed with textContent only.
+// timestep, each with its site (docs/sites.md: kind, label, the library line dimmed). Rows are
+// Rust's, placed with textContent only.
 import { setChildren } from '../dom.js';
 import { Panel } from './panel.js';
 import { isUnavailable } from './unavailable.js';
+import { siteLine } from '../details.js';
 
 /** @typedef {import('../generated/LiveAnswer').LiveAnswer} Live */
 /** @typedef {import('../bridge.js').Call} Call */
@@ -42,11 +44,16 @@ export class LiveTable extends Panel {
     this.els.status.textContent = `${r.count.toLocaleString('en-US')} allocations alive at timestep ${r.step.toLocaleString('en-US')}, ${r.total}${r.count > r.rows.length ? ` (the ${r.rows.length} largest listed)` : ''}`;
     setChildren(this.els.rows, r.rows.map((x) => {
       const tr = document.createElement('tr');
-      for (const text of [x.label, x.size_text, x.age_text, `stream ${x.stream}`, x.top_frame]) {
+      for (const text of [x.label, x.size_text, x.age_text, `stream ${x.stream}`]) {
         const td = document.createElement('td');
         td.textContent = text;
         tr.append(td);
       }
+      const td = document.createElement('td');
+      const line = siteLine(x.site);
+      line.title = x.site.detail ? `${x.top_frame} → ${x.site.detail}` : x.top_frame; // the site's full path
+      td.append(line);
+      tr.append(td);
       return tr;
     }));
     return r;

@@ -21,23 +21,24 @@ use std::rc::Rc;
 use memviz_snapshot::{FrameId, Snapshot, StackId};
 use rustc_hash::FxHashMap;
 
-use super::{escape_frame, ALL_FILTERED, NO_FRAMES};
-use crate::frames::keep_frame;
+use super::escape_frame;
+use super::modes::{frame_text, stack_pieces, FrameMode, Piece};
+use crate::site::{SiteCache, UserCode};
 
 /// Distinct frame texts, each stored once, shared by the stacks of one or two snapshots.
 struct Texts {
     /// `true`: texts as folded lines print them ([`escape_frame`]); `false`: as recorded.
     escaped: bool,
-    all_frames: bool,
+    mode: FrameMode,
     texts: Vec<Rc<str>>,
     index: FxHashMap<Rc<str>, u32>,
 }
 
 impl Texts {
-    fn new(escaped: bool, all_frames: bool) -> Self {
+    fn new(escaped: bool, mode: FrameMode) -> Self {
         Texts {
             escaped,
-            all_frames,
+            mode,
             texts: Vec::new(),
             index: FxHashMap::default(),
         }
@@ -64,43 +65,33 @@ impl Texts {
     }
 
     /// The frame texts of `stack`, root first, as [`super::stack_frames`] prints them;
-    /// `frames` caches each frame's text id (`None`: filtered out).
+    /// `frames` caches each frame's text id, `sites` classifies the frames.
     fn stack(
         &mut self,
         snap: &Snapshot,
-        frames: &mut FxHashMap<FrameId, Option<u32>>,
+        frames: &mut FxHashMap<FrameId, u32>,
+        sites: &mut SiteCache,
         stack: StackId,
     ) -> Vec<u32> {
-        let ids = snap.stack(stack);
-        if ids.is_empty() {
-            return vec![self.intern(NO_FRAMES.to_string())];
-        }
-        let mut out = Vec::new();
-        for &id in ids.iter().rev() {
-            let t = match frames.get(&id) {
-                Some(&t) => t,
-                None => {
-                    let t = snap
-                        .frame(id)
-                        .filter(|f| self.all_frames || keep_frame(snap, f))
-                        .map(|f| {
-                            self.intern(format!(
-                                "{}:{}:{}",
-                                snap.str(f.filename),
-                                f.line,
-                                snap.str(f.name)
-                            ))
-                        });
-                    frames.insert(id, t);
-                    t
-                }
+        let pieces = stack_pieces(snap, stack, self.mode, sites);
+        let mut out = Vec::with_capacity(pieces.len());
+        for p in pieces {
+            let t = match p {
+                Piece::Frame(id) => match frames.get(&id) {
+                    Some(&t) => t,
+                    None => {
+                        let text = snap
+                            .frame(id)
+                            .map_or_else(String::new, |f| frame_text(snap, f));
+                        let t = self.intern(text);
+                        frames.insert(id, t);
+                        t
+                    }
+                },
+                Piece::Text(text) => self.intern(text),
             };
-            out.extend(t);
+            out.push(t);
         }
-        if out.is_empty() {
-            out.push(self.intern(ALL_FILTERED.to_string()));
-        }
-        out.shrink_to_fit();
         out
     }
 
@@ -169,28 +160,31 @@ fn printed(
     snap: &Snapshot,
     values: &FxHashMap<StackId, u64>,
     escaped: bool,
-    all_frames: bool,
+    mode: FrameMode,
+    user: &UserCode,
 ) -> (Texts, Vec<Item>) {
-    let mut texts = Texts::new(escaped, all_frames);
+    let mut texts = Texts::new(escaped, mode);
     let mut frames = FxHashMap::default();
+    let mut sites = SiteCache::new(snap, user.clone());
     let items = values
         .iter()
         .filter(|(_, &v)| v != 0)
-        .map(|(&st, &v)| (texts.stack(snap, &mut frames, st), [v, 0]))
+        .map(|(&st, &v)| (texts.stack(snap, &mut frames, &mut sites, st), [v, 0]))
         .collect();
     let items = sorted(&texts, items);
     (texts, items)
 }
 
 /// The folded text of `values` ([`super::stack_values`]): exactly
-/// `folded_text(&entries_by_frames(values))`, written line by line.
+/// `folded_text(&entries_by_frames(values, mode, user))`, written line by line.
 pub fn write_folded_text(
     w: &mut dyn Write,
     snap: &Snapshot,
     values: &FxHashMap<StackId, u64>,
-    all_frames: bool,
+    mode: FrameMode,
+    user: &UserCode,
 ) -> io::Result<()> {
-    let (texts, items) = printed(snap, values, true, all_frames);
+    let (texts, items) = printed(snap, values, true, mode, user);
     for (stack, [v, _]) in &items {
         texts.write_line(w, stack)?;
         writeln!(w, " {v}")?;
@@ -210,9 +204,10 @@ pub fn write_folded_json(
     w: &mut dyn Write,
     snap: &Snapshot,
     values: &FxHashMap<StackId, u64>,
-    all_frames: bool,
+    mode: FrameMode,
+    user: &UserCode,
 ) -> io::Result<()> {
-    let (texts, items) = printed(snap, values, false, all_frames);
+    let (texts, items) = printed(snap, values, false, mode, user);
     for (i, (stack, [v, _])) in items.iter().enumerate() {
         w.write_all(if i > 0 {
             b",{\"frames\":["
@@ -237,9 +232,10 @@ pub fn write_diff_folded(
     a: &Snapshot,
     b: &Snapshot,
     device: Option<i64>,
-    all_frames: bool,
+    mode: FrameMode,
+    user: &UserCode,
 ) -> io::Result<()> {
-    let mut d = DiffFolded::new(device, all_frames);
+    let mut d = DiffFolded::new(device, mode, user.clone());
     d.add(0, a);
     d.add(1, b);
     d.write(w)
@@ -249,16 +245,18 @@ pub fn write_diff_folded(
 /// is loaded): each side's printed stacks and live bytes are kept, not the snapshot.
 pub struct DiffFolded {
     device: Option<i64>,
+    user: UserCode,
     texts: Texts,
     items: Vec<Item>,
 }
 
 impl DiffFolded {
     #[must_use]
-    pub fn new(device: Option<i64>, all_frames: bool) -> Self {
+    pub fn new(device: Option<i64>, mode: FrameMode, user: UserCode) -> Self {
         DiffFolded {
             device,
-            texts: Texts::new(true, all_frames),
+            user,
+            texts: Texts::new(true, mode),
             items: Vec::new(),
         }
     }
@@ -269,6 +267,7 @@ impl DiffFolded {
             return;
         }
         let mut frames = FxHashMap::default();
+        let mut sites = SiteCache::new(snap, self.user.clone());
         for (&st, &v) in &crate::diff::live_by_stack(snap, self.device) {
             if v == 0 {
                 continue;
@@ -277,7 +276,7 @@ impl DiffFolded {
             if let Some(x) = pair.get_mut(side) {
                 *x = v;
             }
-            let stack = self.texts.stack(snap, &mut frames, st);
+            let stack = self.texts.stack(snap, &mut frames, &mut sites, st);
             self.items.push((stack, pair));
         }
     }

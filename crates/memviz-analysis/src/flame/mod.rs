@@ -24,10 +24,10 @@
 //! An element's stack is [`crate::frames::element_stack`] (the alloc's, the free's for an
 //! unmatched free, the block's for a ghost). Frames are printed `filename:line:name` (the first
 //! line of [`crate::frames::frame_text`]: FX annotations are left out), root first (memory_viz
-//! stores innermost first). Unless [`FlameOptions::all_frames`], memory_viz's frame filter
-//! ([`crate::frames::keep_frame`]) drops interpreter and dispatcher frames. Repeats are kept
-//! (recursion shows as depth). An element with no frames gets the single frame [`NO_FRAMES`];
-//! one whose frames are all filtered out gets [`ALL_FILTERED`].
+//! stores innermost first). [`FlameOptions::frames`] ([`FrameMode`]) chooses the frames: the
+//! user's with library calls collapsed, the Python frames, or all (the `modes` module). Repeats
+//! are kept (recursion shows as depth). An element with no frames gets the single frame
+//! [`NO_FRAMES`]; one whose frames are all left out gets its site or [`ALL_FILTERED`].
 //!
 //! # Folded text
 //! One line per distinct stack, `frame;frame;…;frame value`, sorted. The format has no escape
@@ -41,8 +41,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::frames::{element_stack, keep_frame};
+use crate::frames::element_stack;
 use crate::layout::{Layout, SLIDE_STEPS};
+use crate::site::{SiteCache, UserCode};
 use crate::timeline::Timeline;
 use memviz_snapshot::{Snapshot, StackId};
 use rustc_hash::FxHashMap;
@@ -75,10 +76,13 @@ pub struct Moment {
 }
 
 /// What [`folded`] measures.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FlameOptions {
-    /// Keep every frame (false: memory_viz's frame filter).
-    pub all_frames: bool,
+    /// Which frames become nodes ([`FrameMode`]; [`FrameMode::default_for`] a file).
+    pub frames: FrameMode,
+    /// What counts as the user's code ([`FrameMode::MyCode`], and the sites of stacks without
+    /// a Python frame).
+    pub user: UserCode,
     /// false: live bytes at the moment. true: Σ bytes × lifetime over the whole trace, the
     /// lifetime in timesteps: an element counts during every timestep the plot counts it
     /// (its span, plus the 3-step slide of its free), so elements present at the start count
@@ -257,26 +261,6 @@ fn values_by_stack(
     by_stack
 }
 
-/// The frames of a stack, root first, as [`folded`] prints them.
-pub fn stack_frames(snap: &Snapshot, stack: StackId, all_frames: bool) -> Vec<String> {
-    let ids = snap.stack(stack);
-    if ids.is_empty() {
-        return vec![NO_FRAMES.to_string()];
-    }
-    let frames: Vec<String> = ids
-        .iter()
-        .rev()
-        .filter_map(|&id| snap.frame(id))
-        .filter(|f| all_frames || keep_frame(snap, f))
-        .map(|f| format!("{}:{}:{}", snap.str(f.filename), f.line, snap.str(f.name)))
-        .collect();
-    if frames.is_empty() {
-        vec![ALL_FILTERED.to_string()]
-    } else {
-        frames
-    }
-}
-
 /// Live bytes (or byte·timesteps) by stack at `at` on `device`: one entry per distinct printed
 /// stack (frames root first), zero values left out, sorted by stack. An [`At`] that does not
 /// resolve ([`resolve`]) gives no entries.
@@ -303,7 +287,7 @@ pub fn folded_of(
     keep: Option<&[u32]>,
 ) -> Vec<FoldedEntry> {
     let by_stack = values_by_stack(snap, device, timeline, layout, at, opts, keep);
-    entries_by_frames(snap, by_stack, opts.all_frames)
+    entries_by_frames(snap, by_stack, opts.frames, &opts.user)
 }
 
 /// Values per interned stack → folded entries: stacks printed by [`stack_frames`], equal
@@ -311,15 +295,17 @@ pub fn folded_of(
 pub(crate) fn entries_by_frames(
     snap: &Snapshot,
     by_stack: FxHashMap<StackId, u64>,
-    all_frames: bool,
+    mode: FrameMode,
+    user: &UserCode,
 ) -> Vec<FoldedEntry> {
+    let mut sites = SiteCache::new(snap, user.clone());
     let mut merged: BTreeMap<Vec<String>, u64> = BTreeMap::new();
     for (stack, v) in by_stack {
         if v == 0 {
             continue;
         }
         let slot = merged
-            .entry(stack_frames(snap, stack, all_frames))
+            .entry(stack_frames(snap, stack, mode, &mut sites))
             .or_insert(0);
         *slot = slot.saturating_add(v);
     }
@@ -377,6 +363,8 @@ pub fn folded_text(entries: &[FoldedEntry]) -> String {
 }
 
 mod folded;
+mod modes;
 mod tree;
 pub use folded::*;
+pub use modes::{has_user_frames, is_collapsed, stack_frames, FrameMode};
 pub use tree::*;

@@ -83,7 +83,10 @@ pub struct LeakSuspect {
     pub first_event: u32,
     /// One plain-text sentence.
     pub explanation: String,
-    /// The site the suspect is named after (of a representative stack of the group).
+    /// The site the suspect is named after (of a representative stack of the group). Not
+    /// serialised with the suspect: the viewer's answer flattens the suspect into its own
+    /// (`SuspectAnswer`), whose wire format is the viewer's to choose; `memviz leaks --json`
+    /// adds it as `site`, in [`Site`]'s own serialisation.
     #[serde(skip)]
     #[ts(skip)]
     pub site: Site,

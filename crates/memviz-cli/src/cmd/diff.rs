@@ -22,8 +22,15 @@ pub fn run(a: &DiffArgs) -> Done {
     // One model at a time: what the comparison needs of A is taken before B is loaded.
     let mut out = stdout();
     if a.folded {
-        let all = a.all_frames;
-        let mut d = memviz_analysis::flame::DiffFolded::new(device, all);
+        use memviz_analysis::flame::FrameMode;
+        // `--all-frames`: every frame; else the Python frames (a stack without one: its site).
+        let mode = if a.all_frames {
+            FrameMode::All
+        } else {
+            FrameMode::Python
+        };
+        let user = super::user_code(a.user_code.as_deref())?;
+        let mut d = memviz_analysis::flame::DiffFolded::new(device, mode, user);
         d.add(0, &*load(file_a)?);
         d.add(1, &*load(file_b)?);
         if let Some(path) = &a.svg {

@@ -1,4 +1,4 @@
-//! `memviz folded FILE [--device D] [--at peak|EVENT] [--all-frames] [--lifetime] [--json]`:
+//! `memviz folded FILE [--device D] [--at peak|EVENT] [--frames my-code|python|all] [--user-code P] [--lifetime] [--json]`:
 //! live bytes by call stack at a moment of the Active Memory Timeline (default: the peak) as
 //! folded stacks (`frame;frame;frame bytes`, root first: the input of flamegraph.pl, inferno,
 //! speedscope), or with `--lifetime` bytes × timesteps over the whole trace. EVENT is an index
@@ -8,18 +8,22 @@
 //! phase of that name, e.g. `ProfilerStep#3`) give bytes × timesteps within that time range
 //! (they imply `--lifetime`). `--json` prints `{"device","at_step","total_bytes","stacks":[{"frames":[…],"bytes":N}]}`
 //! (`at_step` is null with `--lifetime`; frames unescaped, root first). `--svg OUT` draws the
-//! folded lines as a flamegraph SVG instead (inferno).
+//! folded lines as a flamegraph SVG instead (inferno). `--frames` (docs/sites.md's classifier,
+//! `memviz_analysis::flame::FrameMode`): `my-code` keeps your frames and collapses each run of
+//! library calls into one `[package] path:line:name` node, `python` drops C++ and interpreter
+//! frames, `all` keeps every frame (`--all-frames`); the default is my-code when the file has
+//! frames of your code (`--user-code` adds some), else python. Every mode has the same total.
 
 use crate::cli::FoldedArgs;
 use crate::load;
 use crate::out::{stdout, Done};
-use memviz_analysis::flame::{self, At, FlameOptions};
+use memviz_analysis::flame::{self, At, FlameOptions, FrameMode};
 use memviz_analysis::layout::{Layout, LayoutOptions, PointMode};
 use memviz_analysis::timeline;
 use std::io::Write;
 
 const FOLDED_USAGE: &str =
-    "usage: memviz folded FILE [--device D] [--at peak|EVENT] [--all-frames] [--lifetime | --range FROM:TO | --phase NAME] [--json | --svg OUT]";
+    "usage: memviz folded FILE [--device D] [--at peak|EVENT] [--frames my-code|python|all] [--user-code P] [--lifetime | --range FROM:TO | --phase NAME] [--json | --svg OUT]";
 
 /// One line: the first line of `msg` and the command's usage.
 fn one_line(msg: &str) -> String {
@@ -45,8 +49,18 @@ pub fn run(a: &FoldedArgs) -> Done {
         }
     };
     let phase = a.phase.as_deref();
+    // None: the default, decided once the file is read.
+    let frames = match (a.frames.as_deref(), a.all_frames) {
+        (_, true) => Some(FrameMode::All),
+        (None, false) => None,
+        (Some(t), false) => Some(FrameMode::parse(t).ok_or_else(|| {
+            one_line(&format!("--frames takes my-code, python or all, not {t:?}"))
+        })?),
+    };
+    let user = super::user_code(a.user_code.as_deref())?;
     let mut opts = FlameOptions {
-        all_frames: a.all_frames,
+        frames: frames.unwrap_or_default(),
+        user,
         lifetime: a.lifetime || range.is_some() || phase.is_some(),
         step_range: range,
     };
@@ -66,6 +80,9 @@ pub fn run(a: &FoldedArgs) -> Done {
     }
     let device = a.device;
     let snap = load(file)?;
+    if frames.is_none() {
+        opts.frames = FrameMode::default_for(&snap, &opts.user);
+    }
     let devices = snap.devices();
     let device = match device {
         Some(d) if devices.contains(&d) || (devices.is_empty() && d == 0) => d,
@@ -118,7 +135,7 @@ pub fn run(a: &FoldedArgs) -> Done {
     drop(tl);
     if let Some(path) = &a.svg {
         let mut folded = Vec::new();
-        flame::write_folded_text(&mut folded, &snap, &values, opts.all_frames)?;
+        flame::write_folded_text(&mut folded, &snap, &values, opts.frames, &opts.user)?;
         let (title, unit) = if opts.lifetime {
             ("Live bytes x timesteps by stack", "byte-timesteps")
         } else {
@@ -139,7 +156,7 @@ pub fn run(a: &FoldedArgs) -> Done {
             ",\"total_bytes\":{},\"stacks\":[",
             flame::values_total(&values)
         )?;
-        flame::write_folded_json(&mut out, &snap, &values, opts.all_frames)?;
+        flame::write_folded_json(&mut out, &snap, &values, opts.frames, &opts.user)?;
         out.write_all(b"]")?;
         if let Some(At::Event(k)) = moment.map(|m| m.at) {
             write!(out, ",\"at_event\":{k}")?;
@@ -148,9 +165,10 @@ pub fn run(a: &FoldedArgs) -> Done {
         if let Some((a, b)) = opts.step_range {
             write!(out, ",\"step_range\":[{a},{b}]")?;
         }
-        writeln!(out, ",\"all_frames\":{}}}", opts.all_frames)?;
+        write!(out, ",\"frames\":\"{}\"", opts.frames.as_str())?;
+        writeln!(out, ",\"all_frames\":{}}}", opts.frames == FrameMode::All)?;
     } else {
-        flame::write_folded_text(&mut out, &snap, &values, opts.all_frames)?;
+        flame::write_folded_text(&mut out, &snap, &values, opts.frames, &opts.user)?;
     }
     out.finish()
 }

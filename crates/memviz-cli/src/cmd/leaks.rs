@@ -1,6 +1,9 @@
-//! `memviz leaks FILE [--device D] [--json]`: leak suspects of one device's trace
-//! ([`memviz_analysis::leaks`]). The default device is the viewer's: the longest trace (first on
-//! ties), else the first device with segments, else 0.
+//! `memviz leaks FILE [--device D] [--user-code P] [--json]`: leak suspects of one device's
+//! trace ([`memviz_analysis::leaks`]), each named by its site (docs/sites.md). The default
+//! device is the viewer's: the longest trace (first on ties), else the first device with
+//! segments, else 0. `--json`: the report, each suspect with its `site` as `memviz oom --json`
+//! and `memviz diff --json` write one (`file`, `line`, `name`, `kind`, `label`, `detail`:
+//! `{file, line, name, label}` or `null`; [`super::lines::site_json`]).
 
 use crate::cli::DeviceArgs;
 use crate::load;
@@ -42,6 +45,16 @@ pub fn run(a: &DeviceArgs) -> Done {
         let mut v = serde_json::to_value(&r).map_err(|e| format!("cannot write JSON: {e}"))?;
         if let Some(o) = v.as_object_mut() {
             o.insert("device".into(), device.into());
+        }
+        // The site is not in the suspect's own serialisation (the viewer's answer flattens the
+        // suspect and does not carry it): added here, in the one shape every command uses.
+        let list = v
+            .get_mut("suspects")
+            .and_then(serde_json::Value::as_array_mut);
+        for (x, s) in list.into_iter().flatten().zip(&r.suspects) {
+            if let Some(o) = x.as_object_mut() {
+                o.insert("site".into(), super::lines::site_json(&s.site));
+            }
         }
         writeln!(out, "{v}")?;
         return out.finish();

@@ -31,6 +31,13 @@ pub(crate) fn printable(s: &str) -> String {
         .collect()
 }
 
+/// A site as every command's JSON writes it (`memviz oom`'s `biggest_live_sites`, `memviz
+/// leaks`' and `memviz diff`'s `site`): the [`memviz_analysis::site::Site`]'s own
+/// serialisation, `{kind, file, line, name, label, detail: {file, line, name, label} | null}`.
+pub(crate) fn site_json(site: &memviz_analysis::site::Site) -> serde_json::Value {
+    serde_json::to_value(site).unwrap_or_default()
+}
+
 /// Library lines shown under a site in the text table.
 const DETAIL: usize = 3;
 

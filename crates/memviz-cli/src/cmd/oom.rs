@@ -50,7 +50,7 @@ pub fn run(a: &DeviceArgs) -> Done {
                     let list: Vec<serde_json::Value> = named
                         .iter()
                         .map(|(addr, size, site)| {
-                            let mut x = serde_json::to_value(site).unwrap_or_default();
+                            let mut x = super::lines::site_json(site);
                             if let Some(m) = x.as_object_mut() {
                                 m.insert("address".into(), (*addr).into());
                                 m.insert("size".into(), (*size).into());

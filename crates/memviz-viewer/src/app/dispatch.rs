@@ -105,16 +105,17 @@ impl App {
             Q::FlameSet {
                 at,
                 lifetime,
-                all_frames,
-            } => Reply::FlameSet(self.flame_set(at, lifetime, all_frames)),
-            Q::FlameDiff { a, b, all_frames } => {
-                Reply::FlameDiff(self.flame_diff(a as usize, b as usize, all_frames))
+                frames,
+            } => Reply::FlameSet(self.flame_set(at, lifetime, frames)),
+            Q::FlameDiff { a, b, frames } => {
+                Reply::FlameDiff(self.flame_diff(a as usize, b as usize, frames))
             }
             Q::FlameInfo => Reply::FlameInfo(self.flame_info()),
             Q::FlameZoomTo { node } => Reply::FlameZoomTo(self.flame_zoom_to(node)),
             Q::FlameNodeCenter { node } => Reply::FlameNodeCenter(self.flame_node_center(node)),
             Q::FlamePhases => Reply::FlamePhases(self.flame_phases()),
             Q::Pin { element } => Reply::Pin(self.pin(element)),
+            Q::SetUserCode { pattern } => Reply::SetUserCode(self.set_user_code(&pattern)),
         }
     }
 }

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use memviz_analysis::format::count;
+use memviz_analysis::site::SiteCache;
 use memviz_snapshot::accelerator::{self, Accelerator, Detection};
 use memviz_snapshot::{DeviceTrace, Snapshot};
 
@@ -21,6 +22,9 @@ pub struct LoadedFile {
     pub(super) device_rows: Vec<DeviceRow>,
     /// Which accelerator wrote it (read once: the frames table, not the trace).
     pub(super) accelerator: Detection,
+    /// The sites of its stacks under the app's user code (`App::set_user_code` makes a new
+    /// one): every view names an allocation's site through it.
+    pub(super) sites: SiteCache,
 }
 
 /// The rows of `snap`'s device list, named with `prefix` (`cuda`, `xpu`, …).
@@ -113,6 +117,7 @@ impl App {
             name: name.to_string(),
             device_rows: device_rows(&snap, accelerator.accelerator.device_prefix()),
             accelerator,
+            sites: SiteCache::new(&snap, self.user_code.clone()),
             snap,
             devices: HashMap::new(),
         });

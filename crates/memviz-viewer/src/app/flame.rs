@@ -2,6 +2,8 @@
 //! the Active Memory Timeline, its moments and ranges, the reserved memory at the end (the final
 //! segments), the diff of two files.
 
+use memviz_analysis::flame::FrameMode;
+use memviz_analysis::site::UserCode;
 use memviz_snapshot::Snapshot;
 
 use super::device::build_device;
@@ -11,6 +13,13 @@ use crate::flame_view::FlameView;
 use crate::memory::Panel;
 
 impl App {
+    /// What counts as the user's code in the flamegraph (its "my code" mode and default).
+    fn flame_user_code(&self) -> UserCode {
+        // user-code: the one place the flamegraph reads the App's UserCode (`set_user_code`);
+        // `flame_set` hands it to the view, which notices a change.
+        self.user_code.clone()
+    }
+
     pub(super) fn ensure_flame_view(&mut self) {
         let key = (self.current, self.device);
         if self.flame_view.as_ref().is_some_and(|(k, _)| *k == key) {
@@ -22,6 +31,7 @@ impl App {
         }
         let geom = self.geom;
         let device = self.device;
+        let user = self.flame_user_code();
         let Some(f) = self.files.get_mut(self.current) else {
             self.flame_view = None;
             return;
@@ -34,7 +44,8 @@ impl App {
             self.flame_view = None;
             return;
         };
-        let mut fv = FlameView::new(&f.snap, device, &data.timeline, &data.layout, &geom);
+        let mut fv =
+            FlameView::with_user_code(&f.snap, device, &data.timeline, &data.layout, &geom, user);
         if data.highlight.is_some() {
             fv.set_matches(
                 &f.snap,
@@ -67,13 +78,14 @@ impl App {
     }
 
     /// Shows the diff flamegraph of files `a` and `b` (live allocations of the final state, all
-    /// devices; `all_frames`: every frame) in the flamegraph view. Returns its state (`None`
-    /// for an unknown file).
+    /// devices; `frames`: which frames, `None`: my code when either file has frames of the
+    /// user's code, else Python) in the flamegraph view. Returns its state (`None` for an
+    /// unknown file).
     pub fn flame_diff(
         &mut self,
         a: usize,
         b: usize,
-        all_frames: bool,
+        frames: Option<FrameMode>,
     ) -> Option<Avail<FlameState>> {
         use memviz_analysis::diff::live_folded;
         use memviz_analysis::flame::{FlameTree, ValueUnit};
@@ -81,19 +93,28 @@ impl App {
         if let Err(why) = self.check_pair(Panel::FlameDiff, a, b) {
             return Some(Avail::from_result(Err(why)));
         }
-        let tree = {
+        let user = self.flame_user_code();
+        let (tree, mode) = {
             let (fa, fb) = (self.files.get(a)?, self.files.get(b)?);
+            let mode = frames.unwrap_or_else(|| {
+                let mine = memviz_analysis::flame::has_user_frames;
+                if mine(&fa.snap, &user) || mine(&fb.snap, &user) {
+                    FrameMode::MyCode
+                } else {
+                    FrameMode::Python
+                }
+            });
             let tree = FlameTree::build_diff(
-                &live_folded(&fa.snap, None, all_frames),
-                &live_folded(&fb.snap, None, all_frames),
+                &live_folded(&fa.snap, None, mode, &user),
+                &live_folded(&fb.snap, None, mode, &user),
                 ValueUnit::Bytes,
             );
-            (tree, fa.name.clone(), fb.name.clone())
+            ((tree, fa.name.clone(), fb.name.clone()), mode)
         };
         self.set_view(ViewKind::Flame);
         self.frame.needs_redraw = true;
         let (_, fv) = self.flame_view.as_mut()?;
-        Some(Avail::Ready(fv.show_diff(tree.0, &tree.1, &tree.2)))
+        Some(Avail::Ready(fv.show_diff(tree.0, &tree.1, &tree.2, mode)))
     }
 
     /// The flamegraph shown, when the flamegraph view is on.
@@ -112,13 +133,14 @@ impl App {
     /// Rebuilds the flamegraph at a moment or over a range ([`FlameAt`]); `lifetime`: bytes ×
     /// lifetime over the trace (a range always gives bytes × lifetime within it);
     /// [`FlameAt::Reserved`]: the reserved memory at the end, by segment, state and stack (the
-    /// final segments, not the timeline; `lifetime` and `all_frames` do not apply). Returns the
-    /// flamegraph's state (`None` before the first file).
+    /// final segments, not the timeline; `lifetime` and `frames` do not apply); `frames`: which
+    /// frames, `None`: the file's default (my code when it has frames of the user's code, else
+    /// Python). Returns the flamegraph's state (`None` before the first file).
     pub fn flame_set(
         &mut self,
         at: FlameAt,
         lifetime: bool,
-        all_frames: bool,
+        frames: Option<FrameMode>,
     ) -> Option<Avail<FlameState>> {
         use memviz_analysis::flame::{At, FlameOptions};
         self.ensure_flame_view();
@@ -128,6 +150,7 @@ impl App {
             }
         }
         let device = self.device;
+        let user = self.flame_user_code();
         let f = self.files.get(self.current)?;
         if at == FlameAt::Reserved {
             use memviz_analysis::flame::{FlameTree, ValueUnit};
@@ -155,8 +178,11 @@ impl App {
             _ => At::Peak,
         };
         self.frame.needs_redraw = true;
+        fv.set_user_code(&f.snap, &user);
+        let frames = frames.unwrap_or_else(|| fv.default_frames());
         let opts = FlameOptions {
-            all_frames,
+            frames,
+            user,
             lifetime: lifetime || range.is_some(),
             step_range: range,
         };

@@ -10,6 +10,7 @@
 //! - `panels.rs`: the panels beside the plot and the memory checks of what they build.
 
 use memviz_analysis::layout::Layout;
+use memviz_analysis::site::UserCode;
 use memviz_analysis::timeline::Timeline;
 use memviz_render::View;
 use memviz_snapshot::Snapshot;
@@ -20,6 +21,7 @@ mod files;
 mod flame;
 mod overlay;
 mod panels;
+mod sites;
 mod state;
 mod text;
 mod timeline;
@@ -66,6 +68,9 @@ pub struct App {
     memory: Option<Memory>,
     /// A view that could not be built for lack of memory, and why.
     unavailable: Option<(ViewKind, String)>,
+    /// Which Python files count as the user's code (`App::set_user_code`); each file's
+    /// `LoadedFile::sites` classifies with it.
+    user_code: UserCode,
 }
 
 impl App {
@@ -106,6 +111,7 @@ impl App {
             flame_view: None,
             memory: None,
             unavailable: None,
+            user_code: UserCode::default(),
         }
     }
 
@@ -521,34 +527,39 @@ impl App {
         let f = |snap: &Snapshot, v: &mut dyn DrawableView| v.pointer_move(snap, css_x, css_y);
         if self.timeline.dragging() {
             // A drag looks nothing up.
-            return self.with_view(Gate::closed(), f).flatten();
+            let tip = self.with_view(Gate::closed(), f).flatten();
+            return self.finish_tip(tip);
         }
-        self.gated(css_x, css_y, false, f)
+        let tip = self.gated(css_x, css_y, false, f);
+        self.finish_tip(tip)
     }
 
     /// Pointer released: a press-release without travel is a click (pins / unpins), a click in
     /// the overview centres the window there. Returns the tooltip to show.
     pub fn pointer_up(&mut self, css_x: f64, css_y: f64) -> Option<Tooltip> {
-        self.gated(css_x, css_y, true, |snap, v| {
+        let tip = self.gated(css_x, css_y, true, |snap, v| {
             v.pointer_up(snap, css_x, css_y)
-        })
+        });
+        self.finish_tip(tip)
     }
 
     /// Hover at a canvas point: the pinned tooltip if one is pinned, else the tooltip
     /// ([`Tooltip::Element`]) of the element under the point. A point
     /// far outside the canvas (x < -1e8) is the pointer leaving it.
     pub fn hover(&mut self, css_x: f64, css_y: f64) -> Option<Tooltip> {
-        self.gated(css_x, css_y, false, |snap, v| {
+        let tip = self.gated(css_x, css_y, false, |snap, v| {
             if css_x < -1.0e8 {
                 v.pointer_leave();
             }
             v.hover(snap, css_x, css_y)
-        })
+        });
+        self.finish_tip(tip)
     }
 
     /// Click: pins the element under the point (or unpins when one is pinned).
     pub fn click(&mut self, css_x: f64, css_y: f64) -> Option<Tooltip> {
-        self.gated(css_x, css_y, true, |snap, v| v.click(snap, css_x, css_y))
+        let tip = self.gated(css_x, css_y, true, |snap, v| v.click(snap, css_x, css_y));
+        self.finish_tip(tip)
     }
 
     /// The element under a canvas point, if any.
@@ -581,8 +592,11 @@ impl App {
         match u32::try_from(element).ok().filter(|&e| (e as usize) < n) {
             Some(e) if self.active == ActiveView::Timeline => {
                 let tips = self.ensure_tooltips();
-                let (snap, mut v) = self.timeline_view(Gate { hit: true, tips })?;
-                v.pin(snap, e)
+                let tip = {
+                    let (snap, mut v) = self.timeline_view(Gate { hit: true, tips })?;
+                    v.pin(snap, e)
+                };
+                self.finish_tip(tip)
             }
             _ => {
                 self.timeline.pinned = None;

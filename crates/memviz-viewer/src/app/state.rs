@@ -49,9 +49,9 @@ impl App {
     pub fn state_select(&mut self, k: i64) -> Option<StateSelection> {
         self.ensure_state_view();
         self.frame.needs_redraw = true;
-        let f = self.files.get(self.current)?;
+        let f = self.files.get_mut(self.current)?;
         let (_, v) = self.state_view.as_mut()?;
-        Some(v.select(&f.snap, k))
+        Some(v.select(&f.snap, k, &mut f.sites))
     }
 
     /// Rows of the state history's event list ([`StateView::rows`]).
@@ -84,8 +84,11 @@ impl App {
     /// Pins and shows the block at `addr` in the map; its tooltip.
     pub fn state_focus(&mut self, addr: u64) -> Option<Tooltip> {
         self.frame.needs_redraw = true;
-        let (snap, v) = self.sv()?;
-        v.focus(snap, addr)
+        let tip = {
+            let (snap, v) = self.sv()?;
+            v.focus(snap, addr)
+        };
+        self.finish_tip(tip)
     }
 
     /// Canvas CSS px of the centre of a map item (a segment, block or waste at `addr`).

@@ -1,12 +1,14 @@
 //! What the app answers the shell around the plot: the axis ticks, the legend, the device list,
 //! the settings, its state and the panel that holds them.
 
+use memviz_analysis::color;
 use memviz_analysis::format::size_short;
-use memviz_snapshot::{Layout as SnapshotLayout, Snapshot};
+use memviz_analysis::site::{unique_labels, SiteCache, SiteKind};
+use memviz_snapshot::{Layout as SnapshotLayout, Snapshot, StackId};
 
 use super::{overlay, timeline};
 use super::{ActiveView, App, AxisTicks, ViewKind};
-use crate::answer::{DeviceRow, LegendRow, Panel, SettingRow, ViewerState};
+use crate::answer::{DeviceRow, LegendRow, Panel, SettingRow, SiteText, ViewerState};
 
 impl App {
     // ----- text for the shell ----------------------------------------------------------------
@@ -36,13 +38,46 @@ impl App {
         )
     }
 
-    /// The `n` largest allocation sites at the peak, with their sizes as text.
+    /// The `n` largest allocation sites at the peak, with their sizes as text and each
+    /// entry's site. With a user code other than the default (which the analysis names the
+    /// legend with), the labels are the app's sites', made unique among the entries.
     #[must_use]
     pub fn legend(&self, n: usize) -> Vec<LegendRow> {
-        self.legend_entries(n)
+        let mut entries = self.legend_entries(n);
+        let Some(snap) = self.snapshot() else {
+            return Vec::new();
+        };
+        // The legend asks few stacks: a cache of its own keeps `&self` (the panel's).
+        let mut sites = SiteCache::new(snap, self.user_code.clone());
+        let is_pool = |e: &color::LegendEntry| e.hash == color::POOL_LEGEND_HASH;
+        if !self.user_code.is_default() {
+            let named: Vec<(StackId, String)> = entries
+                .iter()
+                .map(|e| {
+                    let stack = StackId(e.stack);
+                    (stack, sites.site(snap, stack).label.clone())
+                })
+                .collect();
+            let unique = unique_labels(snap, &named, &mut sites);
+            for (e, l) in entries.iter_mut().zip(unique) {
+                if !is_pool(e) {
+                    e.label = l;
+                }
+            }
+        }
+        entries
             .into_iter()
             .map(|entry| LegendRow {
                 size: size_short(entry.bytes),
+                site: if is_pool(&entry) {
+                    SiteText {
+                        kind: SiteKind::None.as_str().to_string(),
+                        label: color::POOL_LEGEND_LABEL.to_string(),
+                        detail: None,
+                    }
+                } else {
+                    SiteText::of(sites.site(snap, StackId(entry.stack)))
+                },
                 entry,
             })
             .collect()

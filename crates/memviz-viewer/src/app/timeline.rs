@@ -268,6 +268,10 @@ impl TimelineView<'_> {
             text,
             pinned,
             explanation_lines,
+            // The app adds the frame kinds and the site (`App::finish_tip`: it has the
+            // file's site cache).
+            kinds: Vec::new(),
+            site: None,
         }))
     }
 

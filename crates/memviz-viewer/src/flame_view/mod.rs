@@ -29,10 +29,11 @@ use crate::answer::{
     Crumb, FlameDiffTotals, FlameLabel, FlameMoment, FlameState, NodeTip, TipLines, Tooltip,
 };
 use memviz_analysis::flame::{
-    self, At, FlameOptions, FlameRect, FlameTree, NodeId, ValueUnit, ROOT_NAME,
+    self, At, FlameOptions, FlameRect, FlameTree, FrameMode, NodeId, ValueUnit, ROOT_NAME,
 };
 use memviz_analysis::format::{count, size_long};
 use memviz_analysis::layout::Layout;
+use memviz_analysis::site::UserCode;
 use memviz_analysis::timeline::Timeline;
 use memviz_render::{rgba, Trapezoid, View};
 use memviz_snapshot::Snapshot;
@@ -42,7 +43,9 @@ use crate::pane::{push_outline, Pane};
 use crate::scene::Batch;
 use crate::view::DrawableView;
 
+mod input;
 mod text;
+mod zoom;
 
 /// Margin around the chart, CSS px.
 const MARGIN_CSS: f64 = 8.0;
@@ -165,10 +168,14 @@ pub struct FlameView {
     diff: Option<(String, String)>,
     /// The reserved-memory tree is shown ([`FlameView::show_reserved`]).
     reserved: bool,
+    /// Whether the file has frames of the user's code under `opts.user` (the default frame
+    /// mode is then [`FrameMode::MyCode`]).
+    has_user: bool,
 }
 
 impl FlameView {
-    /// The flamegraph of `device` at the peak (frames filtered, live bytes).
+    /// The flamegraph of `device` at the peak (live bytes, the default frame mode) under the
+    /// default user code.
     #[must_use]
     pub fn new(
         snap: &Snapshot,
@@ -177,9 +184,33 @@ impl FlameView {
         layout: &Layout,
         geom: &PlotGeometry,
     ) -> Self {
+        Self::with_user_code(snap, device, timeline, layout, geom, UserCode::default())
+    }
+
+    /// The flamegraph of `device` at the peak (live bytes), `user` naming the user's code:
+    /// frames [`FrameMode::MyCode`] when the file has frames of it, else [`FrameMode::Python`].
+    #[must_use]
+    pub fn with_user_code(
+        snap: &Snapshot,
+        device: i64,
+        timeline: &Timeline,
+        layout: &Layout,
+        geom: &PlotGeometry,
+        user: UserCode,
+    ) -> Self {
+        let has_user = flame::has_user_frames(snap, &user);
+        let opts = FlameOptions {
+            frames: if has_user {
+                FrameMode::MyCode
+            } else {
+                FrameMode::Python
+            },
+            user,
+            ..FlameOptions::default()
+        };
         let mut v = FlameView {
             tree: FlameTree::build(&[], ValueUnit::Bytes),
-            opts: FlameOptions::default(),
+            opts: opts.clone(),
             at: At::Peak,
             at_step: None,
             zoom_root: 0,
@@ -193,20 +224,40 @@ impl FlameView {
             matches: None,
             diff: None,
             reserved: false,
+            has_user,
         };
-        v.set_options(
-            snap,
-            device,
-            timeline,
-            layout,
-            At::Peak,
-            FlameOptions::default(),
-        );
+        v.set_options(snap, device, timeline, layout, At::Peak, opts);
         v
     }
 
+    /// The default frame mode of this file: [`FrameMode::MyCode`] when it has frames of the
+    /// user's code, else [`FrameMode::Python`].
+    #[must_use]
+    pub fn default_frames(&self) -> FrameMode {
+        if self.has_user {
+            FrameMode::MyCode
+        } else {
+            FrameMode::Python
+        }
+    }
+
+    /// Whether the file has frames of the user's code (under the view's user code).
+    #[must_use]
+    pub fn has_user_frames(&self) -> bool {
+        self.has_user
+    }
+
+    /// Takes `user` as the user's code from the next build on ([`FlameView::default_frames`]
+    /// follows it at once); the tree shown is not rebuilt.
+    pub fn set_user_code(&mut self, snap: &Snapshot, user: &UserCode) {
+        if *user != self.opts.user {
+            self.has_user = flame::has_user_frames(snap, user);
+            self.opts.user = user.clone();
+        }
+    }
+
     /// Rebuilds the tree at `at` (a timestep, an event or the peak), or over the whole trace in
-    /// bytes × lifetime when `lifetime`, with every frame when `all_frames`; the zoom goes back
+    /// bytes × lifetime when `lifetime`, with the frames of `frames`; the zoom goes back
     /// to the root and the camera fits. Returns [`FlameView::state`].
     // The shell's call, flat: the view's data plus the three controls.
     #[allow(clippy::too_many_arguments)]
@@ -218,10 +269,11 @@ impl FlameView {
         layout: &Layout,
         at: At,
         lifetime: bool,
-        all_frames: bool,
+        frames: FrameMode,
     ) -> FlameState {
         let opts = FlameOptions {
-            all_frames,
+            frames,
+            user: self.opts.user.clone(),
             lifetime,
             step_range: None,
         };
@@ -239,6 +291,9 @@ impl FlameView {
         opts: FlameOptions,
     ) -> FlameState {
         self.at = at;
+        if opts.user != self.opts.user {
+            self.has_user = flame::has_user_frames(snap, &opts.user);
+        }
         self.opts = opts;
         self.diff = None;
         self.reserved = false;
@@ -273,10 +328,18 @@ impl FlameView {
     }
 
     /// Shows a diff tree ([`FlameTree::build_diff`]) of files `a` and `b`: red where B grew,
-    /// blue where it shrank, grey where equal; widths are the larger side. Set a moment
-    /// ([`FlameView::set_options`]) to leave it.
-    pub fn show_diff(&mut self, tree: FlameTree, a: &str, b: &str) -> FlameState {
+    /// blue where it shrank, grey where equal; widths are the larger side; `frames`: the mode
+    /// it was built with (the state reports it). Set a moment ([`FlameView::set_options`]) to
+    /// leave it.
+    pub fn show_diff(
+        &mut self,
+        tree: FlameTree,
+        a: &str,
+        b: &str,
+        frames: FrameMode,
+    ) -> FlameState {
         self.tree = tree;
+        self.opts.frames = frames;
         self.diff = Some((a.to_owned(), b.to_owned()));
         self.reserved = false;
         self.at_step = None;
@@ -298,7 +361,12 @@ impl FlameView {
         self.diff = None;
         self.reserved = true;
         self.at = At::Peak;
-        self.opts = FlameOptions::default();
+        // The frame mode and user code stay: the next moment is built with them.
+        self.opts = FlameOptions {
+            frames: self.opts.frames,
+            user: std::mem::take(&mut self.opts.user),
+            ..FlameOptions::default()
+        };
         self.at_step = None;
         self.zoom_root = 0;
         self.hover = None;
@@ -330,7 +398,7 @@ impl FlameView {
         } else {
             Vec::new()
         };
-        let (at, opts) = (self.at, self.opts);
+        let (at, opts) = (self.at, self.opts.clone());
         let unit = if opts.lifetime {
             ValueUnit::ByteSteps
         } else {
@@ -412,330 +480,7 @@ impl FlameView {
 
     /// The options of the tree shown.
     #[must_use]
-    pub fn options(&self) -> FlameOptions {
-        self.opts
+    pub fn options(&self) -> &FlameOptions {
+        &self.opts
     }
-
-    // ----- scene -----------------------------------------------------------------------------
-
-    fn fitted_rows(&self) -> f64 {
-        f64::from(self.rows.max(1)).max(self.pane.geom.plot.height() / MAX_ROW_CSS)
-    }
-
-    /// Relays out the zoom root's subtree, uploads it (a new generation) and sets the camera's
-    /// limits; `refit` shows it whole.
-    fn rebuild_scene(&mut self, refit: bool) {
-        let root = self.zoom_root;
-        self.rects = self
-            .tree
-            .rects(root)
-            .into_iter()
-            .filter(|r| r.node == root || r.x1 - r.x0 >= MIN_RECT_W)
-            .collect();
-        self.rows = self
-            .rects
-            .iter()
-            .map(|r| r.depth.saturating_add(1))
-            .max()
-            .unwrap_or(1)
-            .max(1);
-        let mut batches = Vec::new();
-        for chunk in self.rects.chunks(BATCH_RECTS) {
-            let mut bbox = [
-                f64::INFINITY,
-                f64::NEG_INFINITY,
-                f64::INFINITY,
-                f64::NEG_INFINITY,
-            ];
-            let instances: Vec<Trapezoid> = chunk
-                .iter()
-                .map(|r| {
-                    let (x0, x1, b, t) = rect_data(r.x0, r.x1, r.depth);
-                    bbox = [
-                        bbox[0].min(x0),
-                        bbox[1].max(x1),
-                        bbox[2].min(b),
-                        bbox[3].max(t),
-                    ];
-                    let color = self.node_color(r);
-                    Trapezoid::rect(x0 as f32, x1 as f32, b as f32, t as f32, color)
-                })
-                .collect();
-            batches.push(Batch {
-                origin: [0.0, 0.0],
-                instances,
-                bbox,
-            });
-        }
-        self.batches = batches;
-        self.generation += 1;
-        self.pane.needs_redraw = true;
-        self.set_camera_limits(refit);
-    }
-
-    fn set_camera_limits(&mut self, refit: bool) {
-        let rows = self.fitted_rows();
-        self.pane.camera.full_x = (0.0, 1.0);
-        self.pane.camera.full_y = (-rows, 0.0);
-        let (px_w, _) = self.pane.geom.plot_px();
-        let min_x = memviz_render::min_span(1.0, px_w).clamp(1e-9, 1.0);
-        let min_y = (self.pane.geom.plot.height() / MAX_ROW_CSS).clamp(1e-3, rows);
-        self.pane.camera.min_span = (min_x, min_y);
-        if refit {
-            self.fit_top();
-        }
-        self.pane.camera.clamp();
-    }
-
-    /// Fits the width and as many rows from the root as are [`FIT_ROW_CSS`] tall.
-    fn fit_top(&mut self) {
-        self.pane.fit();
-        let shown = (self.pane.geom.plot.height() / FIT_ROW_CSS).max(1.0);
-        if f64::from(self.rows) > shown {
-            self.pane.camera.y_range = (-shown, 0.0);
-        }
-    }
-
-    /// The camera (data window of the chart).
-    #[must_use]
-    pub fn camera(&self) -> &Camera {
-        &self.pane.camera
-    }
-
-    /// The chart's geometry (CSS px).
-    #[must_use]
-    pub fn geometry(&self) -> &PlotGeometry {
-        &self.pane.geom
-    }
-
-    /// CSS px per data unit, (x, y).
-    fn css_per_unit(&self) -> (f64, f64) {
-        let cam = &self.pane.camera;
-        (
-            self.pane.geom.plot.width() / (cam.x_range.1 - cam.x_range.0).max(1e-12),
-            self.pane.geom.plot.height() / (cam.y_range.1 - cam.y_range.0).max(1e-12),
-        )
-    }
-
-    /// True when `node` is the zoom root or below it.
-    fn in_zoom(&self, node: NodeId) -> bool {
-        let mut cur = Some(node);
-        let mut steps = 0usize;
-        while let Some(id) = cur {
-            if id == self.zoom_root {
-                return true;
-            }
-            steps += 1;
-            if steps > self.tree.nodes.len() {
-                return false;
-            }
-            cur = self.tree.node(id).and_then(|n| n.parent);
-        }
-        false
-    }
-
-    /// A node's rect in data space under the current zoom, `(x0, x1, bottom, top)`.
-    fn node_rect(&self, node: NodeId) -> Option<(f64, f64, f64, f64)> {
-        if !self.in_zoom(node) {
-            return None;
-        }
-        let r = self.tree.node(self.zoom_root)?;
-        let n = self.tree.node(node)?;
-        let (x0, x1) = if r.total > 0 {
-            let w = r.total as f64;
-            let x0 = n.x0.saturating_sub(r.x0) as f64 / w;
-            (x0, x0 + n.total as f64 / w)
-        } else {
-            (0.0, 1.0)
-        };
-        Some(rect_data(x0, x1, n.depth.saturating_sub(r.depth)))
-    }
-
-    /// Zooms into `node` (an id of the full tree): its subtree fills the width. False for an
-    /// unknown node or the current zoom root.
-    pub fn zoom_to(&mut self, node: NodeId) -> bool {
-        if self.tree.node(node).is_none() || node == self.zoom_root {
-            return false;
-        }
-        self.zoom_root = node;
-        self.hover = None;
-        self.rebuild_scene(true);
-        true
-    }
-
-    /// Zooms out one level (to the zoom root's parent). False at the full tree's root.
-    pub fn zoom_out(&mut self) -> bool {
-        match self.tree.node(self.zoom_root).and_then(|n| n.parent) {
-            Some(p) => self.zoom_to(p),
-            None => false,
-        }
-    }
-
-    // ----- camera and input ------------------------------------------------------------------
-
-    /// The node under a canvas point.
-    #[must_use]
-    pub fn node_at(&self, css_x: f64, css_y: f64) -> Option<NodeId> {
-        let [x, y] = self.pane.data_in_plot(css_x, css_y)?;
-        if !x.is_finite() || !y.is_finite() || y > 0.0 {
-            return None;
-        }
-        let d = (-y).floor();
-        if d >= f64::from(self.rows) {
-            return None;
-        }
-        self.tree.hit_in(self.zoom_root, x, d as u32)
-    }
-
-    /// Canvas CSS px of a node's rect centre, when it is in the zoomed subtree.
-    #[must_use]
-    pub fn node_center_css(&self, node: NodeId) -> Option<[f64; 2]> {
-        let (x0, x1, b, t) = self.node_rect(node)?;
-        Some(
-            self.pane
-                .camera
-                .css_px_from_data(&self.pane.geom, [(x0 + x1) * 0.5, (b + t) * 0.5]),
-        )
-    }
-
-    /// Hover: the tooltip of the node under the point ([`FlameView::node_tooltip`]).
-    pub fn hover_at(&mut self, css_x: f64, css_y: f64) -> Option<Tooltip> {
-        let hit = self.node_at(css_x, css_y);
-        if hit != self.hover {
-            self.hover = hit;
-            self.pane.needs_redraw = true;
-        }
-        self.node_tooltip(hit?)
-    }
-
-    /// A click: zooms into the node under the point, or out one level on the zoom root; then
-    /// the tooltip under the point.
-    pub fn click_at(&mut self, css_x: f64, css_y: f64) -> Option<Tooltip> {
-        if let Some(n) = self.node_at(css_x, css_y) {
-            if n == self.zoom_root {
-                self.zoom_out();
-            } else {
-                self.zoom_to(n);
-            }
-        }
-        self.hover_at(css_x, css_y)
-    }
-}
-
-impl DrawableView for FlameView {
-    /// The clear colour and the 1 px separators between frames follow the theme.
-    fn set_theme(&mut self, theme: &crate::theme::Theme) {
-        if self.pane.bg != theme.bg {
-            self.pane.bg = theme.bg;
-            self.pane.needs_redraw = true;
-        }
-    }
-
-    fn hover(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip> {
-        self.hover_at(css_x, css_y)
-    }
-
-    fn click(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip> {
-        self.click_at(css_x, css_y)
-    }
-
-    /// Sets the canvas size.
-    fn resize(&mut self, css_w: f64, css_h: f64, dpr: f64) {
-        let fitted = self.pane.camera.x_range == self.pane.camera.full_x
-            && self.pane.camera.y_range.1 == 0.0;
-        self.pane.resize(css_w, css_h, dpr);
-        self.set_camera_limits(fitted);
-    }
-
-    fn fit(&mut self) {
-        self.fit_top();
-    }
-
-    /// Zooms by `factor` (> 1 zooms in) at a canvas point: x, and y until rows are
-    /// [`MAX_ROW_CSS`] tall.
-    fn zoom_at(&mut self, css_x: f64, css_y: f64, factor: f64) {
-        if !css_x.is_finite() || !css_y.is_finite() {
-            return;
-        }
-        self.pane.zoom_at(css_x, css_y, factor);
-    }
-
-    fn pan_by(&mut self, dx: f64, dy: f64) {
-        self.pane.pan_by(dx, dy);
-    }
-
-    /// Keys: `+`/`-` zoom, `0` fits, WASD / arrows pan, Backspace zooms out one level, Home
-    /// back to the whole tree.
-    fn key(&mut self, key: &str) -> bool {
-        match key {
-            "Backspace" => {
-                self.zoom_out();
-            }
-            "Home" => {
-                self.zoom_to(0);
-            }
-            _ => return self.pane.key(key),
-        }
-        true
-    }
-
-    fn pointer_down(&mut self, css_x: f64, css_y: f64) {
-        self.pane.pointer_down(css_x, css_y);
-    }
-
-    fn pointer_move(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip> {
-        if self.pane.drag_move(css_x, css_y) {
-            None
-        } else {
-            self.hover_at(css_x, css_y)
-        }
-    }
-
-    fn pointer_up(&mut self, _snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip> {
-        // A press and release at (about) the same place is a click (see [`Pane::release`]).
-        if self.pane.release(css_x, css_y) {
-            self.click_at(css_x, css_y)
-        } else {
-            self.hover_at(css_x, css_y)
-        }
-    }
-
-    fn pointer_leave(&mut self) {
-        self.pane.cancel_drag();
-        if self.hover.take().is_some() {
-            self.pane.needs_redraw = true;
-        }
-    }
-
-    /// Separators, the hover outline and the margin masks.
-    fn overlay(&mut self) -> Batch {
-        let cam = self.pane.camera;
-        let origin = self.pane.overlay_origin();
-        let mut out = Vec::new();
-        let rel = |x: f64, y: f64| ((x - origin[0]) as f32, (y - origin[1]) as f32);
-        let (sx, _) = self.css_per_unit();
-        let (xl, xh) = cam.x_range;
-        let (yl, yh) = cam.y_range;
-        for r in &self.rects {
-            if (r.x1 - r.x0) * sx < SEPARATOR_MIN_CSS || r.x0 <= 0.0 {
-                continue;
-            }
-            let (x0, x1, b, t) = rect_data(r.x0, r.x1, r.depth);
-            if x1 < xl || x0 > xh || t < yl || b > yh {
-                continue;
-            }
-            let (x, b) = rel(x0, b);
-            let (_, t) = rel(x0, t);
-            out.push(Trapezoid::rect(x, x, b, t, self.pane.bg));
-        }
-        if let Some((x0, x1, b, t)) = self.hover.and_then(|n| self.node_rect(n)) {
-            let (x0, b) = rel(x0, b);
-            let (x1, t) = rel(x1, t);
-            push_outline(&mut out, [x0, x1, b, t], HOVER_EDGE);
-        }
-        self.pane.margin_masks(&mut out, origin);
-        Batch::unbounded(origin, out)
-    }
-
-    crate::pane::pane_view_methods!();
 }

@@ -76,7 +76,9 @@ impl FlameView {
     }
 
     /// The tooltip of `node` in the timeline tooltip's shape: `title` (name, value, share of
-    /// the total), `details` (empty), `frames` (the stack root → node, one frame each),
+    /// the total), `details` (a note on a node that stands for collapsed library calls, else
+    /// empty), `frames` (the stack node → root, innermost first as the details pane's heading
+    /// says, one frame each),
     /// `forward_frames` (empty), `text` (all of it as lines), `pinned` (false: a click zooms),
     /// `node` (the id), `info` ([`FlameTree::node_info`]).
     #[must_use]
@@ -85,7 +87,20 @@ impl FlameView {
         let value = value_text(self.tree.unit, n.total);
         let share = self.tree.share(node) * 100.0;
         let title = format!("{} — {value} ({share:.2}% of total)", n.name);
-        let frames = self.stack_of(node);
+        let mut frames = self.stack_of(node);
+        frames.reverse();
+        // A collapsed run's frames differ per stack it merged: the name is the library line
+        // they reached; the "all frames" mode shows each of them.
+        let details: Vec<String> = frames
+            .iter()
+            .any(|f| flame::is_collapsed(f))
+            .then(|| {
+                "[package] nodes stand for library calls collapsed into the line they reached: \
+                 choose \"all frames\" to see every frame"
+                    .to_string()
+            })
+            .into_iter()
+            .collect();
         let mut text = self.tree.tooltip(node).unwrap_or_default();
         if !frames.is_empty() {
             text.push('\n');
@@ -97,6 +112,7 @@ impl FlameView {
         Some(Tooltip::Node(NodeTip {
             lines: TipLines {
                 title,
+                details,
                 frames,
                 text,
                 ..TipLines::default()
@@ -126,7 +142,8 @@ impl FlameView {
             at_value,
             at_step: self.at_step,
             lifetime: self.opts.lifetime,
-            all_frames: self.opts.all_frames,
+            frames: self.opts.frames,
+            has_user_frames: self.has_user,
             step_range: self.opts.step_range.map(|(a, b)| [a, b]),
             unit,
             total_bytes: self.tree.grand_total,
@@ -176,7 +193,20 @@ fn label_name(frame: &str) -> String {
     if let Some(s) = number("stream_") {
         return format!("stream {s}");
     }
-    short_name(frame).to_string()
+    match collapsed_package(frame) {
+        Some(pkg) if short_name(frame).len() < frame.len() => {
+            format!("{pkg} {}", short_name(frame))
+        }
+        _ => short_name(frame).to_string(),
+    }
+}
+
+/// `[torch]` of a collapsed run's name (`[torch] nn/functional.py:1701:relu`), else `None`.
+fn collapsed_package(frame: &str) -> Option<&str> {
+    if !flame::is_collapsed(frame) {
+        return None;
+    }
+    frame.find(']').and_then(|i| frame.get(..=i))
 }
 
 /// A breadcrumb chip's text: `name · basename:line` for a `file:line:name` frame, else the text.
@@ -185,8 +215,14 @@ fn crumb_chip(frame: &str) -> String {
     if name.len() == frame.len() {
         return frame.to_string();
     }
-    let place = &frame[..frame.len() - name.len() - 1];
-    format!("{name} · {}", memviz_analysis::frames::basename(place))
+    let place = frame.get(..frame.len() - name.len() - 1).unwrap_or(frame);
+    match collapsed_package(frame) {
+        Some(pkg) => format!(
+            "{pkg} {name} · {}",
+            memviz_analysis::frames::basename(place)
+        ),
+        None => format!("{name} · {}", memviz_analysis::frames::basename(place)),
+    }
 }
 
 #[cfg(test)]
@@ -199,6 +235,18 @@ mod chip_tests {
         );
         assert_eq!(super::crumb_chip("all"), "all");
         assert_eq!(super::crumb_chip("C:\\x\\m.py:3:f"), "f · m.py:3");
+        assert_eq!(
+            super::crumb_chip("[torch] nn/functional.py:1701:relu"),
+            "[torch] relu · functional.py:1701"
+        );
+        assert_eq!(
+            super::label_name("[torch] nn/functional.py:1701:relu"),
+            "[torch] relu"
+        );
+        assert_eq!(
+            super::label_name("[native] at::native::mm"),
+            "[native] at::native::mm"
+        );
     }
 
     #[test]

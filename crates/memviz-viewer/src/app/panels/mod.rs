@@ -6,29 +6,25 @@
 //! point answers [`Avail::Unavailable`] (the sentence names what it needs, what is free and
 //! the command line that gives the same answer). Without a [`Memory`] everything is
 //! built.
+//!
+//! `mod.rs`: the memory checks, search and highlights; `lines.rs`: the source-line table and
+//! what is alive at a moment; `compare.rs`: leak suspects and the comparison of two files.
+//! Each names an allocation's site through the file's [`memviz_analysis::site::SiteCache`].
 
-use memviz_analysis::format::{size_long, size_short};
+mod compare;
+mod lines;
+
+use memviz_analysis::color;
+use memviz_analysis::format::size_long;
 use memviz_analysis::layout::Layout;
-use memviz_analysis::{color, timeline};
 
-use crate::answer::{
-    Avail, DiffAnswer, DiffGroup, LeaksAnswer, LineAnswer, LiveAnswer, LiveAnswerRow, SearchAnswer,
-    SuspectAnswer, Unavailable,
-};
+use crate::answer::{SearchAnswer, Unavailable};
 
 use super::{App, ViewKind};
 use crate::memory::{
     contiguous_room, panel_bytes, panel_fragmented_message, panel_largest_allocation,
-    panel_unavailable_message, Memory, Panel, PanelCounts, PANEL_LAYOUT,
+    panel_unavailable_message, Memory, Panel, PanelCounts,
 };
-
-/// The frames a panel shows of `stack` ([`memviz_analysis::frames::shown_frames`]), owned.
-fn shown_frames(stack: &[String]) -> Vec<String> {
-    memviz_analysis::frames::shown_frames(stack)
-        .into_iter()
-        .map(str::to_owned)
-        .collect()
-}
 
 /// True when the layout's hit index is built (it is built on first use).
 fn hit_built(layout: &Layout) -> bool {
@@ -340,271 +336,11 @@ impl App {
             ..blank
         })
     }
-
-    /// The per-source-line table of the current timeline (sizes also as text); `all_frames`:
-    /// attribute to the innermost frame of any kind.
-    pub fn lines(&mut self, all_frames: bool) -> Avail<Vec<LineAnswer>> {
-        use memviz_analysis::lines::{line_table, LineOptions};
-        if let Err(why) = self.check_panel(Panel::Lines, self.timeline_kind(), true) {
-            return Avail::from_result(Err(why));
-        }
-        let Some((snap, d)) = self.parts() else {
-            return Avail::Ready(Vec::new());
-        };
-        let opts = if all_frames {
-            LineOptions::ALL_FRAMES
-        } else {
-            LineOptions::default()
-        };
-        Avail::Ready(
-            line_table(snap, self.device, &d.timeline, &d.layout, opts)
-                .into_iter()
-                .map(|row| LineAnswer {
-                    site: if row.file == memviz_analysis::lines::NO_FRAMES {
-                        "(no stack recorded)".to_string()
-                    } else {
-                        format!("{}:{} {}", row.file, row.line, row.name)
-                    },
-                    live: size_short(row.live_at_peak_bytes),
-                    total: size_short(row.total_bytes),
-                    largest: size_short(row.largest_bytes),
-                    row,
-                })
-                .collect(),
-        )
-    }
-
-    /// Highlights the elements of one row of [`App::lines`] (`file`, `line`, `name`);
-    /// returns how many, or the sentence when it cannot fit in memory.
-    pub fn highlight_line(
-        &mut self,
-        file: &str,
-        line: i64,
-        name: &str,
-        all_frames: bool,
-    ) -> Result<usize, Unavailable> {
-        use memviz_analysis::lines::{row_elements, LineOptions, LineRow};
-        self.check_panel(Panel::LineHighlight, self.timeline_kind(), false)?;
-        let opts = if all_frames {
-            LineOptions::ALL_FRAMES
-        } else {
-            LineOptions::default()
-        };
-        let els = {
-            let Some((snap, d)) = self.parts() else {
-                return Ok(0);
-            };
-            let row = LineRow {
-                file: file.to_owned(),
-                line,
-                name: name.to_owned(),
-                live_at_peak_bytes: 0,
-                total_bytes: 0,
-                count: 0,
-                largest_bytes: 0,
-            };
-            row_elements(snap, self.device, &d.timeline, opts, &row)
-        };
-        let n = els.len();
-        self.apply_highlight(Some(els), false)?;
-        Ok(n)
-    }
-
-    /// Leak suspects of the current device's Active Memory Timeline
-    /// (`memviz_analysis::leaks::LeakReport`, with each suspect's size as text and its shown
-    /// frames). Without the Active Memory Timeline built, a timeline and compact layout are
-    /// built for the answer and dropped. `None` before the first file.
-    pub fn leaks(&mut self) -> Option<Avail<LeaksAnswer>> {
-        let active_built = self
-            .files
-            .get(self.current)
-            .is_some_and(|f| f.devices.contains_key(&(self.device, ViewKind::Active)));
-        if self.memory.is_some() {
-            let c = self.panel_counts(ViewKind::Active);
-            let (mut need, mut largest) = if active_built {
-                (
-                    panel_bytes(Panel::Leaks, &c),
-                    panel_largest_allocation(Panel::Leaks, &c),
-                )
-            } else {
-                // Its own timeline and compact layout, with at most as many elements as events.
-                let own = PanelCounts {
-                    elements: c.events,
-                    ..c
-                };
-                (
-                    c.events
-                        .saturating_mul(crate::memory::LEAKS_OWN_TIMELINE_BYTES_PER_EVENT)
-                        .saturating_add(panel_bytes(Panel::Leaks, &own)),
-                    c.events.saturating_mul(16),
-                )
-            };
-            need = need.max(1);
-            largest = largest.max(1);
-            if let Err(why) = self.panel_fits(Panel::Leaks, need, largest) {
-                return Some(Avail::from_result(Err(why)));
-            }
-        }
-        let f = self.files.get(self.current)?;
-        let own;
-        let (timeline, layout) = match f.devices.get(&(self.device, ViewKind::Active)) {
-            Some(d) => (&*d.timeline, &*d.layout),
-            None => {
-                let mut t = timeline::build(&f.snap, self.device);
-                let l = Layout::build_dropping_steps(&mut t, PANEL_LAYOUT);
-                own = (t, l);
-                (&own.0, &own.1)
-            }
-        };
-        let report = memviz_analysis::leaks::leaks(&f.snap, self.device, timeline, layout);
-        Some(Avail::Ready(LeaksAnswer {
-            settled_step: report.settled_step,
-            settled_rule: report.settled_rule,
-            suspects: report
-                .suspects
-                .into_iter()
-                .map(|suspect| SuspectAnswer {
-                    size: size_short(suspect.bytes),
-                    shown: shown_frames(&suspect.stack),
-                    suspect,
-                })
-                .collect(),
-        }))
-    }
-
-    /// Every allocation alive at timestep `step` (the peak when negative) of the current
-    /// timeline, largest first (at most [`LIVE_ROWS`] rows; the count and total cover all).
-    /// `None` before the first file.
-    pub fn live(&mut self, step: i64) -> Option<Avail<LiveAnswer>> {
-        if let Err(why) = self.check_panel(Panel::Live, self.timeline_kind(), true) {
-            return Some(Avail::from_result(Err(why)));
-        }
-        let (snap, d) = self.parts()?;
-        let step = if step < 0 {
-            d.layout.peak_step
-        } else {
-            u32::try_from(step)
-                .unwrap_or(u32::MAX)
-                .min(d.layout.step_count().saturating_sub(1))
-        };
-        let live = memviz_analysis::lines::live_rows(
-            snap,
-            self.device,
-            &d.timeline,
-            &d.layout,
-            step,
-            LIVE_ROWS,
-        );
-        Some(Avail::Ready(LiveAnswer {
-            step,
-            count: live.count,
-            total: size_long(live.total_bytes),
-            rows: live
-                .rows
-                .into_iter()
-                .map(|row| LiveAnswerRow {
-                    size_text: size_short(row.size),
-                    age_text: row.age_us.map_or_else(
-                        || match row.age_steps {
-                            1 => "1 step".to_string(),
-                            n => format!("{n} steps"),
-                        },
-                        |us| {
-                            format!(
-                                "{} ({} steps)",
-                                memviz_analysis::format::duration_us(us),
-                                row.age_steps
-                            )
-                        },
-                    ),
-                    row,
-                })
-                .collect(),
-        }))
-    }
-
-    /// The counts of files `a` and `b` together, for the comparisons.
-    fn pair_counts(&self, a: usize, b: usize) -> PanelCounts {
-        let mut c = PanelCounts::default();
-        for i in [a, b] {
-            if let Some(f) = self.files.get(i) {
-                c.stack_frames = c.stack_frames.saturating_add(stack_frames(&f.snap));
-                c.segments = c.segments.saturating_add(f.snap.segments.len() as u64);
-                c.blocks = c.blocks.saturating_add(f.snap.blocks.len() as u64);
-            }
-        }
-        c
-    }
-
-    /// `Ok` when the comparison `panel` of files `a` and `b` fits in memory.
-    pub(super) fn check_pair(
-        &mut self,
-        panel: Panel,
-        a: usize,
-        b: usize,
-    ) -> Result<(), Unavailable> {
-        if self.memory.is_none() {
-            return Ok(());
-        }
-        let c = self.pair_counts(a, b);
-        self.panel_fits(
-            panel,
-            panel_bytes(panel, &c),
-            panel_largest_allocation(panel, &c),
-        )
-    }
-
-    /// Compares the live allocations of files `a` and `b` (all devices): the
-    /// `memviz_analysis::diff::Diff` (groups sorted by growth; at most 500 groups) with sizes as
-    /// text, the group and segment counts, and the file names. `None` for an unknown file.
-    pub fn diff(&mut self, a: usize, b: usize) -> Option<Avail<DiffAnswer>> {
-        let (_, _) = (self.files.get(a)?, self.files.get(b)?);
-        if let Err(why) = self.check_pair(Panel::Compare, a, b) {
-            return Some(Avail::from_result(Err(why)));
-        }
-        let (fa, fb) = (self.files.get(a)?, self.files.get(b)?);
-        let d = memviz_analysis::diff::diff(&fa.snap, &fb.snap, None);
-        let signed = |x: u64, y: u64| {
-            if y >= x {
-                format!("+{}", size_short(y - x))
-            } else {
-                format!("-{}", size_short(x - y))
-            }
-        };
-        let seg_bytes = |v: &[memviz_analysis::diff::SegmentKey]| {
-            size_short(v.iter().fold(0u64, |s, k| s.saturating_add(k.total_size)))
-        };
-        Some(Avail::Ready(DiffAnswer {
-            a: fa.name.clone(),
-            b: fb.name.clone(),
-            group_count: d.groups.len(),
-            groups: d
-                .groups
-                .iter()
-                .take(500)
-                .map(|g| DiffGroup {
-                    stack: g.stack.clone(),
-                    shown: shown_frames(&g.stack),
-                    bytes_a: g.bytes_a,
-                    bytes_b: g.bytes_b,
-                    count_a: g.count_a,
-                    count_b: g.count_b,
-                    a: size_short(g.bytes_a),
-                    b: size_short(g.bytes_b),
-                    delta: signed(g.bytes_a, g.bytes_b),
-                })
-                .collect(),
-            segments_only_a: d.segments_only_a.len(),
-            segments_only_b: d.segments_only_b.len(),
-            segments_only_a_bytes: seg_bytes(&d.segments_only_a),
-            segments_only_b_bytes: seg_bytes(&d.segments_only_b),
-        }))
-    }
 }
 
 /// Bytes per polyline point of a static scene rebuilt for a highlight (a 28-byte trapezoid,
 /// pieces split over tiles, vectors growing by doubling).
 const STATIC_SCENE_BYTES_PER_POINT: u64 = 64;
 
-/// Rows [`App::live_json`] lists (the largest); its count and total cover every live one.
+/// Rows [`App::live`] lists (the largest); its count and total cover every live one.
 pub const LIVE_ROWS: usize = 2000;
