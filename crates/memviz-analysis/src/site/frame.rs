@@ -264,6 +264,38 @@ fn symbol_head(name: &str) -> &str {
     name
 }
 
+/// A native site's label: the C++ function's name, without its parameter list, its return
+/// type or its template arguments (`void at::native::gpu_reduce_kernel<float, …>(…)` gives
+/// `at::native::gpu_reduce_kernel<…>`), so a legend or a table row stays one short line; the
+/// site's `name` keeps the whole symbol.
+#[must_use]
+pub fn native_label(name: &str) -> String {
+    const ANON: &str = "(anonymous namespace)";
+    const ANON_ONE_WORD: &str = "(anonymous\u{a0}namespace)";
+    let head = symbol_head(name).replace(ANON, ANON_ONE_WORD);
+    let mut out = String::with_capacity(head.len());
+    let mut depth = 0usize;
+    for c in head.chars() {
+        match c {
+            '<' => {
+                if depth == 0 {
+                    out.push_str("<…>");
+                }
+                depth += 1;
+            }
+            '>' => depth = depth.saturating_sub(1),
+            // A space outside template arguments ends the return type: start again.
+            ' ' if depth == 0 => out.clear(),
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    if out.is_empty() {
+        out = head.trim().to_string();
+    }
+    out.replace(ANON_ONE_WORD, ANON)
+}
+
 /// The autograd node a C++ frame runs, from its symbol: `XBackward0` from
 /// `torch::autograd::generated::XBackward0::apply(…)` (or `…::XBackward0_apply_functional(…)`),
 /// `AccumulateGrad` from `torch::autograd::AccumulateGrad::apply(…)`, `CopySlices`, …: the

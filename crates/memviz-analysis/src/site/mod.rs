@@ -41,7 +41,8 @@ mod tests;
 pub use cache::{SiteCache, SiteId};
 pub use frame::{
     autograd_label, autograd_node, frame_kind, is_interpreter_frame, is_library_file,
-    is_native_plumbing, is_python_file, is_torch_file, library_root_end, short_path, FrameKind,
+    is_native_plumbing, is_python_file, is_torch_file, library_root_end, native_label, short_path,
+    FrameKind,
 };
 pub use unique::{callers, unique_labels};
 pub use user::UserCode;
@@ -162,7 +163,11 @@ impl Site {
             file: file.to_string(),
             line: f.line,
             name: name.to_string(),
-            label: format!("{}:{}:{}", crate::frames::basename(file), f.line, name),
+            label: if kind == SiteKind::Native {
+                frame::native_label(name)
+            } else {
+                format!("{}:{}:{}", crate::frames::basename(file), f.line, name)
+            },
             detail: None,
         }
     }

@@ -256,6 +256,21 @@ fn sites_of_hand_made_stacks() {
         s.name,
         "at::native::structured_sum_out::impl(at::Tensor const&, at::TensorIterator&)"
     );
+    assert_eq!(s.label, "at::native::structured_sum_out::impl");
+    assert_eq!(
+        native_label(
+            "void at::native::gpu_reduce_kernel<float, float, 4, f<a>>(at::TensorIterator&)"
+        ),
+        "at::native::gpu_reduce_kernel<…>"
+    );
+    assert_eq!(
+        native_label("at::Tensor at::_sum_to<c10::SymInt>(at::Tensor, bool)"),
+        "at::_sum_to<…>"
+    );
+    assert_eq!(
+        native_label("(anonymous namespace)::f(int)"),
+        "(anonymous namespace)::f"
+    );
 
     let s = site_at(&snap, 4);
     assert_eq!(
