@@ -351,3 +351,33 @@ fn unique_labels_name_the_op_when_only_cpp_frames_differ() {
         vec!["model.py:9:f [empty_strided]", "model.py:9:f [bmm]"]
     );
 }
+
+#[test]
+fn unique_labels_prefer_the_users_callers() {
+    const MODULE: &str = "/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py";
+    let snap = snap_of(&[
+        vec![
+            ("/home/u/model.py", 9, "f"),
+            (MODULE, 1763, "_call_impl"),
+            ("/home/u/model.py", 20, "block"),
+        ],
+        vec![
+            ("/home/u/model.py", 9, "f"),
+            (MODULE, 1763, "_call_impl"),
+            ("/home/u/model.py", 30, "other"),
+        ],
+    ]);
+    let st = |i| snap.trace(0).and_then(|t| t.stack(i)).expect("stack");
+    let mut cache = SiteCache::default_for(&snap);
+    let entries: Vec<(memviz_snapshot::StackId, String)> = (0..2)
+        .map(|i| (st(i), cache.site(&snap, st(i)).label.clone()))
+        .collect();
+    let labels = unique_labels(&snap, &entries, &mut cache);
+    assert_eq!(
+        labels,
+        vec![
+            "model.py:9:f ← model.py:20:block",
+            "model.py:9:f ← model.py:30:other"
+        ]
+    );
+}

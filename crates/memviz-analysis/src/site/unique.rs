@@ -9,8 +9,15 @@ use rustc_hash::FxHashMap;
 const MAX_CALLERS: usize = 3;
 
 /// The Python frames outside the site's frame, innermost first, as `basename:line:name`
-/// (at most `n`).
-pub fn callers(snap: &Snapshot, stack: StackId, sites: &mut SiteCache, n: usize) -> Vec<String> {
+/// (at most `n`); `user_only`: only the user's frames (`model.py:1307:mlp ← model.py:1320:block`
+/// says more than `module.py:1763:_call_impl`).
+pub fn callers(
+    snap: &Snapshot,
+    stack: StackId,
+    sites: &mut SiteCache,
+    n: usize,
+    user_only: bool,
+) -> Vec<String> {
     let Some(frame) = sites.site(snap, stack).frame else {
         return Vec::new();
     };
@@ -23,10 +30,12 @@ pub fn callers(snap: &Snapshot, stack: StackId, sites: &mut SiteCache, n: usize)
         if out.len() >= n {
             break;
         }
-        if !matches!(
-            sites.frame_kind(snap, id),
-            FrameKind::User | FrameKind::Library
-        ) {
+        let keep = match sites.frame_kind(snap, id) {
+            FrameKind::User => true,
+            FrameKind::Library => !user_only,
+            FrameKind::Interpreter | FrameKind::Native => false,
+        };
+        if !keep {
             continue;
         }
         if let Some(f) = snap.frame(id) {
@@ -56,7 +65,7 @@ fn op_name(snap: &Snapshot, stack: StackId) -> Option<String> {
 /// A label per `(stack, label)` entry, unique among the entries: an entry whose label no
 /// other shares keeps it; a group sharing one gets, by the first step that makes the group's
 /// labels distinct: the site's detail (`model.py:9:f → transformers/…/x.py:3:g`), the site's
-/// full path (two files of one basename), one to three callers (`model.py:9:f ← train.py:40:main`),
+/// full path (two files of one basename), one to three callers (the user's frames first: `model.py:9:f ← train.py:40:main`),
 /// the ATen op (`model.py:9:f [empty]`), else a number (`model.py:9:f #2`). Entries of one stack are one site and keep one label.
 pub fn unique_labels(
     snap: &Snapshot,
@@ -92,12 +101,15 @@ pub fn unique_labels(
                 .map(|&i| sites.site(snap, stack(i)).path())
                 .collect(),
         );
-        for depth in 1..=MAX_CALLERS {
+        for (user_only, depth) in [true, false]
+            .into_iter()
+            .flat_map(|u| (1..=MAX_CALLERS).map(move |d| (u, d)))
+        {
             steps.push(
                 group
                     .iter()
                     .map(|&i| {
-                        let c = callers(snap, stack(i), sites, depth);
+                        let c = callers(snap, stack(i), sites, depth, user_only);
                         if c.is_empty() {
                             base(i)
                         } else {
