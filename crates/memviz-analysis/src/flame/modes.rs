@@ -234,7 +234,7 @@ pub(crate) fn collapsed_label(
             .find(|x| !is_native_plumbing(snap.str(x.1.filename), snap.str(x.1.name)))
             .map_or_else(
                 || "[native]".to_string(),
-                |x| format!("[native] {}", symbol_only(snap.str(x.1.name))),
+                |x| format!("[native] {}", crate::site::native_label(snap.str(x.1.name))),
             ),
     )
 }
@@ -258,27 +258,6 @@ fn package_of(file: &str) -> (&str, &str) {
         return (pkg, short);
     }
     ("python", short)
-}
-
-/// A C++ symbol without its parameter list (up to the first `(` that does not open
-/// `(anonymous namespace)`): a node's name, not the overload.
-fn symbol_only(name: &str) -> &str {
-    let mut from = 0;
-    while let Some(i) = name.get(from..).and_then(|r| r.find('(')) {
-        let at = from + i;
-        if name
-            .get(at..)
-            .is_some_and(|r| r.starts_with("(anonymous namespace)"))
-        {
-            from = at + 1;
-            continue;
-        }
-        if at == 0 {
-            return name;
-        }
-        return name.get(..at).unwrap_or(name);
-    }
-    name
 }
 
 /// The frames of a stack in `mode`, root first, as [`super::folded`] prints them.

@@ -282,6 +282,6 @@ fn default_mode_and_names() {
     assert_eq!(FrameMode::parse("cpp"), None);
     assert!(is_collapsed(RELU) && is_collapsed("[native]"));
     assert!(!is_collapsed("[x/y] a") && !is_collapsed("/a/b.py:1:f") && !is_collapsed("[]"));
-    assert_eq!(symbol_only("a::b(int)"), "a::b");
-    assert_eq!(symbol_only("(weird)"), "(weird)");
+    assert_eq!(crate::site::native_label("a::b(int)"), "a::b");
+    assert_eq!(crate::site::native_label("(weird)"), "(weird)");
 }

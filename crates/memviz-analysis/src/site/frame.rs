@@ -291,7 +291,8 @@ pub fn native_label(name: &str) -> String {
         }
     }
     if out.is_empty() {
-        out = head.trim().to_string();
+        // Nothing before a `(` (or only spaces): the symbol as it is.
+        out = name.trim().to_string();
     }
     out.replace(ANON_ONE_WORD, ANON)
 }
