@@ -31,6 +31,7 @@ import { Alerts } from './alerts.js';
 /** @typedef {import('./generated/PlotGeometry').PlotGeometry} Geometry */
 /** @typedef {import('./generated/SettingRow').SettingRow} SettingRow */
 /** @typedef {import('./generated/ViewerState').ViewerState} ViewerState */
+/** @typedef {import('./generated/FrameMode').FrameMode} FrameMode */
 
 /**
  * The element of `id` (index.html has every one the shell names; the tests check the page).
@@ -829,7 +830,7 @@ const links = new DeepLinks({
   async setFlameFrames(value) {
     await flameReady;
     if (value === $('flame-frames').value) return;
-    flameControls.frames = /** @type {import('./generated/FrameMode').FrameMode} */ (value);
+    flameControls.frames = /** @type {FrameMode} */ (value);
     await flameControls.apply();
   },
   stateSelect: async (k) => { await stateReady; return stateHistory.select(k); },
