@@ -2,8 +2,8 @@
 import type { NodeInfo } from "./NodeInfo";
 
 /**
- * A flamegraph frame's tooltip: `frames` is the stack from the root to the node; `pinned` is
- * false (a click zooms).
+ * A flamegraph frame's tooltip: `frames` is the stack from the node to the root (innermost
+ * first, as the details pane's heading says); `pinned` is false (a click zooms).
  */
 export type NodeTip = { node: number, info: NodeInfo | null, title: string, details: Array<string>, frames: Array<string>, 
 /**
