@@ -105,3 +105,35 @@ pub(crate) fn pickle(v: &Py) -> Snapshot {
     p.push(b'.');
     memviz_snapshot::load_slice(&p).expect("a hand-built snapshot")
 }
+
+/// A snapshot whose device-0 trace has one alloc per stack (frames `(file, line, name)`,
+/// innermost first), the i-th of `size(i)` bytes at address `4096 · (i + 1)`.
+pub(crate) fn snapshot_of_stacks<F: AsRef<str>>(
+    stacks: &[Vec<(F, i128, &str)>],
+    size: impl Fn(usize) -> i128,
+) -> Snapshot {
+    let events: Vec<Py> = stacks
+        .iter()
+        .enumerate()
+        .map(|(i, st)| {
+            dict(vec![
+                ("action", Py::Str("alloc".into())),
+                ("addr", Py::Int(4096 * (i as i128 + 1))),
+                ("size", Py::Int(size(i))),
+                ("stream", Py::Int(0)),
+                (
+                    "frames",
+                    Py::List(
+                        st.iter()
+                            .map(|(f, l, n)| frame(f.as_ref(), *l, n))
+                            .collect(),
+                    ),
+                ),
+            ])
+        })
+        .collect();
+    pickle(&dict(vec![
+        ("segments", Py::List(Vec::new())),
+        ("device_traces", Py::List(vec![Py::List(events)])),
+    ]))
+}

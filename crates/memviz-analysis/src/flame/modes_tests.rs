@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::flame::{entries_by_frames, total, FoldedEntry};
-use crate::test_util::{dict, frame, pickle, Py};
+use crate::test_util::snapshot_of_stacks;
 use memviz_snapshot::Snapshot;
 use rustc_hash::FxHashMap;
 
@@ -15,26 +15,7 @@ const RELU: &str = "[torch] nn/functional.py:1701:relu";
 
 /// A snapshot whose trace has one alloc of `512 · (i + 1)` bytes per stack (innermost first).
 fn snap_of(stacks: &[Vec<(String, i128, &str)>]) -> Snapshot {
-    let events: Vec<Py> = stacks
-        .iter()
-        .enumerate()
-        .map(|(i, st)| {
-            dict(vec![
-                ("action", Py::Str("alloc".into())),
-                ("addr", Py::Int(4096 * (i as i128 + 1))),
-                ("size", Py::Int(512 * (i as i128 + 1))),
-                ("stream", Py::Int(0)),
-                (
-                    "frames",
-                    Py::List(st.iter().map(|(f, l, n)| frame(f, *l, n)).collect()),
-                ),
-            ])
-        })
-        .collect();
-    pickle(&dict(vec![
-        ("segments", Py::List(Vec::new())),
-        ("device_traces", Py::List(vec![Py::List(events)])),
-    ]))
+    snapshot_of_stacks(stacks, |i| 512 * (i as i128 + 1))
 }
 
 fn f(file: &str, line: i128, name: &'static str) -> (String, i128, &'static str) {

@@ -155,19 +155,25 @@ impl Site {
     }
 
     fn of_frame(snap: &Snapshot, kind: SiteKind, id: FrameId, f: &Frame) -> Site {
-        let file = snap.str(f.filename);
-        let name = snap.str(f.name);
+        let SiteFrame {
+            frame,
+            file,
+            line,
+            name,
+            ..
+        } = SiteFrame::of(snap, id, f);
+        let label = if kind == SiteKind::Native {
+            frame::native_label(&name)
+        } else {
+            format!("{}:{}:{}", crate::frames::basename(&file), line, name)
+        };
         Site {
             kind,
-            frame: Some(id),
-            file: file.to_string(),
-            line: f.line,
-            name: name.to_string(),
-            label: if kind == SiteKind::Native {
-                frame::native_label(name)
-            } else {
-                format!("{}:{}:{}", crate::frames::basename(file), f.line, name)
-            },
+            frame,
+            file,
+            line,
+            name,
+            label,
             detail: None,
         }
     }

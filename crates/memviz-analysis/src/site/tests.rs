@@ -1,5 +1,5 @@
 use super::*;
-use crate::test_util::{dict, frame, pickle, Py};
+use crate::test_util::snapshot_of_stacks;
 
 const USER: UserCode = UserCode::EMPTY;
 
@@ -136,26 +136,7 @@ fn autograd_nodes() {
 
 /// A snapshot whose trace has one alloc per stack, frames innermost first.
 fn snap_of(stacks: &[Vec<(&str, i128, &str)>]) -> memviz_snapshot::Snapshot {
-    let events: Vec<Py> = stacks
-        .iter()
-        .enumerate()
-        .map(|(i, st)| {
-            dict(vec![
-                ("action", Py::Str("alloc".into())),
-                ("addr", Py::Int(4096 * (i as i128 + 1))),
-                ("size", Py::Int(512)),
-                ("stream", Py::Int(0)),
-                (
-                    "frames",
-                    Py::List(st.iter().map(|(f, l, n)| frame(f, *l, n)).collect()),
-                ),
-            ])
-        })
-        .collect();
-    pickle(&dict(vec![
-        ("segments", Py::List(Vec::new())),
-        ("device_traces", Py::List(vec![Py::List(events)])),
-    ]))
+    snapshot_of_stacks(stacks, |_| 512)
 }
 
 fn site_at(snap: &memviz_snapshot::Snapshot, i: usize) -> Site {
