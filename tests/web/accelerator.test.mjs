@@ -7,14 +7,14 @@
 // Needs dist/ (or MEMVIZ_DIST) and target/release/memviz like page.test.mjs; writes screenshots
 // to target/screenshots/accelerator-*.png.
 
-import { describe, test, before, after } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { serveDist } from './serve_dist.mjs';
 import {
-  DIST, ROOT, SCREENSHOTS, TIMEOUT_MS, BACKENDS, cliText, generate, poll, startChromium, requireBuilt, viewerState,
+  DIST, ROOT, SCREENSHOTS, TIMEOUT_MS, BACKENDS, cliText, generate, poll, viewerState,
+  serveDistForTests, chromiumForTests, loadViewer,
 } from './browser.mjs';
 
 const FIXTURES = path.join(ROOT, 'target/accelerator-fixtures');
@@ -28,22 +28,16 @@ const KINDS = {
   npu: { text: 'Ascend NPU snapshot', prefix: 'npu' },
 };
 
-let server;
-let baseUrl;
 const misses = [];
 
-before(async () => {
-  requireBuilt();
-  fs.mkdirSync(FIXTURES, { recursive: true });
-  for (const kind of Object.keys(KINDS)) generate(fixture(`${kind}.pickle`), 'accelerator', kind, fixture(`${kind}.pickle`));
-  // vector.pickle's events have no frames and it has no allocator_settings: nothing says.
-  generate(fixture('small/vector.pickle'), 'small', fixture('small'));
-  server = await serveDist(DIST, '/', (m) => misses.push(m));
-  baseUrl = `http://127.0.0.1:${server.address().port}/`;
-});
-
-after(async () => {
-  if (server) await new Promise((resolve) => server.close(resolve));
+const served = serveDistForTests({
+  prepare() {
+    fs.mkdirSync(FIXTURES, { recursive: true });
+    for (const kind of Object.keys(KINDS)) generate(fixture(`${kind}.pickle`), 'accelerator', kind, fixture(`${kind}.pickle`));
+    // vector.pickle's events have no frames and it has no allocator_settings: nothing says.
+    generate(fixture('small/vector.pickle'), 'small', fixture('small'));
+  },
+  onMiss: (m) => misses.push(m),
 });
 
 /** Opens `file` through the file input and waits until it is the file shown, ready. */
@@ -104,27 +98,11 @@ function assertNotClipped(d, what) {
 
 for (const backend of BACKENDS) {
   describe(`accelerator and device select with ${backend.name}`, () => {
-    let b;
     let page;
-    const errors = [];
     const shot = (name) => page.screenshot({ path: path.join(SCREENSHOTS, `accelerator-${backend.name}-${name}.png`) });
+    const fresh = (w, h) => loadViewer(page, `${served.url}${backend.query}`, w, h);
 
-    async function fresh(w, h) {
-      await page.setViewportSize({ width: w, height: h });
-      await page.goto(`${baseUrl}${backend.query}`);
-      await page.waitForFunction(() => window.memviz !== undefined && document.body.dataset.memvizBackend !== undefined,
-        null, { timeout: TIMEOUT_MS });
-    }
-
-    before(async () => {
-      b = await startChromium(backend.args, 'memviz-accelerator-');
-      page = b.page;
-      page.on('pageerror', (err) => errors.push(err.message));
-    });
-    after(async () => {
-      if (b) await b.close();
-      assert.deepEqual(errors, [], 'no page errors');
-    });
+    chromiumForTests(backend.args, 'memviz-accelerator-', (p) => { page = p; });
 
     for (const [w, h] of SIZES) {
       test(`${w}x${h}: CUDA, XPU and NPU files name their accelerator and devices; the device select is whole`, TEST, async () => {

@@ -1,13 +1,17 @@
-// browser.mjs: what the Chromium test files share (page, report, escaping): the paths, the
-// headless flags, a persistent Chromium that is always ended, the fixture generator, polling.
+// browser.mjs: what the Chromium test files share (page, report, escaping, sites, defects, …):
+// the paths, the headless flags, a persistent Chromium that is always ended, the fixture
+// generator, polling, and the test files' set-up (serving dist/, a Chromium per describe block,
+// loading the viewer, opening a file, elements' rectangles).
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { before, after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { serveDist } from './serve_dist.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** The built page: dist/, or `MEMVIZ_DIST` (a second build beside it, e.g. while dist/ is rebuilt). */
@@ -105,6 +109,82 @@ export async function poll(fn, what, timeout = TIMEOUT_MS) {
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+
+/**
+ * Registers the test file's `before` (requireBuilt, then `prepare()`, e.g. generating fixtures,
+ * then serving DIST under `subPath`, each miss passed to `onMiss`) and `after` (closing the
+ * server). Returns `{url}`: the page's URL (`http://127.0.0.1:PORT/subPath`) once `before` ran.
+ */
+export function serveDistForTests({ prepare = () => {}, subPath = '/', onMiss = () => {} } = {}) {
+  const served = { url: null };
+  let server;
+  before(async () => {
+    requireBuilt();
+    await prepare();
+    server = await serveDist(DIST, subPath, onMiss);
+    served.url = `http://127.0.0.1:${server.address().port}${subPath}`;
+  });
+  after(async () => {
+    if (server) await new Promise((resolve) => server.close(resolve));
+  });
+  return served;
+}
+
+/**
+ * Registers the enclosing describe block's `before` (startChromium with `args`, a profile named by
+ * `prefix`, collecting the page's uncaught errors, then `start(page)`) and `after` (closing that
+ * Chromium, then asserting that the page threw no error).
+ */
+export function chromiumForTests(args, prefix, start) {
+  let b;
+  const errors = [];
+  before(async () => {
+    b = await startChromium(args, prefix);
+    b.page.on('pageerror', (err) => errors.push(err.message));
+    await start(b.page);
+  });
+  after(async () => {
+    if (b) await b.close();
+    assert.deepEqual(errors, [], 'no page errors');
+  });
+}
+
+/** Waits until the page's viewer is up: `window.memviz` and a drawing backend chosen. */
+export const waitForViewer = (page) => page.waitForFunction(
+  () => window.memviz !== undefined && document.body.dataset.memvizBackend !== undefined, null, { timeout: TIMEOUT_MS });
+
+/**
+ * Loads `url` at `width`x`height` and waits for the viewer. `fromBlank`: from about:blank first
+ * (from another document: a URL that differs only in its hash would not reload the page).
+ */
+export async function loadViewer(page, url, width, height, fromBlank = false) {
+  await page.setViewportSize({ width, height });
+  if (fromBlank) await page.goto('about:blank');
+  await page.goto(url);
+  await waitForViewer(page);
+}
+
+/** Opens `file` through the file input and waits for `ready` (or `state`). */
+export async function openFile(page, file, state = 'ready') {
+  await page.setInputFiles('#file-input', file);
+  await poll(() => page.evaluate((s) => document.body.dataset.memvizState === s, state), `${path.basename(file)} ${state}`);
+}
+
+/** The page rectangle of `selector` (first match), or null when not rendered. */
+export const rect = (page, selector) => page.evaluate((sel) => {
+  const e = document.querySelector(sel);
+  if (!e || e.getClientRects().length === 0) return null;
+  const r = e.getBoundingClientRect();
+  return { x: r.x, y: r.y, w: r.width, h: r.height, right: r.right, bottom: r.bottom };
+}, selector);
+
+/** The page rectangles of `selector`'s rendered children, each named by its id or its text's start. */
+export const childRects = (page, selector) => page.evaluate((sel) => [...document.querySelectorAll(`${sel} > *`)]
+  .filter((e) => e.getClientRects().length > 0)
+  .map((e) => {
+    const r = e.getBoundingClientRect();
+    return { id: e.id || e.textContent.trim().slice(0, 12), x: r.x, y: r.y, right: r.right, bottom: r.bottom, h: r.height };
+  }), selector);
 
 /**
  * Debian Chromium on a fresh profile (`prefix` names its temporary directory) with

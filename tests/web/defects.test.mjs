@@ -7,13 +7,13 @@
 // and the reserved memory's flamegraph labels. Needs dist/ (or MEMVIZ_DIST) and
 // target/release/memviz like page.test.mjs; writes screenshots to target/screenshots/defects-*.png.
 
-import { describe, test, before, after } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serveDist } from './serve_dist.mjs';
 import {
-  DIST, ROOT, SCREENSHOTS, TIMEOUT_MS, generate, poll, startChromium, requireBuilt, viewerState, BACKENDS,
+  DIST, ROOT, SCREENSHOTS, generate, poll, viewerState, BACKENDS,
+  serveDistForTests, chromiumForTests, loadViewer, openFile, rect, childRects,
 } from './browser.mjs';
 
 const FIXTURES = path.join(ROOT, 'target/page-fixtures');
@@ -21,68 +21,28 @@ const TEST = { timeout: 180_000 };
 const fixture = (name) => path.join(FIXTURES, name);
 const SIZES = [[1440, 900], [1280, 720]];
 
-let server;
-let baseUrl;
-
-before(async () => {
-  requireBuilt();
-  fs.mkdirSync(FIXTURES, { recursive: true });
-  generate(fixture('small/multidevice.pickle'), 'small', fixture('small'));
-  // A file cut before its end (opens with a notice), and bytes that are no snapshot.
-  const demo = fs.readFileSync(path.join(DIST, 'assets/demo.pickle'));
-  fs.writeFileSync(fixture('defects-cut.pickle'), demo.subarray(0, Math.floor(demo.length * 0.4)));
-  fs.writeFileSync(fixture('defects-not-a-snapshot.txt'), 'hello, this is text\n');
-  server = await serveDist(DIST, '/', () => {});
-  baseUrl = `http://127.0.0.1:${server.address().port}/`;
+const served = serveDistForTests({
+  prepare() {
+    fs.mkdirSync(FIXTURES, { recursive: true });
+    generate(fixture('small/multidevice.pickle'), 'small', fixture('small'));
+    // A file cut before its end (opens with a notice), and bytes that are no snapshot.
+    const demo = fs.readFileSync(path.join(DIST, 'assets/demo.pickle'));
+    fs.writeFileSync(fixture('defects-cut.pickle'), demo.subarray(0, Math.floor(demo.length * 0.4)));
+    fs.writeFileSync(fixture('defects-not-a-snapshot.txt'), 'hello, this is text\n');
+  },
 });
-
-after(async () => {
-  if (server) await new Promise((resolve) => server.close(resolve));
-});
-
-/** The page rectangle of `selector` (first match), or null when not rendered. */
-const rect = (page, selector) => page.evaluate((sel) => {
-  const e = document.querySelector(sel);
-  if (!e || e.getClientRects().length === 0) return null;
-  const r = e.getBoundingClientRect();
-  return { x: r.x, y: r.y, w: r.width, h: r.height, right: r.right, bottom: r.bottom };
-}, selector);
 
 /** Whether two rectangles overlap (touching edges do not). */
 const overlap = (a, b) => a.x < b.right - 0.5 && b.x < a.right - 0.5 && a.y < b.bottom - 0.5 && b.y < a.bottom - 0.5;
 
-/** Opens `file` through the file input and waits for `ready` (or `state`). */
-async function openFile(page, file, state = 'ready') {
-  await page.setInputFiles('#file-input', file);
-  await poll(() => page.evaluate((s) => document.body.dataset.memvizState === s, state), `${path.basename(file)} ${state}`);
-}
-
 for (const backend of BACKENDS) {
   describe(`issue 29 defects with ${backend.name}`, () => {
-    let b;
     let page;
-    const errors = [];
     const shot = (name) => page.screenshot({ path: path.join(SCREENSHOTS, `defects-${backend.name}-${name}.png`) });
-
     /** A fresh page at `w`x`h` with `hash`, ready for files. */
-    async function fresh(w, h, hash = '') {
-      await page.setViewportSize({ width: w, height: h });
-      // From another document: a URL that differs only in its hash would not reload the page.
-      await page.goto('about:blank');
-      await page.goto(`${baseUrl}${backend.query}${hash}`);
-      await page.waitForFunction(() => window.memviz !== undefined && document.body.dataset.memvizBackend !== undefined,
-        null, { timeout: TIMEOUT_MS });
-    }
+    const fresh = (w, h, hash = '') => loadViewer(page, `${served.url}${backend.query}${hash}`, w, h, true);
 
-    before(async () => {
-      b = await startChromium(backend.args, 'memviz-defects-');
-      page = b.page;
-      page.on('pageerror', (err) => errors.push(err.message));
-    });
-    after(async () => {
-      if (b) await b.close();
-      assert.deepEqual(errors, [], 'no page errors');
-    });
+    chromiumForTests(backend.args, 'memviz-defects-', (p) => { page = p; });
 
     for (const [w, h] of SIZES) {
       test(`${w}x${h}: a block with no recorded stack says "No stack recorded" and shows the explanation as text`, TEST, async () => {
@@ -116,12 +76,7 @@ for (const backend of BACKENDS) {
         await page.evaluate(() => window.memviz.setView('flame'));
         await page.evaluate(() => window.memviz.flameControls.refresh());
         const bar = await rect(page, '#flame-controls');
-        const parts = await page.evaluate(() => [...document.querySelectorAll('#flame-controls > *')]
-          .filter((e) => e.getClientRects().length > 0)
-          .map((e) => {
-            const r = e.getBoundingClientRect();
-            return { id: e.id || e.textContent.trim().slice(0, 12), x: r.x, y: r.y, right: r.right, bottom: r.bottom, h: r.height };
-          }));
+        const parts = await childRects(page, '#flame-controls');
         for (const p of parts) {
           assert.ok(p.y >= bar.y - 0.5 && p.bottom <= bar.bottom + 0.5 && p.h <= 30, `${p.id} on the one line: ${JSON.stringify(p)} in ${JSON.stringify(bar)}`);
           assert.ok(p.right <= w, `${p.id} inside the window`);

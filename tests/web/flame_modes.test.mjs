@@ -5,34 +5,16 @@
 // node lists its stack innermost first. Needs dist/ (or MEMVIZ_DIST) like page.test.mjs;
 // writes screenshots to target/screenshots/flame-modes-*.png.
 
-import { describe, test, before, after } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { serveDist } from './serve_dist.mjs';
-import { DIST, SCREENSHOTS, TIMEOUT_MS, poll, startChromium, requireBuilt, BACKENDS } from './browser.mjs';
+import {
+  DIST, SCREENSHOTS, poll, BACKENDS, serveDistForTests, chromiumForTests, loadViewer, openFile, rect, childRects,
+} from './browser.mjs';
 
 const TEST = { timeout: 180_000 };
 
-let server;
-let baseUrl;
-
-before(async () => {
-  requireBuilt();
-  server = await serveDist(DIST, '/', () => {});
-  baseUrl = `http://127.0.0.1:${server.address().port}/`;
-});
-
-after(async () => {
-  if (server) await new Promise((resolve) => server.close(resolve));
-});
-
-/** The page rectangle of `selector` (first match), or null when not rendered. */
-const rect = (page, selector) => page.evaluate((sel) => {
-  const e = document.querySelector(sel);
-  if (!e || e.getClientRects().length === 0) return null;
-  const r = e.getBoundingClientRect();
-  return { x: r.x, y: r.y, w: r.width, h: r.height, right: r.right, bottom: r.bottom };
-}, selector);
+const served = serveDistForTests();
 
 /** Chooses `mode` on the frames select; resolves with the flamegraph's info once rebuilt. */
 async function choose(page, mode) {
@@ -66,26 +48,14 @@ async function labelsDown(page, pred, found = async () => {}) {
 
 for (const backend of BACKENDS) {
   describe(`flamegraph frame modes with ${backend.name}`, () => {
-    let b;
     let page;
-    const errors = [];
     const shot = (name) => page.screenshot({ path: path.join(SCREENSHOTS, `flame-modes-${backend.name}-${name}.png`) });
 
-    before(async () => {
-      b = await startChromium(backend.args, 'memviz-flame-modes-');
-      page = b.page;
-      page.on('pageerror', (err) => errors.push(err.message));
-      await page.setViewportSize({ width: 1280, height: 720 });
-      await page.goto(`${baseUrl}${backend.query}`);
-      await page.waitForFunction(() => window.memviz !== undefined && document.body.dataset.memvizBackend !== undefined,
-        null, { timeout: TIMEOUT_MS });
-      await page.setInputFiles('#file-input', path.join(DIST, 'assets/demo.pickle'));
-      await poll(() => page.evaluate(() => document.body.dataset.memvizState === 'ready'), 'the demo ready');
+    chromiumForTests(backend.args, 'memviz-flame-modes-', async (p) => {
+      page = p;
+      await loadViewer(page, `${served.url}${backend.query}`, 1280, 720);
+      await openFile(page, path.join(DIST, 'assets/demo.pickle'));
       await page.evaluate(() => window.memviz.setView('flame'));
-    });
-    after(async () => {
-      if (b) await b.close();
-      assert.deepEqual(errors, [], 'no page errors');
     });
 
     test('the default is "my code"; each mode changes the labels and keeps the total', TEST, async () => {
@@ -158,12 +128,7 @@ for (const backend of BACKENDS) {
     test('the toolbar stays on one line at 1280x720', TEST, async () => {
       await page.evaluate(() => window.memviz.flameControls.refresh());
       const bar = await rect(page, '#flame-controls');
-      const parts = await page.evaluate(() => [...document.querySelectorAll('#flame-controls > *')]
-        .filter((e) => e.getClientRects().length > 0)
-        .map((e) => {
-          const r = e.getBoundingClientRect();
-          return { id: e.id || e.textContent.trim().slice(0, 12), y: r.y, right: r.right, bottom: r.bottom, h: r.height };
-        }));
+      const parts = await childRects(page, '#flame-controls');
       for (const p of parts) {
         assert.ok(p.y >= bar.y - 0.5 && p.bottom <= bar.bottom + 0.5 && p.h <= 30, `${p.id} on the one line: ${JSON.stringify([p, bar])}`);
         assert.ok(p.right <= 1280, `${p.id} inside the window`);

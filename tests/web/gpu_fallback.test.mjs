@@ -13,7 +13,7 @@
 // Run by `cargo xtask test`, or: node --test tests/web/gpu_fallback.test.mjs
 // Needs dist/ (or MEMVIZ_DIST) and target/release/memviz; screenshots: target/screenshots/gpu-*.png.
 
-import { describe, test, before, after } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,9 +21,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { decodePng, colourStats } from './page_png.mjs';
-import { serveDist } from './serve_dist.mjs';
 import {
-  ROOT, DIST, CLI, SCREENSHOTS, TIMEOUT_MS, WEBGPU_ARGS, generate, poll, startChromium, requireBuilt,
+  ROOT, DIST, CLI, SCREENSHOTS, TIMEOUT_MS, WEBGPU_ARGS, generate, poll, startChromium, serveDistForTests,
 } from './browser.mjs';
 
 /** WebGPU with an adapter but failing canvases and buffers (exactly the issue's flags). */
@@ -34,19 +33,12 @@ const SMALL = path.join(FIXTURES, 'small/multidevice.pickle');
 const SUB_PATH = '/gpu/';
 const TEST = { timeout: 180_000 };
 
-let server;
-let baseUrl;
-
-before(async () => {
-  requireBuilt();
-  fs.mkdirSync(FIXTURES, { recursive: true });
-  generate(SMALL, 'small', path.join(FIXTURES, 'small'));
-  server = await serveDist(DIST, SUB_PATH, () => {});
-  baseUrl = `http://127.0.0.1:${server.address().port}${SUB_PATH}`;
-});
-
-after(() => {
-  if (server) server.close();
+const served = serveDistForTests({
+  prepare() {
+    fs.mkdirSync(FIXTURES, { recursive: true });
+    generate(SMALL, 'small', path.join(FIXTURES, 'small'));
+  },
+  subPath: SUB_PATH,
 });
 
 /** Collects uncaught errors, console errors and the worker's errors of `page`. */
@@ -105,7 +97,7 @@ describe('WebGPU that fails falls back to WebGL2', () => {
       const { page } = b;
       await page.setViewportSize({ width: 1440, height: 900 });
       const errors = watchErrors(page);
-      await page.goto(baseUrl);
+      await page.goto(served.url);
       const demo = await page.evaluate(() => window.memviz.open('assets/demo.pickle'));
       assert.equal(demo.state, 'ready', JSON.stringify(demo));
       let status = await pageStatus(page);
@@ -133,7 +125,7 @@ describe('WebGPU that fails falls back to WebGL2', () => {
       const { page } = b;
       await page.setViewportSize({ width: 1280, height: 720 });
       const errors = watchErrors(page);
-      await page.goto(baseUrl);
+      await page.goto(served.url);
       const demo = await page.evaluate(() => window.memviz.open('assets/demo.pickle'));
       assert.equal(demo.state, 'ready', JSON.stringify(demo));
       let status = await pageStatus(page);
@@ -179,7 +171,7 @@ describe('WebGPU that fails falls back to WebGL2', () => {
       const { page } = b;
       await page.setViewportSize({ width: 1280, height: 720 });
       const errors = watchErrors(page);
-      await page.goto(`${baseUrl}?backend=webgpu`);
+      await page.goto(`${served.url}?backend=webgpu`);
       const demo = await page.evaluate(() => window.memviz.open('assets/demo.pickle'));
       assert.equal(demo.state, 'ready', JSON.stringify(demo));
       await poll(async () => (await pageStatus(page)).backend === 'webgl2', 'WebGL2 after the real loss');
@@ -206,7 +198,7 @@ describe('WebGPU that fails falls back to WebGL2', () => {
     try {
       const { page } = b;
       await page.setViewportSize({ width: 1280, height: 720 });
-      await page.goto(baseUrl);
+      await page.goto(served.url);
       const demo = await page.evaluate(() => window.memviz.open('assets/demo.pickle'));
       assert.equal(demo.state, 'ready', JSON.stringify(demo));
       assert.equal((await pageStatus(page)).backend, 'webgpu');

@@ -4,14 +4,14 @@
 // and the panels' text. Needs dist/ and target/release/memviz like page.test.mjs; writes
 // fixtures to target/page-fixtures/ and screenshots to target/screenshots/layout-*.png.
 
-import { describe, test, before, after } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { decodePng } from './page_png.mjs';
-import { serveDist } from './serve_dist.mjs';
 import {
-  DIST, ROOT, SCREENSHOTS, TIMEOUT_MS, generate, poll, startChromium, requireBuilt, viewerState, pagePoint, BACKENDS,
+  ROOT, SCREENSHOTS, generate, poll, viewerState, pagePoint, BACKENDS,
+  serveDistForTests, chromiumForTests, loadViewer, waitForViewer,
 } from './browser.mjs';
 
 const FIXTURES = path.join(ROOT, 'target/page-fixtures');
@@ -19,21 +19,13 @@ const TEST = { timeout: 120_000 };
 const MiB = 1024 * 1024;
 const fixture = (name) => path.join(FIXTURES, name);
 
-let server;
-let baseUrl;
-
-before(async () => {
-  requireBuilt();
-  fs.mkdirSync(FIXTURES, { recursive: true });
-  generate(fixture('small/multidevice.pickle'), 'small', fixture('small'));
-  generate(fixture('landmarks.pickle'), 'landmarks', fixture('landmarks.pickle'));
-  generate(fixture('oomdevice.pickle'), 'oomdevice', fixture('oomdevice.pickle'));
-  server = await serveDist(DIST, '/', () => {});
-  baseUrl = `http://127.0.0.1:${server.address().port}/`;
-});
-
-after(async () => {
-  if (server) await new Promise((resolve) => server.close(resolve));
+const served = serveDistForTests({
+  prepare() {
+    fs.mkdirSync(FIXTURES, { recursive: true });
+    generate(fixture('small/multidevice.pickle'), 'small', fixture('small'));
+    generate(fixture('landmarks.pickle'), 'landmarks', fixture('landmarks.pickle'));
+    generate(fixture('oomdevice.pickle'), 'oomdevice', fixture('oomdevice.pickle'));
+  },
 });
 
 /** Opens `files` through the page's file input; resolves once the page shows `count` files. */
@@ -52,23 +44,12 @@ async function inViewport(page, selector) {
 
 for (const backend of BACKENDS) {
   describe(`layout with ${backend.name}`, () => {
-    let b;
     let page;
-    const errors = [];
     const shot = (name) => path.join(SCREENSHOTS, `layout-${backend.name}-${name}.png`);
 
-    before(async () => {
-      b = await startChromium(backend.args, 'memviz-layout-');
-      page = b.page;
-      page.on('pageerror', (err) => errors.push(err.message));
-      await page.setViewportSize({ width: 1440, height: 900 });
-      await page.goto(`${baseUrl}${backend.query}`);
-      await page.waitForFunction(() => window.memviz !== undefined && document.body.dataset.memvizBackend !== undefined,
-        null, { timeout: TIMEOUT_MS });
-    });
-    after(async () => {
-      if (b) await b.close();
-      assert.deepEqual(errors, [], 'no page errors');
+    chromiumForTests(backend.args, 'memviz-layout-', async (p) => {
+      page = p;
+      await loadViewer(page, `${served.url}${backend.query}`, 1440, 900);
     });
 
     test('the first screen says "GPU drawing"; `?` opens the shortcuts, Esc closes them', TEST, async () => {
@@ -361,8 +342,8 @@ for (const backend of BACKENDS) {
       await page.evaluate(() => localStorage.removeItem('memviz-theme'));
       await page.emulateMedia({ colorScheme: 'dark' });
       try {
-        await page.goto(`${baseUrl}${backend.query}`);
-        await page.waitForFunction(() => window.memviz !== undefined && document.body.dataset.memvizBackend !== undefined);
+        await page.goto(`${served.url}${backend.query}`);
+        await waitForViewer(page);
         await openFiles(page, fixture('landmarks.pickle'), 1);
         await page.waitForTimeout(300);
         const img = decodePng(await page.locator('#plot').screenshot({ path: shot('dark-system') }));

@@ -7,13 +7,13 @@
 // bad pattern is bad, and goes into the deep link. Needs dist/ (or MEMVIZ_DIST) and
 // target/release/memviz; writes screenshots to target/screenshots/sites-*.png.
 
-import { describe, test, before, after } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serveDist } from './serve_dist.mjs';
 import {
-  DIST, ROOT, SCREENSHOTS, TIMEOUT_MS, cliJson, generate, poll, startChromium, requireBuilt, viewerState, BACKENDS,
+  DIST, ROOT, SCREENSHOTS, cliJson, generate, poll, viewerState, BACKENDS,
+  serveDistForTests, chromiumForTests, loadViewer, openFile, rect,
 } from './browser.mjs';
 
 const TEST = { timeout: 180_000 };
@@ -24,64 +24,25 @@ const LANDMARKS = path.join(ROOT, 'target/page-fixtures/landmarks.pickle');
 const XSS = path.join(ROOT, 'target/page-fixtures/xss.pickle');
 const OOM_FILE = path.join(ROOT, '../shared/corpus/real/Constructor-Sun__code_location__memory_snapshot.pickle');
 
-let server;
-let baseUrl;
-
-before(async () => {
-  requireBuilt();
-  fs.mkdirSync(path.dirname(LANDMARKS), { recursive: true });
-  generate(LANDMARKS, 'landmarks', LANDMARKS);
-  generate(XSS, 'xss', XSS);
-  server = await serveDist(DIST, '/', () => {});
-  baseUrl = `http://127.0.0.1:${server.address().port}/`;
+const served = serveDistForTests({
+  prepare() {
+    fs.mkdirSync(path.dirname(LANDMARKS), { recursive: true });
+    generate(LANDMARKS, 'landmarks', LANDMARKS);
+    generate(XSS, 'xss', XSS);
+  },
 });
-
-after(async () => {
-  if (server) await new Promise((resolve) => server.close(resolve));
-});
-
-/** The page rectangle of `selector` (first match), or null when not rendered. */
-const rect = (page, selector) => page.evaluate((sel) => {
-  const e = document.querySelector(sel);
-  if (!e || e.getClientRects().length === 0) return null;
-  const r = e.getBoundingClientRect();
-  return { x: r.x, y: r.y, w: r.width, h: r.height, right: r.right, bottom: r.bottom };
-}, selector);
-
-/** Opens `file` through the file input and waits for `ready`. */
-async function openFile(page, file) {
-  await page.setInputFiles('#file-input', file);
-  await poll(() => page.evaluate(() => document.body.dataset.memvizState === 'ready'), `${path.basename(file)} ready`);
-}
 
 /** `label → detail` as the page writes a site. */
 const siteText = (s) => (s.detail ? `${s.label} → ${s.detail}` : s.label);
 
 for (const backend of BACKENDS) {
   describe(`sites with ${backend.name}`, () => {
-    let b;
     let page;
-    const errors = [];
     const shot = (name) => page.screenshot({ path: path.join(SCREENSHOTS, `sites-${backend.name}-${name}.png`) });
-
     /** A fresh page at `w`x`h`, ready for files. */
-    async function fresh(w, h) {
-      await page.setViewportSize({ width: w, height: h });
-      await page.goto('about:blank');
-      await page.goto(`${baseUrl}${backend.query}`);
-      await page.waitForFunction(() => window.memviz !== undefined && document.body.dataset.memvizBackend !== undefined,
-        null, { timeout: TIMEOUT_MS });
-    }
+    const fresh = (w, h) => loadViewer(page, `${served.url}${backend.query}`, w, h, true);
 
-    before(async () => {
-      b = await startChromium(backend.args, 'memviz-sites-');
-      page = b.page;
-      page.on('pageerror', (err) => errors.push(err.message));
-    });
-    after(async () => {
-      if (b) await b.close();
-      assert.deepEqual(errors, [], 'no page errors');
-    });
+    chromiumForTests(backend.args, 'memviz-sites-', (p) => { page = p; });
 
     for (const [w, h] of SIZES) {
       test(`${w}x${h}: the details pane marks user, library and folded C++ frames under the site line; the hover hint names the site`, TEST, async () => {
