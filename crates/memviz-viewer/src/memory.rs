@@ -8,7 +8,7 @@
 //! view is not built: it says so in a sentence ([`crate::App::unavailable`]) and the other
 //! views keep working. Without a [`Memory`] (the CLI, tests) every view is built.
 
-use crate::app::ViewKind;
+use crate::kinds::ViewKind;
 use memviz_analysis::layout::{LayoutOptions, PointMode};
 
 /// The layout a panel builds for itself when the view it reads is not built (leak suspects
@@ -18,21 +18,7 @@ pub const PANEL_LAYOUT: LayoutOptions = LayoutOptions {
     max_exact_points: 0,
 };
 
-/// The embedder's hook called after each step of building a view (benchmarks: the page's
-/// worker records its wasm memory and heap there; `memviz_web::memory::phases`).
-static PHASE_HOOK: std::sync::OnceLock<fn(&'static str)> = std::sync::OnceLock::new();
-
-/// Installs the hook [`phase`] calls (first call wins).
-pub fn set_phase_hook(hook: fn(&'static str)) {
-    let _ = PHASE_HOOK.set(hook);
-}
-
-/// A step of building a view is done: tells the embedder's hook, if any.
-pub(crate) fn phase(name: &'static str) {
-    if let Some(hook) = PHASE_HOOK.get() {
-        hook(name);
-    }
-}
+pub use crate::phase::set_phase_hook;
 
 /// A probe of the bytes in use and the most the viewer may hold.
 #[derive(Clone, Copy, Debug)]

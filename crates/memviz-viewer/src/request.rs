@@ -1,9 +1,17 @@
 //! What the shell may ask the viewer: one [`Request`] enum (JSON `{"method": "…", …fields}`),
-//! dispatched in one place (`memviz-web`'s `WebViewer::request`), and the answer each request
-//! gets ([`Reply`], whose variants are the answer structs of [`crate::answer`]). Both are
-//! written once, in the [`requests!`] table below: it makes the enum, the reply enum (so the
-//! dispatcher cannot answer a request with the wrong type) and the TypeScript map from each
-//! method to its answer (`Answers`, for `www/js/generated/`).
+//! and the answer each request gets ([`Reply`], whose variants are the answer structs of
+//! [`crate::answer`]). Both are written once, in the [`requests!`] table below, one row per
+//! request: `method: Variant { fields } => Answer;`. The table makes
+//! - the enum and the reply enum;
+//! - the traits that answer them, one method per row, named in the table (`macro_rules`
+//!   cannot make identifiers; a test checks each name is the request's `method`), taking the
+//!   request's fields and returning its answer: [`Handler`], the app's requests
+//!   ([`crate::App`] implements it in `app/dispatch.rs`), and [`Host`], the rows marked
+//!   `@host`, answered where the files and the canvas are (memviz-web's `ViewerCore` and
+//!   `WebViewer`), which also leads to the app for the others;
+//! - [`dispatch`], the one match from a request to its reply: a method returning the wrong
+//!   answer does not compile, and no hand-written arm exists;
+//! - the TypeScript map from each method to its answer (`Answers`, for `www/js/generated/`).
 //!
 //! Coordinates are canvas CSS px; `addr` fields are decimal text (addresses pass 2^53).
 
@@ -66,7 +74,7 @@ fn snake(name: &str) -> String {
 macro_rules! requests {
     ($(
         $(#[doc = $doc:literal])*
-        $variant:ident $({ $($field:ident : $fty:ty),* $(,)? })? => $answer:ty;
+        $(@$layer:ident)? $method:ident : $variant:ident $({ $($field:ident : $fty:ty),* $(,)? })? => $answer:ty;
     )*) => {
         /// A request of the shell (see the module docs).
         #[derive(Clone, Debug, PartialEq, Deserialize, TS)]
@@ -85,6 +93,45 @@ macro_rules! requests {
         pub enum Reply {
             $( $variant($answer), )*
         }
+
+        /// The app's side of the requests: one method per request of the table not marked
+        /// `@host`, named in the table, taking the request's fields and returning its answer.
+        /// Implemented by [`crate::App`]; the input clean-ups (finite numbers, addresses as
+        /// text) are the methods' own.
+        #[allow(clippy::unused_unit)]
+        pub trait Handler {
+            $( requests!(@handler [$($layer)?] $(#[doc = $doc])* $method ($($($field: $fty),*)?) -> $answer); )*
+        }
+
+        /// The embedder's side (`@host` in the table): the requests answered where the files
+        /// and the canvas are (memviz-web's `ViewerCore` and `WebViewer`; [`crate::App`]
+        /// answers them alone as before the first file, and resizes itself), and the way to
+        /// the app for every other request.
+        #[allow(clippy::unused_unit)]
+        pub trait Host {
+            /// The handler of the app's requests.
+            type App: Handler;
+            /// Answers one of the app's requests with `answer` (before the first file: with an
+            /// app that has none, `App::new_empty`).
+            fn with_app(&mut self, answer: impl FnOnce(&mut Self::App) -> Reply) -> Reply;
+            $( requests!(@host [$($layer)?] $(#[doc = $doc])* $method ($($($field: $fty),*)?) -> $answer); )*
+        }
+
+        /// Answers `request`: the [`Reply`] variant of the same name, holding what the
+        /// request's [`Handler`] or [`Host`] method returned (so it cannot be the wrong
+        /// answer), the one dispatch of the shell's requests.
+        // A request that answers nothing replies `()`: `Reply::Fit(app.fit())`.
+        #[allow(clippy::unit_arg)]
+        pub fn dispatch<H: Host>(host: &mut H, request: Request) -> Reply {
+            match request {
+                $( Request::$variant $({ $($field),* })? => requests!(@arm [$($layer)?] host $variant $method ($($($field),*)?)), )*
+            }
+        }
+
+        /// Each method's name and its request's `method` (the variant's name in snake case):
+        /// a test checks they are the same.
+        #[cfg(test)]
+        const METHOD_NAMES: &[(&str, &str)] = &[$( (stringify!($method), stringify!($variant)), )*];
 
         /// Writes the TypeScript declarations of [`Request`], of every answer type and the
         /// `Answers` map (`Answers.ts`) into `cfg`'s out dir, one file per type.
@@ -116,105 +163,124 @@ macro_rules! requests {
             out
         }
     };
+    // A method of the app's trait (a row without a layer), none for an `@host` row.
+    (@handler [] $(#[doc = $doc:literal])* $method:ident ($($field:ident : $fty:ty),*) -> $answer:ty) => {
+        $(#[doc = $doc])*
+        fn $method(&mut self, $($field: $fty),*) -> $answer;
+    };
+    (@handler [host] $($rest:tt)*) => {};
+    // A method of the embedder's trait (an `@host` row), none for the app's rows.
+    (@host [host] $(#[doc = $doc:literal])* $method:ident ($($field:ident : $fty:ty),*) -> $answer:ty) => {
+        $(#[doc = $doc])*
+        fn $method(&mut self, $($field: $fty),*) -> $answer;
+    };
+    (@host [] $($rest:tt)*) => {};
+    // The dispatch of one request: through the app, or the embedder's own method.
+    (@arm [] $host:ident $variant:ident $method:ident ($($arg:ident),*)) => {
+        $host.with_app(|app| Reply::$variant(Handler::$method(app, $($arg),*)))
+    };
+    (@arm [host] $host:ident $variant:ident $method:ident ($($arg:ident),*)) => {
+        Reply::$variant(Host::$method($host, $($arg),*))
+    };
 }
 
 requests! {
     /// Wheel at a canvas point; `delta_y` in pixels (negative zooms in).
-    Wheel { x: f64, y: f64, delta_y: f64 } => ();
+    wheel: Wheel { x: f64, y: f64, delta_y: f64 } => ();
     /// Zooms both axes by `factor` around a canvas point.
-    ZoomAt { x: f64, y: f64, factor: f64 } => ();
+    zoom_at: ZoomAt { x: f64, y: f64, factor: f64 } => ();
     /// Pans by CSS px.
-    PanBy { dx: f64, dy: f64 } => ();
+    pan_by: PanBy { dx: f64, dy: f64 } => ();
     /// Shows the whole trace.
-    Fit => ();
+    fit: Fit => ();
     /// A key press (`KeyboardEvent.key`): true when it was used.
-    Key { key: String } => bool;
+    key: Key { key: String } => bool;
     /// Pointer pressed.
-    PointerDown { x: f64, y: f64 } => ();
+    pointer_down: PointerDown { x: f64, y: f64 } => ();
     /// Pointer moved: the tooltip to show.
-    PointerMove { x: f64, y: f64 } => Option<Tooltip>;
+    pointer_move: PointerMove { x: f64, y: f64 } => Option<Tooltip>;
     /// Pointer released (a click pins / unpins): the tooltip to show.
-    PointerUp { x: f64, y: f64 } => Option<Tooltip>;
+    pointer_up: PointerUp { x: f64, y: f64 } => Option<Tooltip>;
     /// The pointer left the canvas: the pinned tooltip, if any.
-    PointerLeave => Option<Tooltip>;
+    pointer_leave: PointerLeave => Option<Tooltip>;
     /// Double click: fit.
-    DoubleClick => ();
+    double_click: DoubleClick => ();
     /// The overview brush: shows timesteps `[x0, x1)`, y fitted to them.
-    SetXWindow { x0: f64, x1: f64 } => ();
+    set_x_window: SetXWindow { x0: f64, x1: f64 } => ();
     /// Sets the timeline's visible window (timesteps x0..x1, bytes y0..y1).
-    SetWindow { x0: f64, x1: f64, y0: f64, y1: f64 } => ();
+    set_window: SetWindow { x0: f64, x1: f64, y0: f64, y1: f64 } => ();
     /// Makes opened file `index` current (false when there is none).
-    SelectFile { index: u32 } => bool;
+    select_file: SelectFile { index: u32 } => bool;
     /// Switches the device of the current file.
-    SetDevice { device: i64 } => ();
+    set_device: SetDevice { device: i64 } => ();
     /// x axis: wall-clock time (when the trace has times) or timesteps.
-    SetTimeAxis { on: bool } => ();
+    set_time_axis: SetTimeAxis { on: bool } => ();
     /// The canvas's non-data colours (background, axes, grid, overview, the State History
     /// map): dark or light. Data colours stay.
-    SetTheme { dark: bool } => ();
+    set_theme: SetTheme { dark: bool } => ();
     /// Shows a view.
-    SetView { view: ViewKind } => bool;
+    set_view: SetView { view: ViewKind } => bool;
     /// The canvas's CSS size and device pixel ratio changed.
-    Resize { css_w: f64, css_h: f64, dpr: f64 } => ();
+    @host resize: Resize { css_w: f64, css_h: f64, dpr: f64 } => ();
     /// Everything around the plot, with the `legend_entries` largest sites.
-    Panel { legend_entries: u32 } => Panel;
+    @host panel: Panel { legend_entries: u32 } => Panel;
     /// The axis ticks for the current camera.
-    Ticks => Option<AxisTicks>;
+    ticks: Ticks => Option<AxisTicks>;
     /// The viewer's state (`null` before the first file).
-    State => Option<ViewerState>;
+    state: State => Option<ViewerState>;
     /// The current file's summary as a text table.
-    SummaryTable => String;
+    @host summary_table: SummaryTable => String;
     /// Selects event `k` of the State History (-1: the last).
-    StateSelect { k: i64 } => Option<StateSelection>;
+    state_select: StateSelect { k: i64 } => Option<StateSelection>;
     /// Rows `[start, start + count)` of the State History's event list (at most 1000).
-    StateRows { start: u32, count: u32 } => Vec<StateRow>;
+    state_rows: StateRows { start: u32, count: u32 } => Vec<StateRow>;
     /// The indices of the `oom` events of the State History.
-    StateOoms => Vec<usize>;
+    state_ooms: StateOoms => Vec<usize>;
     /// The next (`forward`) or previous event from `from` whose row contains `query`
     /// (case-insensitive, wrapping), or -1.
-    StateSearch { query: String, from: i64, forward: bool } => i64;
+    state_search: StateSearch { query: String, from: i64, forward: bool } => i64;
     /// Pins and centres the block (or segment) at `addr` in the map: its tooltip.
-    StateFocus { addr: String } => Option<Tooltip>;
+    state_focus: StateFocus { addr: String } => Option<Tooltip>;
     /// Canvas CSS px of a map item's centre.
-    StateItemCenter { kind: MapItemKind, addr: String } => Option<[f64; 2]>;
+    state_item_center: StateItemCenter { kind: MapItemKind, addr: String } => Option<[f64; 2]>;
     /// Searches the current timeline (substring or `/regex/`) and highlights the matches
     /// (`only`: hides the rest); empty clears.
-    Search { query: String, only: bool } => Option<SearchAnswer>;
+    search: Search { query: String, only: bool } => Option<SearchAnswer>;
     /// The per-source-line table of the current timeline.
-    Lines { all_frames: bool } => Avail<Vec<LineAnswer>>;
+    lines: Lines { all_frames: bool } => Avail<Vec<LineAnswer>>;
     /// Highlights one row of the source-line table: how many allocations.
-    HighlightLine { file: String, line: i64, name: String, all_frames: bool } => Avail<usize>;
+    highlight_line: HighlightLine { file: String, line: i64, name: String, all_frames: bool } => Avail<usize>;
     /// Clears a search or row highlight.
-    ClearHighlight => ();
+    clear_highlight: ClearHighlight => ();
     /// Leak suspects of the current device.
-    Leaks => Option<Avail<LeaksAnswer>>;
+    leaks: Leaks => Option<Avail<LeaksAnswer>>;
     /// Every allocation alive at timestep `step` (`-1`: the last clicked one, or the peak
     /// before any click; below -1: the peak).
-    Live { step: i64 } => Option<Avail<LiveAnswer>>;
+    live: Live { step: i64 } => Option<Avail<LiveAnswer>>;
     /// Compares the live allocations of opened files `a` and `b`.
-    Diff { a: u32, b: u32 } => Option<Avail<DiffAnswer>>;
+    diff: Diff { a: u32, b: u32 } => Option<Avail<DiffAnswer>>;
     /// Every opened file's peak, final and reserved bytes (its default device).
-    Files => Vec<FileRow>;
+    @host files: Files => Vec<FileRow>;
     /// Rebuilds the flamegraph at a moment or over a range; `lifetime`: bytes × lifetime over
     /// the trace; `frames`: which frames (null or absent: my code when the file has frames of
     /// the user's code, else Python; [`FlameState::frames`] says which).
-    FlameSet { at: FlameAt, lifetime: bool, frames: Option<memviz_analysis::flame::FrameMode> } => Option<Avail<FlameState>>;
+    flame_set: FlameSet { at: FlameAt, lifetime: bool, frames: Option<memviz_analysis::flame::FrameMode> } => Option<Avail<FlameState>>;
     /// Shows the comparison flamegraph of opened files `a` and `b` (`frames` as for FlameSet).
-    FlameDiff { a: u32, b: u32, frames: Option<memviz_analysis::flame::FrameMode> } => Option<Avail<FlameState>>;
+    flame_diff: FlameDiff { a: u32, b: u32, frames: Option<memviz_analysis::flame::FrameMode> } => Option<Avail<FlameState>>;
     /// The flamegraph's breadcrumb, labels and state.
-    FlameInfo => Option<FlameInfo>;
+    flame_info: FlameInfo => Option<FlameInfo>;
     /// Zooms the flamegraph to a node (from the breadcrumb).
-    FlameZoomTo { node: u32 } => bool;
+    flame_zoom_to: FlameZoomTo { node: u32 } => bool;
     /// Canvas CSS px of a flamegraph node's centre.
-    FlameNodeCenter { node: u32 } => Option<[f64; 2]>;
+    flame_node_center: FlameNodeCenter { node: u32 } => Option<[f64; 2]>;
     /// The annotation phases usable as flamegraph time ranges.
-    FlamePhases => Vec<FlamePhase>;
+    flame_phases: FlamePhases => Vec<FlamePhase>;
     /// Pins the tooltip of a timeline element (negative: unpin).
-    Pin { element: i64 } => Option<Tooltip>;
+    pin: Pin { element: i64 } => Option<Tooltip>;
     /// Sets which Python files count as the user's code (docs/sites.md: comma-separated path
     /// prefixes or package paths, and at most one `/regex/`; empty: the default rule) and
     /// renames every site with it; `Err`: a one-line message (a bad regex).
-    SetUserCode { pattern: String } => Result<UserCodeAnswer, String>;
+    set_user_code: SetUserCode { pattern: String } => Result<UserCodeAnswer, String>;
 }
 
 #[cfg(test)]
@@ -267,6 +333,18 @@ mod tests {
             "[]",
         ] {
             assert!(serde_json::from_str::<Request>(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn handler_methods_are_named_as_their_requests() {
+        assert_eq!(METHOD_NAMES.len(), 44);
+        for (method, variant) in METHOD_NAMES {
+            assert_eq!(
+                *method,
+                snake(variant),
+                "the table names {variant}'s method {method}"
+            );
         }
     }
 

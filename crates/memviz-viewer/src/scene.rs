@@ -443,7 +443,7 @@ pub fn build_columns_on<M: XMap + ?Sized>(
         }
     }
     let mut stack = ColumnStack::new(layout, &samples);
-    crate::memory::phase("column_stack");
+    crate::phase::phase("column_stack");
     // Open rectangles: (row0, row1, colour, flags) → x where they started.
     type Key = (i64, i64, u32, u32);
     let mut open: std::collections::HashMap<Key, f64> = Default::default();

@@ -4,7 +4,9 @@
 //! [`WebViewer::frame`], which the worker calls once per animation frame while it returns true.
 
 use memviz_render::Backend;
-use memviz_viewer::GpuScene;
+use memviz_viewer::answer::{FileRow, Panel};
+use memviz_viewer::request::Host;
+use memviz_viewer::{App, GpuScene, Reply};
 use wasm_bindgen::prelude::*;
 
 use crate::gpu_setup::{Created, Gpu};
@@ -266,11 +268,7 @@ impl WebViewer {
     pub fn request(&mut self, json: &str) -> Result<String, JsError> {
         let req: memviz_viewer::Request = serde_json::from_str(json)
             .map_err(|e| JsError::new(&format!("not a viewer request ({e})")))?;
-        if let memviz_viewer::Request::Resize { css_w, css_h, dpr } = req {
-            self.resize(css_w, css_h, dpr);
-            return Ok("null".to_owned());
-        }
-        let reply = self.core.request(req);
+        let reply = memviz_viewer::request::dispatch(self, req);
         serde_json::to_string(&reply).map_err(|e| JsError::new(&e.to_string()))
     }
 
@@ -370,5 +368,32 @@ impl WebViewer {
     /// True once any Rust code in this module has panicked: the page should be reloaded.
     pub fn has_panicked() -> bool {
         crate::PANICKED.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// The requests answered here (`@host` in the request table): `resize` resizes the canvas and
+/// then the app ([`WebViewer::resize`]); the panel, the summaries and the files are
+/// [`ViewerCore`]'s, and every other request goes through it to the app.
+impl Host for WebViewer {
+    type App = App;
+
+    fn with_app(&mut self, answer: impl FnOnce(&mut App) -> Reply) -> Reply {
+        Host::with_app(&mut self.core, answer)
+    }
+
+    fn resize(&mut self, css_w: f64, css_h: f64, dpr: f64) {
+        WebViewer::resize(self, css_w, css_h, dpr);
+    }
+
+    fn panel(&mut self, legend_entries: u32) -> Panel {
+        Host::panel(&mut self.core, legend_entries)
+    }
+
+    fn summary_table(&mut self) -> String {
+        Host::summary_table(&mut self.core)
+    }
+
+    fn files(&mut self) -> Vec<FileRow> {
+        Host::files(&mut self.core)
     }
 }

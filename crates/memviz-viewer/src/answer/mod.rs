@@ -7,6 +7,7 @@
 //! Field names are the shell's: changing one changes the generated declarations, and `tsc`
 //! then names every place in `www/js` that reads it.
 
+mod axes;
 mod flame;
 mod history;
 mod panel;
@@ -14,13 +15,15 @@ mod site;
 mod tables;
 mod tooltip;
 
+pub use axes::{AxisTicks, OomMark, PhaseLabel};
 pub use flame::{
     Crumb, FlameAt, FlameDiffTotals, FlameInfo, FlameLabel, FlameMoment, FlameNodeInfo, FlamePhase,
     FlameState, FlameUnit,
 };
 pub use history::{BlockLabel, OomAnswer, RowKind, StateRow, StateSelection};
 pub use panel::{
-    DeviceRow, LegendRow, Panel, SceneKind, SettingRow, StateViewState, TimelineState, ViewerState,
+    DeviceRow, FileAccelerator, LegendRow, Panel, SceneKind, SettingRow, StateViewState,
+    TimelineState, ViewerState,
 };
 pub use site::{explanation_lines, line_kinds, SiteText};
 pub use tables::{
@@ -32,8 +35,8 @@ pub use tooltip::{ElementTip, ItemTip, MapItem, MapItemKind, NodeTip, TipLines, 
 use serde::Serialize;
 use ts_rs::TS;
 
-pub use crate::app::{AxisTicks, FileAccelerator, PhaseLabel, ViewKind};
 pub use crate::camera::PlotGeometry;
+pub use crate::kinds::ViewKind;
 pub use crate::ticks::Tick;
 
 /// A panel or view that cannot fit in the memory left: the sentence saying so (what it needs,

@@ -5,7 +5,7 @@ use memviz_analysis::layout::PointMode;
 use serde::Serialize;
 use ts_rs::TS;
 
-use super::{AxisTicks, FileAccelerator, FlameState, PlotGeometry, SiteText, ViewKind};
+use super::{AxisTicks, FlameState, PlotGeometry, SiteText, ViewKind};
 
 /// What the page shows around the plot after a file, device or view change.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, TS)]
@@ -137,4 +137,20 @@ pub struct StateViewState {
     pub open_ms: f64,
     pub select_ms: f64,
     pub checkpoint_bytes: usize,
+}
+
+/// Which accelerator wrote a file (`memviz_snapshot::accelerator`, docs/formats.md §3), one per
+/// opened file in the `Panel` (an answer struct, kept here beside the code that makes it).
+// (The doc above is also the generated TypeScript's, kept word for word: the struct moved here
+// from `app::files`, whose `file_accelerator` makes it.)
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+pub struct FileAccelerator {
+    /// "CUDA", "ROCm (HIP)", "Intel XPU", "MTIA", "Ascend NPU"; empty when nothing in the file says.
+    pub label: String,
+    /// The torch device type of its device names: `cuda` (ROCm's too, and without evidence),
+    /// `xpu`, `mtia`, `npu`.
+    pub device_prefix: String,
+    /// What the page says ("CUDA snapshot"), and the evidence as a title; both empty when unknown.
+    pub text: String,
+    pub title: String,
 }

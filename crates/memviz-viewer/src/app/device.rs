@@ -76,20 +76,20 @@ pub(super) fn build_device(
             ViewKind::Pools => timeline::build_pools(snap, device),
             ViewKind::Active | ViewKind::State | ViewKind::Flame => timeline::build(snap, device),
         };
-        crate::memory::phase("timeline");
+        crate::phase::phase("timeline");
         let layout = layout::Layout::build_dropping_steps(&mut timeline, VIEWER_LAYOUT);
-        crate::memory::phase("layout");
+        crate::phase::phase("layout");
         (Rc::new(timeline), Rc::new(layout))
     });
     let colors = color::element_colors_with_legend(snap, device, &timeline, &layout);
-    crate::memory::phase("colors");
+    crate::phase::phase("colors");
     let step_time_us = StepTimeIndex::build(snap, device, &layout);
-    crate::memory::phase("step_time");
+    crate::phase::phase("step_time");
     let windowed = layout.exact_point_count() > STATIC_MAX_POINTS;
     let scene = initial_scene(&layout, &colors, windowed);
-    crate::memory::phase("first_scene");
+    crate::phase::phase("first_scene");
     let phases = phase_rows(memviz_analysis::annotations::phases(snap, device, &layout));
-    crate::memory::phase("annotation_phases");
+    crate::phase::phase("annotation_phases");
     let oom_steps = oom_steps(snap, device, &layout);
     DeviceData {
         timeline,

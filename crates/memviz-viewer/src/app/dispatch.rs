@@ -1,10 +1,23 @@
-//! [`App::request`]: the app's half of the shell's one request entry point (the rest, the
-//! panel around the plot, the summaries and the canvas size, is `memviz-web`'s). Each
-//! [`Request`] gets the [`Reply`] variant of the same name, which the compiler checks.
+//! [`App::request`] and the app's side of the request table: [`Handler`] (every request the
+//! app answers) and [`Host`] (the requests the embedder answers where the files and the canvas
+//! are: alone, the app answers them as before the first file and resizes itself). The match
+//! from a request to its reply is generated ([`crate::request::dispatch`]); what is here is the
+//! clean-up of the shell's input before it reaches the app's methods.
+//!
+//! Each method calls the app's inherent method of the same name as `App::name(self, …)`: a
+//! path finds the inherent method before the trait's (method-call syntax would not always: a
+//! `&self` inherent method loses to a `&mut self` trait method), and it takes typed values
+//! (`usize` indices, `u64` addresses).
 
 use super::App;
-use crate::answer::Avail;
-use crate::request::{Reply, Request};
+use crate::answer::FileRow;
+use crate::answer::{
+    Avail, AxisTicks, DiffAnswer, FlameAt, FlameInfo, FlamePhase, FlameState, LeaksAnswer,
+    LineAnswer, LiveAnswer, MapItemKind, Panel, SearchAnswer, StateRow, StateSelection, Tooltip,
+    UserCodeAnswer, ViewKind, ViewerState,
+};
+use crate::request::{dispatch, Handler, Host, Reply, Request};
+use memviz_analysis::flame::FrameMode;
 
 /// A finite number, else `default` (JSON has no NaN, but a hand-made request may send
 /// `1e999`).
@@ -16,106 +29,239 @@ fn finite(v: f64, default: f64) -> f64 {
     }
 }
 
+/// A block or segment address sent as decimal text (addresses pass 2^53); `None` when it is
+/// not one.
+fn addr(text: &str) -> Option<u64> {
+    text.parse::<u64>().ok()
+}
+
 impl App {
     /// Answers one request of the shell (`Panel`, `SummaryTable`, `Files` and `Resize` are
     /// answered one layer up, where the files and the canvas are: here they answer as before
-    /// the first file).
-    // A request that answers nothing replies `()`: `Reply::Fit(self.fit())` keeps each request
-    // one line with its reply variant, which the compiler checks against the table.
-    #[allow(clippy::unit_arg)]
+    /// the first file, and `Resize` resizes the app's views).
     pub fn request(&mut self, req: Request) -> Reply {
-        // A scene rebuilt elsewhere (a highlight) is in timesteps: back on the chosen axis.
-        self.sync_axis();
-        let reply = self.answer(req);
-        self.sync_axis();
-        reply
+        dispatch(self, req)
     }
 
-    #[allow(clippy::unit_arg)]
-    fn answer(&mut self, req: Request) -> Reply {
-        use Request as Q;
-        match req {
-            Q::Wheel { x, y, delta_y } => Reply::Wheel(self.wheel(x, y, delta_y)),
-            Q::ZoomAt { x, y, factor } => Reply::ZoomAt(if factor.is_finite() && factor > 0.0 {
-                self.zoom_at(x, y, factor);
-            }),
-            Q::PanBy { dx, dy } => Reply::PanBy(self.pan_by(finite(dx, 0.0), finite(dy, 0.0))),
-            Q::Fit => Reply::Fit(self.fit()),
-            Q::Key { key } => Reply::Key(self.key(&key)),
-            Q::PointerDown { x, y } => Reply::PointerDown(self.pointer_down(x, y)),
-            Q::PointerMove { x, y } => Reply::PointerMove(self.pointer_move(x, y)),
-            Q::PointerUp { x, y } => Reply::PointerUp(self.pointer_up(x, y)),
-            Q::PointerLeave => Reply::PointerLeave(self.hover(-1.0e9, -1.0e9)),
-            Q::DoubleClick => Reply::DoubleClick(self.double_click()),
-            Q::SetXWindow { x0, x1 } => Reply::SetXWindow(self.set_x_window(x0, x1)),
-            Q::SetWindow { x0, x1, y0, y1 } => Reply::SetWindow(self.set_window(x0, x1, y0, y1)),
-            Q::SelectFile { index } => Reply::SelectFile(self.select_file(index as usize)),
-            Q::SetDevice { device } => Reply::SetDevice(self.set_device(device)),
-            Q::SetTimeAxis { on } => Reply::SetTimeAxis(self.set_time_axis(on)),
-            Q::SetTheme { dark } => Reply::SetTheme(self.set_theme(dark)),
-            Q::SetView { view } => Reply::SetView({
-                self.set_view(view);
-                true
-            }),
-            Q::Resize { css_w, css_h, dpr } => Reply::Resize(self.resize(css_w, css_h, dpr)),
-            Q::Panel { legend_entries } => Reply::Panel(self.panel(legend_entries as usize)),
-            Q::Ticks => Reply::Ticks(Some(self.axis_ticks())),
-            Q::State => Reply::State(Some(self.state())),
-            Q::SummaryTable => Reply::SummaryTable(String::new()),
-            Q::StateSelect { k } => Reply::StateSelect(self.state_select(k)),
-            Q::StateRows { start, count } => {
-                Reply::StateRows(self.state_rows(start as usize, count as usize))
-            }
-            Q::StateOoms => Reply::StateOoms(self.state_ooms()),
-            Q::StateSearch {
-                query,
-                from,
-                forward,
-            } => Reply::StateSearch(self.state_search(&query, from, forward)),
-            Q::StateFocus { addr } => {
-                Reply::StateFocus(addr.parse::<u64>().ok().and_then(|a| self.state_focus(a)))
-            }
-            Q::StateItemCenter { kind, addr } => Reply::StateItemCenter(
-                addr.parse::<u64>()
-                    .ok()
-                    .and_then(|a| self.state_item_center(kind, a)),
-            ),
-            Q::Search { query, only } => Reply::Search(self.search(&query, only)),
-            Q::Lines { all_frames } => Reply::Lines(self.lines(all_frames)),
-            Q::HighlightLine {
-                file,
-                line,
-                name,
-                all_frames,
-            } => Reply::HighlightLine(Avail::from_result(
-                self.highlight_line(&file, line, &name, all_frames),
-            )),
-            Q::ClearHighlight => Reply::ClearHighlight(self.set_highlight(None, false)),
-            Q::Leaks => Reply::Leaks(self.leaks()),
-            Q::Live { step } => {
-                let step = match step {
-                    -1 => self.last_click_step().map_or(-1, i64::from),
-                    s if s < 0 => -1,
-                    s => s,
-                };
-                Reply::Live(self.live(step))
-            }
-            Q::Diff { a, b } => Reply::Diff(self.diff(a as usize, b as usize)),
-            Q::Files => Reply::Files(Vec::new()),
-            Q::FlameSet {
-                at,
-                lifetime,
-                frames,
-            } => Reply::FlameSet(self.flame_set(at, lifetime, frames)),
-            Q::FlameDiff { a, b, frames } => {
-                Reply::FlameDiff(self.flame_diff(a as usize, b as usize, frames))
-            }
-            Q::FlameInfo => Reply::FlameInfo(self.flame_info()),
-            Q::FlameZoomTo { node } => Reply::FlameZoomTo(self.flame_zoom_to(node)),
-            Q::FlameNodeCenter { node } => Reply::FlameNodeCenter(self.flame_node_center(node)),
-            Q::FlamePhases => Reply::FlamePhases(self.flame_phases()),
-            Q::Pin { element } => Reply::Pin(self.pin(element)),
-            Q::SetUserCode { pattern } => Reply::SetUserCode(self.set_user_code(&pattern)),
+    /// Runs `f` between two [`App::sync_axis`]: a scene rebuilt elsewhere (a highlight) is in
+    /// timesteps, and goes back on the chosen axis.
+    fn synced<R>(&mut self, f: impl FnOnce(&mut App) -> R) -> R {
+        self.sync_axis();
+        let out = f(self);
+        self.sync_axis();
+        out
+    }
+}
+
+impl Host for App {
+    type App = App;
+
+    fn with_app(&mut self, answer: impl FnOnce(&mut App) -> Reply) -> Reply {
+        self.synced(answer)
+    }
+
+    fn resize(&mut self, css_w: f64, css_h: f64, dpr: f64) {
+        self.synced(|a| App::resize(a, css_w, css_h, dpr));
+    }
+
+    fn panel(&mut self, legend_entries: u32) -> Panel {
+        self.synced(|a| App::panel(a, legend_entries as usize))
+    }
+
+    fn summary_table(&mut self) -> String {
+        String::new()
+    }
+
+    fn files(&mut self) -> Vec<FileRow> {
+        Vec::new()
+    }
+}
+
+impl Handler for App {
+    fn wheel(&mut self, x: f64, y: f64, delta_y: f64) {
+        App::wheel(self, x, y, delta_y);
+    }
+
+    fn zoom_at(&mut self, x: f64, y: f64, factor: f64) {
+        if factor.is_finite() && factor > 0.0 {
+            App::zoom_at(self, x, y, factor);
         }
+    }
+
+    fn pan_by(&mut self, dx: f64, dy: f64) {
+        App::pan_by(self, finite(dx, 0.0), finite(dy, 0.0));
+    }
+
+    fn fit(&mut self) {
+        App::fit(self);
+    }
+
+    fn key(&mut self, key: String) -> bool {
+        App::key(self, &key)
+    }
+
+    fn pointer_down(&mut self, x: f64, y: f64) {
+        App::pointer_down(self, x, y);
+    }
+
+    fn pointer_move(&mut self, x: f64, y: f64) -> Option<Tooltip> {
+        App::pointer_move(self, x, y)
+    }
+
+    fn pointer_up(&mut self, x: f64, y: f64) -> Option<Tooltip> {
+        App::pointer_up(self, x, y)
+    }
+
+    fn pointer_leave(&mut self) -> Option<Tooltip> {
+        // Far outside every view: the hover ends and the pinned tooltip, if any, stays.
+        App::hover(self, -1.0e9, -1.0e9)
+    }
+
+    fn double_click(&mut self) {
+        App::double_click(self);
+    }
+
+    fn set_x_window(&mut self, x0: f64, x1: f64) {
+        App::set_x_window(self, x0, x1);
+    }
+
+    fn set_window(&mut self, x0: f64, x1: f64, y0: f64, y1: f64) {
+        App::set_window(self, x0, x1, y0, y1);
+    }
+
+    fn select_file(&mut self, index: u32) -> bool {
+        App::select_file(self, index as usize)
+    }
+
+    fn set_device(&mut self, device: i64) {
+        App::set_device(self, device);
+    }
+
+    fn set_time_axis(&mut self, on: bool) {
+        App::set_time_axis(self, on);
+    }
+
+    fn set_theme(&mut self, dark: bool) {
+        App::set_theme(self, dark);
+    }
+
+    fn set_view(&mut self, view: ViewKind) -> bool {
+        App::set_view(self, view);
+        true
+    }
+
+    fn ticks(&mut self) -> Option<AxisTicks> {
+        // Before the first file: none (the shell draws no axes).
+        (!self.files.is_empty()).then(|| App::axis_ticks(self))
+    }
+
+    fn state(&mut self) -> Option<ViewerState> {
+        (!self.files.is_empty()).then(|| App::state(self))
+    }
+
+    fn state_select(&mut self, k: i64) -> Option<StateSelection> {
+        App::state_select(self, k)
+    }
+
+    fn state_rows(&mut self, start: u32, count: u32) -> Vec<StateRow> {
+        App::state_rows(self, start as usize, count as usize)
+    }
+
+    fn state_ooms(&mut self) -> Vec<usize> {
+        App::state_ooms(self)
+    }
+
+    fn state_search(&mut self, query: String, from: i64, forward: bool) -> i64 {
+        App::state_search(self, &query, from, forward)
+    }
+
+    fn state_focus(&mut self, addr_text: String) -> Option<Tooltip> {
+        addr(&addr_text).and_then(|a| App::state_focus(self, a))
+    }
+
+    fn state_item_center(&mut self, kind: MapItemKind, addr_text: String) -> Option<[f64; 2]> {
+        addr(&addr_text).and_then(|a| App::state_item_center(self, kind, a))
+    }
+
+    fn search(&mut self, query: String, only: bool) -> Option<SearchAnswer> {
+        App::search(self, &query, only)
+    }
+
+    fn lines(&mut self, all_frames: bool) -> Avail<Vec<LineAnswer>> {
+        App::lines(self, all_frames)
+    }
+
+    fn highlight_line(
+        &mut self,
+        file: String,
+        line: i64,
+        name: String,
+        all_frames: bool,
+    ) -> Avail<usize> {
+        Avail::from_result(App::highlight_line(self, &file, line, &name, all_frames))
+    }
+
+    fn clear_highlight(&mut self) {
+        App::set_highlight(self, None, false);
+    }
+
+    fn leaks(&mut self) -> Option<Avail<LeaksAnswer>> {
+        App::leaks(self)
+    }
+
+    fn live(&mut self, step: i64) -> Option<Avail<LiveAnswer>> {
+        // -1: the last clicked timestep (the peak before any click); below -1: the peak.
+        let step = match step {
+            -1 => App::last_click_step(self).map_or(-1, i64::from),
+            s if s < 0 => -1,
+            s => s,
+        };
+        App::live(self, step)
+    }
+
+    fn diff(&mut self, a: u32, b: u32) -> Option<Avail<DiffAnswer>> {
+        App::diff(self, a as usize, b as usize)
+    }
+
+    fn flame_set(
+        &mut self,
+        at: FlameAt,
+        lifetime: bool,
+        frames: Option<FrameMode>,
+    ) -> Option<Avail<FlameState>> {
+        App::flame_set(self, at, lifetime, frames)
+    }
+
+    fn flame_diff(
+        &mut self,
+        a: u32,
+        b: u32,
+        frames: Option<FrameMode>,
+    ) -> Option<Avail<FlameState>> {
+        App::flame_diff(self, a as usize, b as usize, frames)
+    }
+
+    fn flame_info(&mut self) -> Option<FlameInfo> {
+        App::flame_info(self)
+    }
+
+    fn flame_zoom_to(&mut self, node: u32) -> bool {
+        App::flame_zoom_to(self, node)
+    }
+
+    fn flame_node_center(&mut self, node: u32) -> Option<[f64; 2]> {
+        App::flame_node_center(self, node)
+    }
+
+    fn flame_phases(&mut self) -> Vec<FlamePhase> {
+        App::flame_phases(self)
+    }
+
+    fn pin(&mut self, element: i64) -> Option<Tooltip> {
+        App::pin(self, element)
+    }
+
+    fn set_user_code(&mut self, pattern: String) -> Result<UserCodeAnswer, String> {
+        App::set_user_code(self, &pattern)
     }
 }

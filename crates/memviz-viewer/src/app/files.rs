@@ -11,6 +11,7 @@ use memviz_snapshot::{DeviceTrace, Snapshot};
 use super::device::DeviceData;
 use super::{ActiveView, App, ViewKind};
 use crate::answer::DeviceRow;
+use crate::answer::FileAccelerator;
 
 /// One loaded snapshot file.
 pub struct LoadedFile {
@@ -68,20 +69,6 @@ pub fn device_label(name: &str, events: usize, ooms: usize) -> String {
         e => format!("{} events", count(e as u64)),
     };
     format!("{name}{oom} · {n}")
-}
-
-/// Which accelerator wrote a file (`memviz_snapshot::accelerator`, docs/formats.md §3), one per
-/// opened file in the `Panel` (an answer struct, kept here beside the code that makes it).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
-pub struct FileAccelerator {
-    /// "CUDA", "ROCm (HIP)", "Intel XPU", "MTIA", "Ascend NPU"; empty when nothing in the file says.
-    pub label: String,
-    /// The torch device type of its device names: `cuda` (ROCm's too, and without evidence),
-    /// `xpu`, `mtia`, `npu`.
-    pub device_prefix: String,
-    /// What the page says ("CUDA snapshot"), and the evidence as a title; both empty when unknown.
-    pub text: String,
-    pub title: String,
 }
 
 /// What the page shows of the accelerator that wrote a file (nothing when the file does not say).

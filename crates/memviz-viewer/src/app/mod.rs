@@ -35,9 +35,9 @@ mod timeline;
 mod views;
 
 pub use crate::answer::FlameAt;
+pub use crate::answer::{AxisTicks, FileAccelerator, PhaseLabel};
 pub use device::{FIRST_SCENE_COLUMNS, PHASE_ROWS, PHASE_ROW_CSS, VIEWER_LAYOUT};
-pub use files::{FileAccelerator, LoadedFile};
-pub use overlay::{AxisTicks, PhaseLabel};
+pub use files::LoadedFile;
 pub use panels::LIVE_ROWS;
 pub use timeline::SETTLE_MS;
 
