@@ -28,29 +28,48 @@ let webgpuBroken = '';
  * Sends a request to the viewer in the worker; resolves with its answer.
  * @typedef {<R extends Request>(request: R, opts?: CallOptions) => Promise<CallResult<Answers[R['method']]>>} Call
  */
+/** @typedef {import('./protocol.js').FromWorker} FromWorker */
+/** @typedef {import('./protocol.js').ToWorker} ToWorker */
+/** @typedef {import('./protocol.js').ProgressMsg} ProgressMsg */
+/** @typedef {import('./protocol.js').FrameMsg} FrameMsg */
+/** @typedef {import('./protocol.js').CrashedMsg} CrashedMsg */
+/** @typedef {import('./protocol.js').Stats} Stats */
+/** An open's end: the worker's `opened` / `failed` / `cancelled` message, passed through. @typedef {import('./protocol.js').OpenDone} OpenDone */
 /**
- * What the page hears from the worker besides answers (the messages are www/README.md's
- * protocol, passed through untouched).
+ * What the page hears from the worker besides answers (the messages of protocol.js, passed
+ * through untouched).
  * @typedef {object} Handlers
- * @property {(msg: any) => void} [progress]
- * @property {(msg: any) => void} [frame]
+ * @property {(msg: ProgressMsg) => void} [progress]
+ * @property {(msg: FrameMsg) => void} [frame]
  * @property {(json: string | null) => void} [tooltip]
  * @property {(panel: string, table: string, summary: string) => void} [panel]
  * @property {(msg: {message: string, panicked?: boolean}) => void} [fatal]
- * @property {(msg: any) => void} [crashed]
+ * @property {(msg: CrashedMsg) => void} [crashed]
  * @property {(canvas: HTMLCanvasElement) => void} [canvas]  the GPU failed and the worker draws on
  *   this fresh canvas now (it took the old one's place in the page): wire its input again
  */
-/** An open's end: the worker's `opened` / `failed` / `cancelled` message, passed through. @typedef {any} OpenDone */
+
+/**
+ * A message to the worker (protocol.js).
+ * @param {Worker} worker
+ * @param {ToWorker} msg
+ * @param {Transferable[]} [transfer]
+ */
+function toWorker(worker, msg, transfer = []) {
+  worker.postMessage(msg, transfer);
+}
 
 /**
  * URLs of trunk's wasm-bindgen glue and module (hashed names; found from its preload links), or
  * `globalThis.MEMVIZ_ASSETS` = `{glue, wasm, worker}` when a page sets it first (the single-file
  * report of `memviz html`, which has no files beside it).
+ * @returns {{glue: string, wasm: string, worker?: string}}
  */
 function wasmUrls() {
   const given = globalThis.MEMVIZ_ASSETS;
-  if (given && typeof given.glue === 'string' && typeof given.wasm === 'string') return given;
+  if (given && typeof given.glue === 'string' && typeof given.wasm === 'string') {
+    return { glue: given.glue, wasm: given.wasm, worker: given.worker };
+  }
   const glue = document.querySelector('link[rel="modulepreload"][href*="memviz-web"]');
   const wasm = document.querySelector('link[rel="preload"][href$=".wasm"]');
   if (glue === null || wasm === null) {
@@ -89,7 +108,7 @@ export class ViewerClient {
     this.canvas = null;
     /** While starting: the promise of `start`. @type {{resolve: (c: ViewerClient) => void, reject: (e: Error) => void} | null} */
     this.starting = null;
-    this.worker.onmessage = (ev) => this.onMessage(ev.data);
+    this.worker.onmessage = (ev) => this.onMessage(/** @type {FromWorker} */ (ev.data));
     this.worker.onerror = (ev) => {
       ev.preventDefault();
       this.fail(`the viewer's worker failed (${ev.message || 'it could not load'})`);
@@ -129,11 +148,11 @@ export class ViewerClient {
       // panic inside a WebGPU draw would (the worker is replaced by one on WebGL2).
       Reflect.set(globalThis, 'memvizTestHooks', {
         /** @param {boolean} [trap] */
-        loseDevice: (trap = false) => worker.postMessage({ type: 'lose-device', trap }),
+        loseDevice: (trap = false) => toWorker(worker, { type: 'lose-device', trap }),
       });
       const offscreen = canvas.transferControlToOffscreen();
       const rect = { width: canvas.clientWidth, height: canvas.clientHeight };
-      worker.postMessage({
+      toWorker(worker, {
         type: 'init',
         glue: urls.glue,
         wasm: urls.wasm,
@@ -156,12 +175,12 @@ export class ViewerClient {
     }
     for (const [, p] of this.pending) p.reject(new Error(message));
     this.pending.clear();
-    for (const [, o] of this.opens) o.resolve({ state: 'error', message, panicked: true });
+    for (const [id, o] of this.opens) o.resolve({ type: 'failed', id, message, panicked: true, kind: 'other' });
     this.opens.clear();
     if (this.handlers.fatal) this.handlers.fatal({ message, panicked: true });
   }
 
-  /** @param {any} msg  a message of the worker protocol */
+  /** @param {FromWorker} msg  a message of the worker protocol (protocol.js) */
   onMessage(msg) {
     const h = this.handlers;
     switch (msg.type) {
@@ -201,7 +220,7 @@ export class ViewerClient {
         // The open in progress (if any) failed with it; every pending call is answered.
         for (const [, p] of this.pending) p.reject(new Error('the viewer stopped'));
         this.pending.clear();
-        for (const [id, o] of this.opens) o.resolve({ type: 'failed', id, crashed: true, message: msg.message });
+        for (const [id, o] of this.opens) o.resolve({ type: 'failed', id, crashed: true, message: msg.message, panicked: msg.panicked, kind: 'other' });
         this.opens.clear();
         if (h.crashed) h.crashed(msg);
         break;
@@ -253,7 +272,7 @@ export class ViewerClient {
     old.replaceWith(fresh);
     this.canvas = fresh;
     const offscreen = fresh.transferControlToOffscreen();
-    this.worker.postMessage({ type: 'canvas', canvas: offscreen, failed }, [offscreen]);
+    toWorker(this.worker, { type: 'canvas', canvas: offscreen, failed }, [offscreen]);
     if (this.handlers.canvas) this.handlers.canvas(fresh);
   }
 
@@ -274,13 +293,14 @@ export class ViewerClient {
     } else if (src instanceof ArrayBuffer) {
       payload = src.slice(0);
     } else if (ArrayBuffer.isView(src)) {
-      payload = src.buffer.slice(src.byteOffset, src.byteOffset + src.byteLength);
+      // (A copy in an ArrayBuffer of its own, also from a view of a SharedArrayBuffer.)
+      payload = new Uint8Array(src.buffer, src.byteOffset, src.byteLength).slice().buffer;
     } else {
       return { id, done: Promise.resolve({ type: 'failed', id, message: 'expected a File, Blob, ArrayBuffer or URL' }) };
     }
     if (src instanceof File) name = src.name;
     const done = new Promise((resolve) => this.opens.set(id, { resolve }));
-    this.worker.postMessage({ type: 'open', id, src: payload, name }, payload instanceof ArrayBuffer ? [payload] : []);
+    toWorker(this.worker, { type: 'open', id, src: payload, name }, payload instanceof ArrayBuffer ? [payload] : []);
     return { id, done };
   }
 
@@ -298,7 +318,7 @@ export class ViewerClient {
 
   /** Stops loading open() `id` (the files already open stay). @param {number} id */
   cancel(id) {
-    this.worker.postMessage({ type: 'cancel', id });
+    toWorker(this.worker, { type: 'cancel', id });
   }
 
   /**
@@ -307,7 +327,7 @@ export class ViewerClient {
    * @param {CallOptions} [opts]
    */
   send(request, opts = {}) {
-    this.worker.postMessage({ type: 'call', request: JSON.stringify(request), method: request.method, tooltip: Boolean(opts.tooltip), panel: Boolean(opts.panel) });
+    toWorker(this.worker, { type: 'call', request: JSON.stringify(request), method: request.method, tooltip: Boolean(opts.tooltip), panel: Boolean(opts.panel) });
   }
 
   /**
@@ -323,7 +343,7 @@ export class ViewerClient {
     const seq = ++this.seq;
     return new Promise((resolve, reject) => {
       this.pending.set(seq, { resolve, reject });
-      this.worker.postMessage({ type: 'call', seq, request: JSON.stringify(request), method: request.method, waitFrame: Boolean(opts.waitFrame), panel: Boolean(opts.panel) });
+      toWorker(this.worker, { type: 'call', seq, request: JSON.stringify(request), method: request.method, waitFrame: Boolean(opts.waitFrame), panel: Boolean(opts.panel) });
     });
   }
 
@@ -335,7 +355,7 @@ export class ViewerClient {
     const seq = ++this.seq;
     return new Promise((resolve, reject) => {
       this.pending.set(seq, { resolve: (r) => resolve(r.result), reject });
-      this.worker.postMessage({ type: 'stats', seq });
+      toWorker(this.worker, { type: 'stats', seq });
     });
   }
 }

@@ -56,7 +56,8 @@ export function showPanel(panelJson, table, summary) {
   els.deviceSelect.title = panel.devices.some((d) => d.ooms > 0)
     ? 'Devices marked OOM have out-of-memory events (the file opens on the first of them)' : '';
   if (state.x_axis !== 'none') els.xAxis.value = state.x_axis;
-  els.xAxis.querySelector('option[value="time"]').disabled = !state.has_time;
+  const timeOption = [...els.xAxis.options].find((o) => o.value === 'time');
+  if (timeOption) timeOption.disabled = !state.has_time;
   const view = panel.view || 'active';
   const file = panel.file ?? 0;
   /** @type {Partial<Record<string, string>>} */

@@ -12,7 +12,7 @@ import { isUnavailable } from './panels/unavailable.js';
 
 /**
  * Told each tooltip shown (or null), before the pane shows it: main.js connects the embedding
- * parent and the deep link here (they live above this module: a report's modules import no cycle).
+ * parent and the deep link here (they live above this module: the modules import no cycle).
  * @type {(tip: Tooltip | null) => void}
  */
 let tipShown = () => {};

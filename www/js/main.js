@@ -2,8 +2,9 @@
 // Files go to the viewer worker through bridge.js; everything shown comes back from Rust as
 // JSON/text and is placed with textContent only (snapshot strings are data). See www/README.md
 // for the contract the tests rely on, and page_state.js for the modules this one wires together:
-// it connects the hooks through which the lower modules call the upper ones (a report's
-// modules cannot import each other in a cycle), then wires the page's controls in order.
+// it connects the hooks through which the lower modules call the upper ones (the modules import
+// one way, never in a cycle, whose evaluation order would leave bindings unset at load), then
+// wires the page's controls in order.
 
 import { wireFileInputs } from './file_drop.js';
 import { EmbedHost, urlParams, showLinkWait } from './share.js';

@@ -17,7 +17,7 @@ import { showTooltip, pinElement } from './input.js';
 
 /** @typedef {import('./generated/FrameMode').FrameMode} FrameMode */
 
-export const searchBox = new SearchBox({ input: $('search-input'), only: $('search-only'), status: $('search-status') }, workerCall);
+export const searchBox = new SearchBox({ input: $('search-input', HTMLInputElement), only: $('search-only', HTMLInputElement), status: $('search-status') }, workerCall);
 export const linesTable = new LinesTable({
   panel: $('lines-panel'), table: $('lines-table'), rows: $('lines-rows'), allFrames: $('lines-all-frames'),
   status: $('lines-status'),
@@ -60,8 +60,8 @@ export const filesAndCompare = new FilesAndCompare({
 
 export const flameControls = new FlameControls({
   controls: $('flame-controls'),
-  at: $('flame-at'),
-  frames: $('flame-frames'),
+  at: $('flame-at', HTMLSelectElement),
+  frames: $('flame-frames', HTMLSelectElement),
   breadcrumb: $('flame-breadcrumb'),
   status: $('flame-status'),
   labels: $('flame-labels'),
@@ -75,25 +75,25 @@ export const links = new DeepLinks({
   },
   call: workerCall,
   setView: (name) => window.memviz.setView(name),
-  search: () => ({ q: $('search-input').value, only: $('search-only').checked }),
+  search: () => ({ q: $('search-input', HTMLInputElement).value, only: $('search-only', HTMLInputElement).checked }),
   async setSearch(q, only) {
-    if (q === $('search-input').value && only === $('search-only').checked && (q === '' || searchBox.result)) return;
-    $('search-input').value = q;
-    $('search-only').checked = only;
+    if (q === $('search-input', HTMLInputElement).value && only === $('search-only', HTMLInputElement).checked && (q === '' || searchBox.result)) return;
+    $('search-input', HTMLInputElement).value = q;
+    $('search-only', HTMLInputElement).checked = only;
     await searchBox.run();
   },
-  flameAt: () => $('flame-at').value,
+  flameAt: () => $('flame-at', HTMLSelectElement).value,
   async setFlameAt(value) {
     await page.flameReady;
-    const select = $('flame-at');
+    const select = $('flame-at', HTMLSelectElement);
     if (![...select.options].some((o) => o.value === value) || value === 'diff') return;
     select.value = value;
     await flameControls.apply();
   },
-  flameFrames: () => $('flame-frames').value,
+  flameFrames: () => $('flame-frames', HTMLSelectElement).value,
   async setFlameFrames(value) {
     await page.flameReady;
-    if (value === $('flame-frames').value) return;
+    if (value === $('flame-frames', HTMLSelectElement).value) return;
     flameControls.frames = /** @type {FrameMode} */ (value);
     await flameControls.apply();
   },

@@ -4,7 +4,8 @@
 // input.js (the plot's input and the tooltip), page_panels.js (the panels and the deep links),
 // plot_chrome.js (tick and phase labels, OOM marks, the legend), controls.js (the selectors and
 // what a panel update shows), open.js (opening files), test_api.js (`window.memviz`), main.js.
-// A report (`memviz html`) cannot embed modules that import each other in a cycle: a module
+// The modules import one way, never in a cycle (whose evaluation order leaves bindings unset at
+// load; esbuild bundles them into js/main.js, www/bundle.sh): a module
 // calls the ones above it only through the hooks main.js connects (session.js, input.js).
 
 /** @typedef {import('./share.js').OpenResult} OpenResult */
@@ -14,44 +15,54 @@
 /** @typedef {import('./bridge.js').ViewerClient} ViewerClient */
 
 /**
- * The element of `id` (index.html has every one the shell names; the tests check the page).
+ * The element of `id`, of the class `type` (`HTMLElement` when not given): `$('plot',
+ * HTMLCanvasElement)`, `$('file-select', HTMLSelectElement)`. index.html has every element the
+ * shell names (the tests check the page), so a missing one, or one of another class, is a bug of
+ * the page: thrown at once, naming the id, rather than a `null` failing later elsewhere.
+ * @template {HTMLElement} [T=HTMLElement]
  * @param {string} id
- * @returns {any}
+ * @param {{new (): T, readonly name: string}} [type]
+ * @returns {T}
  */
-export const $ = (id) => document.getElementById(id);
+export function $(id, type) {
+  const el = document.getElementById(id);
+  const want = type ?? HTMLElement;
+  if (!(el instanceof want)) throw new Error(`the page has no ${want.name} #${id}`);
+  return /** @type {T} */ (el);
+}
 export const els = {
-  input: $('file-input'),
-  demo: $('demo-button'),
+  input: $('file-input', HTMLInputElement),
+  demo: $('demo-button', HTMLButtonElement),
   overlay: $('drop-overlay'),
   loading: $('loading'),
-  bar: $('progress-bar'),
+  bar: $('progress-bar', HTMLProgressElement),
   progress: $('progress'),
-  cancel: $('cancel-button'),
+  cancel: $('cancel-button', HTMLButtonElement),
   alert: $('error'),
   notice: $('notice'),
   viewer: $('viewer'),
-  canvas: $('plot'),
+  canvas: $('plot', HTMLCanvasElement),
   xLabels: $('x-labels'),
   yLabels: $('y-labels'),
-  copy: $('copy-stack'),
+  copy: $('copy-stack', HTMLButtonElement),
   copyStatus: $('copy-status'),
-  fileSelect: $('file-select'),
-  deviceSelect: $('device-select'),
-  xAxis: $('x-axis-select'),
-  fit: $('fit-button'),
+  fileSelect: $('file-select', HTMLSelectElement),
+  deviceSelect: $('device-select', HTMLSelectElement),
+  xAxis: $('x-axis-select', HTMLSelectElement),
+  fit: $('fit-button', HTMLButtonElement),
   peak: $('peak'),
-  legend: $('legend'),
+  legend: $('legend', HTMLOListElement),
   table: $('summary-table'),
   json: $('summary-json'),
   fileName: $('file-name'),
   backend: $('backend'),
-  viewSelect: $('view-select'),
+  viewSelect: $('view-select', HTMLSelectElement),
   legendWrap: $('legend-wrap'),
-  fitButton: $('fit-button'),
+  fitButton: $('fit-button', HTMLButtonElement),
   xAxisLabel: $('x-axis-label'),
   viewNote: $('view-note'),
   settingsRows: $('settings-rows'),
-  settingsTable: $('settings-table'),
+  settingsTable: $('settings-table', HTMLTableElement),
   settingsNone: $('settings-none'),
   statePanel: $('state-panel'),
   stateHeader: $('state-header'),

@@ -14,8 +14,8 @@ import { plotHint } from './parts.js';
 /** @typedef {import('./bridge.js').Request} Request */
 /** @typedef {import('./bridge.js').Call} Call */
 /**
- * What the session calls in the modules above it (they import this one, and a report's modules
- * cannot import each other in a cycle): main.js connects them before the worker starts.
+ * What the session calls in the modules above it (they import this one, and the modules
+ * never import each other in a cycle): main.js connects them before the worker starts.
  * @typedef {object} SessionHooks
  * @property {(ticks: Answers['ticks']) => void} frame  a frame was drawn (its tick labels)
  * @property {(json: string | null) => void} tooltip  the tooltip to show (Rust's JSON), or none
@@ -85,9 +85,8 @@ export function startViewer() {
       if (page.current === null || msg.id !== page.current.id) return;
       els.progress.textContent = progressText(msg.name, msg.bytes, msg.total, msg.phase);
       // Reading fills the bar to 80 %; the model, the layout and the first frame the rest.
-      /** @type {Record<string, number>} */
       const afterPhase = { model: 80, layout: 88, draw: 96 };
-      const after = Object.hasOwn(afterPhase, msg.phase) ? afterPhase[msg.phase] : undefined;
+      const after = msg.phase === undefined ? undefined : afterPhase[msg.phase];
       if (after !== undefined) els.bar.value = after;
       else if (msg.total) els.bar.value = Math.min(80, (msg.bytes * 80) / msg.total);
       else els.bar.removeAttribute('value');
@@ -175,7 +174,7 @@ export function restartViewer(sources, message) {
     page.current = null;
     els.loading.hidden = true;
   }
-  const fresh = els.canvas.cloneNode(false);
+  const fresh = /** @type {HTMLCanvasElement} */ (els.canvas.cloneNode(false));
   els.canvas.replaceWith(fresh);
   els.canvas = fresh;
   above.wireCanvas(fresh);

@@ -2,6 +2,14 @@
 // it reads files, feeds the parser, draws into the transferred OffscreenCanvas and answers
 // input. The page (bridge.js) talks to it only by messages; see www/README.md for the protocol.
 // Rust's answers (JSON text) pass through untouched: nothing here interprets snapshot data.
+// The messages both ways are typed in protocol.js.
+
+/** @typedef {import('./protocol.js').ToWorker} ToWorker */
+/** @typedef {import('./protocol.js').FromWorker} FromWorker */
+/** @typedef {import('./protocol.js').InitMsg} InitMsg */
+/** @typedef {import('./protocol.js').OpenMsg} OpenMsg */
+/** @typedef {import('./protocol.js').CallMsg} CallMsg */
+/** @typedef {import('./protocol.js').CanvasMsg} CanvasMsg */
 
 /** Blob chunks read per `push` (big enough to amortise the calls, small enough for progress). */
 const CHUNK_BYTES = 4 << 20;
@@ -18,7 +26,7 @@ const TICKS_REQUEST = JSON.stringify({ method: 'ticks' });
 /** The id of the open() in progress (0: none). */
 let loading = 0;
 const cancelled = new Set();
-/** Calls waiting for the next drawn frame: seq → result. @type {{seq: number, result: unknown}[]} */
+/** Calls waiting for the next drawn frame: seq → result. @type {{seq: number, result: string}[]} */
 let waiting = [];
 let frameScheduled = false;
 /** The GPU in use failed and the page was asked for a fresh canvas (`gpu-lost`); no drawing until it comes. */
@@ -38,8 +46,8 @@ const raf = typeof self.requestAnimationFrame === 'function'
   : (cb) => setTimeout(() => cb(performance.now()), 16);
 
 /**
- * A message to the page (www/README.md's protocol).
- * @param {object} msg
+ * A message to the page (protocol.js).
+ * @param {FromWorker} msg
  * @param {Transferable[]} [transfer]
  */
 function post(msg, transfer) {
@@ -147,7 +155,7 @@ function onGpuFailure() {
 /**
  * The page's fresh canvas after `gpu-lost`: draw on it with WebGL2 (the model, files and views
  * stay; only the GPU and its uploads are made again).
- * @param {any} msg  `{canvas, failed}`
+ * @param {CanvasMsg} msg
  */
 async function takeCanvas(msg) {
   if (viewer === null) return;
@@ -202,7 +210,7 @@ function onFrame(now) {
   if (code & 2) requestFrame();
 }
 
-/** The page's `init`: loads the wasm and makes the viewer on the canvas. @param {any} msg */
+/** The page's `init`: loads the wasm and makes the viewer on the canvas. @param {InitMsg} msg */
 async function init(msg) {
   try {
     const glue = await import(msg.glue);
@@ -303,7 +311,7 @@ async function openSource(src, name) {
   throw new Error('expected a File, Blob, ArrayBuffer or URL');
 }
 
-/** The page's `open`: reads, parses and draws a file. @param {any} msg */
+/** The page's `open`: reads, parses and draws a file. @param {OpenMsg} msg */
 async function open(msg) {
   const id = msg.id;
   loading = id;
@@ -427,7 +435,7 @@ function summaryTable() {
   return JSON.parse(viewer.request('{"method":"summary_table"}'));
 }
 
-/** The page's request (`{type: 'call', request}`: a `Request` as JSON text), answered with Rust's JSON text. @param {any} msg */
+/** The page's request (`{type: 'call', request}`: a `Request` as JSON text), answered with Rust's JSON text. @param {CallMsg} msg */
 function call(msg) {
   let result;
   try {
@@ -438,7 +446,8 @@ function call(msg) {
       crashed(err, `answering ${msg.method} on %s`, 0);
       return;
     }
-    post({ type: 'result', seq: msg.seq, error: errorText(err), panicked: panicked() });
+    // (A fire-and-forget call's error has no one to go to.)
+    if (msg.seq !== undefined) post({ type: 'result', seq: msg.seq, error: errorText(err), panicked: panicked() });
     return;
   }
   if (msg.seq === undefined) {
@@ -477,6 +486,7 @@ function loseDeviceForTest(trap) {
 }
 
 self.onmessage = (ev) => {
+  /** @type {ToWorker} */
   const msg = ev.data;
   switch (msg.type) {
     case 'init': init(msg); break;

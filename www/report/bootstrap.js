@@ -5,23 +5,20 @@
 // hold a closing script tag nor an HTML comment opener (a unit test of memviz-cli checks).
 //
 // It reads the data blocks, turns the assets into blob: and data: URLs, sets
-// `globalThis.MEMVIZ_ASSETS` (read by www/js/bridge.js), imports the entry module and opens the
-// snapshot with `window.memviz.open(File)`.
+// `globalThis.MEMVIZ_ASSETS` (read by www/js/bridge.js), imports the page bundle and opens the
+// snapshot with `window.memviz.open(File)`. The page and the worker are esbuild's bundles
+// (www/bundle.sh): each one module importing no other, so each is one URL.
 
 /**
  * The manifest (`#memviz-report`), written by memviz html.
  * @typedef {[number, number]} AssetRange  offset and length in the (gunzipped) assets block
- * @typedef {object} ReportModule
- * @property {string} name  its path in dist/
- * @property {(AssetRange | number)[]} parts  its source in pieces; a number between two pieces
- *   is another module, whose URL fills the import specifier there
  * @typedef {object} ReportManifest
  * @property {{name: string, bytes: number}} file  the snapshot's file name and size
+ * @property {number} format  2: one range per module (the bundles)
  * @property {AssetRange} wasm
- * @property {number} glue  the wasm-bindgen glue (a module number)
- * @property {number} worker
- * @property {number} entry
- * @property {ReportModule[]} modules  imports before the modules that import them
+ * @property {AssetRange} glue  the wasm-bindgen glue (imported by the worker)
+ * @property {AssetRange} worker  the worker bundle
+ * @property {AssetRange} entry  the page bundle
  */
 
 (() => {
@@ -75,7 +72,7 @@
   }
   // A file:// page has an opaque origin: Chromium runs its modules from blob: URLs but refuses a
   // module worker from one, and a worker from a data: URL (an origin of its own) cannot read
-  // the page's blob: URLs. So the page's modules are blob: URLs and the worker, the glue it
+  // the page's blob: URLs. So the page bundle is a blob: URL and the worker bundle, the glue it
   // imports and the wasm it fetches are data: URLs.
   /** @typedef {'blob' | 'data'} UrlKind */
   /** @param {BlobPart[]} parts @param {string} type @param {UrlKind} kind */
@@ -90,30 +87,14 @@
     const assets = await gunzip(block('memviz-assets'));
     /** @param {AssetRange} p */
     const part = (p) => assets.subarray(p[0], p[0] + p[1]);
-    /** @type {Record<UrlKind, Map<number, string>>} */
-    const made = { blob: new Map(), data: new Map() };
-    /**
-     * A module's URL (made once per kind); a number in `parts` is another module, whose URL
-     * fills the specifier.
-     * @param {number} i @param {UrlKind} kind @returns {Promise<string>}
-     */
-    async function moduleUrl(i, kind) {
-      let url = made[kind].get(i);
-      if (url === undefined) {
-        /** @type {BlobPart[]} */
-        const parts = [];
-        for (const p of report.modules[i].parts) parts.push(typeof p === 'number' ? await moduleUrl(p, kind) : part(p));
-        url = await makeUrl(parts, 'text/javascript', kind);
-        made[kind].set(i, url);
-      }
-      return url;
-    }
+    if (report.format !== 2) throw new Error(`this report's format (${report.format}) is not one this bootstrap reads`);
+    const js = 'text/javascript';
     globalThis.MEMVIZ_ASSETS = {
-      glue: await moduleUrl(report.glue, 'data'),
+      glue: await makeUrl([part(report.glue)], js, 'data'),
       wasm: await makeUrl([part(report.wasm)], 'application/wasm', 'data'),
-      worker: await moduleUrl(report.worker, 'data'),
+      worker: await makeUrl([part(report.worker)], js, 'data'),
     };
-    await import(await moduleUrl(report.entry, 'blob'));
+    await import(await makeUrl([part(report.entry)], js, 'blob'));
     if (!window.memviz || typeof window.memviz.open !== 'function') throw new Error('the viewer did not start');
     const snapshot = block('memviz-snapshot');
     await window.memviz.open(new File([snapshot], report.file.name, { type: 'application/gzip' }));

@@ -1,9 +1,9 @@
 //! `memviz html FILE -o OUT.html`: the single-file report, built from a fake tiny dist/ written
 //! here (index.html as trunk writes it, with and without trunk's inline wasm loader; a CSS, a
-//! glue, a "wasm", modules importing each other, a worker). The report embeds the snapshot and
-//! every asset, refers to no http(s) URL, escapes the title and carries a CSP whose script hash
-//! is the bootstrap's; a missing dist/, a bad FILE, import forms it cannot rewrite and an
-//! index.html without its marker comments exit 2 with one line. The report in a real browser: tests/web/report.test.mjs.
+//! glue, a "wasm", the page and worker bundles www/bundle.sh writes). The report embeds the
+//! snapshot and every asset, refers to no http(s) URL, escapes the title and carries a CSP whose
+//! script hash is the bootstrap's; a missing dist/, a bad FILE, a dist/ whose modules are not
+//! bundled and an index.html without its marker comments exit 2 with one line. The report in a real browser: tests/web/report.test.mjs.
 
 mod common;
 use common::*;
@@ -42,38 +42,27 @@ fn write(path: &Path, text: impl AsRef<[u8]>) {
     std::fs::write(path, text).expect("write");
 }
 
-/// The modules of the fake dist/, in the import style the report rewrites (js.rs): main imports
-/// bridge and util/fmt, bridge imports util/fmt too (shared), worker imports util/fmt; the
-/// comments holding an import look-alike, `import.meta` and `import(expression)` must stay as
-/// they are.
+/// The two bundles of the fake dist/, as esbuild writes them (www/bundle.sh): no import
+/// statement; the comment holding an import look-alike, `import.meta` and `import(expression)`
+/// (the worker's glue) are inlined as they are.
 fn modules() -> Vec<(&'static str, String)> {
     vec![
         (
             "js/main.js",
-            r#"// main.js: import { x } from './commented.js';
+            r#"// www/js/util/fmt.js
+var fmt = (n) => `${n} B`;
+// www/js/main.js: import { x } from './commented.js';
 /** @typedef {import('./types').Tooltip} Tooltip */
-import { ViewerClient } from './bridge.js';
-
-import { fmt, fmtBytes } from './util/fmt.js';
+var ViewerClient = class { start() { return new Worker(new URL("./worker.js", import.meta.url), { type: "module" }); } };
 /* import { y } from './in-a-comment.js'; */
 const re = /x\/y/;
-window.memviz = { open() {}, fmt, fmtBytes, ViewerClient, re, tpl: `${1 / 2}`, url: import.meta.url };
+window.memviz = { open() {}, fmt, ViewerClient, re, tpl: `${1 / 2}`, url: import.meta.url };
 "#
             .to_string(),
         ),
         (
-            "js/bridge.js",
-            "import * as util from './util/fmt.js';\nconst fmt = util.fmt;\nexport class ViewerClient { start() { return new Worker(new URL('./worker.js', import.meta.url), { type: 'module' }); } }\nexport const f = fmt;\n"
-                .to_string(),
-        ),
-        (
-            "js/util/fmt.js",
-            "export const fmt = (n) => `${n} B`;\nexport function fmtBytes(n) { return n / 1024 / 1024; }\n"
-                .to_string(),
-        ),
-        (
             "js/worker.js",
-            "import { fmt } from './util/fmt.js';\nself.onmessage = async (ev) => { const glue = await import(ev.data.glue); await glue.default({ module_or_path: ev.data.wasm }); postMessage(fmt(1)); };\n"
+            "// www/js/worker.js\nvar fmt = (n) => `${n} B`;\nself.onmessage = async (ev) => { const glue = await import(ev.data.glue); await glue.default({ module_or_path: ev.data.wasm }); postMessage(fmt(1)); };\n"
                 .to_string(),
         ),
     ]
@@ -272,10 +261,11 @@ fn check_report(loader: bool) {
     let snapshot = gunzip(&decode_base64(block(&report, "memviz-snapshot")));
     assert_eq!(snapshot, std::fs::read(&file).expect("fixture"));
 
-    // The assets: the wasm and every module, whose import specifiers are module numbers.
+    // The assets: the wasm, the glue and the two bundles, each byte for byte.
     let manifest: serde_json::Value =
         serde_json::from_str(block(&report, "memviz-report")).expect("manifest JSON");
     assert_eq!(manifest["file"]["name"], "multidevice.pickle");
+    assert_eq!(manifest["format"], 2);
     let assets = gunzip(&decode_base64(block(&report, "memviz-assets")));
     let range = |v: &serde_json::Value| {
         let o = v[0].as_u64().expect("offset") as usize;
@@ -283,46 +273,21 @@ fn check_report(loader: bool) {
         &assets[o..o + n]
     };
     assert_eq!(range(&manifest["wasm"]), WASM_BYTES);
-    let list = manifest["modules"].as_array().expect("modules");
-    let names: Vec<&str> = list
-        .iter()
-        .map(|m| m["name"].as_str().expect("name"))
-        .collect();
-    let index = |name: &str| names.iter().position(|n| *n == name).expect(name);
-    assert_eq!(manifest["glue"], index(GLUE));
-    assert_eq!(manifest["worker"], index("js/worker.js"));
-    assert_eq!(manifest["entry"], index("js/main.js"));
     assert_eq!(
-        names.len(),
-        5,
-        "glue, worker, main, bridge, util/fmt once: {names:?}"
+        range(&manifest["glue"]),
+        std::fs::read(dist.join(GLUE)).expect("glue")
     );
-    let mut originals = modules();
-    originals.push((
-        GLUE,
-        std::fs::read_to_string(dist.join(GLUE)).expect("glue"),
-    ));
-    for (i, m) in list.iter().enumerate() {
-        // Rebuild the source with each module number replaced by `<name>`.
-        let mut text = Vec::new();
-        for p in m["parts"].as_array().expect("parts") {
-            if let Some(dep) = p.as_u64() {
-                assert!((dep as usize) < i, "{}: imports come first", names[i]);
-                text.extend_from_slice(format!("<{}>", names[dep as usize]).as_bytes());
-            } else {
-                text.extend_from_slice(range(p));
-            }
-        }
-        let text = String::from_utf8(text).expect("utf-8");
-        let (_, original) = originals
-            .iter()
-            .find(|(n, _)| *n == names[i])
-            .expect("a module of dist/");
-        let expected = original
-            .replace("'./util/fmt.js'", "'<js/util/fmt.js>'")
-            .replace("from './bridge.js'", "from '<js/bridge.js>'");
-        assert_eq!(text, expected, "{}", names[i]);
+    let bundles = modules();
+    for (key, name) in [("entry", "js/main.js"), ("worker", "js/worker.js")] {
+        let (_, text) = bundles.iter().find(|(n, _)| *n == name).expect(name);
+        assert_eq!(range(&manifest[key]), text.as_bytes(), "{name}");
     }
+    // Nothing else: the wasm, the glue and the bundles, one after another.
+    let ends: u64 = ["wasm", "glue", "worker", "entry"]
+        .iter()
+        .map(|k| manifest[k][1].as_u64().expect("length"))
+        .sum();
+    assert_eq!(ends as usize, assets.len());
 }
 
 #[test]
@@ -440,58 +405,47 @@ fn bad_file_exits_2_with_one_line() {
 }
 
 #[test]
-fn imports_it_cannot_rewrite_exit_2() {
+fn unbundled_modules_exit_2() {
+    // A dist/ built before the shell's bundling (or by hand): its modules import others by a
+    // static specifier, which a report cannot resolve. Named with its line; the build command.
     let file = fixture("proto5.pickle");
-    for (module, text, needle) in [
+    for (module, text, line) in [
         (
             "js/main.js",
-            "import { x } from 'https://cdn.example/x.js';\n",
-            "only relative specifiers",
+            "// main.js\nimport { ViewerClient } from './bridge.js';\nwindow.memviz = {};\n",
+            2,
         ),
+        ("js/main.js", "import * as util from './util/fmt.js';\n", 1),
+        ("js/main.js", "f();\n  export { a } from './a.js';\n", 2),
+        ("js/worker.js", "import './side-effect.js';\n", 1),
+        ("js/worker.js", "import{ fmt } from \"./fmt.js\";\n", 1),
         (
-            "js/main.js",
-            "// main.js\nconst m = await import(`./${name}.js`);\n",
-            "line 2: `const m = await import(`./${name}.js`);` loads a module below the imports",
-        ),
-        (
-            "js/main.js",
-            "import { ViewerClient } from './bridge.js';\nwindow.memviz = {};\nexport * from './bridge.js';\n",
-            "line 3: `export * from './bridge.js';` loads a module below the imports",
-        ),
-        (
-            "js/main.js",
-            "import data from './data.json' with { type: 'json' };\n",
-            "line 1: `import data from './data.json' with { type: 'json' };` is not of the form `import { A, B } from './x.js';`",
-        ),
-        (
-            "js/main.js",
-            "import {\n  ViewerClient,\n} from './bridge.js';\n",
-            "line 1: `import {` is not of the form",
-        ),
-        (
-            "js/main.js",
-            "import { m } from './missing.js';\n",
-            "dist/js/missing.js is missing",
-        ),
-        (
-            "js/bridge.js",
-            "import { m } from './main.js';\nexport class ViewerClient {}\n",
-            "cycle",
-        ),
-        (
-            "js/worker.js",
-            "import { o } from '../../outside.js';\n",
-            "outside dist/",
+            GLUE,
+            "import * as snippet from './snippets/memviz-web/inline0.js';\n",
+            1,
         ),
     ] {
         let dist = fake_dist(false);
         write(&dist.join(module), text);
         let out = temp_dir("imports").join("r.html");
         let (code, _, stderr) = html(&file, &out, &dist, &[]);
-        assert_one_line_error(code, &stderr, needle);
-        assert!(stderr.contains(module), "names the module: {stderr}");
+        assert_one_line_error(
+            code,
+            &stderr,
+            &format!("dist/{module}: line {line} imports another module, which a report cannot embed: not a bundle"),
+        );
+        assert!(
+            stderr.contains("trunk --config trunk.toml build"),
+            "{stderr}"
+        );
         assert!(!out.exists());
     }
+    // The worker bundle is required.
+    let dist = fake_dist(false);
+    std::fs::remove_file(dist.join("js/worker.js")).expect("rm");
+    let out = temp_dir("imports").join("r.html");
+    let (code, _, stderr) = html(&file, &out, &dist, &[]);
+    assert_one_line_error(code, &stderr, "js/worker.js: missing");
 }
 
 #[test]

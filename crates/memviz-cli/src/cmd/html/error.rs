@@ -1,6 +1,5 @@
 //! Why `memviz html` stops: each variant is one sentence for stderr (exit 2).
 
-use super::js::ImportError;
 use super::markers::{MarkerError, ENTRY};
 use super::{BUILD_HINT, NOT_BUILT_IN};
 use crate::out::Fail;
@@ -51,22 +50,9 @@ pub(super) enum HtmlError {
     #[error("dist/{0} refers to a file with url(…): memviz html can only inline data: URLs")]
     CssUrl(String),
 
-    // ----- the module graph
-    /// The first of a module's lines that break the import rule (js.rs).
-    #[error("dist/{key}: {error}")]
-    Imports { key: String, error: ImportError },
-    #[error("dist/{key}: modules import each other in a cycle ({cycle}), which a report cannot embed (a module's URL is made from its imports' URLs)")]
-    Cycle { key: String, cycle: String },
-    #[error("dist/{key} imports `{spec}`: only relative specifiers ('./x.js') can be embedded in a report")]
-    NotRelative { key: String, spec: String },
-    #[error("dist/{key} imports `{spec}`, outside dist/")]
-    ImportsOutside { key: String, spec: String },
-    #[error("dist/{key} imports `{spec}`, but dist/{dep} is missing")]
-    ImportMissing {
-        key: String,
-        spec: String,
-        dep: String,
-    },
+    // ----- the bundles
+    #[error("dist/{key}: line {line} imports another module, which a report cannot embed: not a bundle (dist/ was built before the shell's bundling, or by hand); {BUILD_HINT}")]
+    NotBundled { key: String, line: usize },
 
     // ----- writing the report
     #[error("cannot compress: out of memory")]

@@ -9,32 +9,29 @@
 //!
 //! Layout of the report: a Content-Security-Policy meta that allows no network at all; the CSS
 //! in a `<style>`; the body markup; three data blocks (`#memviz-report`: a JSON manifest,
-//! `#memviz-assets`: base64 of gzip(wasm, glue and module sources), `#memviz-snapshot`: base64
-//! of the snapshot, gzip-compressed); and one inline bootstrap script, www/report/bootstrap.js
-//! (allowed by its SHA-256 in the CSP), that turns the assets into `blob:` URLs, sets
-//! `globalThis.MEMVIZ_ASSETS` (read by www/js/bridge.js), imports the entry module and opens
-//! the snapshot with `window.memviz.open(File)`.
+//! `#memviz-assets`: base64 of gzip(the wasm, the glue, the worker bundle and the page bundle),
+//! `#memviz-snapshot`: base64 of the snapshot, gzip-compressed); and one inline bootstrap script,
+//! www/report/bootstrap.js (allowed by its SHA-256 in the CSP), that turns the assets into
+//! `blob:` and `data:` URLs, sets `globalThis.MEMVIZ_ASSETS` (read by www/js/bridge.js), imports
+//! the page bundle and opens the snapshot with `window.memviz.open(File)`.
 //!
-//! The JS modules import each other by relative specifiers (`from './bridge.js'`), which mean
-//! nothing under a `blob:` URL. They keep a line rule (js.rs): their imports are at their top,
-//! one `import { A, B } from './x.js';` or `import * as n from './x.js';` per line. The
-//! specifier of each such line is cut out and the page fills in the blob URL of the imported
-//! module, leaves first. A module that loads another in any other way fails here, naming its
-//! line (and a unit test keeps www/js to the rule).
+//! The shell is built into two self-contained ES modules by esbuild (www/bundle.sh, trunk's
+//! post_build hook): `js/main.js` (the page) and `js/worker.js` (the worker), which import no
+//! other module by a static specifier (the worker imports the glue by the URL it is given), so
+//! each is inlined as it is. A dist/ whose modules still import others (built before the
+//! bundling, or by hand) is refused with the command that builds it.
 
 use crate::cli::HtmlArgs;
 use crate::load;
 use crate::out::{Done, Fail};
 use flate2::write::GzEncoder;
 use flate2::Compression;
-use std::collections::HashMap;
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 pub mod dist;
 mod error;
-mod js;
 mod markers;
 use dist::Dist;
 use error::HtmlError;
@@ -45,7 +42,8 @@ const BUILD_HINT: &str =
 /// Why the built viewer is missing from a binary: said by `memviz html` and `memviz open`.
 pub const NOT_BUILT_IN: &str = "this memviz was built without the viewer (dist/ did not exist when it was compiled: run `trunk --config trunk.toml build --release --offline`, then build memviz again)";
 
-/// The worker module, relative to dist/ (bridge.js starts `new URL('./worker.js', …)`).
+/// The worker bundle, relative to dist/ (bridge.js starts `new URL('./worker.js', …)` beside
+/// the page bundle).
 const WORKER: &str = "js/worker.js";
 
 /// The inline bootstrap, www/report/bootstrap.js (a classic script, linted by `cargo xtask
@@ -209,7 +207,8 @@ pub fn find_viewer(given: Option<&str>) -> Result<Dist, crate::out::Fail> {
 // ----- reading dist/ -----------------------------------------------------------------------
 
 /// A file of dist/ named by a relative URL of index.html (`./x.js`, `js/main.js`): its path
-/// relative to dist/, '/'-separated. Absolute and network URLs are errors.
+/// relative to dist/, '/'-separated. Absolute and network URLs are errors, and so is a `..`
+/// (trunk writes none).
 fn dist_path(href: &str, what: &'static str) -> Result<String, HtmlError> {
     let h = href.split(['?', '#']).next().unwrap_or("");
     if h.is_empty() || h.contains(':') || h.starts_with('/') || h.contains('\\') {
@@ -218,34 +217,38 @@ fn dist_path(href: &str, what: &'static str) -> Result<String, HtmlError> {
             href: href.to_string(),
         });
     }
-    normalize("", h).ok_or_else(|| HtmlError::LeavesDist {
-        what,
-        href: href.to_string(),
-    })
-}
-
-/// `rel` resolved against the directory `base` (both '/'-separated, relative to dist/);
-/// None when it climbs out of dist/.
-fn normalize(base: &str, rel: &str) -> Option<String> {
-    let mut parts: Vec<&str> = base.split('/').filter(|p| !p.is_empty()).collect();
-    for p in rel.split('/') {
-        match p {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            p => parts.push(p),
-        }
+    let parts: Vec<&str> = h
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    if parts.contains(&"..") {
+        return Err(HtmlError::LeavesDist {
+            what,
+            href: href.to_string(),
+        });
     }
-    Some(parts.join("/"))
+    Ok(parts.join("/"))
 }
 
-/// One JS module of the report: its source and the specifier literals to fill in.
-struct Module {
-    key: String,
-    text: String,
-    /// (start, end) of a specifier's characters inside its quotes, and the module it names.
-    specs: Vec<(usize, usize, String)>,
+/// A module read from dist/ (a bundle of www/bundle.sh, or the glue): refused when it imports other modules by a
+/// static specifier, which mean nothing under the `blob:`/`data:` URL of a report. esbuild's
+/// bundles start no line with an import statement; a module of an unbundled build does (the
+/// shell's modules import at their top). `import(…)` and `import.meta` are not statements.
+fn bundle(dist: &Dist, rel: &str) -> Result<String, HtmlError> {
+    let text = dist.read_text(rel)?;
+    let statement = |line: &str| {
+        line.strip_prefix("import").is_some_and(|rest| {
+            rest.starts_with([' ', '{', '*', '"', '\''])
+                && !rest.trim_start().starts_with(['(', '.'])
+        }) || (line.starts_with("export ") && line.contains(" from "))
+    };
+    match text.lines().position(|l| statement(l.trim_start())) {
+        Some(n) => Err(HtmlError::NotBundled {
+            key: rel.to_string(),
+            line: n + 1,
+        }),
+        None => Ok(text),
+    }
 }
 
 /// The built viewer, ready to embed.
@@ -322,38 +325,25 @@ impl Viewer {
             return Err(HtmlError::Missing(dist.join(WORKER)));
         }
 
-        // The module graph from the three roots, leaves first.
-        let mut modules: Vec<Module> = Vec::new();
-        let mut index_of: HashMap<String, usize> = HashMap::new();
-        for root in [&glue, &WORKER.to_string(), &entry] {
-            visit(dist, root, &mut Vec::new(), &mut modules, &mut index_of)?;
-        }
-        let wasm_bytes = dist.read(&wasm)?.into_owned();
-        let mut assets = wasm_bytes;
+        let entry_text = bundle(dist, &entry)?;
+        let worker_text = bundle(dist, WORKER)?;
+        // (The glue imports nothing either, as long as memviz-web uses no JS snippets.)
+        let glue_text = bundle(dist, &glue)?;
+        // The assets: the wasm, then the glue, the worker and the page (the manifest's ranges).
+        let mut assets = dist.read(&wasm)?.into_owned();
         let wasm_len = assets.len();
-        let mut js_len = 0;
-        let mut list = Vec::new();
-        for m in &modules {
-            let base = assets.len();
-            assets.extend_from_slice(m.text.as_bytes());
-            js_len += m.text.len();
-            let mut parts = Vec::new();
-            let mut at = 0;
-            for (s, e, dep) in &m.specs {
-                parts.push(serde_json::json!([base + at, s - at]));
-                parts.push(serde_json::json!(index_of[dep]));
-                at = *e;
-            }
-            parts.push(serde_json::json!([base + at, m.text.len() - at]));
-            list.push(serde_json::json!({"name": m.key, "parts": parts}));
-        }
+        let js_len = glue_text.len() + worker_text.len() + entry_text.len();
+        let mut range = |text: &str| {
+            let at = assets.len();
+            assets.extend_from_slice(text.as_bytes());
+            serde_json::json!([at, text.len()])
+        };
         let manifest = serde_json::json!({
-            "format": 1,
+            "format": 2,
             "wasm": [0, wasm_len],
-            "glue": index_of[&glue],
-            "worker": index_of[WORKER],
-            "entry": index_of[&entry],
-            "modules": list,
+            "glue": range(&glue_text),
+            "worker": range(&worker_text),
+            "entry": range(&entry_text),
         });
         let manifest = manifest.to_string();
         let manifest = manifest
@@ -471,61 +461,6 @@ fn check_css(rel: &str, css: &str) -> Result<(), HtmlError> {
             return Err(HtmlError::CssUrl(rel.to_string()));
         }
     }
-    Ok(())
-}
-
-/// Depth-first over static imports; pushes `key`'s imports, then `key` (leaves first).
-fn visit(
-    dist: &Dist,
-    key: &str,
-    path: &mut Vec<String>,
-    modules: &mut Vec<Module>,
-    index_of: &mut HashMap<String, usize>,
-) -> Result<(), HtmlError> {
-    if index_of.contains_key(key) {
-        return Ok(());
-    }
-    if let Some(at) = path.iter().position(|p| p == key) {
-        let mut cycle = path[at..].to_vec();
-        cycle.push(key.to_string());
-        return Err(HtmlError::Cycle {
-            key: key.to_string(),
-            cycle: cycle.join(" → "),
-        });
-    }
-    let text = dist.read_text(key)?;
-    let dir = key.rsplit_once('/').map_or("", |(d, _)| d);
-    let mut specs = Vec::new();
-    let (found, errors) = js::imports(&text);
-    if let Some(error) = errors.into_iter().next() {
-        let key = key.to_string();
-        return Err(HtmlError::Imports { key, error });
-    }
-    for js::Import { start, end, .. } in found {
-        let spec = &text[start..end];
-        let (key, spec) = (key.to_string(), spec.to_string());
-        if !(spec.starts_with("./") || spec.starts_with("../")) {
-            return Err(HtmlError::NotRelative { key, spec });
-        }
-        let Some(dep) = normalize(dir, &spec) else {
-            return Err(HtmlError::ImportsOutside { key, spec });
-        };
-        if !dist.is_file(&dep) {
-            return Err(HtmlError::ImportMissing { key, spec, dep });
-        }
-        specs.push((start, end, dep));
-    }
-    path.push(key.to_string());
-    for (_, _, dep) in &specs {
-        visit(dist, dep, path, modules, index_of)?;
-    }
-    path.pop();
-    index_of.insert(key.to_string(), modules.len());
-    modules.push(Module {
-        key: key.to_string(),
-        text,
-        specs,
-    });
     Ok(())
 }
 
