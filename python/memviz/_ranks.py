@@ -7,43 +7,47 @@ flagged and sorted on the caller's side, over all of them.
 """
 
 import concurrent.futures
-import json
 import os
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
 
 from memviz import _native
+from memviz._types import RankRow
 
 #: How outliers are flagged (the ``rule`` of ``memviz ranks --json``; also in docs/fleet.md).
 RULE: str = _native.RANKS_RULE
 
 
-def summarize_file(path: Any) -> Dict[str, Any]:
+def summarize_file(path: "Union[str, os.PathLike[str]]") -> RankRow:
     """One file's row (``memviz ranks PATH --json``): the device with the highest peak, its
     peak, final and reserved bytes, the top sites at the peak, and the ``oom`` events of every
     device. ``outlier`` is set by :func:`reduce_rows`, over many rows."""
-    path = os.fspath(path)
-    text, _warnings = _native.command(["ranks", path, "--json"], [])
-    (row,) = json.loads(text)["rows"]
-    return row
+    data, _warnings = _native.answer(["ranks", os.fspath(path), "--json"], [])
+    (row,) = data["rows"]
+    return RankRow.from_dict(row)
 
 
-def reduce_rows(rows: Iterable[Dict[str, Any]]) -> List[Dict[str, Any]]:
+def reduce_rows(rows: Iterable[Union[RankRow, Mapping[str, Any]]]) -> List[RankRow]:
     """Flags the outliers (:data:`RULE`) and sorts by peak (highest first, then by file), as
-    ``memviz ranks`` does over its files."""
-    return json.loads(_native.ranks_reduce(json.dumps(list(rows))))
+    ``memviz ranks`` does over its files. ``rows``: :class:`RankRow`, or dicts of their keys."""
+    plain: List[Dict[str, Any]] = [
+        r.to_dict() if isinstance(r, RankRow) else dict(r) for r in rows
+    ]
+    out: List[Dict[str, Any]] = _native.ranks_reduce(plain)
+    return [RankRow.from_dict(r) for r in out]
 
 
-def ranks(paths: Iterable[Any], client: Optional[Any] = None,
-          max_workers: Optional[int] = None) -> List[Dict[str, Any]]:
-    """Summarises many snapshot files: a list of rows (dicts) sorted by peak, outliers flagged,
+def ranks(paths: "Iterable[Union[str, os.PathLike[str]]]", client: Optional[Any] = None,
+          max_workers: Optional[int] = None) -> List[RankRow]:
+    """Summarises many snapshot files: a list of rows (:class:`RankRow`) sorted by peak, outliers flagged,
     equal to the ``rows`` of ``memviz ranks PATHS... --json``. ``client``: a
     ``dask.distributed.Client`` (each worker opens its files itself, so the paths must be
     readable there); without one, a local thread pool of ``max_workers``."""
-    paths = [os.fspath(p) for p in paths]
+    names = [os.fspath(p) for p in paths]
+    rows: List[RankRow]
     if client is not None:
-        futures = client.map(summarize_file, paths, pure=False)
-        rows = client.gather(futures)
+        futures = client.map(summarize_file, names, pure=False)
+        rows = list(client.gather(futures))
     else:
         with concurrent.futures.ThreadPoolExecutor(max_workers=max_workers) as pool:
-            rows = list(pool.map(summarize_file, paths))
+            rows = list(pool.map(summarize_file, names))
     return reduce_rows(rows)

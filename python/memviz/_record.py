@@ -2,8 +2,9 @@
 lazily, and nowhere else in the package."""
 
 import contextlib
+import importlib
 import os
-from typing import Iterator, Optional, Union
+from typing import Any, Iterator, Optional, Union
 
 from memviz._snapshot import Snapshot, load
 
@@ -26,8 +27,8 @@ def record(path: Union[str, "os.PathLike[str]", None] = None,
     (``torch.cuda.memory._record_memory_history(max_entries=...)``), then takes the snapshot:
     ``_dump_snapshot(path)`` when a path is given, else ``_snapshot()`` read in memory. Recording
     stops at the end of the block, also when it raises."""
-    import torch  # lazily: only recording needs PyTorch
-
+    # Lazily, by name: only recording needs PyTorch (an optional dependency).
+    torch: Any = importlib.import_module("torch")
     mem = torch.cuda.memory
     rec = Recording(None if path is None else os.fspath(path))
     mem._record_memory_history(max_entries=max_entries)

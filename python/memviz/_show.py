@@ -2,6 +2,7 @@
 in an iframe's ``srcdoc``."""
 
 import html
+import importlib
 import os
 import tempfile
 from typing import Any, Optional
@@ -32,6 +33,6 @@ def iframe(doc: str, height: int = 720) -> str:
 def show(snapshot_or_path: Any, height: int = 720, title: Optional[str] = None,
          dist: Optional[str] = None) -> None:
     """Displays the viewer with the snapshot in the notebook (IPython's ``display``)."""
-    from IPython.display import HTML, display  # only in a notebook
-
-    display(HTML(iframe(report_html(snapshot_or_path, title=title, dist=dist), height)))
+    # Only in a notebook (imported by name: IPython is an optional dependency, untyped).
+    ipy: Any = importlib.import_module("IPython.display")
+    ipy.display(ipy.HTML(iframe(report_html(snapshot_or_path, title=title, dist=dist), height)))

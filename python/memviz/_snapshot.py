@@ -1,16 +1,18 @@
-"""``load`` and ``Snapshot``: each method runs the CLI's command with ``--json`` in-process and
-parses what it printed, so the answers are the CLI's JSON, field for field."""
+"""``load`` and ``Snapshot``: each method runs the CLI's command in-process and returns its
+typed answer (``memviz._types``: the ``--json`` structs of the Rust code, field for field)."""
 
 import html
 import io
-import json
 import os
 import pickle
 import warnings
-from typing import Any, List, Optional, Union
+from typing import Any, Dict, List, Optional, Sequence, Type, TypeVar, Union
 
 from memviz import _native
-from memviz._native import MemvizError
+from memviz._native import BadArgumentError, MemvizError
+from memviz._types import Answer, Diff, Folded, Leaks, Lines, OomReport, State, Summary
+
+A = TypeVar("A", bound=Answer)
 
 
 class Snapshot:
@@ -27,18 +29,28 @@ class Snapshot:
     def __repr__(self) -> str:
         return f"<memviz.Snapshot {self.name!r}>"
 
-    def _run(self, args: List[str], others: Optional[list] = None) -> str:
+    def _run(self, args: List[str],
+             others: Optional[Sequence["_native.NativeSnapshot"]] = None) -> str:
         text, warns = _native.command(args, [self._native, *(others or [])])
         for w in warns:
             warnings.warn(w, stacklevel=3)
         return text
 
-    def _json(self, args: List[str], others: Optional[list] = None) -> Any:
-        return json.loads(self._run(args, others))
+    def _data(self, args: List[str],
+              others: Optional[Sequence["_native.NativeSnapshot"]] = None) -> Any:
+        data, warns = _native.answer(args, [self._native, *(others or [])])
+        for w in warns:
+            warnings.warn(w, stacklevel=3)
+        return data
 
-    def summary(self) -> dict:
+    def _typed(self, cls: Type[A], args: List[str],
+               others: Optional[Sequence["_native.NativeSnapshot"]] = None) -> A:
+        data: Dict[str, Any] = self._data(args, others)
+        return cls.from_dict(data)
+
+    def summary(self) -> Summary:
         """``memviz summary FILE --json``: per-device counts, bytes, peak and warnings."""
-        return self._json(["summary", self.name, "--json"])
+        return self._typed(Summary, ["summary", self.name, "--json"])
 
     def folded(
         self,
@@ -50,7 +62,7 @@ class Snapshot:
         phase: Optional[str] = None,
         frames: Optional[str] = None,
         user_code: Optional[str] = None,
-    ) -> dict:
+    ) -> Folded:
         """``memviz folded FILE --json``: live bytes by call stack at ``at`` ("peak", the
         default, or a trace event index), or bytes x timesteps with ``lifetime``, ``range``
         ("FROM:TO") or ``phase``. ``frames`` picks the frames of each stack as the flamegraph's
@@ -72,10 +84,10 @@ class Snapshot:
             args += ["--phase", str(phase)]
         if frames is not None:
             args += ["--frames", _frames(frames)]
-        return self._json(args + _user_code(user_code))
+        return self._typed(Folded, args + _user_code(user_code))
 
     def lines(self, device: Optional[int] = None, all_frames: bool = False,
-              user_code: Optional[str] = None) -> Any:
+              user_code: Optional[str] = None) -> Lines:
         """``memviz lines FILE --json``: bytes by allocation site, the innermost line of the
         user's code (docs/sites.md). Returns ``{"device", "peak_step", "rows"}``; each row
         carries its site (``file``, ``line``, ``name``, ``label``), its ``kind`` (``"user"``,
@@ -88,9 +100,9 @@ class Snapshot:
         args = ["lines", self.name, "--json", *_device(device)]
         if all_frames:
             args.append("--all-frames")
-        return self._json(args + _user_code(user_code))
+        return self._typed(Lines, args + _user_code(user_code))
 
-    def leaks(self, device: Optional[int] = None, user_code: Optional[str] = None) -> dict:
+    def leaks(self, device: Optional[int] = None, user_code: Optional[str] = None) -> Leaks:
         """``memviz leaks FILE --json``: leak suspects of one device's trace. Each suspect
         carries its ``kind`` of suspect (``"alive_at_end"`` or ``"iteration_growth"``), its
         ``stack``, bytes, count, ``explanation`` and ``site``: ``{"file", "line", "name",
@@ -99,14 +111,16 @@ class Snapshot:
         site (``{"file", "line", "name", "label"}``) or ``None``. ``user_code`` as in
         :meth:`lines`."""
         args = ["leaks", self.name, "--json", *_device(device)]
-        return self._json(args + _user_code(user_code))
+        return self._typed(Leaks, args + _user_code(user_code))
 
-    def state(self, event: int = -1, device: Optional[int] = None) -> dict:
+    def state(self, event: int = -1, device: Optional[int] = None) -> State:
         """``memviz state FILE --event K``: the allocator state after merged event ``event``
         (-1: the final state)."""
-        return self._json(["state", self.name, "--event", str(int(event)), *_device(device)])
+        return self._typed(State,
+                           ["state", self.name, "--event", str(int(event)), *_device(device)])
 
-    def oom(self, device: Optional[int] = None, user_code: Optional[str] = None) -> list:
+    def oom(self, device: Optional[int] = None,
+            user_code: Optional[str] = None) -> List[OomReport]:
         """``memviz oom FILE --json``: every ``oom`` event explained, one report per event
         (with its ``device``). ``biggest_live_sites`` names each of the biggest live blocks:
         ``address``, ``size`` and its site, ``file``, ``line``, ``name``, ``label``, ``kind``
@@ -114,10 +128,11 @@ class Snapshot:
         (the library line below a user site, ``{"file", "line", "name", "label"}``, or
         ``None``). ``user_code`` as in :meth:`lines`."""
         args = ["oom", self.name, "--json", *_device(device)]
-        return self._json(args + _user_code(user_code))
+        data: List[Dict[str, Any]] = self._data(args + _user_code(user_code))
+        return [OomReport.from_dict(r) for r in data]
 
-    def diff(self, other: "Snapshot", device: Optional[int] = None,
-             user_code: Optional[str] = None) -> Any:
+    def diff(self, other: Any, device: Optional[int] = None,
+             user_code: Optional[str] = None) -> Diff:
         """``memviz diff SELF OTHER --json``: what changed from this snapshot to ``other``.
         Each of ``groups`` (live bytes and counts by stack in both files) carries its ``site``:
         ``{"file", "line", "name", "kind", "label", "detail"}`` as in :meth:`leaks`.
@@ -128,7 +143,7 @@ class Snapshot:
         if theirs.name == self.name and theirs is not self._native:
             theirs = theirs.renamed(theirs.name + " (2)")
         args = ["diff", self.name, theirs.name, "--json", *_device(device)]
-        return self._json(args + _user_code(user_code), [theirs])
+        return self._typed(Diff, args + _user_code(user_code), [theirs])
 
     def to_html(self, path: Union[str, "os.PathLike[str]"], title: Optional[str] = None,
                 dist: Optional[str] = None) -> str:
@@ -150,18 +165,21 @@ class Snapshot:
         rows = "".join(
             "<tr>"
             + "".join(
-                f"<td>{e(_size(d.get(k)) if k.endswith('bytes') else str(d.get(k, '')))}</td>"
-                for k in ("device", "trace_entries", "peak_live_bytes", "final_live_bytes",
-                          "allocated_bytes", "reserved_bytes", "segments")
+                f"<td>{e(_size(v) if k.endswith('bytes') else str(v))}</td>"
+                for k, v in (("device", d.device), ("trace_entries", d.trace_entries),
+                             ("peak_live_bytes", d.peak_live_bytes),
+                             ("final_live_bytes", d.final_live_bytes),
+                             ("allocated_bytes", d.allocated_bytes),
+                             ("reserved_bytes", d.reserved_bytes), ("segments", d.segments))
             )
             + "</tr>"
-            for d in s.get("devices", [])
+            for d in s.devices
         )
         head = "".join(
             f"<th>{h}</th>"
             for h in ("device", "events", "peak", "final", "allocated", "reserved", "segments")
         )
-        warns = "".join(f"<li>{e(str(w))}</li>" for w in s.get("warnings", []))
+        warns = "".join(f"<li>{e(str(w))}</li>" for w in s.warnings)
         return (
             f"<div class=\"memviz-summary\"><b>memviz</b> {e(self.name)}"
             f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
@@ -195,7 +213,7 @@ _FRAMES = {"my_code": "my-code", "python": "python", "all": "all"}
 def _frames(frames: str) -> str:
     value = _FRAMES.get(str(frames).replace("-", "_"))
     if value is None:
-        raise ValueError(
+        raise BadArgumentError(
             f"frames={frames!r}: expected one of {', '.join(map(repr, _FRAMES))}"
         )
     return value
@@ -227,7 +245,7 @@ def load(x: Any) -> Snapshot:
         try:
             data = pickle.dumps(x, protocol=4)
         except Exception as e:  # an object pickle cannot write
-            raise MemvizError(f"<dict>: cannot pickle it: {e}") from e
+            raise BadArgumentError(f"<dict>: cannot pickle it: {e}") from e
         return _from_bytes(data, "<dict>")
     read = getattr(x, "read", None)
     if callable(read):
@@ -240,10 +258,10 @@ def load(x: Any) -> Snapshot:
             try:
                 return _from_bytes(data.encode("utf-8"), name)
             except MemvizError as e:
-                raise MemvizError(f"{e} (the file was opened in text mode: open a pickle or a "
+                raise type(e)(f"{e} (the file was opened in text mode: open a pickle or a "
                                   "gzip file in binary mode, 'rb')") from None
         if isinstance(x, io.TextIOBase):
-            raise MemvizError("open the file in binary mode ('rb')")
+            raise BadArgumentError("open the file in binary mode ('rb')")
         return _from_bytes(data, name)
     raise TypeError(
         f"memviz.load takes a path, bytes, a file object, or a snapshot dict or segment list, not {type(x).__name__}"

@@ -60,6 +60,11 @@ def cli_error(memviz_exe):
     return run
 
 
+def plain(x):
+    """A typed answer (or a list of them) as the CLI's JSON: ``to_dict()``."""
+    return [plain(i) for i in x] if isinstance(x, list) else x.to_dict()
+
+
 def require_all() -> bool:
     """`cargo xtask test` sets MEMVIZ_REQUIRE_ALL=1: nothing may be skipped there."""
     return os.environ.get("MEMVIZ_REQUIRE_ALL") == "1"

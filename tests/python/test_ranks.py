@@ -23,7 +23,7 @@ def rank_files(fixtures, tmp_path_factory):
 def test_rows_equal_the_cli_sorted_by_peak(rank_files, cli):
     rows = memviz.ranks(rank_files)
     want = cli("ranks", *rank_files, "--json")
-    assert rows == want["rows"]
+    assert [r.to_dict() for r in rows] == want["rows"]
     assert memviz.RULE == want["rule"]
     assert sorted(r["file"] for r in rows) == sorted(rank_files)
     peaks = [r["peak_bytes"] for r in rows]

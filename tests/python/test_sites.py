@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import memviz
-from conftest import REPO, require_all
+from conftest import REPO, plain as as_json, require_all
 
 KINDS = {"user", "library", "autograd", "native", "none"}
 SITE_KEYS = {"file", "line", "name", "kind", "label", "detail"}
@@ -98,7 +98,7 @@ def test_user_code_moves_files_into_the_users_code(fixtures, cli):
     dev = s.summary()["devices"][0]["device"]
     plain = s.lines(device=dev)["rows"]
     torch = s.lines(device=dev, user_code="/site-packages/torch/")["rows"]
-    assert torch == cli("lines", path, "--json", "--device", str(dev),
+    assert as_json(torch) == cli("lines", path, "--json", "--device", str(dev),
                         "--user-code", "/site-packages/torch/")["rows"]
     assert torch != plain
     # torch's frames are the user's now: its lines are user sites, no longer details.
@@ -108,12 +108,12 @@ def test_user_code_moves_files_into_the_users_code(fixtures, cli):
     assert s.lines(device=dev, user_code="/no_such_dir_anywhere/")["rows"] == plain
     # The same option on the other commands.
     other = memviz.load(str(fixtures / "proto5.pickle"))
-    assert s.diff(other, user_code="torch") == cli(
+    assert as_json(s.diff(other, user_code="torch")) == cli(
         "diff", path, str(fixtures / "proto5.pickle"), "--json", "--user-code", "torch")
     oom = str(fixtures / "oomdevice.pickle")
-    assert memviz.load(oom).oom(user_code="torch") == cli("oom", oom, "--json",
+    assert as_json(memviz.load(oom).oom(user_code="torch")) == cli("oom", oom, "--json",
                                                            "--user-code", "torch")
-    assert s.leaks(user_code="torch") == cli("leaks", path, "--json", "--user-code", "torch")
+    assert as_json(s.leaks(user_code="torch")) == cli("leaks", path, "--json", "--user-code", "torch")
 
 
 @pytest.mark.parametrize("method", ["lines", "oom", "leaks", "diff"])
@@ -141,7 +141,7 @@ def test_folded_frames_modes(fixtures, cli, memviz_exe):
     totals = {}
     for mode, flag in (("my_code", "my-code"), ("python", "python"), ("all", "all")):
         got = s.folded(frames=mode)
-        assert got == cli("folded", path, "--json", "--frames", flag), mode
+        assert as_json(got) == cli("folded", path, "--json", "--frames", flag), mode
         totals[mode] = got["total_bytes"]
         frames = {f for st in got["stacks"] for f in st["frames"]}
         if mode == "my_code":
@@ -158,10 +158,10 @@ def test_folded_frames_modes(fixtures, cli, memviz_exe):
     assert len(set(totals.values())) == 1, totals
     # user_code moves torch into the user's code: its frames are no longer collapsed.
     mine = s.folded(frames="my_code", user_code="torch")
-    assert mine == cli("folded", path, "--json", "--frames", "my-code", "--user-code", "torch")
+    assert as_json(mine) == cli("folded", path, "--json", "--frames", "my-code", "--user-code", "torch")
     frames = {f for st in mine["stacks"] for f in st["frames"]}
     assert any("/site-packages/torch/" in f for f in frames), sorted(frames)
-    assert s.folded() == cli("folded", path, "--json")
+    assert as_json(s.folded()) == cli("folded", path, "--json")
 
 
 def test_corpus_lines_rows_carry_kind_and_detail(corpus):
@@ -212,4 +212,4 @@ def test_constructor_sun_oom_names_update_nodes(corpus):
     live = lambda rows: sum(r["live_at_peak_bytes"] for r in rows)
     assert live(l181(mine)) < live(l181(plain))
     assert {key(r) for r in mine} != {key(r) for r in plain}
-    json.dumps(reports)  # plain data
+    json.dumps(as_json(reports))  # plain data

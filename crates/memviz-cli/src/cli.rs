@@ -277,6 +277,20 @@ pub struct OpenArgs {
     pub dist: Option<String>,
 }
 
+/// The parsed command line; `None` after `--help` or `--version` (printed on stdout).
+pub(crate) fn parse(
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+) -> Result<Option<Cli>, crate::out::Fail> {
+    match Cli::try_parse_from(args) {
+        Ok(c) => Ok(Some(c)),
+        Err(e) if !e.use_stderr() => {
+            let _ = e.print();
+            Ok(None)
+        }
+        Err(e) => Err(crate::error::bad_argument(one_line_error(&e))),
+    }
+}
+
 /// clap's error as memviz's one line: its first line without clap's `error: ` prefix.
 #[must_use]
 pub fn one_line_error(e: &clap::Error) -> String {

@@ -9,12 +9,16 @@ use std::ffi::OsString;
 use std::io::Read;
 use std::sync::Arc;
 
+pub mod answer;
 pub mod cli;
 mod cmd;
+mod device;
+mod error;
 mod memory;
 mod out;
 mod svg;
 
+pub use error::{Error, ErrorKind};
 pub use memory::{capture, load_bytes, open, Captured, Named};
 
 /// Why a file named on the command line could not be read or loaded: one sentence that starts
@@ -37,7 +41,7 @@ pub enum FileError {
 
 impl From<FileError> for out::Fail {
     fn from(e: FileError) -> Self {
-        out::Fail::Msg(e.to_string())
+        out::Fail::Kind(e.into())
     }
 }
 
@@ -118,22 +122,19 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> u8 {
             out::warn(&format!("memviz: {msg}"));
             2
         }
+        Err(out::Fail::Kind(e)) => {
+            out::warn(&format!("memviz: {}", e.message));
+            2
+        }
     }
 }
 
 /// Parses `args` and runs the command.
 pub(crate) fn dispatch(args: impl IntoIterator<Item = OsString>) -> out::Done {
-    use clap::Parser;
-    use cli::Command;
-    let cli = match cli::Cli::try_parse_from(args) {
-        Ok(c) => c,
-        Err(e) if !e.use_stderr() => {
-            // --help and --version: printed on stdout, exit 0.
-            let _ = e.print();
-            return Ok(());
-        }
-        Err(e) => return Err(out::Fail::Msg(cli::one_line_error(&e))),
+    let Some(cli) = cli::parse(args)? else {
+        return Ok(());
     };
+    use cli::Command;
     match &cli.command {
         Command::Summary(a) => cmd::summary::run(a),
         Command::Bench(a) => cmd::bench::run(a),

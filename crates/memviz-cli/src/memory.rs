@@ -3,6 +3,7 @@
 //! this thread only, [`crate::load`] finds its snapshots by the names given, [`crate::out::stdout`]
 //! writes into a buffer and [`crate::out::warn`] keeps its lines.
 
+use crate::error::Error;
 use crate::out::Fail;
 use memviz_snapshot::{Loader, Snapshot};
 use std::cell::RefCell;
@@ -45,49 +46,47 @@ impl Drop for Reset {
     }
 }
 
-/// Runs `f` with `snapshots` known by name and the output kept.
-fn with_capture<T>(
+/// Runs `f` with `snapshots` known by name and the output kept (the typed answers of
+/// [`crate::answer`] run there too).
+pub(crate) fn with_capture<T>(
     snapshots: &[Named],
     f: impl FnOnce() -> Result<T, Fail>,
-) -> (Result<T, String>, Captured) {
+) -> (Result<T, Error>, Captured) {
     let _reset = Reset;
     SNAPSHOTS.with(|s| *s.borrow_mut() = snapshots.to_vec());
     CAPTURE.with(|c| *c.borrow_mut() = Some(Captured::default()));
-    let r = f().map_err(|e| match e {
-        Fail::Msg(m) => m,
-        Fail::Closed => "output closed".to_string(),
-    });
+    let r = f().map_err(Error::from);
     let captured = CAPTURE.with(|c| c.borrow_mut().take()).unwrap_or_default();
     (r, captured)
 }
 
 /// Runs the command line `args` (without the program's name) on the snapshots `snapshots`
 /// (which `args` names by their [`Named::name`]; other names are files); returns what it
-/// printed, or its one-line error (the CLI's message, without `memviz: `).
-pub fn capture(args: &[String], snapshots: &[Named]) -> Result<Captured, String> {
+/// printed, or its error (the CLI's one-line message, without `memviz: `, and its kind).
+pub fn capture(args: &[String], snapshots: &[Named]) -> Result<Captured, Error> {
     let argv = std::iter::once(OsString::from("memviz")).chain(args.iter().map(OsString::from));
     let (r, captured) = with_capture(snapshots, || crate::dispatch(argv));
     r.map(|()| captured)
 }
 
 /// Opens the file at `path` as the CLI does; returns the snapshot and its warnings.
-pub fn open(path: &str) -> Result<(Arc<Snapshot>, Vec<String>), String> {
+pub fn open(path: &str) -> Result<(Arc<Snapshot>, Vec<String>), Error> {
     let (r, captured) = with_capture(&[], || crate::load(path).map_err(Fail::from));
     r.map(|s| (s, captured.warnings))
 }
 
 /// Parses a whole file's `bytes` (named `name` in messages); returns the snapshot and its
 /// warnings (a file cut before its end opens with what it holds, and says so).
-pub fn load_bytes(name: &str, bytes: &[u8]) -> Result<(Arc<Snapshot>, Vec<String>), String> {
+pub fn load_bytes(name: &str, bytes: &[u8]) -> Result<(Arc<Snapshot>, Vec<String>), Error> {
     let mut loader = Loader::new().with_size_hint(bytes.len() as u64);
     for chunk in bytes.chunks(1 << 20) {
         loader
             .push(chunk)
-            .map_err(|e| crate::describe(name, e).to_string())?;
+            .map_err(|e| Error::from(crate::describe(name, e)))?;
     }
     let snap = loader
         .finish()
-        .map_err(|e| crate::describe(name, e).to_string())?;
+        .map_err(|e| Error::from(crate::describe(name, e)))?;
     let warnings = snap
         .truncation_warning()
         .map(|w| vec![format!("memviz: warning: {name}: {w}")])

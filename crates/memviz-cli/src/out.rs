@@ -11,8 +11,10 @@ use std::io::{self, BufWriter, StdoutLock, Write};
 /// Why a command stopped early.
 #[derive(Debug)]
 pub(crate) enum Fail {
-    /// One sentence for stderr; exit 2.
+    /// One sentence for stderr; exit 2 (its kind: [`crate::ErrorKind::Other`]).
     Msg(String),
+    /// One sentence of a known kind ([`crate::Error`]); exit 2, as [`Fail::Msg`].
+    Kind(crate::Error),
     /// Stdout was closed by its reader: a quiet normal end.
     Closed,
 }
@@ -20,6 +22,12 @@ pub(crate) enum Fail {
 impl From<String> for Fail {
     fn from(s: String) -> Self {
         Fail::Msg(s)
+    }
+}
+
+impl From<crate::Error> for Fail {
+    fn from(e: crate::Error) -> Self {
+        Fail::Kind(e)
     }
 }
 
@@ -36,7 +44,10 @@ impl From<io::Error> for Fail {
         if e.kind() == io::ErrorKind::BrokenPipe {
             Fail::Closed
         } else {
-            Fail::Msg(format!("cannot write to stdout: {e}"))
+            Fail::Kind(crate::Error::new(
+                crate::ErrorKind::Io,
+                format!("cannot write to stdout: {e}"),
+            ))
         }
     }
 }
@@ -46,7 +57,10 @@ impl From<serde_json::Error> for Fail {
     fn from(e: serde_json::Error) -> Self {
         match e.io_error_kind() {
             Some(io::ErrorKind::BrokenPipe) => Fail::Closed,
-            Some(_) => Fail::Msg(format!("cannot write to stdout: {e}")),
+            Some(_) => Fail::Kind(crate::Error::new(
+                crate::ErrorKind::Io,
+                format!("cannot write to stdout: {e}"),
+            )),
             None => Fail::Msg(format!("cannot write JSON: {e}")),
         }
     }
@@ -128,7 +142,10 @@ mod tests {
         let e = io::Error::from(io::ErrorKind::BrokenPipe);
         assert!(matches!(Fail::from(e), Fail::Closed));
         let e = io::Error::from(io::ErrorKind::PermissionDenied);
-        assert!(matches!(Fail::from(e), Fail::Msg(m) if m.starts_with("cannot write to stdout")));
+        assert!(
+            matches!(Fail::from(e), Fail::Kind(e) if e.kind == crate::ErrorKind::Io
+                && e.message.starts_with("cannot write to stdout"))
+        );
         let j = serde_json::Error::io(io::Error::from(io::ErrorKind::BrokenPipe));
         assert!(matches!(Fail::from(j), Fail::Closed));
     }

@@ -71,15 +71,54 @@ fn errors_are_the_binarys_message_and_runs_do_not_leak_into_each_other() {
     let mem = named("<bytes>", &std::fs::read(&path).expect("fixture"));
     let err = capture(&args(&["state", "<bytes>", "--event", "999999"]), &[mem])
         .expect_err("out of range");
+    assert_eq!(err.kind, memviz_cli::ErrorKind::BadArgument);
     let (code, _, stderr) = memviz(&["state", &path, "--event", "999999"]);
     assert_eq!(code, 2);
     assert_eq!(
-        format!("memviz: {}\n", err.replace("<bytes>", &path)),
+        format!("memviz: {}\n", err.message.replace("<bytes>", &path)),
         stderr
     );
     // The name is forgotten after the run: now it is a (missing) file.
     let err = capture(&args(&["summary", "<bytes>", "--json"]), &[]).expect_err("no such file");
-    assert!(err.starts_with("<bytes>: cannot open"), "{err}");
+    assert!(err.message.starts_with("<bytes>: cannot open"), "{err}");
+    assert_eq!(err.kind, memviz_cli::ErrorKind::Io);
     let err = load_bytes("<x>", b"garbage").expect_err("not a pickle");
-    assert!(err.starts_with("<x>: "), "{err}");
+    assert!(err.message.starts_with("<x>: "), "{err}");
+    assert_eq!(err.kind, memviz_cli::ErrorKind::NotASnapshot);
+}
+
+#[test]
+fn typed_answers_serialise_to_what_the_binary_prints() {
+    let path = path_str(&fixture("multidevice.pickle"));
+    let oom = path_str(&fixture("expandable.pickle"));
+    for cmd in [
+        vec!["summary", &path, "--json"],
+        vec!["folded", &path, "--json"],
+        vec!["folded", &path, "--json", "--at", "3"],
+        vec!["folded", &path, "--json", "--range", "0:5"],
+        vec!["lines", &path, "--json"],
+        vec!["leaks", &path, "--json"],
+        vec!["oom", &oom, "--json"],
+        vec!["state", &path, "--event", "3"],
+        vec!["diff", &path, &oom, "--json"],
+        vec!["ranks", &path, &oom, "--json"],
+    ] {
+        let (r, warnings) = memviz_cli::answer::answer(&args(&cmd), &[]);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let got = serde_json::to_value(r.expect("answers")).expect("serialises");
+        let (code, want, _) = memviz(&cmd);
+        assert_eq!(code, 0, "{cmd:?}");
+        let want: serde_json::Value = serde_json::from_str(&want).expect("JSON");
+        assert_eq!(got, want, "{cmd:?}");
+    }
+    // A command that prints text has no answer; errors keep their kind.
+    let (r, _) = memviz_cli::answer::answer(&args(&["stats", &path]), &[]);
+    assert_eq!(
+        r.expect_err("text").kind,
+        memviz_cli::ErrorKind::BadArgument
+    );
+    let (r, _) = memviz_cli::answer::answer(&args(&["lines", &path, "--device", "9"]), &[]);
+    let e = r.expect_err("no device 9");
+    assert_eq!(e.kind, memviz_cli::ErrorKind::UnknownDevice);
+    assert!(e.message.contains("no device 9"), "{e}");
 }

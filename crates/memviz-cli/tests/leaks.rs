@@ -587,16 +587,19 @@ fn cli_errors_exit_2_with_one_line() {
         assert!(err.starts_with("memviz: "), "{err}");
         assert!(out.is_empty(), "{args:?}: {out}");
     }
-    // Hostile input and an absent device are not errors.
+    // Hostile input is not an error; an absent device is, as in every command taking
+    // `--device` (one rule: the CLI's `device.rs`).
     let hostile = path_str(&planted("hostile.pickle"));
     for args in [
         vec!["leaks", hostile.as_str()],
         vec!["leaks", hostile.as_str(), "--json"],
-        vec!["leaks", hostile.as_str(), "--device", "5", "--json"],
     ] {
         let (code, _, err) = memviz(&args);
         assert_eq!(code, 0, "{args:?}: {err}");
     }
+    let (code, _, err) = memviz(&["leaks", hostile.as_str(), "--device", "5", "--json"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no device 5 (devices: 0)"), "{err}");
 }
 
 /// Timing on the 150 MB synthetic snapshot (release): `cargo test --release -p memviz-cli

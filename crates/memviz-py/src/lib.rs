@@ -1,12 +1,14 @@
 //! `memviz._native`: the Python package's native module. It holds no analysis of its own: every
-//! method runs a memviz-cli command in-process ([`memviz_cli::capture`]) on snapshots already
-//! in memory and hands back what the command printed (the Python side parses the JSON). The
-//! console script runs the whole command line ([`memviz_cli::run`]).
+//! method runs a memviz-cli command in-process on snapshots already in memory and hands back its
+//! typed answer ([`memviz_cli::answer`]: the `--json` structs, turned into Python objects by
+//! `pythonize`; `python/memviz/_types.py` wraps them into typed classes). Errors carry their
+//! kind ([`memviz_cli::ErrorKind`]) as a `MemvizError` subclass. The console script runs the
+//! whole command line ([`memviz_cli::run`]).
 //!
 //! Every call releases the GIL (a pool of threads summarises files in parallel) and catches
 //! panics: a bad file is a `MemvizError`, never a crashed interpreter.
 
-use memviz_cli::Named;
+use memviz_cli::{Error, ErrorKind, Named};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -20,6 +22,62 @@ create_exception!(
     PyValueError,
     "A file memviz cannot read, or a command it cannot run: the CLI's message."
 );
+create_exception!(
+    memviz._native,
+    NotASnapshotError,
+    MemvizError,
+    "The bytes are no memory snapshot (another format, a checkpoint, a broken pickle or JSON)."
+);
+create_exception!(
+    memviz._native,
+    TruncatedError,
+    MemvizError,
+    "The file ends before anything that can be shown was read."
+);
+create_exception!(
+    memviz._native,
+    TooBigError,
+    MemvizError,
+    "Refused for what it would take (memory, a reader's limit, a gzip ratio)."
+);
+create_exception!(
+    memviz._native,
+    BadArgumentError,
+    MemvizError,
+    "An argument's value is wrong (an option, an event index, a pattern)."
+);
+create_exception!(
+    memviz._native,
+    UnknownDeviceError,
+    BadArgumentError,
+    "`device=` names a device the snapshot does not have."
+);
+create_exception!(
+    memviz._native,
+    MemvizIOError,
+    MemvizError,
+    "A file could not be opened, read or written."
+);
+create_exception!(
+    memviz._native,
+    InternalError,
+    MemvizError,
+    "A bug in memviz (a caught panic): please report it."
+);
+
+/// The Python exception of a command's error, by its kind.
+fn py_error(e: Error) -> PyErr {
+    let m = e.message;
+    match e.kind {
+        ErrorKind::NotASnapshot => NotASnapshotError::new_err(m),
+        ErrorKind::Truncated => TruncatedError::new_err(m),
+        ErrorKind::TooBig => TooBigError::new_err(m),
+        ErrorKind::BadArgument => BadArgumentError::new_err(m),
+        ErrorKind::UnknownDevice => UnknownDeviceError::new_err(m),
+        ErrorKind::Io => MemvizIOError::new_err(m),
+        ErrorKind::Other => MemvizError::new_err(m),
+    }
+}
 
 /// A parsed snapshot (`memviz.Snapshot` wraps it).
 #[pyclass(frozen, module = "memviz._native")]
@@ -46,20 +104,21 @@ impl NativeSnapshot {
     }
 }
 
-/// Runs `f` without the GIL, a panic turned into an error.
-fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, String> + Send) -> PyResult<T> {
+/// Runs `f` without the GIL, a panic turned into an [`InternalError`].
+fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, Error> + Send) -> PyResult<T> {
     py.detach(|| match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r,
+        Ok(r) => r.map_err(py_error),
         Err(p) => {
             let what = p
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())
                 .or_else(|| p.downcast_ref::<String>().cloned())
                 .unwrap_or_default();
-            Err(format!("internal error (please report it): {what}"))
+            Err(InternalError::new_err(format!(
+                "internal error (please report it): {what}"
+            )))
         }
     })
-    .map_err(MemvizError::new_err)
 }
 
 /// `open(path) -> (NativeSnapshot, warnings)`: reads the file as `memviz summary` does.
@@ -103,8 +162,28 @@ fn command(
     let named: Vec<Named> = snapshots.iter().map(|s| s.named.clone()).collect();
     let c = guarded(py, || memviz_cli::capture(&args, &named))?;
     let text = String::from_utf8(c.stdout)
-        .map_err(|_| MemvizError::new_err("the command printed bytes that are not UTF-8"))?;
+        .map_err(|_| InternalError::new_err("the command printed bytes that are not UTF-8"))?;
     Ok((text, c.warnings))
+}
+
+/// `answer(args, snapshots) -> (answer, warnings)`: runs `memviz ARGS…` (a command with a
+/// `--json` answer) with the snapshots known by their names and returns its answer as Python
+/// objects (the answer structs through `pythonize`: dicts, lists, numbers, strings, None);
+/// raises the `MemvizError` subclass of the error's kind.
+#[pyfunction]
+fn answer<'py>(
+    py: Python<'py>,
+    args: Vec<String>,
+    snapshots: Vec<PyRef<'py, NativeSnapshot>>,
+) -> PyResult<(Bound<'py, PyAny>, Vec<String>)> {
+    let named: Vec<Named> = snapshots.iter().map(|s| s.named.clone()).collect();
+    let (a, warnings) = guarded(py, || {
+        let (r, warnings) = memviz_cli::answer::answer(&args, &named);
+        r.map(|a| (a, warnings))
+    })?;
+    let obj = pythonize::pythonize(py, &a)
+        .map_err(|e| InternalError::new_err(format!("internal error (please report it): {e}")))?;
+    Ok((obj, warnings))
 }
 
 /// `run_cli(argv) -> exit code`: the whole `memviz` command line (argv[0] is the program).
@@ -114,28 +193,41 @@ fn run_cli(py: Python<'_>, argv: Vec<String>) -> u8 {
     py.detach(|| catch_unwind(AssertUnwindSafe(|| memviz_cli::run(args))).unwrap_or(101))
 }
 
-/// `ranks_reduce(rows_json) -> rows_json`: the rows of `memviz ranks --json` (one per file,
-/// each made by `memviz ranks FILE --json`) flagged and sorted over all of them, as the CLI
-/// does for its files ([`memviz_analysis::ranks::flag_outliers`], [`sort_by_peak`]).
+/// `ranks_reduce(rows) -> rows`: the rows of `memviz ranks --json` (one per file, each made by
+/// `memviz ranks FILE --json`, as dicts) flagged and sorted over all of them, as the CLI does
+/// for its files ([`memviz_analysis::ranks::flag_outliers`], [`sort_by_peak`]).
 ///
 /// [`sort_by_peak`]: memviz_analysis::ranks::sort_by_peak
 #[pyfunction]
-fn ranks_reduce(rows_json: &str) -> PyResult<String> {
+fn ranks_reduce<'py>(given: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     use memviz_analysis::ranks::{flag_outliers, sort_by_peak, RankRow};
-    let mut rows: Vec<RankRow> = serde_json::from_str(rows_json)
-        .map_err(|e| MemvizError::new_err(format!("not rows of `memviz ranks --json`: {e}")))?;
+    let mut rows: Vec<RankRow> = pythonize::depythonize(given).map_err(|e| {
+        BadArgumentError::new_err(format!("not rows of `memviz ranks --json`: {e}"))
+    })?;
     flag_outliers(&mut rows);
     sort_by_peak(&mut rows);
-    serde_json::to_string(&rows).map_err(|e| MemvizError::new_err(e.to_string()))
+    pythonize::pythonize(given.py(), &rows)
+        .map_err(|e| InternalError::new_err(format!("internal error (please report it): {e}")))
 }
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MemvizError", m.py().get_type::<MemvizError>())?;
+    m.add("NotASnapshotError", m.py().get_type::<NotASnapshotError>())?;
+    m.add("TruncatedError", m.py().get_type::<TruncatedError>())?;
+    m.add("TooBigError", m.py().get_type::<TooBigError>())?;
+    m.add("BadArgumentError", m.py().get_type::<BadArgumentError>())?;
+    m.add(
+        "UnknownDeviceError",
+        m.py().get_type::<UnknownDeviceError>(),
+    )?;
+    m.add("MemvizIOError", m.py().get_type::<MemvizIOError>())?;
+    m.add("InternalError", m.py().get_type::<InternalError>())?;
     m.add_class::<NativeSnapshot>()?;
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(load_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(command, m)?)?;
+    m.add_function(wrap_pyfunction!(answer, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(ranks_reduce, m)?)?;
     m.add("RANKS_RULE", memviz_analysis::ranks::OUTLIER_RULE)?;

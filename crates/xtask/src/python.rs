@@ -14,6 +14,7 @@ const MATURIN_REPORTED: &str = "maturin 1.16.0";
 /// The test venv's packages, each pinned.
 const TEST_PACKAGES: &[&str] = &[
     "pytest==8.3.4",
+    "mypy==2.4.1",
     "nbclient==0.10.2",
     "nbformat==5.10.4",
     "nbconvert==7.17.2",

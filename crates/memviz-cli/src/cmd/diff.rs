@@ -7,7 +7,7 @@
 
 use crate::cli::DiffArgs;
 use crate::load;
-use crate::out::{stdout, Done};
+use crate::out::{stdout, Done, Fail};
 use memviz_analysis::diff::{Diff, DiffBuilder, DiffGroup, SegmentKey};
 use memviz_analysis::format::{count, size_short};
 
@@ -31,8 +31,13 @@ pub fn run(a: &DiffArgs) -> Done {
         };
         let user = super::user_code(a.user_code.as_deref())?;
         let mut d = memviz_analysis::flame::DiffFolded::new(device, mode, user);
-        d.add(0, &*load(file_a)?);
-        d.add(1, &*load(file_b)?);
+        let mut devices = Vec::new();
+        for (i, file) in [file_a, file_b].into_iter().enumerate() {
+            let snap = load(file)?;
+            devices.extend(snap.devices());
+            d.add(i, &snap);
+        }
+        check_device(a, &devices)?;
         if let Some(path) = &a.svg {
             let mut folded = Vec::new();
             d.write(&mut folded)?;
@@ -41,11 +46,7 @@ pub fn run(a: &DiffArgs) -> Done {
         d.write(&mut out)?;
         return out.finish();
     }
-    let user = super::user_code(a.user_code.as_deref())?;
-    let mut d = DiffBuilder::with_user_code(device, user);
-    d.add(0, &*load(file_a)?);
-    d.add(1, &*load(file_b)?);
-    let d = d.finish();
+    let d = answer(a)?;
     if json {
         serde_json::to_writer(&mut out, &d)?;
         writeln!(out)?;
@@ -53,6 +54,28 @@ pub fn run(a: &DiffArgs) -> Done {
         out.write_all(table(&d, file_a, file_b, device).as_bytes())?;
     }
     out.finish()
+}
+
+/// `--device` against the devices of either file ([`crate::device::resolve_device`]: a device
+/// only one of them has is compared with nothing).
+fn check_device(a: &DiffArgs, devices: &[i64]) -> Result<(), Fail> {
+    crate::device::resolve_device(&format!("{} and {}", a.a, a.b), devices, a.device)?;
+    Ok(())
+}
+
+/// `memviz diff --json`'s answer: one model at a time, what the comparison needs of A taken
+/// before B is loaded.
+pub fn answer(a: &DiffArgs) -> Result<Diff, Fail> {
+    let user = super::user_code(a.user_code.as_deref())?;
+    let mut d = DiffBuilder::with_user_code(a.device, user);
+    let mut devices = Vec::new();
+    for (i, file) in [&a.a, &a.b].into_iter().enumerate() {
+        let snap = load(file)?;
+        devices.extend(snap.devices());
+        d.add(i, &snap);
+    }
+    check_device(a, &devices)?;
+    Ok(d.finish())
 }
 
 fn signed_size(g: &DiffGroup) -> String {

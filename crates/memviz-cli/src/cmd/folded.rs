@@ -15,11 +15,13 @@
 //! frames of your code (`--user-code` adds some), else python. Every mode has the same total.
 
 use crate::cli::FoldedArgs;
+use crate::error::bad_argument;
 use crate::load;
-use crate::out::{stdout, Done};
+use crate::out::{stdout, Done, Fail};
 use memviz_analysis::flame::{self, At, FlameOptions, FrameMode};
 use memviz_analysis::layout::{Layout, LayoutOptions, PointMode};
 use memviz_analysis::timeline;
+use serde::Serialize;
 use std::io::Write;
 
 const FOLDED_USAGE: &str =
@@ -31,104 +33,79 @@ fn one_line(msg: &str) -> String {
     format!("{first}; {FOLDED_USAGE}")
 }
 
+/// One stack of `memviz folded --json`: its frames, root first, and its bytes.
+#[derive(Clone, Debug, Serialize)]
+pub struct FoldedStack {
+    pub frames: Vec<String>,
+    pub bytes: u64,
+}
+
+/// `memviz folded --json`'s answer (the CLI streams the same fields, run below).
+#[derive(Clone, Debug, Serialize)]
+pub struct FoldedAnswer {
+    pub device: i64,
+    /// The timestep of the moment; `None` over a time range.
+    pub at_step: Option<u32>,
+    pub total_bytes: u64,
+    pub stacks: Vec<FoldedStack>,
+    /// The trace event asked for (`--at EVENT`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at_event: Option<u32>,
+    pub lifetime: bool,
+    /// The time range (`--range`, `--phase`), half-open.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step_range: Option<(u32, u32)>,
+    /// `my_code`, `python` or `all`.
+    pub frames: &'static str,
+    pub all_frames: bool,
+}
+
+/// What `memviz folded` computes before its output: the file, device, options and moment,
+/// with the timeline and its layout.
+struct Query {
+    snap: std::sync::Arc<memviz_snapshot::Snapshot>,
+    device: i64,
+    opts: FlameOptions,
+    at: At,
+    moment: Option<flame::Moment>,
+    tl: timeline::Timeline,
+    layout: Layout,
+}
+
+/// `memviz folded --json`'s answer.
+pub fn answer(a: &FoldedArgs) -> Result<FoldedAnswer, Fail> {
+    let q = query(a)?;
+    let entries = flame::folded(&q.snap, q.device, &q.tl, &q.layout, q.at, &q.opts);
+    Ok(FoldedAnswer {
+        device: q.device,
+        at_step: q.moment.map(|m| m.step),
+        total_bytes: flame::total(&entries),
+        stacks: entries
+            .into_iter()
+            .map(|(frames, bytes)| FoldedStack { frames, bytes })
+            .collect(),
+        at_event: match q.moment.map(|m| m.at) {
+            Some(At::Event(k)) => Some(k),
+            _ => None,
+        },
+        lifetime: q.opts.lifetime,
+        step_range: q.opts.step_range,
+        frames: q.opts.frames.as_str(),
+        all_frames: q.opts.frames == FrameMode::All,
+    })
+}
+
 /// Runs `memviz folded`.
 pub fn run(a: &FoldedArgs) -> Done {
-    let file = a.file.as_str();
-    let range = match a.range.as_deref() {
-        None => None,
-        Some(r) => {
-            let parsed = r
-                .split_once(':')
-                .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
-                .filter(|(a, b)| a <= b);
-            Some(parsed.ok_or_else(|| {
-                one_line(&format!(
-                    "--range takes FROM:TO timesteps with FROM <= TO, not {r:?}"
-                ))
-            })?)
-        }
-    };
-    let phase = a.phase.as_deref();
-    // None: the default, decided once the file is read.
-    let frames = match (a.frames.as_deref(), a.all_frames) {
-        (_, true) => Some(FrameMode::All),
-        (None, false) => None,
-        (Some(t), false) => Some(FrameMode::parse(t).ok_or_else(|| {
-            one_line(&format!("--frames takes my-code, python or all, not {t:?}"))
-        })?),
-    };
-    let user = super::user_code(a.user_code.as_deref())?;
-    let mut opts = FlameOptions {
-        frames: frames.unwrap_or_default(),
-        user,
-        lifetime: a.lifetime || range.is_some() || phase.is_some(),
-        step_range: range,
-    };
-    let json = a.json;
-    let at = match a.at.as_deref() {
-        None | Some("peak") => At::Peak,
-        Some(s) => At::Event(
-            s.parse::<u32>()
-                .map_err(|_| one_line(&format!("--at takes peak or an event index, not {s:?}")))?,
-        ),
-    };
-    if opts.lifetime && a.at.is_some() {
-        return Err(one_line(
-            "--at excludes --lifetime, --range and --phase (a moment or a time range)",
-        )
-        .into());
-    }
-    let device = a.device;
-    let snap = load(file)?;
-    if frames.is_none() {
-        opts.frames = FrameMode::default_for(&snap, &opts.user);
-    }
-    let devices = snap.devices();
-    let device = match device {
-        Some(d) if devices.contains(&d) || (devices.is_empty() && d == 0) => d,
-        Some(d) => {
-            return Err(format!(
-                "{file}: no device {d} (devices: {})",
-                devices
-                    .iter()
-                    .map(|d| d.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-            .into())
-        }
-        None => snap.default_device(),
-    };
-    let tl = timeline::build(&snap, device);
-    // Compact: the numbers of the layout without its polylines, which only drawing needs (in
-    // exact mode they take up to 192 MiB: 143 MB for a 1 MB trace of 3,500 segments freed
-    // oldest first).
-    let layout = Layout::build(
-        &tl,
-        LayoutOptions {
-            mode: PointMode::Compact,
-            ..LayoutOptions::default()
-        },
-    );
-    if let Some(name) = phase {
-        let phases = memviz_analysis::annotations::phase_spans(&snap, device, &layout);
-        let p = phases.iter().find(|p| p.name(&snap) == name).ok_or_else(|| {
-            format!(
-                "{file}: device {device}: no phase named {name:?} ({} phases in external_annotations)",
-                phases.len()
-            )
-        })?;
-        opts.step_range = Some((p.start_step, p.end_step));
-    }
-    let events = snap.trace(device).map_or(0, |t| t.len());
-    let moment = if opts.lifetime {
-        None
-    } else {
-        Some(
-            flame::resolve(&layout, events, at)
-                .map_err(|e| format!("{file}: device {device}: {e}"))?,
-        )
-    };
+    let Query {
+        snap,
+        device,
+        opts,
+        at,
+        moment,
+        tl,
+        layout,
+    } = query(a)?;
     let values = flame::stack_values(&snap, device, &tl, &layout, at, &opts);
     // The timeline and layout are not needed to print: free them before the output is made.
     drop(layout);
@@ -144,8 +121,8 @@ pub fn run(a: &FoldedArgs) -> Done {
         return crate::svg::write_svg(&folded, path, title, unit);
     }
     let mut out = stdout();
-    if json {
-        // The fields in the order `serde_json::json!` (with preserve_order) gave them.
+    if a.json {
+        // The fields of `FoldedAnswer`, in its order, the stacks written as they are printed.
         write!(out, "{{\"device\":{device},\"at_step\":")?;
         match moment {
             Some(m) => write!(out, "{}", m.step)?,
@@ -171,4 +148,99 @@ pub fn run(a: &FoldedArgs) -> Done {
         flame::write_folded_text(&mut out, &snap, &values, opts.frames, &opts.user)?;
     }
     out.finish()
+}
+
+/// The arguments checked, the file read, the device, moment and range resolved.
+fn query(a: &FoldedArgs) -> Result<Query, Fail> {
+    let file = a.file.as_str();
+    let range = match a.range.as_deref() {
+        None => None,
+        Some(r) => {
+            let parsed = r
+                .split_once(':')
+                .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+                .filter(|(a, b)| a <= b);
+            Some(parsed.ok_or_else(|| {
+                bad_argument(one_line(&format!(
+                    "--range takes FROM:TO timesteps with FROM <= TO, not {r:?}"
+                )))
+            })?)
+        }
+    };
+    let phase = a.phase.as_deref();
+    // None: the default, decided once the file is read.
+    let frames = match (a.frames.as_deref(), a.all_frames) {
+        (_, true) => Some(FrameMode::All),
+        (None, false) => None,
+        (Some(t), false) => Some(FrameMode::parse(t).ok_or_else(|| {
+            bad_argument(one_line(&format!(
+                "--frames takes my-code, python or all, not {t:?}"
+            )))
+        })?),
+    };
+    let user = super::user_code(a.user_code.as_deref())?;
+    let mut opts = FlameOptions {
+        frames: frames.unwrap_or_default(),
+        user,
+        lifetime: a.lifetime || range.is_some() || phase.is_some(),
+        step_range: range,
+    };
+    let at = match a.at.as_deref() {
+        None | Some("peak") => At::Peak,
+        Some(s) => At::Event(s.parse::<u32>().map_err(|_| {
+            bad_argument(one_line(&format!(
+                "--at takes peak or an event index, not {s:?}"
+            )))
+        })?),
+    };
+    if opts.lifetime && a.at.is_some() {
+        return Err(bad_argument(one_line(
+            "--at excludes --lifetime, --range and --phase (a moment or a time range)",
+        )));
+    }
+    let device = a.device;
+    let snap = load(file)?;
+    if frames.is_none() {
+        opts.frames = FrameMode::default_for(&snap, &opts.user);
+    }
+    let device = crate::device::one_device(file, &snap, device)?;
+    let tl = timeline::build(&snap, device);
+    // Compact: the numbers of the layout without its polylines, which only drawing needs (in
+    // exact mode they take up to 192 MiB: 143 MB for a 1 MB trace of 3,500 segments freed
+    // oldest first).
+    let layout = Layout::build(
+        &tl,
+        LayoutOptions {
+            mode: PointMode::Compact,
+            ..LayoutOptions::default()
+        },
+    );
+    if let Some(name) = phase {
+        let phases = memviz_analysis::annotations::phase_spans(&snap, device, &layout);
+        let p = phases.iter().find(|p| p.name(&snap) == name).ok_or_else(|| {
+            bad_argument(format!(
+                "{file}: device {device}: no phase named {name:?} ({} phases in external_annotations)",
+                phases.len()
+            ))
+        })?;
+        opts.step_range = Some((p.start_step, p.end_step));
+    }
+    let events = snap.trace(device).map_or(0, |t| t.len());
+    let moment = if opts.lifetime {
+        None
+    } else {
+        Some(
+            flame::resolve(&layout, events, at)
+                .map_err(|e| bad_argument(format!("{file}: device {device}: {e}")))?,
+        )
+    };
+    Ok(Query {
+        snap,
+        device,
+        opts,
+        at,
+        moment,
+        tl,
+        layout,
+    })
 }

@@ -3,16 +3,17 @@
 //! device is the viewer's: the longest trace (first on ties), else the first device with
 //! segments, else 0. `--json`: the report, each suspect with its `site` as `memviz oom --json`
 //! and `memviz diff --json` write one (`file`, `line`, `name`, `kind`, `label`, `detail`:
-//! `{file, line, name, label}` or `null`; [`super::lines::site_json`]).
+//! `{file, line, name, label}` or `null`: the [`Site`]'s own serialisation).
 
 use crate::cli::DeviceArgs;
 use crate::load;
-use crate::out::{stdout, Done};
+use crate::out::{stdout, Done, Fail};
 use memviz_analysis::layout::{Layout, LayoutOptions, PointMode};
-use memviz_analysis::leaks::{leaks_with, LeakReport};
-use memviz_analysis::site::{SiteCache, UserCode};
+use memviz_analysis::leaks::{leaks_with, LeakReport, LeakSuspect};
+use memviz_analysis::site::{Site, SiteCache, UserCode};
 use memviz_analysis::timeline;
 use memviz_snapshot::Snapshot;
+use serde::Serialize;
 use std::io::Write;
 
 /// Suspects shown by the table, and stack lines per suspect.
@@ -33,32 +34,61 @@ pub fn report(snap: &Snapshot, device: i64, user: UserCode) -> LeakReport {
     leaks_with(snap, device, &t, &layout, &mut SiteCache::new(snap, user))
 }
 
+/// A suspect of `memviz leaks --json`: the suspect and its site. (The site is not in the
+/// suspect's own serialisation: the viewer's answer flattens the suspect and does not carry
+/// it.)
+#[derive(Clone, Debug, Serialize)]
+pub struct SuspectAnswer {
+    #[serde(flatten)]
+    pub suspect: LeakSuspect,
+    pub site: Site,
+}
+
+/// `memviz leaks --json`'s answer.
+#[derive(Clone, Debug, Serialize)]
+pub struct LeaksAnswer {
+    pub settled_step: u32,
+    pub settled_rule: String,
+    pub suspects: Vec<SuspectAnswer>,
+    pub device: i64,
+}
+
+/// The device and its report.
+fn device_report(a: &DeviceArgs) -> Result<(i64, LeakReport), Fail> {
+    let user = super::user_code(a.user_code.as_deref())?;
+    let snap = load(&a.file)?;
+    let device = crate::device::one_device(&a.file, &snap, a.device)?;
+    Ok((device, report(&snap, device, user)))
+}
+
+/// `memviz leaks --json`'s answer.
+pub fn answer(a: &DeviceArgs) -> Result<LeaksAnswer, Fail> {
+    let (device, r) = device_report(a)?;
+    Ok(LeaksAnswer {
+        settled_step: r.settled_step,
+        settled_rule: r.settled_rule,
+        suspects: r
+            .suspects
+            .into_iter()
+            .map(|s| SuspectAnswer {
+                site: s.site.clone(),
+                suspect: s,
+            })
+            .collect(),
+        device,
+    })
+}
+
 /// Runs `memviz leaks`.
 pub fn run(a: &DeviceArgs) -> Done {
-    let (file, json, device) = (a.file.as_str(), a.json, a.device);
-    let user = super::user_code(a.user_code.as_deref())?;
-    let snap = load(file)?;
-    let device = device.unwrap_or_else(|| snap.default_device());
-    let r = report(&snap, device, user);
+    let file = a.file.as_str();
     let mut out = stdout();
-    if json {
-        let mut v = serde_json::to_value(&r).map_err(|e| format!("cannot write JSON: {e}"))?;
-        if let Some(o) = v.as_object_mut() {
-            o.insert("device".into(), device.into());
-        }
-        // The site is not in the suspect's own serialisation (the viewer's answer flattens the
-        // suspect and does not carry it): added here, in the one shape every command uses.
-        let list = v
-            .get_mut("suspects")
-            .and_then(serde_json::Value::as_array_mut);
-        for (x, s) in list.into_iter().flatten().zip(&r.suspects) {
-            if let Some(o) = x.as_object_mut() {
-                o.insert("site".into(), super::lines::site_json(&s.site));
-            }
-        }
-        writeln!(out, "{v}")?;
+    if a.json {
+        serde_json::to_writer(&mut out, &answer(a)?)?;
+        writeln!(out)?;
         return out.finish();
     }
+    let (device, r) = device_report(a)?;
     writeln!(
         out,
         "{file}, device {device}: settled after timestep {} ({})",

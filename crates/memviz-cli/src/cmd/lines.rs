@@ -6,12 +6,13 @@
 
 use crate::cli::LinesArgs;
 use crate::load;
-use crate::out::{stdout, Done};
+use crate::out::{stdout, Done, Fail};
 use memviz_analysis::format::{count, size_short};
 use memviz_analysis::layout::{Layout, LayoutOptions, PointMode};
 use memviz_analysis::lines::{site_table, LineOptions, LineRow, SiteRow};
-use memviz_analysis::site::SiteCache;
+use memviz_analysis::site::{SiteCache, SiteKind};
 use memviz_analysis::timeline;
+use serde::Serialize;
 use std::io::Write;
 
 /// Control characters of a recorded string shown escaped, so a hostile name cannot drive the
@@ -31,13 +32,6 @@ pub(crate) fn printable(s: &str) -> String {
         .collect()
 }
 
-/// A site as every command's JSON writes it (`memviz oom`'s `biggest_live_sites`, `memviz
-/// leaks`' and `memviz diff`'s `site`): the [`memviz_analysis::site::Site`]'s own
-/// serialisation, `{kind, file, line, name, label, detail: {file, line, name, label} | null}`.
-pub(crate) fn site_json(site: &memviz_analysis::site::Site) -> serde_json::Value {
-    serde_json::to_value(site).unwrap_or_default()
-}
-
 /// Library lines shown under a site in the text table.
 const DETAIL: usize = 3;
 
@@ -55,25 +49,70 @@ fn location(r: &LineRow) -> String {
     }
 }
 
-/// A row of the JSON output: the site's row with its kind and detail.
-fn json_row(r: &SiteRow) -> serde_json::Value {
-    serde_json::json!({
-        "file": r.row.file,
-        "line": r.row.line,
-        "name": r.row.name,
-        "kind": r.kind,
-        "label": r.label,
-        "live_at_peak_bytes": r.row.live_at_peak_bytes,
-        "total_bytes": r.row.total_bytes,
-        "count": r.row.count,
-        "largest_bytes": r.row.largest_bytes,
-        "detail": r.detail,
+/// A row of `memviz lines --json`: the site's row with its kind, label and detail.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinesRow {
+    pub file: String,
+    pub line: i64,
+    pub name: String,
+    /// `user`, `library`, `autograd`, `native` or `none`.
+    pub kind: SiteKind,
+    pub label: String,
+    pub live_at_peak_bytes: u64,
+    pub total_bytes: u64,
+    pub count: u64,
+    pub largest_bytes: u64,
+    /// The library lines below the site.
+    pub detail: Vec<LineRow>,
+}
+
+impl From<SiteRow> for LinesRow {
+    fn from(r: SiteRow) -> LinesRow {
+        LinesRow {
+            file: r.row.file,
+            line: r.row.line,
+            name: r.row.name,
+            kind: r.kind,
+            label: r.label,
+            live_at_peak_bytes: r.row.live_at_peak_bytes,
+            total_bytes: r.row.total_bytes,
+            count: r.row.count,
+            largest_bytes: r.row.largest_bytes,
+            detail: r.detail,
+        }
+    }
+}
+
+/// `memviz lines --json`'s answer.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinesAnswer {
+    pub device: i64,
+    /// The timestep of the peak.
+    pub peak_step: u64,
+    pub rows: Vec<LinesRow>,
+}
+
+/// `memviz lines --json`'s answer.
+pub fn answer(a: &LinesArgs) -> Result<LinesAnswer, Fail> {
+    let t = table(a)?;
+    Ok(LinesAnswer {
+        device: t.device,
+        peak_step: t.peak_step,
+        rows: t.rows.into_iter().map(LinesRow::from).collect(),
     })
 }
 
-/// Runs `memviz lines` with the arguments after the command name.
-pub fn run(a: &LinesArgs) -> Done {
-    let (file, json, wanted) = (a.file.as_str(), a.json, a.device);
+/// The table of one device and what its text heading says.
+struct Table {
+    device: i64,
+    peak_step: u64,
+    peak_bytes: u64,
+    elements: usize,
+    rows: Vec<SiteRow>,
+}
+
+fn table(a: &LinesArgs) -> Result<Table, Fail> {
+    let (file, wanted) = (a.file.as_str(), a.device);
     let opts = if a.all_frames {
         LineOptions::ALL_FRAMES
     } else {
@@ -81,23 +120,7 @@ pub fn run(a: &LinesArgs) -> Done {
     };
     let user = super::user_code(a.user_code.as_deref())?;
     let snap = load(file)?;
-    let devices = snap.devices();
-    let device = match wanted {
-        Some(d) if !devices.contains(&d) => {
-            let list: Vec<String> = devices.iter().map(i64::to_string).collect();
-            return Err(format!(
-                "{file}: no device {d} (devices: {})",
-                if list.is_empty() {
-                    "none".to_string()
-                } else {
-                    list.join(", ")
-                }
-            )
-            .into());
-        }
-        Some(d) => d,
-        None => snap.default_device(),
-    };
+    let device = crate::device::one_device(file, &snap, wanted)?;
     let tl = timeline::build(&snap, device);
     // Compact: the numbers of the layout without its polylines, which only drawing needs (in
     // exact mode they take up to 192 MiB: 143 MB for a 1 MB trace of 3,500 segments freed
@@ -111,22 +134,36 @@ pub fn run(a: &LinesArgs) -> Done {
     );
     let mut sites = SiteCache::new(&snap, user);
     let rows = site_table(&snap, device, &tl, &layout, opts, &mut sites);
+    Ok(Table {
+        device,
+        peak_step: u64::from(layout.peak_step),
+        peak_bytes: layout.peak_bytes,
+        elements: tl.elements.len(),
+        rows,
+    })
+}
+
+/// Runs `memviz lines` with the arguments after the command name.
+pub fn run(a: &LinesArgs) -> Done {
+    let file = a.file.as_str();
     let mut out = stdout();
-    if json {
-        let v = serde_json::json!({
-            "device": device,
-            "peak_step": layout.peak_step,
-            "rows": rows.iter().map(json_row).collect::<Vec<_>>(),
-        });
-        writeln!(out, "{v}")?;
+    if a.json {
+        serde_json::to_writer(&mut out, &answer(a)?)?;
+        writeln!(out)?;
         return out.finish();
     }
+    let Table {
+        device,
+        peak_step,
+        peak_bytes,
+        elements,
+        rows,
+    } = table(a)?;
     writeln!(
         out,
-        "{file}: device {device}, {} elements, peak {} at timestep {}",
-        count(tl.elements.len() as u64),
-        size_short(layout.peak_bytes),
-        layout.peak_step
+        "{file}: device {device}, {} elements, peak {} at timestep {peak_step}",
+        count(elements as u64),
+        size_short(peak_bytes),
     )?;
     if rows.is_empty() {
         writeln!(out, "no allocations")?;

@@ -11,34 +11,15 @@
 //! These are reports over the file: every device unless `--device`.
 
 use crate::cli::{FileDeviceArgs, ReservedArgs};
+use crate::device::report_devices;
 use crate::load;
 use crate::out::{stdout, Done};
 use memviz_analysis::memory_viz::{self, ReservedBy};
-use memviz_snapshot::Snapshot;
-
-/// `device` if the snapshot has it, else the sentence naming the devices it has.
-fn check_device(file: &str, snap: &Snapshot, device: Option<i64>) -> Result<Option<i64>, String> {
-    let Some(d) = device else {
-        return Ok(None);
-    };
-    let devices = snap.devices();
-    if devices.contains(&d) || (devices.is_empty() && d == 0) {
-        return Ok(Some(d));
-    }
-    Err(format!(
-        "{file}: no device {d} (devices: {})",
-        devices
-            .iter()
-            .map(i64::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
-    ))
-}
 
 /// Runs `memviz stats`.
 pub fn stats(a: &FileDeviceArgs) -> Done {
     let snap = load(&a.file)?;
-    let device = check_device(&a.file, &snap, a.device)?;
+    let device = report_devices(&a.file, &snap, a.device)?;
     let st = memory_viz::stats(&snap, device);
     let mut out = stdout();
     memory_viz::write_stats(&mut out, &st)?;
@@ -48,7 +29,7 @@ pub fn stats(a: &FileDeviceArgs) -> Done {
 /// Runs `memviz trace`.
 pub fn trace(a: &FileDeviceArgs) -> Done {
     let snap = load(&a.file)?;
-    let device = check_device(&a.file, &snap, a.device)?;
+    let device = report_devices(&a.file, &snap, a.device)?;
     let mut out = stdout();
     memory_viz::write_trace(&mut out, &snap, device)?;
     out.finish()
@@ -57,7 +38,7 @@ pub fn trace(a: &FileDeviceArgs) -> Done {
 /// Runs `memviz segments` (`by` = [`ReservedBy::Segment`]) or `memviz memory`.
 pub fn reserved(a: &ReservedArgs, by: ReservedBy) -> Done {
     let snap = load(&a.file)?;
-    let device = check_device(&a.file, &snap, a.device)?;
+    let device = report_devices(&a.file, &snap, a.device)?;
     if let Some(path) = &a.svg {
         let mut folded = Vec::new();
         memory_viz::write_reserved(&mut folded, &snap, device, by)?;

@@ -18,7 +18,7 @@ pub mod summary;
 pub(crate) fn user_code(
     text: Option<&str>,
 ) -> Result<memviz_analysis::site::UserCode, crate::out::Fail> {
-    memviz_analysis::site::UserCode::parse(text.unwrap_or("")).map_err(crate::out::Fail::Msg)
+    memviz_analysis::site::UserCode::parse(text.unwrap_or("")).map_err(crate::error::bad_argument)
 }
 
 /// A site as the text output names it: the label, then the library line below it

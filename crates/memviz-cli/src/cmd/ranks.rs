@@ -6,9 +6,10 @@
 
 use crate::cli::RanksArgs;
 use crate::load;
-use crate::out::{stdout, Done};
+use crate::out::{stdout, Done, Fail};
 use memviz_analysis::format::size_short;
 use memviz_analysis::ranks::{flag_outliers, sort_by_peak, summarise, RankRow, OUTLIER_RULE};
+use serde::Serialize;
 use std::io::Write;
 
 /// Control characters of a recorded string (a site label) or a file name shown escaped.
@@ -16,24 +17,25 @@ fn printable(s: &str) -> String {
     s.chars().flat_map(char::escape_debug).collect::<String>()
 }
 
+/// `memviz ranks --json`'s answer.
+#[derive(Clone, Debug, Serialize)]
+pub struct RanksAnswer {
+    /// One row per file, sorted by peak, outliers flagged.
+    pub rows: Vec<RankRow>,
+    /// How outliers are flagged ([`OUTLIER_RULE`]).
+    pub rule: &'static str,
+}
+
 /// Runs `memviz ranks` with the arguments after the command name.
 pub fn run(a: &RanksArgs) -> Done {
-    let mut rows: Vec<RankRow> = Vec::with_capacity(a.files.len());
-    for file in &a.files {
-        let snap = load(file)?;
-        let mut row = summarise(&snap);
-        drop(snap);
-        row.file.clone_from(file);
-        rows.push(row);
-    }
-    flag_outliers(&mut rows);
-    sort_by_peak(&mut rows);
+    let answer = answer(a)?;
     let mut out = stdout();
     if a.json {
-        let v = serde_json::json!({"rows": rows, "rule": OUTLIER_RULE});
-        writeln!(out, "{v}")?;
+        serde_json::to_writer(&mut out, &answer)?;
+        writeln!(out)?;
         return out.finish();
     }
+    let rows = answer.rows;
     let files: Vec<String> = rows.iter().map(|r| printable(&r.file)).collect();
     let width = files
         .iter()
@@ -67,4 +69,22 @@ pub fn run(a: &RanksArgs) -> Done {
     let n = rows.iter().filter(|r| r.outlier).count();
     writeln!(out, "{n} outlier(s); rule: {OUTLIER_RULE}")?;
     out.finish()
+}
+
+/// `memviz ranks`' rows and rule: the files read one at a time.
+pub fn answer(a: &RanksArgs) -> Result<RanksAnswer, Fail> {
+    let mut rows: Vec<RankRow> = Vec::with_capacity(a.files.len());
+    for file in &a.files {
+        let snap = load(file)?;
+        let mut row = summarise(&snap);
+        drop(snap);
+        row.file.clone_from(file);
+        rows.push(row);
+    }
+    flag_outliers(&mut rows);
+    sort_by_peak(&mut rows);
+    Ok(RanksAnswer {
+        rows,
+        rule: OUTLIER_RULE,
+    })
 }

@@ -6,15 +6,41 @@
 
 use crate::cli::StateArgs;
 use crate::load;
-use crate::out::{stdout, Done};
+use crate::out::{stdout, Done, Fail};
 use memviz_analysis::state::{History, BYTES_PER_EVENT};
+use serde::Serialize;
 use std::io::Write;
+
+/// `memviz state`'s answer (its one JSON line).
+#[derive(Clone, Debug, Serialize)]
+pub struct StateAnswer {
+    /// The merged event index asked for (-1: the final state).
+    pub event: i64,
+    /// That event's action (`alloc`, `free`, …; empty without events).
+    pub action: String,
+    /// Reserved bytes after it.
+    pub reserved_bytes: u64,
+    /// Allocated bytes after it.
+    pub allocated_bytes: u64,
+    /// Segments after it.
+    pub segments: u64,
+    /// Blocks after it.
+    pub blocks: u64,
+}
 
 /// Runs `memviz state` with the arguments after the command name.
 pub fn run(a: &StateArgs) -> Done {
+    let line = serde_json::to_string(&answer(a)?)?;
+    let mut out = stdout();
+    writeln!(out, "{line}")?;
+    out.finish()
+}
+
+/// `memviz state`'s answer.
+pub fn answer(a: &StateArgs) -> Result<StateAnswer, Fail> {
     let (file, event) = (a.file.as_str(), a.event);
     let snap = load(file)?;
-    let device = a.device.unwrap_or_else(|| snap.default_device());
+    let device = crate::device::one_device(file, &snap, a.device)?;
     let history = History::build_within(&snap, device, BYTES_PER_EVENT);
     let n = history.len();
     let (k, st) = if event == -1 {
@@ -24,10 +50,10 @@ pub fn run(a: &StateArgs) -> Done {
             .ok()
             .filter(|&k| k < n)
             .ok_or_else(|| {
-                format!(
+                crate::error::bad_argument(format!(
                     "{file}: device {device} has {n} events (merged): --event takes 0 to {} or -1",
                     n.saturating_sub(1)
-                )
+                ))
             })?;
         let st = history
             .state_after(&snap, k)
@@ -37,15 +63,12 @@ pub fn run(a: &StateArgs) -> Done {
     let action = k
         .and_then(|k| history.event(&snap, k))
         .map_or("", |e| e.action_name(&snap, device));
-    let line = serde_json::json!({
-        "event": event,
-        "action": action,
-        "reserved_bytes": st.reserved_bytes,
-        "allocated_bytes": st.allocated_bytes,
-        "segments": st.segments.len(),
-        "blocks": st.blocks.len(),
-    });
-    let mut out = stdout();
-    writeln!(out, "{line}")?;
-    out.finish()
+    Ok(StateAnswer {
+        event,
+        action: action.to_string(),
+        reserved_bytes: st.reserved_bytes,
+        allocated_bytes: st.allocated_bytes,
+        segments: st.segments.len() as u64,
+        blocks: st.blocks.len() as u64,
+    })
 }
