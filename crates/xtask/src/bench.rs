@@ -271,18 +271,13 @@ pub(crate) const NATIVE_BASELINE_RUNS: usize = 3;
 
 /// `trunk build` of the page into [`BENCH_PAGE_DIST`] (bench-page, bench-big).
 pub(crate) fn build_bench_page() -> Result<()> {
-    run(cmd(
-        "trunk",
-        [
-            "--config",
-            TRUNK_CONFIG,
-            "build",
-            "--release",
-            "--offline",
-            "--dist",
-            BENCH_PAGE_DIST,
-        ],
-    ))
+    run(trunk(&[
+        "build",
+        "--release",
+        "--offline",
+        "--dist",
+        BENCH_PAGE_DIST,
+    ]))
 }
 
 /// `node tests/web/bench_page.mjs` on each snapshot with both backends, against the native CLI.

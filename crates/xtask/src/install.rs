@@ -1,7 +1,9 @@
-//! `cargo xtask install`: the pinned web toolchain (wasm target, wasm-bindgen, wasm-opt,
-//! trunk), Debian's chromium and node, and the npm packages pinned in tests/web/package.json
-//! (playwright-core, typescript, eslint), and maturin (pip, in target/py/tools); each checked first and
-//! skipped when the pinned version is there.
+//! `cargo xtask install`: the pinned web toolchain (wasm target, wasm-bindgen and trunk from
+//! crates.io, wasm-opt from npm's `binaryen`), Debian's chromium and node, the npm packages pinned
+//! in tests/web/package.json (playwright-core, typescript, eslint, esbuild, binaryen), and
+//! maturin (pip, in target/py/tools); each checked first and skipped when the pinned version is
+//! there. The two `cargo install`s (the long part on a fresh machine) run beside the downloads
+//! (apt, npm, pip), which need the network more than the cores.
 
 use std::collections::BTreeMap;
 
@@ -9,12 +11,46 @@ use super::*;
 // ---------------------------------------------------------------------------------------------
 // install
 
+/// `cargo install` arguments of wasm-bindgen-cli. No `--locked`: its 0.2.130 lock file names
+/// webpki-roots 1.0.11, which the registry does not serve (cargo fails to resolve it); the version
+/// of wasm-bindgen-cli itself is exact, and it must equal the `wasm-bindgen` in Cargo.lock.
+const WASM_BINDGEN_INSTALL: &[&str] = &["wasm-bindgen-cli", "--version", WASM_BINDGEN_VERSION];
+/// `cargo install` arguments of trunk: exact version, its lock file, and no default features
+/// (they are rustls, for https downloads and `serve --tls`, and the update check: nothing here
+/// uses them, since trunk runs `--offline` and serves plain http on 127.0.0.1).
+const TRUNK_INSTALL: &[&str] = &[
+    "trunk",
+    "--version",
+    TRUNK_VERSION,
+    "--locked",
+    "--no-default-features",
+];
+/// trunk's own release profile is fat LTO with one codegen unit, for a tool that only
+/// orchestrates cargo, wasm-bindgen and wasm-opt: no LTO and 16 units build it faster.
+const TOOL_PROFILE: &[(&str, &str)] = &[
+    ("CARGO_PROFILE_RELEASE_LTO", "off"),
+    ("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16"),
+];
+
 pub(crate) fn install() -> Result<()> {
     let started = Instant::now();
-    ensure_site_tools()?;
-    ensure_debian_packages()?;
-    ensure_npm_packages()?;
-    python::ensure_maturin()?;
+    // The cargo installs use the cores; apt, npm and pip mostly wait for the network: side by
+    // side. (Their logs interleave on a first run; later runs print nothing here.)
+    let (rust, rest) = std::thread::scope(|scope| {
+        let rust = scope.spawn(ensure_cargo_tools);
+        let rest = (|| {
+            ensure_debian_packages()?;
+            ensure_npm_packages()?;
+            python::ensure_maturin()
+        })();
+        let rust = rust
+            .join()
+            .unwrap_or_else(|_| Err("the cargo install thread panicked".to_owned()));
+        (rust, rest)
+    });
+    rust?;
+    rest?;
+    ensure_npm_wasm_opt()?;
     eprintln!(
         "install: all tools present ({:.2} s)",
         started.elapsed().as_secs_f64()
@@ -22,24 +58,29 @@ pub(crate) fn install() -> Result<()> {
     Ok(())
 }
 
-/// What building the page needs: the wasm target, wasm-bindgen, wasm-opt and trunk, pinned.
+/// What building the page needs: the wasm target, wasm-bindgen and trunk (crates.io), and
+/// wasm-opt (npm's binaryen, with the other pinned npm packages: needs `npm`).
 pub(crate) fn ensure_site_tools() -> Result<()> {
+    ensure_cargo_tools()?;
+    ensure_npm_packages()?;
+    ensure_npm_wasm_opt()
+}
+
+/// The wasm target, wasm-bindgen-cli and trunk.
+fn ensure_cargo_tools() -> Result<()> {
     ensure_wasm_target()?;
-    ensure_cargo_tool(
-        "wasm-bindgen",
-        WASM_BINDGEN_VERSION,
-        &["wasm-bindgen-cli", "--version", WASM_BINDGEN_VERSION],
-    )?;
-    ensure_cargo_tool(
-        "wasm-opt",
-        WASM_OPT_REPORTED,
-        &["wasm-opt", "--version", WASM_OPT_CRATE_VERSION, "--locked"],
-    )?;
-    ensure_cargo_tool(
-        "trunk",
-        TRUNK_VERSION,
-        &["trunk", "--version", TRUNK_VERSION, "--locked"],
-    )
+    ensure_cargo_tool("wasm-bindgen", WASM_BINDGEN_VERSION, WASM_BINDGEN_INSTALL)?;
+    ensure_cargo_tool("trunk", TRUNK_VERSION, TRUNK_INSTALL)
+}
+
+/// npm's wasm-opt (binaryen, pinned in tests/web/package.json) reports the version trunk.toml asks for.
+pub(crate) fn ensure_npm_wasm_opt() -> Result<()> {
+    let wasm_opt = format!("{NPM_BIN}/wasm-opt");
+    if version_matches(&wasm_opt, WASM_OPT_REPORTED) {
+        Ok(())
+    } else {
+        Err(format!("`{wasm_opt} --version` does not report {WASM_OPT_REPORTED} (trunk.toml's wasm_opt): pin binaryen 116.0.0 in {NPM_PACKAGE_JSON} and rerun"))
+    }
 }
 
 pub(crate) fn ensure_wasm_target() -> Result<()> {
@@ -62,9 +103,9 @@ pub(crate) fn ensure_cargo_tool(
     if version_matches(program, reported) {
         return Ok(());
     }
-    eprintln!("install: {program} {reported} missing; building it (several minutes on 2 cores)");
+    eprintln!("install: {program} {reported} missing; building it (a few minutes on 2 cores)");
     let mut c = cmd("cargo", ["install"]);
-    c.args(install_args);
+    c.args(install_args).envs(TOOL_PROFILE.iter().copied());
     run(c)?;
     if version_matches(program, reported) {
         Ok(())

@@ -25,9 +25,13 @@ use clap::{Parser, Subcommand};
 /// Pinned versions; see shared/docs/TOOLCHAIN.md for why each one.
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 const WASM_BINDGEN_VERSION: &str = "0.2.130";
-const WASM_OPT_CRATE_VERSION: &str = "0.116.1";
-/// What `wasm-opt --version` prints for the crate above (binaryen 116).
-const WASM_OPT_REPORTED: &str = "version 116";
+/// wasm-opt is npm's `binaryen` package pinned in tests/web/package.json (binaryen 116 built to
+/// wasm, run by node: nothing to compile, where the `wasm-opt` crate builds binaryen's C++ for
+/// minutes); trunk finds it on the PATH that [`tasks::trunk`] gives it. What its `--version`
+/// must print: trunk.toml's `wasm_opt = "version_116"`, which trunk compares.
+const WASM_OPT_REPORTED: &str = "version_116";
+/// Where npm puts the pinned packages' programs (tsc, eslint, esbuild, wasm-opt).
+const NPM_BIN: &str = "tests/web/node_modules/.bin";
 const TRUNK_VERSION: &str = "0.21.14";
 const CHROMIUM_PATH: &str = "/usr/bin/chromium";
 /// The npm packages of the tests and of `lint-js`, each pinned to an exact version.
@@ -289,11 +293,16 @@ fn version_matches(program: &str, wanted: &str) -> bool {
     quiet_output(program, &["--version"]).is_some_and(|out| out.contains(wanted))
 }
 
-/// Steps of a multi-step command, numbered in the log.
+/// Steps of a multi-step command, numbered in the log; when it is dropped (at the end of the
+/// command, whether it passed or stopped at a failing step) it prints every step run so far
+/// with its time, and the total.
 struct Steps {
     command: &'static str,
     total: usize,
     done: usize,
+    started: Instant,
+    /// Each step run: its title, seconds, and whether it passed.
+    times: Vec<(String, f64, bool)>,
 }
 
 impl Steps {
@@ -302,6 +311,8 @@ impl Steps {
             command,
             total,
             done: 0,
+            started: Instant::now(),
+            times: Vec::new(),
         }
     }
 
@@ -310,12 +321,45 @@ impl Steps {
         let (n, total, command) = (self.done, self.total, self.command);
         eprintln!("\n==> [{n}/{total}] {what}");
         let started = Instant::now();
-        f().map_err(|e| format!("step {n}/{total} ({what}) failed: {e}\nFix it, then rerun `cargo xtask {command}`."))?;
-        eprintln!(
-            "    [{n}/{total}] ok in {:.1} s",
-            started.elapsed().as_secs_f64()
-        );
+        let result = f();
+        let secs = started.elapsed().as_secs_f64();
+        self.times.push((what.to_owned(), secs, result.is_ok()));
+        result.map_err(|e| format!("step {n}/{total} ({what}) failed: {e}\nFix it, then rerun `cargo xtask {command}`."))?;
+        eprintln!("    [{n}/{total}] ok in {secs:.1} s");
         Ok(())
+    }
+
+    /// The table printed at the end: one row per step run, then the total.
+    fn table(&self) -> String {
+        let mut s = format!("\nxtask {}: time per step\n", self.command);
+        for (i, (what, secs, ok)) in self.times.iter().enumerate() {
+            // The title up to its first " (": the table stays one line per step.
+            let short = what.split(" (").next().unwrap_or(what);
+            let mark = if *ok { "ok" } else { "FAILED" };
+            let _ = writeln!(
+                s,
+                "  {:>2}/{} {secs:>8.1} s  {mark:<6}  {short}",
+                i + 1,
+                self.total
+            );
+        }
+        let total = self.started.elapsed().as_secs_f64();
+        let _ = writeln!(
+            s,
+            "  total {total:>7.1} s ({:.1} min), {} of {} steps run",
+            total / 60.0,
+            self.times.len(),
+            self.total
+        );
+        s
+    }
+}
+
+impl Drop for Steps {
+    fn drop(&mut self) {
+        if !self.times.is_empty() {
+            eprint!("{}", self.table());
+        }
     }
 }
 
@@ -443,6 +487,43 @@ mod tests {
     }
 
     #[test]
+    fn the_step_table_lists_every_step_run_and_the_total() {
+        let mut steps = Steps::new("demo", 3);
+        assert!(steps.step("first (with details)", || Ok(())).is_ok());
+        let err = steps
+            .step("second", || Err("boom".to_owned()))
+            .expect_err("fails");
+        assert!(err.contains("step 2/3 (second) failed: boom"), "{err}");
+        let table = steps.table();
+        assert!(table.contains("xtask demo: time per step"), "{table}");
+        assert!(
+            table.contains(" 1/3 ") && table.contains("ok      first\n"),
+            "{table}"
+        );
+        assert!(
+            table.contains(" 2/3 ") && table.contains("FAILED  second\n"),
+            "{table}"
+        );
+        assert!(table.contains("2 of 3 steps run"), "{table}");
+        assert!(table.contains("total"), "{table}");
+        // Printed once, by the drop at the end of the command; nothing when no step ran.
+        steps.times.clear();
+    }
+
+    #[test]
+    fn node_wasm_reuses_the_page_build() {
+        env::set_current_dir(repo_root()).expect("repo root");
+        let index = fs::read_to_string("index.html").expect("index.html");
+        let wanted = format!("data-cargo-profile=\"{}\"", tasks::PAGE_PROFILE);
+        assert!(
+            index.contains(&wanted),
+            "index.html's memviz-web link must build with {wanted} (tasks::PAGE_PROFILE), or the node wasm step builds memviz-web a second time"
+        );
+        let cargo = fs::read_to_string("Cargo.toml").expect("Cargo.toml");
+        assert!(cargo.contains(&format!("[profile.{}]", tasks::PAGE_PROFILE)));
+    }
+
+    #[test]
     fn the_pins_are_exact() {
         env::set_current_dir(repo_root()).expect("repo root");
         let pins = pinned_npm_packages().expect("tests/web/package.json pins exact versions");
@@ -452,6 +533,8 @@ mod tests {
             "eslint",
             "@eslint/js",
             "globals",
+            // wasm-opt for trunk (install.rs).
+            "binaryen",
         ] {
             assert!(
                 pins.iter().any(|(name, _)| name == tool),

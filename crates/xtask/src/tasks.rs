@@ -7,34 +7,40 @@ pub(crate) fn serve(port: u16) -> Result<()> {
     install()?;
     let port = port.to_string();
     eprintln!("serve: http://127.0.0.1:{port}/ (Ctrl-C to stop)");
-    run(cmd(
-        "trunk",
-        [
-            "--config",
-            TRUNK_CONFIG,
-            "serve",
-            "--release",
-            "--offline",
-            "--address",
-            "127.0.0.1",
-            "--port",
-            &port,
-        ],
-    ))
+    run(trunk(&[
+        "serve",
+        "--release",
+        "--offline",
+        "--address",
+        "127.0.0.1",
+        "--port",
+        &port,
+    ]))
 }
 
-/// `cargo xtask site`: only what the page's build needs (no Debian, npm or Python packages),
-/// then the trunk build of `test`'s step 5.
+/// `cargo xtask site`: only what the page's build needs (no Debian or Python packages; npm for
+/// wasm-opt), then the trunk build of `test`'s step 5.
 pub(crate) fn site() -> Result<()> {
     install::ensure_site_tools()?;
     trunk_build()
 }
 
 pub(crate) fn trunk_build() -> Result<()> {
-    run(cmd(
-        "trunk",
-        ["--config", TRUNK_CONFIG, "build", "--release", "--offline"],
-    ))
+    run(trunk(&["build", "--release", "--offline"]))
+}
+
+/// `trunk --config trunk.toml ARGS` with tests/web's npm programs first on PATH, so that trunk
+/// takes npm's wasm-opt (binaryen 116, trunk.toml's `version_116`) and, being `--offline`,
+/// downloads nothing.
+pub(crate) fn trunk(args: &[&str]) -> Command {
+    let mut c = cmd("trunk", ["--config", TRUNK_CONFIG]);
+    c.args(args);
+    let old = env::var_os("PATH").unwrap_or_default();
+    let parts = std::iter::once(repo_root().join(NPM_BIN)).chain(env::split_paths(&old));
+    if let Ok(path) = env::join_paths(parts) {
+        c.env("PATH", path);
+    }
+    c
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -90,9 +96,11 @@ pub(crate) fn test() -> Result<()> {
     // dist/ first: memviz-cli embeds it when it is built (its build.rs), so the Rust tests
     // below (`memviz open`, `memviz html` without --dist) test the viewer of this checkout.
     steps.step("web bundle (trunk build into dist/)", trunk_build)?;
-    steps.step("Rust tests", || {
+    steps.step("Rust tests (profile ci)", || {
         // The render tests skip without a GPU adapter; here one is required (llvmpipe).
-        let mut c = cmd("cargo", ["test", "--workspace", "--release"]);
+        // Cargo.toml's `ci` profile: release's optimisation without LTO, so the ~60 test
+        // binaries link in a fraction of release's time (docs/ci.md).
+        let mut c = cmd("cargo", ["test", "--workspace", "--profile", "ci"]);
         c.env("MEMVIZ_REQUIRE_GPU", "1");
         run(c)
     })?;
@@ -158,6 +166,11 @@ pub(crate) fn lint_js() -> Result<()> {
     ))
 }
 
+/// The page's profile (index.html's `data-cargo-profile`).
+pub(crate) const PAGE_PROFILE: &str = "wasm-release";
+
+/// memviz-web for node: the page's own build (the profile of index.html, which `trunk build`
+/// has just built, so cargo finds it fresh and only wasm-bindgen runs), bound for node.
 pub(crate) fn build_node_wasm() -> Result<()> {
     run(cmd(
         "cargo",
@@ -165,12 +178,13 @@ pub(crate) fn build_node_wasm() -> Result<()> {
             "build",
             "-p",
             "memviz-web",
-            "--release",
+            "--profile",
+            PAGE_PROFILE,
             "--target",
             WASM_TARGET,
         ],
     ))?;
-    let wasm = format!("target/{WASM_TARGET}/release/memviz_web.wasm");
+    let wasm = format!("target/{WASM_TARGET}/{PAGE_PROFILE}/memviz_web.wasm");
     run(cmd(
         "wasm-bindgen",
         ["--target", "nodejs", "--out-dir", NODE_WASM_DIR, &wasm],
