@@ -29,10 +29,15 @@
 //! * Sizes never go negative (saturating): a segment whose blocks' requested sizes exceed it
 //!   shows 0 free, and then an internal share of `Infinity`%, as JavaScript would print it.
 
-use crate::format::size_long;
-use crate::frames::format_stack;
+mod hit;
+mod text;
+
 use crate::state::{RowContext, Seg, State};
+use hit::Index;
 use memviz_snapshot::Snapshot;
+// tests.rs checks it through `use super::*`.
+#[cfg(test)]
+use text::js_number;
 
 /// The §6.4 header `(<allocated> allocated / <reserved> reserved)`, also reachable from here.
 pub use crate::state::header_text;
@@ -154,20 +159,6 @@ impl Stored {
     }
 }
 
-/// The hit test's index: the rects of each (row, kind) group, groups in row order and within a
-/// row waste, block, segment (topmost first), one after the other in `ids`; each group's ids
-/// sorted by `x0`, with the running maximum of `x1` in `reach` (so a search can stop as soon
-/// as nothing further left reaches `x`). Group `g = row · 3 + layer` is
-/// `ids[start[g]..start[g + 1]]`. One flat layout: a `Vec` pair per group cost 144 bytes per
-/// row before any rect (15.6 MB of the 38.8 MB map of a 150 MB tiled real file, whose
-/// 115 k segments fill 60 k rows).
-#[derive(Clone, Debug, Default)]
-struct Index {
-    start: Vec<u32>,
-    ids: Vec<u32>,
-    reach: Vec<f64>,
-}
-
 /// A packed [`State`]: rows, rects in draw order and the indexes behind [`SegMap::hit`] and
 /// [`SegMap::rect_of`].
 #[derive(Clone, Debug, Default)]
@@ -214,29 +205,6 @@ pub fn block_color(addr: u64) -> [u8; 4] {
         .unwrap_or(TABLEAU10[0])
 }
 
-/// A number as JavaScript's `Number.prototype.toString` prints it (shortest round-trip digits,
-/// exponent form below 1e-6 and from 1e21).
-fn js_number(v: f64) -> String {
-    if v.is_nan() {
-        return "NaN".to_string();
-    }
-    if v.is_infinite() {
-        return if v > 0.0 { "Infinity" } else { "-Infinity" }.to_string();
-    }
-    if v == 0.0 {
-        return "0".to_string();
-    }
-    let a = v.abs();
-    if (1e-6..1e21).contains(&a) {
-        return format!("{v}");
-    }
-    let s = format!("{v:e}");
-    match s.split_once('e') {
-        Some((m, e)) if !e.starts_with('-') => format!("{m}e+{e}"),
-        _ => s,
-    }
-}
-
 /// Where a segment was packed.
 #[derive(Clone, Copy, Debug)]
 struct Placed {
@@ -245,12 +213,6 @@ struct Placed {
     /// Bytes from the row start (memory_viz's `offset`, fractional because of the padding).
     offset: f64,
     row: u32,
-}
-
-/// The segment of `state` containing `addr`.
-fn containing_segment(state: &State, addr: u64) -> Option<(u64, &Seg)> {
-    let (&a, seg) = state.segments.range(..=addr).next_back()?;
-    (addr < a.saturating_add(seg.size)).then_some((a, seg))
 }
 
 impl SegMap {
@@ -372,101 +334,6 @@ impl SegMap {
         map
     }
 
-    fn build_index(&mut self) {
-        let groups = (self.rows as usize).saturating_mul(3);
-        let group = |r: &Stored| {
-            // Waste, block, segment: topmost first.
-            let layer = 2usize.saturating_sub(usize::from(r.kind));
-            (r.row as usize).saturating_mul(3).saturating_add(layer)
-        };
-        // Counting sort of the rects by group (in rect order within a group).
-        let mut start = vec![0u32; groups + 1];
-        for r in &self.rects {
-            if let Some(c) = start.get_mut(group(r) + 1) {
-                *c += 1;
-            }
-        }
-        for g in 1..start.len() {
-            let prev = start.get(g - 1).copied().unwrap_or(0);
-            if let Some(c) = start.get_mut(g) {
-                *c += prev;
-            }
-        }
-        let mut fill: Vec<u32> = start.clone();
-        let mut ids = vec![0u32; start.last().copied().unwrap_or(0) as usize];
-        for (i, r) in self.rects.iter().enumerate() {
-            if let Some(at) = fill.get_mut(group(r)) {
-                if let Some(slot) = ids.get_mut(*at as usize) {
-                    *slot = i as u32;
-                }
-                *at += 1;
-            }
-        }
-        drop(fill);
-        let rects = &self.rects;
-        let x0 = |i: &u32| rects.get(*i as usize).map_or(0.0, |r| r.x0);
-        let mut reach = vec![f64::NEG_INFINITY; ids.len()];
-        for w in start.windows(2) {
-            let (a, b) = match w {
-                [a, b] => (*a as usize, *b as usize),
-                _ => continue,
-            };
-            let (Some(g), Some(gr)) = (ids.get_mut(a..b), reach.get_mut(a..b)) else {
-                continue;
-            };
-            g.sort_by(|a, b| x0(a).total_cmp(&x0(b)).then(a.cmp(b)));
-            let mut m = f64::NEG_INFINITY;
-            for (i, out) in g.iter().zip(gr.iter_mut()) {
-                m = m.max(rects.get(*i as usize).map_or(m, |r| r.x1));
-                *out = m;
-            }
-        }
-        self.index = Index { start, ids, reach };
-    }
-
-    /// The topmost item at `(x, y)` in map units: waste over block over segment (and a later
-    /// rect over an earlier one of the same kind); `None` outside every rect.
-    #[must_use]
-    pub fn hit(&self, x: f64, y: f64) -> Option<Item> {
-        if !(x.is_finite() && y.is_finite()) || y < 0.0 {
-            return None;
-        }
-        let first = (y as usize).checked_mul(3)?;
-        if first >= self.index.start.len().saturating_sub(1) {
-            return None;
-        }
-        for g in first..first + 3 {
-            let (Some(&a), Some(&b)) = (self.index.start.get(g), self.index.start.get(g + 1))
-            else {
-                return None;
-            };
-            let (a, b) = (a as usize, b as usize);
-            let ids = self.index.ids.get(a..b).unwrap_or(&[]);
-            let reach = self.index.reach.get(a..b).unwrap_or(&[]);
-            let end =
-                ids.partition_point(|&i| self.rects.get(i as usize).is_some_and(|r| r.x0 <= x));
-            let mut best: Option<u32> = None;
-            for k in (0..end).rev() {
-                if reach.get(k).is_none_or(|&r| r <= x) {
-                    break;
-                }
-                let Some(&i) = ids.get(k) else { break };
-                if self
-                    .rects
-                    .get(i as usize)
-                    .is_some_and(|r| r.rect().contains(x, y))
-                    && best.is_none_or(|b| i > b)
-                {
-                    best = Some(i);
-                }
-            }
-            if let Some(i) = best {
-                return self.rects.get(i as usize).map(Stored::item);
-            }
-        }
-        None
-    }
-
     /// The item's rect (for tests and for the viewer's highlight); `None` when not drawn.
     #[must_use]
     pub fn rect_of(&self, item: Item) -> Option<MapRect> {
@@ -502,117 +369,6 @@ impl SegMap {
     #[must_use]
     pub fn rect_count(&self) -> usize {
         self.rects.len()
-    }
-
-    /// The hover text of §6.5 for `item` in `state` (the state this map was built from), lines
-    /// joined by `\n`:
-    /// * segment: `s<hex>_<v>: segment <size> allocated, <size − occupied> free[ (<p>% internal)]
-    ///   (stream n[, pool_id (a, b)])`, where occupied = Σ requested and internal = Σ (size −
-    ///   requested) of its blocks and `p` = internal / free · 100 unrounded, shown when internal
-    ///   > 0;
-    /// * block: `b<hex>_<v> <requested> allocation[ (block freed but waiting due to
-    ///   record_stream)] (stream n[, pool_id (a, b)])` with the segment's stream and private pool;
-    /// * waste: `Free space lost due to rounding <size − requested> (stream n)`;
-    ///
-    /// then `User Metadata:` lines when the item's event has some, then the frames (filtered,
-    /// repeats elided, or the no-frames explanation), then for blocks and waste the forward-pass
-    /// stack. `None` when the item is not in `state` (or a waste item whose block has none).
-    #[must_use]
-    pub fn item_text(
-        &self,
-        snap: &Snapshot,
-        ctx: &RowContext,
-        state: &State,
-        item: Item,
-    ) -> Option<String> {
-        let device = ctx.device();
-        let pool_str = |pool: (i64, i64)| {
-            if pool == (0, 0) {
-                String::new()
-            } else {
-                format!(", pool_id ({}, {})", pool.0, pool.1)
-            }
-        };
-        let (title, src, stack, forward) = match item {
-            Item::Segment(addr) => {
-                let seg = state.segments.get(&addr)?;
-                let end = addr.saturating_add(seg.size);
-                let (mut occupied, mut internal) = (0u64, 0u64);
-                for b in state.blocks.range(addr..end).map(|(_, b)| b) {
-                    occupied = occupied.saturating_add(b.requested);
-                    internal = internal.saturating_add(b.size.saturating_sub(b.requested));
-                }
-                let free = seg.size.saturating_sub(occupied);
-                let share = if internal > 0 {
-                    format!(
-                        " ({}% internal)",
-                        js_number(internal as f64 / free as f64 * 100.0)
-                    )
-                } else {
-                    String::new()
-                };
-                let title = format!(
-                    "{}: segment {} allocated, {} free{share} (stream {}{})",
-                    seg.label(addr, ctx),
-                    size_long(seg.size),
-                    size_long(free),
-                    ctx.stream(seg.stream),
-                    pool_str(seg.pool)
-                );
-                (title, seg.src, seg.stack(snap, device), None)
-            }
-            Item::Block(addr) | Item::Waste(addr) => {
-                let b = state.blocks.get(&addr)?;
-                let seg = containing_segment(state, addr).map(|(_, s)| s);
-                let title = if let Item::Waste(_) = item {
-                    if b.size <= b.requested {
-                        return None;
-                    }
-                    let stream = seg.map_or_else(
-                        || ORPHAN_NOTE.to_string(),
-                        |s| format!(" (stream {})", ctx.stream(s.stream)),
-                    );
-                    format!(
-                        "Free space lost due to rounding {}{stream}",
-                        size_long(b.size - b.requested)
-                    )
-                } else {
-                    let stream = seg.map_or_else(
-                        || ORPHAN_NOTE.to_string(),
-                        |s| format!(" (stream {}{})", ctx.stream(s.stream), pool_str(s.pool)),
-                    );
-                    format!(
-                        "{} {} allocation{}{stream}",
-                        b.label(addr, ctx),
-                        size_long(b.requested),
-                        if b.pending { PENDING_NOTE } else { "" }
-                    )
-                };
-                (
-                    title,
-                    b.src,
-                    b.stack(snap, device),
-                    b.forward_frames(snap, device),
-                )
-            }
-        };
-        let mut lines = vec![title];
-        let metadata = src.user_metadata(snap, device);
-        if !metadata.is_empty() {
-            lines.push("User Metadata:".to_string());
-            lines.extend(metadata.split('\n').map(|l| format!("  {l}")));
-        }
-        lines.extend(format_stack(snap, stack, true));
-        if let Some(f) = forward {
-            let joined: String = f.iter().map(|&s| snap.str(s)).collect();
-            let trimmed = joined.trim_end();
-            if !trimmed.is_empty() {
-                lines.push(String::new());
-                lines.push(crate::tooltip::FORWARD_FRAMES_HEADER.to_string());
-                lines.extend(trimmed.split('\n').map(str::to_string));
-            }
-        }
-        Some(lines.join("\n"))
     }
 
     /// Every drawn item, in draw order.
