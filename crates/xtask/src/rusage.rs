@@ -242,7 +242,10 @@ mod tests {
         let out = wait(&mut child, started, limits(60, Some(128 << 20))).expect("wait");
         assert!(out.rss_capped && !out.timed_out);
         assert_eq!(signal(&out.status), Some(9));
-        assert!(out.max_rss.is_some_and(|r| r > 128 << 20));
+        // Killed within a poll of passing the cap; wait4's peak comes from the kernel's
+        // high-water mark, which may trail /proc's VmRSS by the per-CPU counters' slack (seen:
+        // just under the cap once in CI), so the floor sits below the cap.
+        assert!(out.max_rss.is_some_and(|r| r > 96 << 20));
     }
 
     fn limits(secs: u64, rss_cap: Option<u64>) -> Limits {
