@@ -12,10 +12,12 @@ import { details, drawer, plotHint } from './parts.js';
 import { showTooltip } from './input.js';
 import { searchBox, linesTable, userCode, liveTable, leaksPanel, filesAndCompare, flameControls, stateHistory } from './page_panels.js';
 import { showTicks, showLegend } from './plot_chrome.js';
+import { VIEWS } from './generated/views.js';
 
 /** @typedef {import('./generated/Panel').Panel} Panel */
 /** @typedef {import('./generated/SettingRow').SettingRow} SettingRow */
 /** @typedef {import('./generated/ViewKind').ViewKind} ViewKind */
+/** @typedef {import('./generated/ViewInfo').ViewInfo} ViewInfo */
 
 /**
  * @param {HTMLSelectElement} select
@@ -58,23 +60,18 @@ export function showPanel(panelJson, table, summary) {
   if (state.x_axis !== 'none') els.xAxis.value = state.x_axis;
   const timeOption = [...els.xAxis.options].find((o) => o.value === 'time');
   if (timeOption) timeOption.disabled = !state.has_time;
-  const view = panel.view || 'active';
+  // (Rust's `ViewKind`, a row of the list; the first view, the Active Memory Timeline, if none.)
+  const info = VIEWS.find((v) => v.kind === panel.view) ?? VIEWS[0];
+  const view = info.kind;
   const file = panel.file ?? 0;
-  /** @type {Partial<Record<string, string>>} */
-  const drawn = { segments: 'segments (or mapped ranges)', pools: 'allocations and pool envelopes' };
-  const what = drawn[view] || 'allocations';
-  els.peak.textContent = `peak ${panel.peak} · ${state.elements.toLocaleString('en-US')} ${what} drawn`;
+  els.peak.textContent = `peak ${panel.peak} · ${state.elements.toLocaleString('en-US')} ${info.drawn} drawn`;
   showLegend(panel.legend);
-  const notes = {
-    pools: 'Allocations, and each private pool (CUDA graphs, graph-safe allocators) as an envelope of the memory it reserved.',
-    segments: 'Each segment (cudaMalloc, or an expandable segment\'s mapped range) as one band, from its allocation to its free.',
-  };
-  els.viewNote.textContent = notes[/** @type {'pools' | 'segments'} */ (view)] || '';
+  els.viewNote.textContent = info.note;
   els.viewNote.hidden = els.viewNote.textContent === '';
   els.fileName.textContent = panel.files[file] || '';
   showNotice(panel.files[file] || '', panel.notice);
   showNoTrace(panel.no_trace, view);
-  showView(view, panelKey(panel));
+  showView(info, panelKey(panel));
   filesAndCompare.refresh();
   const timelineKey = `${panelKey(panel)}/${view}`;
   if (timelineKey !== page.lastTimelineKey) {
@@ -86,7 +83,7 @@ export function showPanel(panelJson, table, summary) {
     liveTable.reset();
     leaksPanel.invalidate(panelKey(panel));
   }
-  $('search-box').hidden = panel.view === 'state';
+  $('search-box').hidden = !info.search;
   const flameKey = panel.view === 'flame' ? panelKey(panel) : '';
   if (flameKey !== page.lastFlameKey) {
     page.lastFlameKey = flameKey;
@@ -113,25 +110,21 @@ function panelKey(panel) {
 }
 
 /**
- * @param {string} view
+ * @param {ViewInfo} info  the view shown
  * @param {string} key  the file and device shown
  */
-function showView(view, key) {
-  els.viewSelect.value = view;
-  plotHint.setView(view);
-  const isState = view === 'state';
-  const isFlame = view === 'flame';
+function showView(info, key) {
+  els.viewSelect.value = info.kind;
+  plotHint.setView(info);
+  const isState = info.kind === 'state';
   els.statePanel.hidden = !isState;
   els.stateHeader.hidden = !isState;
-  els.legendWrap.hidden = isState || isFlame;
-  els.peak.hidden = isState;
+  els.legendWrap.hidden = !info.legend;
+  els.peak.hidden = !info.peak;
   // Controls that do nothing in a view are hidden there.
-  els.xAxisLabel.hidden = isState || isFlame;
-  els.fitButton.hidden = isFlame;
-  details.emptyText(isState
-    ? 'Select an event to see its stack here; hover a block of the map for its own.'
-    : isFlame ? 'Hover a frame to see its stack here; click it to zoom.'
-      : 'Hover an allocation to see its stack here; click to pin it.');
+  els.xAxisLabel.hidden = !info.x_axis;
+  els.fitButton.hidden = !info.fit;
+  details.emptyText(info.details);
   if (!isState) {
     details.setEvent(null);
     drawer.setTab('oom-panel', false);
@@ -159,8 +152,14 @@ function showSettings(rows) {
   }));
 }
 
-/** Wires the toolbar's selectors and the fit button to the viewer. */
+/** Wires the toolbar's selectors and the fit button to the viewer; the view selector's options are the generated list's. */
 export function wireControls() {
+  setChildren(els.viewSelect, VIEWS.map((v) => {
+    const o = document.createElement('option');
+    o.value = v.kind;
+    o.textContent = v.label;
+    return o;
+  }));
   els.fileSelect.addEventListener('change', () => {
     if (page.client) page.client.send({ method: 'select_file', index: Number(els.fileSelect.value) }, { panel: true });
     showTooltip(null);
@@ -179,10 +178,13 @@ export function wireControls() {
   });
 }
 
-/** @type {ReadonlyArray<string>} */
-const VIEW_KINDS = ['active', 'segments', 'pools', 'state', 'flame'];
+/** A view's row of the generated list from its name (a select, a link, the embedding parent), checked. @param {string} name @returns {ViewInfo} */
+function viewInfo(name) {
+  const info = VIEWS.find((v) => v.kind === name);
+  if (!info) throw new Error(`no view named ${JSON.stringify(name)}`);
+  return info;
+}
 /** A view's name from the page (a select, a link, the embedding parent), checked. @param {string} name @returns {ViewKind} */
 export function viewKind(name) {
-  if (!VIEW_KINDS.includes(name)) throw new Error(`no view named ${JSON.stringify(name)}`);
-  return /** @type {ViewKind} */ (name);
+  return viewInfo(name).kind;
 }

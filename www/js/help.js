@@ -27,13 +27,6 @@ export function wireHelp(els) {
   return { show, close: () => els.dialog.close(), isOpen: () => els.dialog.open };
 }
 
-/** What the mouse does in each view (the flamegraph's click zooms, the others' pins). */
-const HINTS = {
-  timeline: 'Wheel: zoom · drag: pan · click: pin the details · double-click: fit',
-  flame: 'Wheel: zoom · drag: pan · click a frame: zoom into it · the path above: zoom out',
-  state: 'Wheel: zoom · drag: pan · click a block: pin its details · ↑ ↓ in the list: step through the events',
-};
-
 /**
  * Shows `hint` (in the details pane, so it covers nothing of the plot) until the first wheel,
  * pointer press or key on `canvas`, or its close button (again after a restart replaces the
@@ -47,17 +40,21 @@ export function firstUseHint(hint) {
     hint.hidden = true;
   };
   const text = /** @type {HTMLElement} */ (hint.querySelector('.hint-text'));
+  /** The hint's text shown (a view switch with the same one leaves it). */
+  let shown = '';
   const close = hint.querySelector('button');
   if (close) close.addEventListener('click', done);
   return {
     /** Shows the hint (once a file is drawn) unless the plot was used. */
     show() { if (!used) hint.hidden = false; },
-    /** The view shown (`#view-select`'s value): the hint says what its mouse does. @param {string} view */
+    /**
+     * The view shown (its row of the generated list): the hint says what its mouse does.
+     * @param {{hint: string}} view
+     */
     setView(view) {
-      const key = view === 'flame' || view === 'state' ? view : 'timeline';
-      if (text && text.dataset.view !== key) {
-        text.dataset.view = key;
-        text.textContent = `${HINTS[key]} · `;
+      if (text && shown !== view.hint) {
+        shown = view.hint;
+        text.textContent = `${view.hint} · `;
         const k = document.createElement('kbd');
         k.textContent = '?';
         text.append(k, ': all keys');

@@ -3,8 +3,10 @@
 // (a parent page sends a snapshot by postMessage; see docs/embedding.md) and `?url=`. Nothing
 // here reads snapshot data: states come from Rust's JSON and go back as method calls.
 
-/** The views a link or a parent may name (the `#view-select` values). */
-export const VIEWS = ['active', 'segments', 'pools', 'state', 'flame'];
+import { VIEWS as VIEW_LIST } from './generated/views.js';
+
+/** The views a link or a parent may name (the `#view-select` values: the generated list's kinds). @type {ReadonlyArray<string>} */
+export const VIEWS = Object.freeze(VIEW_LIST.map((v) => v.kind));
 const MAX_TEXT = 4096;
 /** The whole-number fields of a link. @type {('file' | 'device' | 'pin' | 'event' | 'node')[]} */
 const INT_KEYS = ['file', 'device', 'pin', 'event', 'node'];
@@ -123,15 +125,6 @@ export function decodeHash(hash) {
   return out;
 }
 
-/** What each view is called on the page (the `#view-select` texts). */
-const VIEW_TITLES = {
-  active: 'Active Memory Timeline',
-  segments: 'Active Cached Segment Timeline',
-  pools: 'Allocated Memory incl. Private Pools',
-  state: 'Allocator State History',
-  flame: 'Memory flamegraph',
-};
-
 /**
  * What a deep link opened without its file waits for, as a sentence (null: not a link to a
  * view): the view it shows and the file it expects, by name (a link before names were kept
@@ -142,7 +135,7 @@ const VIEW_TITLES = {
 export function linkWaitText(hash) {
   const s = decodeHash(hash);
   if (s.view === undefined && s.name === undefined && s.file === undefined) return null;
-  const view = s.view && Object.hasOwn(VIEW_TITLES, s.view) ? VIEW_TITLES[/** @type {keyof typeof VIEW_TITLES} */ (s.view)] : 'view';
+  const view = VIEW_LIST.find((v) => v.kind === s.view)?.label ?? 'view';
   const what = s.device !== undefined ? `the ${view} (device ${s.device})` : `the ${view}`;
   const file = s.name !== undefined
     ? `“${s.name}”`
