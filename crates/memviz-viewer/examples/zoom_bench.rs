@@ -52,7 +52,7 @@ fn main() {
     println!("adapter {:?}", off.adapter_info().name);
     let mut gpu = GpuScene::new();
     let t = Instant::now();
-    gpu.render_offscreen(&mut app, &mut off).expect("render");
+    gpu.render_offscreen(app.frame(), &mut off).expect("render");
     println!("first frame (upload + render + readback) {:.1} ms", ms(t));
     let g = *app.geometry();
     let cursor = (
@@ -64,13 +64,13 @@ fn main() {
         app.zoom_at(cursor.0, cursor.1, 1.6);
         let cam = ms(t);
         let t = Instant::now();
-        gpu.render_offscreen(&mut app, &mut off).expect("render");
+        gpu.render_offscreen(app.frame(), &mut off).expect("render");
         let frame = ms(t);
         let t = Instant::now();
         app.settle();
         let settle = ms(t);
         let t = Instant::now();
-        gpu.render_offscreen(&mut app, &mut off).expect("render");
+        gpu.render_offscreen(app.frame(), &mut off).expect("render");
         let frame2 = ms(t);
         println!(
             "zoom {i}: camera {cam:.3} ms, frame with old batch {frame:.1} ms, settle rebuild {settle:.1} ms ({} instances, build {:.1} ms), frame after upload {frame2:.1} ms",
@@ -81,7 +81,7 @@ fn main() {
     for i in 0..3 {
         let t = Instant::now();
         app.pan_by(120.0, 0.0);
-        gpu.render_offscreen(&mut app, &mut off).expect("render");
+        gpu.render_offscreen(app.frame(), &mut off).expect("render");
         println!("pan {i}: camera + frame {:.1} ms", ms(t));
     }
     let t = Instant::now();

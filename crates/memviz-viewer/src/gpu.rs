@@ -1,20 +1,21 @@
-//! [`GpuScene`]: the uploaded plot batches plus the per-frame overlay, drawn with one
-//! [`View`](memviz_render::View) over the whole canvas (browser: a [`Renderer`] and a surface
-//! texture view; native: an [`Offscreen`](memviz_render::Offscreen)).
+//! [`GpuScene`]: the uploaded plot batches plus the per-frame overlay of one [`FrameOutput`],
+//! drawn with one [`View`](memviz_render::View) over the whole canvas (browser: a [`Renderer`]
+//! and a surface texture view; native: an [`Offscreen`](memviz_render::Offscreen)).
 
 use memviz_render::{InstanceBatch, Renderer};
 
-use crate::app::App;
 use crate::scene::Batch;
+use crate::view::{FrameOutput, FrameSource};
 
-/// GPU copies of an [`App`]'s batches. Re-uploads the plot only when
-/// [`App::plot_batches`]' generation changes; the overlay (a few thousand instances) is uploaded
-/// every frame.
+/// GPU copies of a frame's plot batches. Re-uploads them only when the frame's
+/// ([`FrameOutput::source`], [`FrameOutput::generation`]) pair changes (so showing another view
+/// uploads its batches); the overlay (a few thousand instances) is uploaded every frame.
 #[derive(Debug, Default)]
 pub struct GpuScene {
     /// Uploaded plot batches with their data bounding boxes.
-    plot: Vec<(InstanceBatch, crate::scene::Batch)>,
-    generation: Option<u64>,
+    plot: Vec<(InstanceBatch, [f64; 4])>,
+    /// What the uploaded batches belong to, and their generation.
+    uploaded: Option<(FrameSource, u64)>,
     /// Plot uploads done so far (tests check that a zoom does not re-upload a static scene).
     pub uploads: u64,
 }
@@ -25,29 +26,19 @@ impl GpuScene {
         Self::default()
     }
 
-    fn sync(&mut self, app: &App, upload: &mut dyn FnMut(&Batch) -> InstanceBatch) {
-        let (generation, batches) = app.plot_batches();
-        if self.generation != Some(generation) {
-            self.plot = batches
-                .iter()
-                .map(|b| {
-                    let meta = crate::scene::Batch {
-                        origin: b.origin,
-                        instances: Vec::new(),
-                        bbox: b.bbox,
-                    };
-                    (upload(b), meta)
-                })
-                .collect();
-            self.generation = Some(generation);
+    fn sync(&mut self, frame: &FrameOutput<'_>, upload: &mut dyn FnMut(&Batch) -> InstanceBatch) {
+        let id = (frame.source, frame.generation);
+        if self.uploaded != Some(id) {
+            self.plot = frame.batches.iter().map(|b| (upload(b), b.bbox)).collect();
+            self.uploaded = Some(id);
             self.uploads += 1;
         }
     }
 
-    /// The uploaded plot batches whose bounding box meets the plot window.
-    fn visible(&self, app: &App) -> Vec<&InstanceBatch> {
-        // The whole canvas's window (a superset of the plot's).
-        let view = app.canvas_view();
+    /// The uploaded plot batches whose bounding box meets the frame's canvas window (a superset
+    /// of the plot's).
+    fn visible(&self, frame: &FrameOutput<'_>) -> Vec<&InstanceBatch> {
+        let view = &frame.view;
         let (xl, xh) = (
             view.x_range.0.min(view.x_range.1),
             view.x_range.0.max(view.x_range.1),
@@ -58,40 +49,37 @@ impl GpuScene {
         );
         self.plot
             .iter()
-            .filter(|(gpu, meta)| {
-                let [x0, x1, y0, y1] = meta.bbox;
-                !gpu.is_empty() && x1 >= xl && x0 <= xh && y1 >= yl && y0 <= yh
+            .filter(|(gpu, [x0, x1, y0, y1])| {
+                !gpu.is_empty() && *x1 >= xl && *x0 <= xh && *y1 >= yl && *y0 <= yh
             })
             .map(|(gpu, _)| gpu)
             .collect()
     }
 
-    /// Plot batches drawn in the last visible-set computation (for tests and benchmarks).
+    /// Instances of the uploaded plot batches `frame` would draw (for tests and benchmarks;
+    /// the batches uploaded are those of the last frame drawn).
     #[must_use]
-    pub fn visible_instances(&self, app: &App) -> usize {
-        self.visible(app).iter().map(|b| b.len()).sum()
+    pub fn visible_instances(&self, frame: &FrameOutput<'_>) -> usize {
+        self.visible(frame).iter().map(|b| b.len()).sum()
     }
 
-    /// Uploads when dirty and draws plot + overlay into `target` (a view of a texture of
-    /// `app.canvas_view().viewport_px`, in `renderer`'s format).
+    /// Uploads the plot when its (source, generation) changed and draws plot + overlay into
+    /// `target` (a view of a texture of `frame.view.viewport_px`, in `renderer`'s format).
     pub fn render(
         &mut self,
-        app: &mut App,
+        frame: FrameOutput<'_>,
         renderer: &mut Renderer,
         device: &memviz_render::wgpu::Device,
         queue: &memviz_render::wgpu::Queue,
         target: &memviz_render::wgpu::TextureView,
     ) {
-        self.sync(app, &mut |b: &Batch| {
+        self.sync(&frame, &mut |b: &Batch| {
             renderer.upload(device, b.origin, &b.instances)
         });
-        let overlay = app.overlay();
-        let overlay = renderer.upload(device, overlay.origin, &overlay.instances);
-        let view = app.canvas_view();
-        let mut refs = self.visible(app);
+        let overlay = renderer.upload(device, frame.overlay.origin, &frame.overlay.instances);
+        let mut refs = self.visible(&frame);
         refs.push(&overlay);
-        renderer.render(device, queue, target, app.theme().clear(), &view, &refs);
-        app.take_needs_redraw();
+        renderer.render(device, queue, target, frame.clear, &frame.view, &refs);
     }
 
     /// The same, into an offscreen image (native).
@@ -101,19 +89,15 @@ impl GpuScene {
     #[cfg(not(target_arch = "wasm32"))]
     pub fn render_offscreen(
         &mut self,
-        app: &mut App,
+        frame: FrameOutput<'_>,
         offscreen: &mut memviz_render::Offscreen,
     ) -> Result<memviz_render::Image, memviz_render::RenderError> {
-        self.sync(app, &mut |b: &Batch| {
+        self.sync(&frame, &mut |b: &Batch| {
             offscreen.upload(b.origin, &b.instances)
         });
-        let overlay = app.overlay();
-        let overlay = offscreen.upload(overlay.origin, &overlay.instances);
-        let view = app.canvas_view();
-        let mut refs = self.visible(app);
+        let overlay = offscreen.upload(frame.overlay.origin, &frame.overlay.instances);
+        let mut refs = self.visible(&frame);
         refs.push(&overlay);
-        let img = offscreen.render(&view, app.theme().clear(), &refs);
-        app.take_needs_redraw();
-        img
+        offscreen.render(&frame.view, frame.clear, &refs)
     }
 }

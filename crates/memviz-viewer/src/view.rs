@@ -16,6 +16,46 @@ use crate::theme::Theme;
 /// Pointer travel (CSS px) under which a press-release is a click, not a drag.
 pub const CLICK_SLOP_CSS: f64 = 4.0;
 
+/// A new batches generation, unique in the process: a view that replaces its batches takes
+/// one, so a view released and built again for the same [`FrameSource`] never repeats the
+/// generation of the batches the GPU side holds (which would skip the upload).
+pub fn next_generation() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// What one frame's plot batches belong to: the file, device and view kind they were built
+/// for. With [`FrameOutput::generation`] it tells the GPU side when to upload them again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FrameSource {
+    /// The file's index in the app (files are only ever added, so an index names one file).
+    pub file: usize,
+    /// The device.
+    pub device: i64,
+    /// The view kind (a timeline kind, the State History or the flamegraph).
+    pub kind: ViewKind,
+}
+
+/// What one frame draws: the view shown's plot batches (uploaded again only when `source` or
+/// `generation` changes), its per-frame overlay, the view of the whole canvas and the clear
+/// colour. [`crate::App::frame`] composes it; [`crate::GpuScene`] draws it.
+#[derive(Debug)]
+pub struct FrameOutput<'a> {
+    /// What the plot batches belong to.
+    pub source: FrameSource,
+    /// The plot batches' generation within `source` (changes when they must be uploaded).
+    pub generation: u64,
+    /// The plot batches, in data space.
+    pub batches: &'a [Batch],
+    /// The overlay (axes, masks, outlines), drawn after the plot; uploaded every frame.
+    pub overlay: Batch,
+    /// The view of the whole canvas (its `x_range`/`y_range` are a superset of the plot's).
+    pub view: View,
+    /// The clear colour (sRGB RGBA, 0..1).
+    pub clear: [f64; 4],
+}
+
 /// Which view the canvas shows. The timeline kind shown (Active, Segments or Pools) is the
 /// timeline's own state: it is kept while another view is shown, and shown again after it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

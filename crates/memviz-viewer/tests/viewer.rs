@@ -340,7 +340,7 @@ fn screenshot_real_timeline() {
     app.resize(1280.0, 720.0, 1.0);
     app.settle();
     let mut gpu = memviz_viewer::GpuScene::new();
-    let img = gpu.render_offscreen(&mut app, &mut off).expect("render");
+    let img = gpu.render_offscreen(app.frame(), &mut off).expect("render");
     let out = write_png(&img, "viewer_timeline.png");
     eprintln!("wrote {}", out.display());
     let mut colors = std::collections::HashSet::new();
@@ -364,7 +364,7 @@ fn screenshot_real_timeline() {
     // A zoom only changes the view: no re-upload of a static scene.
     app.zoom_at(g.plot.left + 400.0, g.plot.top + 300.0, 3.0);
     let _ = gpu
-        .render_offscreen(&mut app, &mut off)
+        .render_offscreen(app.frame(), &mut off)
         .expect("render zoomed");
     // Frames before the camera settles reuse the uploaded batches.
     assert_eq!(gpu.uploads, 1);
@@ -373,7 +373,7 @@ fn screenshot_real_timeline() {
     let hovered = app.hover(g.plot.left + 700.0, g.plot.top + 200.0);
     assert!(hovered.is_some());
     let img2 = gpu
-        .render_offscreen(&mut app, &mut off)
+        .render_offscreen(app.frame(), &mut off)
         .expect("render zoomed");
     write_png(&img2, "viewer_timeline_zoomed.png");
     // The window lies inside the data: its lower half is painted all the way across.

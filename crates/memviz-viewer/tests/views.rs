@@ -159,7 +159,7 @@ fn screenshot_state_map() {
     app.resize(1000.0, 600.0, 1.0);
     app.set_view(ViewKind::State);
     let mut gpu = memviz_viewer::GpuScene::new();
-    let img = gpu.render_offscreen(&mut app, &mut off).expect("render");
+    let img = gpu.render_offscreen(app.frame(), &mut off).expect("render");
     write_png(&img, "viewer_state_map.png");
     let mut colors = std::collections::HashSet::new();
     for px in img.rgba.chunks_exact(4) {
@@ -168,7 +168,7 @@ fn screenshot_state_map() {
     assert!(colors.len() >= 4, "only {} colours", colors.len());
     // Zoomed in, segments get their borders (black) in the overlay.
     app.zoom_at(300.0, 100.0, 8.0);
-    let zoomed = gpu.render_offscreen(&mut app, &mut off).expect("render");
+    let zoomed = gpu.render_offscreen(app.frame(), &mut off).expect("render");
     write_png(&zoomed, "viewer_state_map_zoomed.png");
     assert!(
         zoomed.rgba.chunks_exact(4).any(|p| p[..3] == [0, 0, 0]),
@@ -177,9 +177,58 @@ fn screenshot_state_map() {
     // Selecting an earlier event re-uploads the map.
     let n = select(&mut app, -1).count as u64;
     app.state_select((n / 2) as i64);
-    let img2 = gpu.render_offscreen(&mut app, &mut off).expect("render");
+    let img2 = gpu.render_offscreen(app.frame(), &mut off).expect("render");
     write_png(&img2, "viewer_state_map_mid.png");
     assert_eq!(gpu.uploads, 2);
+}
+
+/// The GPU side uploads a frame's plot batches again exactly when what they belong to (file,
+/// device, view kind) or their generation changes: a view switch re-uploads even at an equal
+/// generation, a camera move or a redraw does not.
+#[test]
+fn gpu_scene_uploads_per_source_and_generation() {
+    let Some(mut off) = offscreen("gpu_scene_uploads_per_source_and_generation") else {
+        return;
+    };
+    let mut app = load_app(&fixture("deferred.pickle"));
+    let mut gpu = memviz_viewer::GpuScene::new();
+    let first = app.frame();
+    assert_eq!(first.source.kind, ViewKind::Active);
+    assert!(!first.batches.is_empty(), "the timeline has plot batches");
+    gpu.render_offscreen(first, &mut off).expect("render");
+    assert!(
+        !app.needs_redraw(),
+        "composing the frame takes the redraw flag"
+    );
+    gpu.render_offscreen(app.frame(), &mut off).expect("render");
+    app.pan_by(30.0, 0.0);
+    let panned = app.frame();
+    let instances = gpu.visible_instances(&panned);
+    gpu.render_offscreen(panned, &mut off).expect("render");
+    assert_eq!(gpu.uploads, 1, "redraws and camera moves reuse the upload");
+    assert!(instances > 0);
+    // Same generation, another source: uploaded again.
+    let mut other = app.frame();
+    other.source.kind = ViewKind::Segments;
+    gpu.render_offscreen(other, &mut off).expect("render");
+    let mut other = app.frame();
+    other.source.device += 1;
+    gpu.render_offscreen(other, &mut off).expect("render");
+    assert_eq!(gpu.uploads, 3);
+    // Same source, another generation: uploaded again.
+    let mut next = app.frame();
+    next.generation = next.generation.wrapping_add(1);
+    gpu.render_offscreen(next, &mut off).expect("render");
+    assert_eq!(gpu.uploads, 4);
+    // The app's own switches: to the State History and back.
+    gpu.render_offscreen(app.frame(), &mut off).expect("render");
+    app.set_view(ViewKind::State);
+    let state = app.frame();
+    assert_eq!(state.source.kind, ViewKind::State);
+    gpu.render_offscreen(state, &mut off).expect("render");
+    app.set_view(ViewKind::Active);
+    gpu.render_offscreen(app.frame(), &mut off).expect("render");
+    assert_eq!(gpu.uploads, 7);
 }
 
 /// A deep link's window and selection: `set_window` sets (and clamps) the visible window, `pin`
@@ -281,12 +330,12 @@ fn dark_theme_covers_the_canvas_and_the_state_map() {
             .map(|p| [p[0], p[1], p[2], p[3]])
             .collect::<std::collections::HashSet<[u8; 4]>>()
     };
-    let light = gpu.render_offscreen(&mut app, &mut off).expect("render");
+    let light = gpu.render_offscreen(app.frame(), &mut off).expect("render");
     assert_eq!(light.pixel(2, 2), Some([255, 255, 255, 255]));
     let req = serde_json::from_str(r#"{"method":"set_theme","dark":true}"#).unwrap();
     assert_eq!(app.request(req), memviz_viewer::Reply::SetTheme(()));
     assert!(app.theme().dark && app.needs_redraw());
-    let dark = gpu.render_offscreen(&mut app, &mut off).expect("render");
+    let dark = gpu.render_offscreen(app.frame(), &mut off).expect("render");
     write_png(&dark, "viewer_dark_timeline.png");
     // Gutter, overview strip background, no white left; the data colours are unchanged.
     assert_eq!(dark.pixel(2, 2), Some(dark_bg));
@@ -296,19 +345,19 @@ fn dark_theme_covers_the_canvas_and_the_state_map() {
     assert_eq!(mid(&dark), mid(&light), "a data pixel keeps its colour");
     // The State History map: dark segment fill and masks.
     app.set_view(ViewKind::State);
-    let map = gpu.render_offscreen(&mut app, &mut off).expect("render");
+    let map = gpu.render_offscreen(app.frame(), &mut off).expect("render");
     write_png(&map, "viewer_dark_state_map.png");
     assert_eq!(map.pixel(1, 1), Some(dark_bg));
     let c = colors(&map);
     assert!(!c.contains(&[238, 238, 238, 255]) && !c.contains(&[255, 255, 255, 255]));
     app.zoom_at(300.0, 100.0, 8.0);
-    let zoomed = gpu.render_offscreen(&mut app, &mut off).expect("render");
+    let zoomed = gpu.render_offscreen(app.frame(), &mut off).expect("render");
     let c = colors(&zoomed);
     assert!(c.contains(&[154, 163, 181, 255]), "light borders");
     assert!(!c.contains(&[0, 0, 0, 255]), "no black borders");
     // And back to light.
     app.set_theme(false);
-    let again = gpu.render_offscreen(&mut app, &mut off).expect("render");
+    let again = gpu.render_offscreen(app.frame(), &mut off).expect("render");
     assert_eq!(again.pixel(1, 1), Some([255, 255, 255, 255]));
     assert!(
         colors(&again).contains(&[0, 0, 0, 255]),

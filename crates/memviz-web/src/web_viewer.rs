@@ -349,7 +349,7 @@ impl WebViewer {
         };
         let view = gpu.ctx.choice.frame_view(&frame.texture);
         self.scene.render(
-            app,
+            app.frame(),
             &mut gpu.renderer,
             &gpu.ctx.device,
             &gpu.ctx.queue,

@@ -1,11 +1,12 @@
 //! Frames: the settle clock of windowed scenes, the redraw flag, and what the GPU side draws
-//! (plot batches, canvas view, overlay).
+//! ([`App::frame`]: plot batches, canvas view, overlay, clear colour).
 
 use memviz_render::View;
 
 use super::timeline::{Gate, Settle};
-use super::{ActiveView, App, DrawableView as _};
+use super::{ActiveView, App, DrawableView as _, ViewKind};
 use crate::scene::Batch;
+use crate::view::{FrameOutput, FrameSource};
 
 impl App {
     /// Call once per animation frame with a monotonic time: rebuilds a windowed scene once the
@@ -72,32 +73,45 @@ impl App {
         std::mem::replace(&mut self.frame.needs_redraw, false) || fv || sv
     }
 
-    /// The plot batches (data space) and their generation (changes when they must be uploaded).
+    /// The plot batches (data space) of the view shown and their generation within it (see
+    /// [`FrameOutput::generation`]).
     #[must_use]
     pub fn plot_batches(&self) -> (u64, &[Batch]) {
-        // Each view's generations are kept distinct (and the app's mixed in), so a switch
-        // re-uploads.
-        let mixed = |g: u64, times: u64, plus: u64| {
-            g.wrapping_mul(times).wrapping_add(plus) ^ (self.frame.generation << 32)
+        match self.shown_kind() {
+            ViewKind::Flame => self.flame_view.as_ref().map(|(_, v)| v.batches()),
+            ViewKind::State => self.state_view.as_ref().map(|(_, v)| v.batches()),
+            _ => None,
+        }
+        .unwrap_or_else(|| {
+            let batches = self.data().map(|d| d.scene.batches.as_slice());
+            (self.frame.generation, batches.unwrap_or(&[]))
+        })
+    }
+
+    /// The frame to draw now, from the view shown: its plot batches with what they belong to,
+    /// its overlay, the canvas view and the theme's clear colour. Composing it clears the
+    /// redraw flag (the caller draws it).
+    pub fn frame(&mut self) -> FrameOutput<'_> {
+        // The overlay first: reaching the view shown hands it the theme, which may rebuild
+        // its batches.
+        let overlay = self.overlay();
+        self.take_needs_redraw();
+        let source = FrameSource {
+            file: self.current,
+            device: self.device,
+            kind: self.shown_kind(),
         };
-        if self.active == ActiveView::Flame {
-            if let Some((_, v)) = self.flame_view.as_ref() {
-                let (g, b) = v.batches();
-                return (mixed(g, 4, 2), b);
-            }
+        let view = self.canvas_view();
+        let clear = self.frame.theme.clear();
+        let (generation, batches) = self.plot_batches();
+        FrameOutput {
+            source,
+            generation,
+            batches,
+            overlay,
+            view,
+            clear,
         }
-        if self.active == ActiveView::State {
-            if let Some((_, v)) = self.state_view.as_ref() {
-                let (g, b) = v.batches();
-                return (mixed(g, 2, 1), b);
-            }
-        }
-        (
-            self.frame.generation,
-            self.data()
-                .map(|d| d.scene.batches.as_slice())
-                .unwrap_or(&[]),
-        )
     }
 
     /// The last scene build time, ms.
@@ -110,17 +124,12 @@ impl App {
     /// [`Camera::canvas_view`](crate::camera::Camera::canvas_view)).
     #[must_use]
     pub fn canvas_view(&self) -> View {
-        if self.active == ActiveView::Flame {
-            if let Some((_, v)) = self.flame_view.as_ref() {
-                return v.canvas_view();
-            }
+        match self.shown_kind() {
+            ViewKind::Flame => self.flame_view.as_ref().map(|(_, v)| v.canvas_view()),
+            ViewKind::State => self.state_view.as_ref().map(|(_, v)| v.canvas_view()),
+            _ => None,
         }
-        if self.active == ActiveView::State {
-            if let Some((_, v)) = self.state_view.as_ref() {
-                return v.canvas_view();
-            }
-        }
-        self.timeline.camera.canvas_view(&self.geom)
+        .unwrap_or_else(|| self.timeline.camera.canvas_view(&self.geom))
     }
 
     /// The per-frame overlay of the view shown, in the canvas view's data space. Drawn after

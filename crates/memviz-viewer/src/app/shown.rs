@@ -4,7 +4,7 @@
 use memviz_snapshot::Snapshot;
 
 use super::timeline::{Gate, TimelineView};
-use super::{ActiveView, App, DrawableView, LoadedFile};
+use super::{ActiveView, App, DrawableView, LoadedFile, ViewKind};
 use crate::answer::{Tooltip, Unavailable};
 
 impl App {
@@ -24,6 +24,19 @@ impl App {
                 .state_view
                 .as_ref()
                 .is_some_and(|(k, _)| *k == (self.current, self.device))
+    }
+
+    /// The kind of the view [`App::with_view`] reaches: the flamegraph or the State History
+    /// when shown and built, else the timeline kind (which stands in while a view is
+    /// unavailable).
+    pub(super) fn shown_kind(&self) -> ViewKind {
+        if self.flame_shown() {
+            ViewKind::Flame
+        } else if self.state_shown() {
+            ViewKind::State
+        } else {
+            self.timeline.kind
+        }
     }
 
     /// The timeline of the current (file, device, kind) as a view, for one call.

@@ -56,7 +56,7 @@ impl FlameView {
             });
         }
         self.batches = batches;
-        self.generation += 1;
+        self.generation = crate::view::next_generation();
         self.pane.needs_redraw = true;
         self.set_camera_limits(refit);
     }

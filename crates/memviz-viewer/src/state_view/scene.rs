@@ -53,7 +53,7 @@ impl StateView {
             batches.push(Batch::unbounded([0.0, 0.0], cur));
         }
         self.batches = batches;
-        self.generation += 1;
+        self.generation = crate::view::next_generation();
         self.pane.needs_redraw = true;
         let rows = self.fitted_rows();
         let full_x = (-1.0, MAP_W + 1.0);
