@@ -29,31 +29,16 @@ impl<B: Builder> Unpickler<B> {
                 }
             };
         }
-        macro_rules! rd_u8 {
-            () => {{
-                let v = buf[pos];
-                pos += 1;
-                v
-            }};
-        }
-        macro_rules! rd {
-            ($ty:ty, $n:expr) => {{
-                let mut a = [0u8; $n];
-                a.copy_from_slice(&buf[pos..pos + $n]);
-                pos += $n;
-                <$ty>::from_le_bytes(a)
-            }};
-        }
         match op {
             op::BINPUT => {
                 need!(start, 2);
-                let i = rd_u8!();
+                let i = rd_u8!(buf, pos);
                 let v = self.top(at, op)?;
                 self.memo_put(at, i as u64, v)?;
             }
             op::LONG_BINPUT => {
                 need!(start, 5);
-                let i = rd!(u32, 4);
+                let i = rd!(buf, pos, u32, 4);
                 let v = self.top(at, op)?;
                 self.memo_put(at, i as u64, v)?;
             }
@@ -102,7 +87,7 @@ impl<B: Builder> Unpickler<B> {
             }
             op::LONG4 => {
                 need!(start, 5);
-                let n = rd!(i32, 4);
+                let n = rd!(buf, pos, i32, 4);
                 if n < 0 {
                     return Err(self.err(
                         at,
@@ -128,7 +113,7 @@ impl<B: Builder> Unpickler<B> {
             }
             op::BINUNICODE8 => {
                 need!(start, 9);
-                let n = rd!(u64, 8);
+                let n = rd!(buf, pos, u64, 8);
                 let n = self.check_len(at, op, n)?;
                 need!(start, 9 + n);
                 let v = self.string(at, &buf[pos..pos + n])?;
@@ -217,7 +202,7 @@ impl<B: Builder> Unpickler<B> {
             // ---- framing
             op::PROTO => {
                 need!(start, 2);
-                let p = rd_u8!();
+                let p = rd_u8!(buf, pos);
                 if !(2..=5).contains(&p) {
                     return Err(self.err(at, ErrorKind::UnsupportedProtocol(p)));
                 }

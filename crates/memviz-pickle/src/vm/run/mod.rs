@@ -1,6 +1,24 @@
 //! The opcode loop: decodes as many whole opcodes of a buffer as it can (the hot opcodes
 //! here, the rest in [`cold`]).
 
+// The readers both the hot loop and the cold opcodes use: the caller's `need!` has checked
+// that the bytes are there.
+macro_rules! rd_u8 {
+    ($buf:ident, $pos:ident) => {{
+        let v = $buf[$pos];
+        $pos += 1;
+        v
+    }};
+}
+macro_rules! rd {
+    ($buf:ident, $pos:ident, $ty:ty, $n:expr) => {{
+        let mut a = [0u8; $n];
+        a.copy_from_slice(&$buf[$pos..$pos + $n]);
+        $pos += $n;
+        <$ty>::from_le_bytes(a)
+    }};
+}
+
 mod cold;
 
 use super::*;
@@ -19,21 +37,6 @@ impl<B: Builder> Unpickler<B> {
                     return Ok(Step::NeedMore($start));
                 }
             };
-        }
-        macro_rules! rd_u8 {
-            () => {{
-                let v = buf[pos];
-                pos += 1;
-                v
-            }};
-        }
-        macro_rules! rd {
-            ($ty:ty, $n:expr) => {{
-                let mut a = [0u8; $n];
-                a.copy_from_slice(&buf[pos..pos + $n]);
-                pos += $n;
-                <$ty>::from_le_bytes(a)
-            }};
         }
         if matches!(self.state, State::Start) {
             need!(0, 1);
@@ -104,17 +107,17 @@ impl<B: Builder> Unpickler<B> {
                 // ---- ints
                 op::BININT1 => {
                     need!(start, 2);
-                    let v = rd_u8!();
+                    let v = rd_u8!(buf, pos);
                     self.push_value(at, Value::Int(v as i64))?;
                 }
                 op::BININT2 => {
                     need!(start, 3);
-                    let v = rd!(u16, 2);
+                    let v = rd!(buf, pos, u16, 2);
                     self.push_value(at, Value::Int(v as i64))?;
                 }
                 op::BININT => {
                     need!(start, 5);
-                    let v = rd!(i32, 4);
+                    let v = rd!(buf, pos, i32, 4);
                     self.push_value(at, Value::Int(v as i64))?;
                 }
                 op::LONG1 => {
@@ -153,7 +156,7 @@ impl<B: Builder> Unpickler<B> {
                 }
                 op::BINUNICODE => {
                     need!(start, 5);
-                    let n = rd!(u32, 4) as u64;
+                    let n = rd!(buf, pos, u32, 4) as u64;
                     let n = self.check_len(at, op, n)?;
                     need!(start, 5 + n);
                     let v = self.string(at, &buf[pos..pos + n])?;
