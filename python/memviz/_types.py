@@ -243,14 +243,8 @@ class State(Answer):
 
 
 @_frozen
-class LiveSite(Answer):
-    """One of the biggest live blocks of an :class:`OomReport`, with its site."""
-    kind: str
-    file: str
-    line: int
-    name: str
-    label: str
-    detail: Optional[SiteDetail]
+class LiveSite(Site):
+    """One of the biggest live blocks of an :class:`OomReport`: its site, address and size."""
     address: int
     size: int
 
