@@ -2,15 +2,15 @@
 //! flamegraph at the peak (folded stacks + tree), search every frame (a substring found nowhere,
 //! so every stack is scanned, and a path regex), build the per-source-line table, the leak
 //! report, the flamegraph with search matches marked, and diff two snapshots (groups and the diff
-//! flamegraph); the parse of the file (and the timeline + layout every view
-//! starts from) in the same run is the baseline each time is divided by. Medians of 3 runs.
+//! flamegraph); the parse of the file (and the timeline + step model every
+//! analysis starts from) in the same run is the baseline each time is divided by. Medians of 3 runs.
 //! `cargo run -p memviz-analysis --release --example find_bench -- FILE [OTHER_FILE_FOR_DIFF]`
 //! prints one JSON line.
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::expect_used)]
 
 use std::time::Instant;
 
-use memviz_analysis::layout::{Layout, LayoutOptions};
+use memviz_analysis::steps::Steps;
 use memviz_analysis::{diff, flame, leaks, lines, search, timeline};
 
 fn median_ms(mut f: impl FnMut()) -> f64 {
@@ -37,7 +37,7 @@ fn main() {
     let device = snap.default_device();
     let t = Instant::now();
     let tl = timeline::build(&snap, device);
-    let layout = Layout::build(&tl, LayoutOptions::default());
+    let layout = Steps::build(&tl);
     let timeline_ms = t.elapsed().as_secs_f64() * 1e3;
 
     let opts = flame::FlameOptions::default();

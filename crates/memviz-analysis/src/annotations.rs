@@ -9,7 +9,7 @@
 //!   name may nest or repeat). An `END` with nothing open is a phase from the start of the trace
 //!   (`start_us: None`), a `START` never closed runs to the end (`end_us: None`). Stages are
 //!   compared case-insensitively; any other stage is ignored. A missing `time_us` is `None`.
-//! * *Timesteps.* Every timestep gets the time of its trace event ([`Layout::step_event`]),
+//! * *Timesteps.* Every timestep gets the time of its trace event ([`Steps::step_event`]),
 //!   forward-filled over steps without a timed event and made non-decreasing (memory_viz-viewer's
 //!   `step_times` rule; steps before the first timed event get the first event's time). A phase
 //!   covers the half-open timestep range `[start_step, end_step)`: the steps whose time `t`
@@ -20,7 +20,7 @@
 //! * *Order.* Phases are sorted by start time (`None` first), then by the file position of the
 //!   annotation that opened them (the outer of two nested phases starting together comes first).
 
-use crate::layout::{Layout, NO_EVENT};
+use crate::steps::{Steps, NO_EVENT};
 use crate::timeline::{Element, Origin};
 use memviz_snapshot::{Action, Snapshot, StrId, NO_STR, NO_TIME};
 use rustc_hash::FxHashMap;
@@ -46,7 +46,7 @@ pub struct Phase {
 /// The absolute time (µs) of every timestep of `layout`: the time of its trace event,
 /// forward-filled and made non-decreasing; steps before the first timed event get that event's
 /// time. `None` when the device's trace has no timed event.
-pub fn step_times_us(snap: &Snapshot, device: i64, layout: &Layout) -> Option<Vec<i64>> {
+pub fn step_times_us(snap: &Snapshot, device: i64, layout: &Steps) -> Option<Vec<i64>> {
     let tr = snap.trace(device)?;
     let t0 = tr.times().find(|&t| t != NO_TIME)?;
     let mut last = t0;
@@ -79,7 +79,7 @@ fn time_of(t: i64) -> Option<i64> {
 fn steps_before(
     snap: &Snapshot,
     device: i64,
-    layout: &Layout,
+    layout: &Steps,
     queries: &[(i64, bool)],
 ) -> Option<Vec<u32>> {
     let tr = snap.trace(device)?;
@@ -147,7 +147,7 @@ impl PhaseSpan {
 }
 
 /// The phases of `device` (see the module documentation for pairing, placement and order).
-pub fn phases(snap: &Snapshot, device: i64, layout: &Layout) -> Vec<Phase> {
+pub fn phases(snap: &Snapshot, device: i64, layout: &Steps) -> Vec<Phase> {
     phase_spans(snap, device, layout)
         .iter()
         .map(|p| p.to_phase(snap))
@@ -158,7 +158,7 @@ pub fn phases(snap: &Snapshot, device: i64, layout: &Layout) -> Vec<Phase> {
 /// told apart by their interned ids, equal strings having equal ids, rather than hashed per
 /// annotation: 100 k annotations sharing one 100 KB name took 28 s and 9.5 GB in
 /// `memviz leaks`).
-pub fn phase_spans(snap: &Snapshot, device: i64, layout: &Layout) -> Vec<PhaseSpan> {
+pub fn phase_spans(snap: &Snapshot, device: i64, layout: &Steps) -> Vec<PhaseSpan> {
     let steps = layout.step_count();
     // (sort key: start, file position) → phase, placed below.
     let mut out: Vec<((i64, usize), PhaseSpan)> = Vec::new();

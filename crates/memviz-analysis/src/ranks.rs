@@ -5,7 +5,7 @@
 //! A row describes the file's device with the largest peak of live bytes (the lowest device on
 //! ties): its peak, its live bytes at the end, its reserved bytes (the snapshot's segments), and
 //! the [`TOP_SITES`] allocation sites holding the most bytes at its peak (the legend's labels,
-//! [`crate::color::legend_by_scan`]). `oom_events` counts the `oom` events of every device, so an
+//! [`crate::site::sites_at_peak_by_scan`]). `oom_events` counts the `oom` events of every device, so an
 //! OOM on another device than the one shown is not missed.
 //!
 //! The outlier rule ([`OUTLIER_RULE`]): with at least [`OUTLIER_MIN_FILES`] files, a file is an
@@ -14,8 +14,8 @@
 //! flagging a rank a few bytes over the rest; the MAD keeps a widely spread fleet from flagging
 //! its natural top.
 
-use crate::color::legend_by_scan;
-use crate::layout::{Layout, LayoutOptions, PointMode};
+use crate::site::sites_at_peak_by_scan;
+use crate::steps::Steps;
 use crate::summary::device_summaries;
 use crate::timeline;
 use memviz_snapshot::Snapshot;
@@ -60,7 +60,7 @@ pub struct RankRow {
 }
 
 /// The row of one snapshot (`file` empty, `outlier` false). Linear in the snapshot: one
-/// summary pass over every device, then the timeline and compact layout of the chosen one.
+/// summary pass over every device, then the timeline and step model of the chosen one.
 pub fn summarise(snap: &Snapshot) -> RankRow {
     let mut row = RankRow {
         file: String::new(),
@@ -86,14 +86,8 @@ pub fn summarise(snap: &Snapshot) -> RankRow {
     }
     if let Some(d) = row.device {
         let tl = timeline::build(snap, d);
-        let layout = Layout::build(
-            &tl,
-            LayoutOptions {
-                mode: PointMode::Compact,
-                ..LayoutOptions::default()
-            },
-        );
-        row.top_sites = legend_by_scan(snap, d, &tl, &layout, TOP_SITES)
+        let steps = Steps::build(&tl);
+        row.top_sites = sites_at_peak_by_scan(snap, d, &tl, &steps, TOP_SITES)
             .into_iter()
             .map(|e| Site {
                 label: e.label,

@@ -37,7 +37,7 @@ use crate::format::size_short;
 use crate::frames::{element_stack, frame_text};
 use crate::lines::{element_addr_stream, write_element_label};
 use crate::timeline::{Origin, Timeline};
-use crate::tooltip;
+use crate::versions;
 use memviz_snapshot::{Snapshot, StackId, StrId, NO_STR};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -229,8 +229,8 @@ pub fn search(snap: &Snapshot, device: i64, timeline: &Timeline, q: &Query) -> S
     };
     // Labels are formatted per element, so skip them when no label can match.
     let labels = q.may_match_labels();
-    let versions = labels.then(|| tooltip::versions(snap, device));
-    let streams = (labels && !timeline.pools.is_empty()).then(|| tooltip::stream_ordinals(snap));
+    let versions = labels.then(|| versions::versions(snap, device));
+    let streams = (labels && !timeline.pools.is_empty()).then(|| versions::stream_ordinals(snap));
     let tr = snap.trace(device);
     let notes = crate::annotations::AnnotationIndex::new(snap, device);
     let mut label = String::new();

@@ -100,12 +100,12 @@ fn main() {
     let mut tl = memviz_analysis::timeline::build(&snap, device);
     m.step("timeline");
     // As the app: the timeline's steps go back while the layout is built.
-    let layout = memviz_analysis::layout::Layout::build_dropping_steps(
+    let layout = memviz_present::layout::Layout::build_dropping_steps(
         &mut tl,
         memviz_viewer::VIEWER_LAYOUT,
     );
     m.step("layout");
-    let colors = memviz_analysis::color::element_colors(&snap, device, &tl);
+    let colors = memviz_present::color::element_colors(&snap, device, &tl);
     m.step("colors");
     // The first scene as the app's `initial_scene` builds it.
     let scene = if layout.exact_point_count() > memviz_viewer::scene::STATIC_MAX_POINTS {
@@ -221,7 +221,7 @@ fn panel<T>(m: &mut Meter, what: &str, f: impl FnOnce() -> T) {
 fn own_timeline_leaks(snap: &memviz_snapshot::Snapshot, device: i64, m: &mut Meter) {
     panel(m, "leaks_own_timeline", || {
         let mut tl = memviz_analysis::timeline::build(snap, device);
-        let l = memviz_analysis::layout::Layout::build(&tl, memviz_viewer::memory::PANEL_LAYOUT);
+        let l = memviz_present::layout::Layout::build(&tl, memviz_viewer::memory::PANEL_LAYOUT);
         tl.drop_steps();
         memviz_analysis::leaks::leaks(snap, device, &tl, &l)
             .suspects
@@ -229,7 +229,7 @@ fn own_timeline_leaks(snap: &memviz_snapshot::Snapshot, device: i64, m: &mut Met
     });
     panel(m, "leaks_own_timeline_exact", || {
         let tl = memviz_analysis::timeline::build(snap, device);
-        let l = memviz_analysis::layout::Layout::build(&tl, Default::default());
+        let l = memviz_present::layout::Layout::build(&tl, Default::default());
         memviz_analysis::leaks::leaks(snap, device, &tl, &l)
             .suspects
             .len()
@@ -249,7 +249,7 @@ fn walk_panels(app: &mut App, m: &mut Meter) {
     });
     if let Some(snap) = app.snapshot() {
         panel(m, "address_versions", || {
-            memviz_analysis::tooltip::versions(snap, device)
+            memviz_present::tooltip::versions(snap, device)
         });
     }
     panel(m, "tooltips", || app.hover(cx, cy));

@@ -20,10 +20,10 @@ fn main() {
     let tl = memviz_analysis::timeline::build(&snap, d);
     println!("timeline {:.0}", ms(t));
     let t = Instant::now();
-    let l = memviz_analysis::layout::Layout::build(&tl, Default::default());
+    let l = memviz_present::layout::Layout::build(&tl, Default::default());
     println!("layout {:.0} {:?}", ms(t), l.mode());
     let t = Instant::now();
-    let c = memviz_analysis::color::element_colors(&snap, d, &tl);
+    let c = memviz_present::color::element_colors(&snap, d, &tl);
     println!("colors {:.0}", ms(t));
     let t = Instant::now();
     let peak = l.peak_bytes as f64 * 1.05;
@@ -36,7 +36,7 @@ fn main() {
     );
     println!("columns {:.0} {}", ms(t), s.instance_count());
     let t = Instant::now();
-    let _ = memviz_analysis::color::legend(&snap, d, &tl, &l, 12);
+    let _ = memviz_present::color::legend(&snap, d, &tl, &l, 12);
     println!("legend {:.0}", ms(t));
     let t = Instant::now();
     let app = memviz_viewer::App::new("x", snap);

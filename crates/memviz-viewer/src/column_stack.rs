@@ -3,7 +3,7 @@
 //! element at a height) and a max tree (the largest element between two push orders), updated
 //! by the pushes and pops between two sampled timesteps.
 
-use memviz_analysis::layout::Layout;
+use memviz_present::layout::Layout;
 
 /// The stack of live elements at the sampled timesteps of [`build_columns`], swept left to
 /// right. Candidates are the elements live at one sample at least, indexed densely in push

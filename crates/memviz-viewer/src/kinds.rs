@@ -30,6 +30,13 @@ impl ViewKind {
         VIEWS.iter().map(|v| v.kind).find(|k| k.name() == name)
     }
 
+    /// True for the timelines (a plot of bytes over events or time: Active, Segments, Pools),
+    /// which share the x axis, search, highlights and the panels.
+    #[must_use]
+    pub fn is_timeline(self) -> bool {
+        matches!(self, Self::Active | Self::Segments | Self::Pools)
+    }
+
     /// Its shell name: its serde name (a test checks they agree).
     #[must_use]
     pub fn name(self) -> &'static str {

@@ -57,6 +57,7 @@
 //! [`App::legend`] and [`App::devices`] give JSON, and the shell places them as text.
 
 pub mod answer;
+pub mod cache;
 pub mod app;
 pub mod camera;
 mod column_stack;
@@ -65,6 +66,7 @@ pub mod gpu;
 pub mod kinds;
 pub mod memory;
 pub mod pane;
+pub mod registry;
 mod phase;
 pub mod request;
 pub mod scene;

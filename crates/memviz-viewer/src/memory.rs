@@ -9,7 +9,7 @@
 //! views keep working. Without a [`Memory`] (the CLI, tests) every view is built.
 
 use crate::kinds::ViewKind;
-use memviz_analysis::layout::{LayoutOptions, PointMode};
+use memviz_present::layout::{LayoutOptions, PointMode};
 
 /// The layout a panel builds for itself when the view it reads is not built (leak suspects
 /// without the Active Memory Timeline): no stored polylines, which a panel never draws.
@@ -76,36 +76,21 @@ pub const fn view_bytes_per_event(kind: ViewKind) -> u64 {
     }
 }
 
-/// The sentence a view that cannot fit shows instead of itself.
+/// The sentence a view that cannot fit shows instead of itself: `what` (`The Allocator State
+/// History`) and what gives its answer on the command line `instead`.
 #[must_use]
-pub fn unavailable_message(kind: ViewKind, need: u64, free: u64, events: usize) -> String {
+pub fn unavailable_message(
+    what: &str,
+    instead: &str,
+    need: u64,
+    free: u64,
+    events: usize,
+) -> String {
     use memviz_analysis::format::size_short;
-    let (name, cli) = match kind {
-        ViewKind::Active => (
-            "The Active Memory Timeline",
-            "`memviz summary FILE` and `memviz lines FILE` give its numbers",
-        ),
-        ViewKind::Segments => (
-            "The Active Cached Segment Timeline",
-            "`memviz state FILE --event -1 --json` lists the segments at the end",
-        ),
-        ViewKind::Pools => (
-            "The Allocated Memory incl. Private Pools view",
-            "`memviz summary FILE` gives the reserved and allocated totals",
-        ),
-        ViewKind::State => (
-            "The Allocator State History",
-            "`memviz state FILE --event K --json` gives the state after any event",
-        ),
-        ViewKind::Flame => (
-            "The memory flamegraph",
-            "`memviz folded FILE` gives its stacks",
-        ),
-    };
     format!(
-        "{name} of this trace ({events} events) needs about {} of memory, more than the {} this \
+        "{what} of this trace ({events} events) needs about {} of memory, more than the {} this \
          page has left, so it is not shown; the other views still work. On the command line, \
-         {cli}",
+         {instead}",
         size_short(need),
         size_short(free)
     )
@@ -275,7 +260,7 @@ pub const PER_SEGMENT: u64 = 100;
 #[must_use]
 pub fn hit_index_bytes(elements: u64, steps: u64) -> u64 {
     let buckets = steps
-        .div_ceil(u64::from(memviz_analysis::layout::HIT_BUCKET_STEPS))
+        .div_ceil(u64::from(memviz_present::layout::HIT_BUCKET_STEPS))
         .max(1);
     let tree = buckets.checked_next_power_of_two().unwrap_or(u64::MAX / 4);
     elements

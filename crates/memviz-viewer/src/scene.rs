@@ -18,7 +18,7 @@
 //! what sets [`STATIC_MAX_POINTS`] low: beyond it the pixel-resolution windowed scene is both
 //! smaller and cheaper to draw.
 
-use memviz_analysis::layout::Layout;
+use memviz_present::layout::Layout;
 
 use crate::column_stack::ColumnStack;
 use crate::xaxis::{for_each_mapped, map_polyline, Steps, XMap};
@@ -108,7 +108,7 @@ pub const ALTERNATE_LIGHTEN: u16 = 40;
 #[must_use]
 pub fn element_color(colors: &[u8], e: u32) -> u32 {
     let index = colors.get(e as usize).copied().unwrap_or(u8::MAX);
-    let [r, g, b, a] = memviz_analysis::color::rgba(index);
+    let [r, g, b, a] = memviz_present::color::rgba(index);
     if e.is_multiple_of(2) {
         return memviz_render::rgba(r, g, b, a);
     }
@@ -116,10 +116,10 @@ pub fn element_color(colors: &[u8], e: u32) -> u32 {
     memviz_render::rgba(up(r), up(g), up(b), a)
 }
 
-/// `memviz_analysis::color` index → render colour.
+/// `memviz_present::color` index → render colour.
 #[must_use]
 pub fn color_u32(index: u8) -> u32 {
-    let [r, g, b, a] = memviz_analysis::color::rgba(index);
+    let [r, g, b, a] = memviz_present::color::rgba(index);
     memviz_render::rgba(r, g, b, a)
 }
 

@@ -12,7 +12,7 @@
 
 use std::cell::RefCell;
 
-use memviz_analysis::layout::{Layout, NO_EVENT};
+use memviz_present::layout::{Layout, NO_EVENT};
 use memviz_snapshot::{DeviceTrace, Snapshot, NO_TIME};
 
 /// Timesteps per stored running maximum.

@@ -69,7 +69,7 @@ const MAX_SPLITS: u32 = 256;
 /// time axis a sloped one is split at the timesteps inside it (time is linear within a
 /// timestep, not across), so what is drawn is what [`Layout::hit`] finds.
 ///
-/// [`Layout::hit`]: memviz_analysis::layout::Layout::hit
+/// [`Layout::hit`]: memviz_present::layout::Layout::hit
 pub fn for_each_mapped<M: XMap + ?Sized>(
     (xa, ba): (f64, f64),
     (xb, bb): (f64, f64),

@@ -9,7 +9,8 @@ mod common;
 use std::collections::HashMap;
 
 use common::{corpus_file, fixture, NOT_HANMIN};
-use memviz_analysis::{color, layout::Layout, timeline};
+use memviz_analysis::timeline;
+use memviz_present::{color, layout::Layout};
 use memviz_viewer::scene::{build_columns, color_u32};
 
 /// The sampled timestep of column `c`, as `build_columns` picks it: the highest live bytes in

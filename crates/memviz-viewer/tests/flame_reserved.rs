@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 use memviz_analysis::flame::{FlameTree, ValueUnit};
-use memviz_analysis::layout::{Layout, LayoutOptions};
+use memviz_present::layout::{Layout, LayoutOptions};
 use memviz_analysis::memory_viz::{reserved_entries, ReservedBy, FREE, GAPS};
 use memviz_analysis::timeline;
 use memviz_render::rgba;

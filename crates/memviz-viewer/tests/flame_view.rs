@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 use memviz_analysis::flame::{At, FlameOptions, FrameMode, NO_FRAMES, ROOT_NAME};
-use memviz_analysis::layout::{Layout, LayoutOptions};
+use memviz_present::layout::{Layout, LayoutOptions};
 use memviz_analysis::timeline::{self, Timeline};
 use memviz_render::{Image, InstanceBatch, Offscreen};
 use memviz_snapshot::Snapshot;

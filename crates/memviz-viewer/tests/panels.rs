@@ -170,7 +170,7 @@ fn panels_that_cannot_fit_say_so_and_the_app_still_works() {
     app.set_highlight(None, false);
     let live = app.live(-1).and_then(Avail::ready).expect("the live table");
     assert!(live.count > 0, "{live:?}");
-    assert!(hit_index_built(&app), "built for the live table");
+    // The live table walks the step model: it builds no hit index.
     let s = app.search("/./", false).unwrap();
     assert!(s.unavailable.is_none(), "{s:?}");
     assert!(s.count > 0);

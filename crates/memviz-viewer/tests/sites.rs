@@ -11,7 +11,7 @@ mod common;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
-use memviz_analysis::color::stack_hash;
+use memviz_present::color::stack_hash;
 use memviz_analysis::diff::stack_lines;
 use memviz_analysis::frames::element_stack;
 use memviz_analysis::site::{SiteCache, SiteKind, UserCode};
@@ -130,7 +130,7 @@ fn check_file(path: &std::path::Path) -> usize {
         }
         // Every legend entry names its stack's site, and the label starts with it.
         for e in &legend {
-            if e.entry.hash == memviz_analysis::color::POOL_LEGEND_HASH {
+            if e.entry.hash == memviz_present::color::POOL_LEGEND_HASH {
                 continue;
             }
             let site = cache.site(&reference, StackId(e.entry.stack));
@@ -363,7 +363,7 @@ fn set_user_code_renames_the_sites_and_refuses_a_bad_regex() {
         assert_eq!(row.site, SiteText::of(torch.site(&snap, stack)));
     }
     for e in app.legend(20) {
-        if e.entry.hash != memviz_analysis::color::POOL_LEGEND_HASH {
+        if e.entry.hash != memviz_present::color::POOL_LEGEND_HASH {
             let site = torch.site(&snap, StackId(e.entry.stack));
             assert_eq!(e.site, SiteText::of(site));
             assert!(e.entry.label.starts_with(&site.label), "{}", e.entry.label);

@@ -214,7 +214,7 @@ is written; only up to {JSON_TWIN_MAX_MB} MB of pickle, as JSON spells every tra
 // ---------------------------------------------------------------------------------------------
 // bench-analysis
 
-/// `state_bench` and `find_bench` (memviz-analysis examples, release) on each size; the first
+/// `state_bench` (memviz-present) and `find_bench` (memviz-analysis examples, release) on each size; the first
 /// size also diffs against a second snapshot one MB larger (another seed).
 pub(crate) fn bench_analysis(sizes_mb: &[u64]) -> Result<()> {
     let mut steps = Steps::new("bench-analysis", 3);
@@ -226,6 +226,8 @@ pub(crate) fn bench_analysis(sizes_mb: &[u64]) -> Result<()> {
                 "--release",
                 "-p",
                 "memviz-analysis",
+                "-p",
+                "memviz-present",
                 "--example",
                 "state_bench",
                 "--example",

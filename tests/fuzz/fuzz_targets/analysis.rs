@@ -23,13 +23,13 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use memviz_analysis::flame::{self, At, FlameOptions, FlameTree, ValueUnit};
-use memviz_analysis::layout::{Layout, LayoutOptions, PointMode};
+use memviz_present::layout::{Layout, LayoutOptions, PointMode};
 use memviz_analysis::lines::{self, LineOptions};
 use memviz_analysis::search::{parse_query, search};
-use memviz_analysis::segmap::SegMap;
+use memviz_present::segmap::SegMap;
 use memviz_analysis::state::{header_text, History, RowContext, State};
 use memviz_analysis::timeline::{self, Timeline};
-use memviz_analysis::tooltip::{tooltip, TooltipContext};
+use memviz_present::tooltip::{tooltip, TooltipContext};
 use memviz_analysis::{annotations, diff, leaks, summary};
 use memviz_snapshot::Snapshot;
 

@@ -10,8 +10,8 @@ export type LegendRow = { size: string,
  */
 site: SiteText, color: number, rgba: [number, number, number, number], 
 /**
- * The site's label ([`crate::site::Site::label`]: `basename:line:name`, `backward of mm`,
- * `<no frames>`), made unique among the entries ([`crate::site::unique_labels`]).
+ * The site's label ([`memviz_analysis::site::Site::label`]: `basename:line:name`, `backward of mm`,
+ * `<no frames>`), made unique among the entries ([`memviz_analysis::site::unique_labels`]).
  */
 label: string, 
 /**

@@ -4,12 +4,12 @@
 //! tooltips for a renderer. Plain data: nothing here draws.
 //!
 //! # Moments
-//! [`At`] names a moment; [`resolve`] turns it into a [`Moment`] on a [`Layout`]:
+//! [`At`] names a moment; [`resolve`] turns it into a [`Moment`] on a [`Steps`]:
 //! * [`At::Peak`] and [`At::Step`] are timesteps of the layout (SEMANTICS.md §3.4). The live set
 //!   at timestep `s` is what the plot draws there: every element whose span contains `s`, plus
 //!   the element whose free is sliding during `s` (memory_viz's `max_at_time` still counts the
 //!   freed bytes during the 3-step slide). So the total at `s` is exactly
-//!   [`Layout::live_at_step`]`[s]`, and at the peak [`Layout::peak_bytes`] (= the summary's
+//!   [`Steps::live_at_step`]`[s]`, and at the peak [`Steps::peak_bytes`] (= the summary's
 //!   `peak_live_bytes`). Note that at a free's own timestep the freed element is still live (the
 //!   reference counts a free before removing it).
 //! * [`At::Event`]`(k)` is the state right after trace event `k` (an index into the device's
@@ -42,8 +42,8 @@
 use std::collections::BTreeMap;
 
 use crate::frames::element_stack;
-use crate::layout::{Layout, SLIDE_STEPS};
 use crate::site::{SiteCache, UserCode};
+use crate::steps::{Steps, SLIDE_STEPS};
 use crate::timeline::Timeline;
 use memviz_snapshot::{Snapshot, StackId};
 use rustc_hash::FxHashMap;
@@ -58,7 +58,7 @@ pub const ROOT_NAME: &str = "all";
 /// A moment of the timeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum At {
-    /// The first timestep reaching the peak ([`Layout::peak_step`]).
+    /// The first timestep reaching the peak ([`Steps::peak_step`]).
     Peak,
     /// A timestep of the layout (`0..step_count`).
     Step(u32),
@@ -86,7 +86,7 @@ pub struct FlameOptions {
     /// false: live bytes at the moment. true: Σ bytes × lifetime over the whole trace, the
     /// lifetime in timesteps: an element counts during every timestep the plot counts it
     /// (its span, plus the 3-step slide of its free), so elements present at the start count
-    /// from 0 and never-freed ones to the end, and the total is Σ [`Layout::live_at_step`] (the
+    /// from 0 and never-freed ones to the end, and the total is Σ [`Steps::live_at_step`] (the
     /// area under the outline). The moment is ignored.
     pub lifetime: bool,
     /// Half-open window `[from, to)` of timesteps for lifetime mode (clamped to the layout);
@@ -114,7 +114,7 @@ pub enum ResolveError {
 /// Resolve `at` on the layout (and, for [`At::Event`], the device's trace length `events`).
 /// Errors name the valid range. A layout with no timesteps resolves `Peak` to step 0 (nothing is
 /// live).
-pub fn resolve(layout: &Layout, events: usize, at: At) -> Result<Moment, ResolveError> {
+pub fn resolve(layout: &Steps, events: usize, at: At) -> Result<Moment, ResolveError> {
     let steps = layout.step_count();
     match at {
         At::Peak => Ok(Moment {
@@ -136,7 +136,7 @@ pub fn resolve(layout: &Layout, events: usize, at: At) -> Result<Moment, Resolve
 }
 
 /// The elements live at `moment`, each once, ascending.
-pub fn live_elements(timeline: &Timeline, layout: &Layout, moment: &Moment) -> Vec<u32> {
+pub fn live_elements(timeline: &Timeline, layout: &Steps, moment: &Moment) -> Vec<u32> {
     match moment.at {
         At::Event(k) => {
             // From the layout, not the timeline's steps (a viewer drops those once the layout is
@@ -178,7 +178,7 @@ pub fn live_elements(timeline: &Timeline, layout: &Layout, moment: &Moment) -> V
 }
 
 /// The element whose free is sliding during timestep `s`, if any.
-fn sliding_at(layout: &Layout, s: u32) -> Option<u32> {
+fn sliding_at(layout: &Steps, s: u32) -> Option<u32> {
     let i = layout.slides.partition_point(|x| x.step <= s);
     let slide = layout.slides.get(i.checked_sub(1)?)?;
     (s < slide.step.saturating_add(SLIDE_STEPS))
@@ -193,7 +193,7 @@ pub fn stack_values(
     snap: &Snapshot,
     device: i64,
     timeline: &Timeline,
-    layout: &Layout,
+    layout: &Steps,
     at: At,
     opts: &FlameOptions,
 ) -> FxHashMap<StackId, u64> {
@@ -205,7 +205,7 @@ fn values_by_stack(
     snap: &Snapshot,
     device: i64,
     timeline: &Timeline,
-    layout: &Layout,
+    layout: &Steps,
     at: At,
     opts: &FlameOptions,
     keep: Option<&[u32]>,
@@ -268,7 +268,7 @@ pub fn folded(
     snap: &Snapshot,
     device: i64,
     timeline: &Timeline,
-    layout: &Layout,
+    layout: &Steps,
     at: At,
     opts: &FlameOptions,
 ) -> Vec<FoldedEntry> {
@@ -281,7 +281,7 @@ pub fn folded_of(
     snap: &Snapshot,
     device: i64,
     timeline: &Timeline,
-    layout: &Layout,
+    layout: &Steps,
     at: At,
     opts: &FlameOptions,
     keep: Option<&[u32]>,

@@ -75,7 +75,7 @@ pub struct FlameRect {
 
 /// FNV-1a of `name`, xor-folded to 32 bits.
 pub fn color_hash(name: &str) -> u32 {
-    let h = crate::color::fnv1a(&[name.as_bytes()]);
+    let h = crate::site::fnv1a(&[name.as_bytes()]);
     (h ^ (h >> 32)) as u32
 }
 

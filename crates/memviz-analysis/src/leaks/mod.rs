@@ -1,5 +1,5 @@
 //! Leak suspects within one device's trace, from the Active Memory Timeline's elements
-//! ([`crate::timeline::build`]) and timesteps ([`Layout`]).
+//! ([`crate::timeline::build`]) and timesteps ([`Steps`]).
 //!
 //! # Rules
 //! Allocations are grouped by stack text as in [`crate::diff`] (filtered frames, innermost
@@ -13,7 +13,7 @@
 //!    of the first such iteration. The first iteration is the warm-up (optimizer state, caches,
 //!    autotuning); what later iterations leave behind is suspect.
 //! 2. **90 % of the final level.** Otherwise: the first timestep `s` from which live bytes
-//!    ([`Layout::live_at_step`]) never drop below 90 % of their final value again (0 when they
+//!    ([`Steps::live_at_step`]) never drop below 90 % of their final value again (0 when they
 //!    never do). Up to `s` the level was still being built (weights loaded, optimizer state
 //!    created); a run whose level keeps growing settles late, which is what (b) is for. Being a
 //!    suffix minimum, one transient dip or spike does not move it, and it needs no annotations.
@@ -57,8 +57,8 @@ use crate::annotations::{iteration_spans, phase_spans, PhaseSpan};
 use crate::diff::{StackCache, StackGroups};
 use crate::format::size_short;
 use crate::frames::element_stack;
-use crate::layout::{Layout, NO_EVENT};
 use crate::site::{Site, SiteCache};
+use crate::steps::{Steps, NO_EVENT};
 use crate::timeline::{Origin, Timeline};
 use memviz_snapshot::{Snapshot, StackId, NO_TIME};
 use serde::Serialize;
@@ -142,7 +142,7 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 
 /// Leak suspects of `device` (see the module documentation). `timeline` must be
 /// [`crate::timeline::build`]`(snap, device)` and `layout` its layout.
-pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Layout) -> LeakReport {
+pub fn leaks(snap: &Snapshot, device: i64, timeline: &Timeline, layout: &Steps) -> LeakReport {
     leaks_with(
         snap,
         device,
@@ -157,7 +157,7 @@ pub fn leaks_with(
     snap: &Snapshot,
     device: i64,
     timeline: &Timeline,
-    layout: &Layout,
+    layout: &Steps,
     sites: &mut SiteCache,
 ) -> LeakReport {
     let steps = layout.step_count();

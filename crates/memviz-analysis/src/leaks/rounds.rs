@@ -2,7 +2,7 @@
 //! rule of [`super`]): without iteration phases, the steps are inferred from the live bytes of
 //! the *other* stacks, which rise and come back down once per step of a loop.
 
-use crate::layout::{Layout, SLIDE_STEPS};
+use crate::steps::{Steps, SLIDE_STEPS};
 
 /// The live bytes per timestep with a range-maximum tree over them.
 pub(crate) struct LiveMax {
@@ -12,7 +12,7 @@ pub(crate) struct LiveMax {
 }
 
 impl LiveMax {
-    pub(crate) fn new(layout: &Layout) -> Self {
+    pub(crate) fn new(layout: &Steps) -> Self {
         let live: Vec<u64> = layout
             .live_at_step()
             .range(0, layout.step_count() as usize)
@@ -66,7 +66,7 @@ pub(crate) struct StackLive(Vec<(u32, i128)>);
 impl StackLive {
     /// From the stack's elements: `(element, slid)` pairs; an element counts over its span
     /// and, when its free slides, the [`SLIDE_STEPS`] after it (as the live bytes do).
-    pub(crate) fn new(layout: &Layout, elements: &[(u32, bool)]) -> Self {
+    pub(crate) fn new(layout: &Steps, elements: &[(u32, bool)]) -> Self {
         let mut ev: Vec<(u32, i128)> = Vec::with_capacity(elements.len() * 2);
         for &(e, slid) in elements {
             let Some((a, b)) = layout.span(e) else {

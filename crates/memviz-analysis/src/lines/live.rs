@@ -3,10 +3,10 @@
 
 use super::live_elements_at;
 use crate::frames::element_stack;
-use crate::layout::{Layout, NO_EVENT};
 use crate::site::SiteCache;
+use crate::steps::{Steps, NO_EVENT};
 use crate::timeline::{Element, Origin, Timeline};
-use crate::tooltip::{self, Versions, NO_VERSION};
+use crate::versions::{self, Versions, NO_VERSION};
 use memviz_snapshot::{Snapshot, StackId, NO_TIME};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -80,7 +80,7 @@ pub(crate) fn element_addr_stream(
 /// needed for pool envelopes (`a,b,s<n>`).
 pub(crate) fn element_label(
     versions: &Versions,
-    streams: Option<&tooltip::StreamOrdinals>,
+    streams: Option<&versions::StreamOrdinals>,
     timeline: &Timeline,
     el: &Element,
     addr: u64,
@@ -94,7 +94,7 @@ pub(crate) fn element_label(
 pub(crate) fn write_element_label(
     out: &mut String,
     versions: &Versions,
-    streams: Option<&tooltip::StreamOrdinals>,
+    streams: Option<&versions::StreamOrdinals>,
     timeline: &Timeline,
     el: &Element,
     addr: u64,
@@ -117,7 +117,7 @@ pub(crate) fn write_element_label(
             return;
         }
     };
-    tooltip::write_address_label(out, prefix, addr, version.unwrap_or(NO_VERSION));
+    versions::write_address_label(out, prefix, addr, version.unwrap_or(NO_VERSION));
 }
 
 /// The elements alive at timestep `step` ([`live_elements_at`]) of `timeline` (built for
@@ -126,7 +126,7 @@ pub fn live_table(
     snap: &Snapshot,
     device: i64,
     timeline: &Timeline,
-    layout: &Layout,
+    layout: &Steps,
     step: u32,
 ) -> Vec<LiveRow> {
     live_rows(snap, device, timeline, layout, step, usize::MAX).rows
@@ -150,7 +150,7 @@ pub fn live_rows(
     snap: &Snapshot,
     device: i64,
     timeline: &Timeline,
-    layout: &Layout,
+    layout: &Steps,
     step: u32,
     limit: usize,
 ) -> LiveRows {
@@ -170,8 +170,8 @@ pub fn live_rows(
     live.sort_unstable_by(|&a, &b| size(b).cmp(&size(a)).then(a.cmp(&b)));
     live.truncate(limit);
     live.shrink_to_fit();
-    let versions = tooltip::versions(snap, device);
-    let streams = tooltip::stream_ordinals(snap);
+    let versions = versions::versions(snap, device);
+    let streams = versions::stream_ordinals(snap);
     let tr = snap.trace(device);
     let time_of = |event: u32| -> Option<i64> {
         tr.and_then(|t| t.time_us(event as usize))

@@ -23,7 +23,7 @@
 //! Per row: `count` = the timeline elements attributed to it, `total_bytes` = Σ their sizes
 //! (so Σ over rows = every byte the timeline shows: allocations in the trace plus memory
 //! present at the start), `largest_bytes` = the largest of them, `live_at_peak_bytes` = Σ sizes
-//! of those alive at [`Layout::peak_step`] ([`live_elements_at`]; Σ over rows = the peak).
+//! of those alive at [`Steps::peak_step`] ([`live_elements_at`]; Σ over rows = the peak).
 //! A detail row counts the elements of its site that have that library line (elements without
 //! a detail are in no detail row).
 //!
@@ -38,8 +38,8 @@ pub(crate) use live::{element_addr_stream, write_element_label};
 pub use live::{live_rows, live_table, LiveRow, LiveRows};
 
 use crate::frames::{element_stack, keep_frame};
-use crate::layout::{Layout, SLIDE_STEPS};
 use crate::site::{FrameKind, SiteCache, SiteKind};
+use crate::steps::Steps;
 use crate::timeline::{Element, Timeline};
 use memviz_snapshot::{FrameId, Snapshot, StackId};
 use rustc_hash::FxHashMap;
@@ -289,33 +289,10 @@ impl<'s, 'c> Attribution<'s, 'c> {
     }
 }
 
-/// The elements drawn (and counted in [`Layout::live_at_step`]) during timestep `step`: those
-/// of [`Layout::elements_at`], plus the freed element of a slide in progress (its bytes still
-/// count until the slide ends). Σ sizes = `layout.live_at_step[step]`. Element order: bottom
-/// first, the sliding element last.
-pub fn live_elements_at(layout: &Layout, step: u32) -> Vec<u32> {
-    let mut out: Vec<u32> = layout
-        .elements_at(step)
-        .into_iter()
-        .map(|(_, e)| e)
-        .collect();
-    let live: u64 = out
-        .iter()
-        .fold(0u64, |a, &e| a.saturating_add(layout.height_bytes(e)));
-    let want = layout.live_at_step().get(step as usize).unwrap_or(0);
-    if live < want {
-        let i = layout.slides.partition_point(|s| s.step <= step);
-        if let Some(s) = i.checked_sub(1).and_then(|i| layout.slides.get(i)) {
-            if step < s.step.saturating_add(SLIDE_STEPS) {
-                if let Some(e) = layout.element_at_order(s.order) {
-                    if !out.contains(&e) {
-                        out.push(e);
-                    }
-                }
-            }
-        }
-    }
-    out
+/// The elements drawn (and counted in [`Steps::live_at_step`]) during timestep `step`
+/// ([`Steps::live_elements`]): bottom first, the sliding element last.
+pub fn live_elements_at(steps: &Steps, step: u32) -> Vec<u32> {
+    steps.live_elements(step)
 }
 
 /// Live at peak, total, count, largest.
@@ -368,7 +345,7 @@ pub fn site_table(
     snap: &Snapshot,
     device: i64,
     timeline: &Timeline,
-    layout: &Layout,
+    layout: &Steps,
     opts: LineOptions,
     sites: &mut SiteCache,
 ) -> Vec<SiteRow> {
@@ -435,7 +412,7 @@ pub fn line_table(
     snap: &Snapshot,
     device: i64,
     timeline: &Timeline,
-    layout: &Layout,
+    layout: &Steps,
     opts: LineOptions,
 ) -> Vec<LineRow> {
     let mut sites = SiteCache::default_for(snap);

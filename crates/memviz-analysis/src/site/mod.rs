@@ -32,6 +32,7 @@
 
 mod cache;
 mod frame;
+mod peak;
 mod unique;
 mod user;
 
@@ -43,6 +44,10 @@ pub use frame::{
     autograd_label, autograd_node, frame_kind, is_interpreter_frame, is_library_file,
     is_native_plumbing, is_python_file, is_torch_file, library_root_end, native_label, short_path,
     FrameKind,
+};
+pub use peak::{
+    fnv1a, is_pool_envelope, peak_sites, sites_at_peak_by_scan, stack_hash, PeakSite,
+    POOL_LEGEND_HASH, POOL_LEGEND_LABEL,
 };
 pub use unique::{callers, unique_labels};
 pub use user::UserCode;

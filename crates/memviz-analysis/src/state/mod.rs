@@ -210,7 +210,7 @@ impl Src {
             Source::Final(i) => final_version.get(i as usize),
             Source::Unknown => None,
         }
-        .unwrap_or(crate::tooltip::NO_VERSION)
+        .unwrap_or(crate::versions::NO_VERSION)
     }
 
     /// The event's `user_metadata` (`""` for final-snapshot entries, which have none).
@@ -250,7 +250,7 @@ impl Src {
 }
 
 fn label(prefix: char, addr: u64, version: u32) -> String {
-    crate::tooltip::address_label(prefix, addr, version)
+    crate::versions::address_label(prefix, addr, version)
 }
 
 /// A segment (or a mapped range of an expandable one).
@@ -344,7 +344,7 @@ impl Blk {
 /// type's maximum: on a 150 MB tiled real file every version fits in 16 bits, so the
 /// per-event versions take 2 bytes per trace entry instead of 4.
 ///
-/// [`NO_VERSION`]: crate::tooltip::NO_VERSION
+/// [`NO_VERSION`]: crate::versions::NO_VERSION
 #[derive(Clone, Debug)]
 enum Packed {
     U8(Vec<u8>),
@@ -354,7 +354,7 @@ enum Packed {
 
 impl Packed {
     fn new(v: Vec<u32>) -> Packed {
-        use crate::tooltip::NO_VERSION;
+        use crate::versions::NO_VERSION;
         let max = v
             .iter()
             .filter(|&&x| x != NO_VERSION)
@@ -375,7 +375,7 @@ impl Packed {
     }
 
     fn get(&self, i: usize) -> Option<u32> {
-        use crate::tooltip::NO_VERSION;
+        use crate::versions::NO_VERSION;
         match self {
             Packed::U8(v) => v.get(i).map(|&x| {
                 if x == u8::MAX {
@@ -405,19 +405,19 @@ pub struct RowContext {
     events: Packed,
     blocks: Packed,
     segments: Packed,
-    streams: crate::tooltip::StreamOrdinals,
+    streams: crate::versions::StreamOrdinals,
 }
 
 impl RowContext {
     #[must_use]
     pub fn new(snap: &Snapshot, device: i64) -> Self {
-        let v = crate::tooltip::versions(snap, device);
+        let v = crate::versions::versions(snap, device);
         Self {
             device,
             events: Packed::new(v.events),
             blocks: Packed::new(v.blocks),
             segments: Packed::new(v.segments),
-            streams: crate::tooltip::stream_ordinals(snap),
+            streams: crate::versions::stream_ordinals(snap),
         }
     }
 
@@ -427,7 +427,7 @@ impl RowContext {
         self.device
     }
 
-    /// §2's address version of trace row `row` of the device ([`crate::tooltip::NO_VERSION`]
+    /// §2's address version of trace row `row` of the device ([`crate::versions::NO_VERSION`]
     /// for actions without one; `None` past the end).
     #[must_use]
     pub fn event_version(&self, row: usize) -> Option<u32> {
@@ -490,8 +490,8 @@ impl History {
             _ => {
                 let version = ctx
                     .event_version(e.row as usize)
-                    .unwrap_or(crate::tooltip::NO_VERSION);
-                let v = if version == crate::tooltip::NO_VERSION {
+                    .unwrap_or(crate::versions::NO_VERSION);
+                let v = if version == crate::versions::NO_VERSION {
                     "undefined".to_owned()
                 } else {
                     version.to_string()

@@ -155,7 +155,7 @@ fn oom_verdicts() {
 
 #[test]
 fn packed_versions() {
-    use crate::tooltip::NO_VERSION;
+    use crate::versions::NO_VERSION;
     for (max, width) in [
         (254u32, 1usize),
         (255, 2),

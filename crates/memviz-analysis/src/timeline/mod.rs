@@ -40,7 +40,7 @@ use rustc_hash::FxHashMap;
 
 mod pools;
 mod segments;
-pub(crate) use pools::SegmentIndex;
+pub use pools::SegmentIndex;
 pub use pools::{build_pools, has_private_pool};
 pub use segments::build_segments;
 
@@ -141,7 +141,7 @@ impl Timeline {
     /// every step's timestep, live bytes and event; [`crate::flame::live_elements`] works from
     /// those). 12 bytes per action: on the 150 MB real-file tile (1.49 M actions, 2.24 M trace
     /// entries) 17.9 MB, 8.0 bytes per trace entry.
-    /// [`crate::layout::Layout::build_dropping_steps`] frees them while it lays them out
+    /// [`crate::steps::Steps::build_dropping_steps`] frees them while it lays them out
     /// instead, so they are not held beside the whole layout.
     pub fn drop_steps(&mut self) {
         self.steps = Vec::new();

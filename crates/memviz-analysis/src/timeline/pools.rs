@@ -23,10 +23,10 @@ fn private(pool: Option<(i64, i64)>) -> Option<(i64, i64)> {
 /// The device's final segments by address, for memory_viz's `find_pool_id` (also behind
 /// `tooltip::TooltipContext::pool_of_address`): (address, end, pool id, segment index).
 #[derive(Clone, Debug)]
-pub(crate) struct SegmentIndex(Vec<(u64, u64, (i64, i64), u32)>);
+pub struct SegmentIndex(Vec<(u64, u64, (i64, i64), u32)>);
 
 impl SegmentIndex {
-    pub(crate) fn new(snap: &Snapshot, device: i64) -> Self {
+    pub fn new(snap: &Snapshot, device: i64) -> Self {
         let mut v: Vec<(u64, u64, (i64, i64), u32)> = snap
             .segments
             .iter()
@@ -46,7 +46,7 @@ impl SegmentIndex {
     }
 
     /// The pool id of the final segment containing `addr`.
-    pub(crate) fn pool_of(&self, addr: u64) -> Option<(i64, i64)> {
+    pub fn pool_of(&self, addr: u64) -> Option<(i64, i64)> {
         let i = self.0.partition_point(|s| s.0 <= addr);
         let s = self.0.get(i.checked_sub(1)?)?;
         (addr < s.1).then_some(s.2)

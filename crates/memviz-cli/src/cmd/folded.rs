@@ -19,7 +19,7 @@ use crate::error::bad_argument;
 use crate::load;
 use crate::out::{stdout, Done, Fail};
 use memviz_analysis::flame::{self, At, FlameOptions, FrameMode};
-use memviz_analysis::layout::{Layout, LayoutOptions, PointMode};
+use memviz_analysis::steps::Steps;
 use memviz_analysis::timeline;
 use serde::Serialize;
 use std::io::Write;
@@ -61,7 +61,7 @@ pub struct FoldedAnswer {
 }
 
 /// What `memviz folded` computes before its output: the file, device, options and moment,
-/// with the timeline and its layout.
+/// with the timeline and its step model.
 struct Query {
     snap: std::sync::Arc<memviz_snapshot::Snapshot>,
     device: i64,
@@ -69,7 +69,7 @@ struct Query {
     at: At,
     moment: Option<flame::Moment>,
     tl: timeline::Timeline,
-    layout: Layout,
+    layout: Steps,
 }
 
 /// `memviz folded --json`'s answer.
@@ -205,16 +205,9 @@ fn query(a: &FoldedArgs) -> Result<Query, Fail> {
     }
     let device = crate::device::one_device(file, &snap, device)?;
     let tl = timeline::build(&snap, device);
-    // Compact: the numbers of the layout without its polylines, which only drawing needs (in
-    // exact mode they take up to 192 MiB: 143 MB for a 1 MB trace of 3,500 segments freed
-    // oldest first).
-    let layout = Layout::build(
-        &tl,
-        LayoutOptions {
-            mode: PointMode::Compact,
-            ..LayoutOptions::default()
-        },
-    );
+    // The step model: the numbers of the layout without its polylines, which only drawing
+    // needs (in exact mode they take up to 192 MiB).
+    let layout = Steps::build(&tl);
     if let Some(name) = phase {
         let phases = memviz_analysis::annotations::phase_spans(&snap, device, &layout);
         let p = phases.iter().find(|p| p.name(&snap) == name).ok_or_else(|| {

@@ -8,9 +8,9 @@
 use crate::cli::DeviceArgs;
 use crate::load;
 use crate::out::{stdout, Done, Fail};
-use memviz_analysis::layout::{Layout, LayoutOptions, PointMode};
 use memviz_analysis::leaks::{leaks_with, LeakReport, LeakSuspect};
 use memviz_analysis::site::{Site, SiteCache, UserCode};
+use memviz_analysis::steps::Steps;
 use memviz_analysis::timeline;
 use memviz_snapshot::Snapshot;
 use serde::Serialize;
@@ -24,13 +24,7 @@ const FRAMES: usize = 5;
 /// needed) and the analysis.
 pub fn report(snap: &Snapshot, device: i64, user: UserCode) -> LeakReport {
     let t = timeline::build(snap, device);
-    let layout = Layout::build(
-        &t,
-        LayoutOptions {
-            mode: PointMode::Compact,
-            ..LayoutOptions::default()
-        },
-    );
+    let layout = Steps::build(&t);
     leaks_with(snap, device, &t, &layout, &mut SiteCache::new(snap, user))
 }
 

@@ -8,9 +8,9 @@ use crate::cli::LinesArgs;
 use crate::load;
 use crate::out::{stdout, Done, Fail};
 use memviz_analysis::format::{count, size_short};
-use memviz_analysis::layout::{Layout, LayoutOptions, PointMode};
 use memviz_analysis::lines::{site_table, LineOptions, LineRow, SiteRow};
 use memviz_analysis::site::{SiteCache, SiteKind};
+use memviz_analysis::steps::Steps;
 use memviz_analysis::timeline;
 use serde::Serialize;
 use std::io::Write;
@@ -122,16 +122,9 @@ fn table(a: &LinesArgs) -> Result<Table, Fail> {
     let snap = load(file)?;
     let device = crate::device::one_device(file, &snap, wanted)?;
     let tl = timeline::build(&snap, device);
-    // Compact: the numbers of the layout without its polylines, which only drawing needs (in
-    // exact mode they take up to 192 MiB: 143 MB for a 1 MB trace of 3,500 segments freed
-    // oldest first).
-    let layout = Layout::build(
-        &tl,
-        LayoutOptions {
-            mode: PointMode::Compact,
-            ..LayoutOptions::default()
-        },
-    );
+    // The step model: the numbers of the layout without its polylines, which only drawing
+    // needs (in exact mode they take up to 192 MiB).
+    let layout = Steps::build(&tl);
     let mut sites = SiteCache::new(&snap, user);
     let rows = site_table(&snap, device, &tl, &layout, opts, &mut sites);
     Ok(Table {

@@ -1,7 +1,7 @@
 //! The panel around the plot and the viewer's state.
 
-use memviz_analysis::color::LegendEntry;
-use memviz_analysis::layout::PointMode;
+use memviz_present::color::LegendEntry;
+use memviz_present::layout::PointMode;
 use serde::Serialize;
 use ts_rs::TS;
 

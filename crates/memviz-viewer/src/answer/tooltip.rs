@@ -1,7 +1,7 @@
 //! The hover / pinned tooltips: of a timeline element, a State History map item and a
 //! flamegraph frame.
 
-use memviz_analysis::tooltip::TooltipInfo;
+use memviz_present::tooltip::TooltipInfo;
 use serde::Serialize;
 use ts_rs::TS;
 

@@ -16,7 +16,7 @@ use crate::answer::{
     LineAnswer, LiveAnswer, MapItemKind, Panel, SearchAnswer, StateRow, StateSelection, Tooltip,
     UserCodeAnswer, ViewKind, ViewerState,
 };
-use crate::request::{dispatch, Handler, Host, Reply, Request};
+use crate::request::{Handler, Host, Reply};
 use memviz_analysis::flame::FrameMode;
 
 /// A finite number, else `default` (JSON has no NaN, but a hand-made request may send
@@ -35,37 +35,28 @@ fn addr(text: &str) -> Option<u64> {
     text.parse::<u64>().ok()
 }
 
-impl App {
-    /// Answers one request of the shell (`Panel`, `SummaryTable`, `Files` and `Resize` are
-    /// answered one layer up, where the files and the canvas are: here they answer as before
-    /// the first file, and `Resize` resizes the app's views).
-    pub fn request(&mut self, req: Request) -> Reply {
-        dispatch(self, req)
-    }
-
-    /// Runs `f` between two [`App::sync_axis`]: a scene rebuilt elsewhere (a highlight) is in
-    /// timesteps, and goes back on the chosen axis.
-    fn synced<R>(&mut self, f: impl FnOnce(&mut App) -> R) -> R {
-        self.sync_axis();
-        let out = f(self);
-        self.sync_axis();
-        out
-    }
+/// Runs `f` with the timeline shown on the chosen x axis before and after: a scene rebuilt
+/// elsewhere (a highlight) is in timesteps, and goes back on the chosen axis.
+fn synced<R>(app: &mut App, f: impl FnOnce(&mut App) -> R) -> R {
+    app.sync_axis();
+    let out = f(app);
+    app.sync_axis();
+    out
 }
 
 impl Host for App {
     type App = App;
 
     fn with_app(&mut self, answer: impl FnOnce(&mut App) -> Reply) -> Reply {
-        self.synced(answer)
+        synced(self, answer)
     }
 
     fn resize(&mut self, css_w: f64, css_h: f64, dpr: f64) {
-        self.synced(|a| App::resize(a, css_w, css_h, dpr));
+        synced(self, |a| App::resize(a, css_w, css_h, dpr));
     }
 
     fn panel(&mut self, legend_entries: u32) -> Panel {
-        self.synced(|a| App::panel(a, legend_entries as usize))
+        synced(self, |a| App::panel(a, legend_entries as usize))
     }
 
     fn summary_table(&mut self) -> String {
@@ -212,7 +203,9 @@ impl Handler for App {
     fn live(&mut self, step: i64) -> Option<Avail<LiveAnswer>> {
         // -1: the last clicked timestep (the peak before any click); below -1: the peak.
         let step = match step {
-            -1 => App::last_click_step(self).map_or(-1, i64::from),
+            -1 => (self.timeline_of(self.sel.timeline))
+                .and_then(|v| v.ui.last_click_step)
+                .map_or(-1, i64::from),
             s if s < 0 => -1,
             s => s,
         };

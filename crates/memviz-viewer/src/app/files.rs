@@ -1,23 +1,22 @@
 //! The loaded files: each file's snapshot, its built device data and its device list, and
 //! which file is current.
 
-use std::collections::HashMap;
+use std::rc::Rc;
 
 use memviz_analysis::format::count;
 use memviz_analysis::site::SiteCache;
+use memviz_analysis::site::UserCode;
 use memviz_snapshot::accelerator::{self, Accelerator, Detection};
-use memviz_snapshot::{DeviceTrace, Snapshot};
+use memviz_snapshot::Snapshot;
 
-use super::device::DeviceData;
-use super::{ActiveView, App, ViewKind};
 use crate::answer::DeviceRow;
 use crate::answer::FileAccelerator;
 
 /// One loaded snapshot file.
 pub struct LoadedFile {
     pub name: String,
-    pub snap: Snapshot,
-    pub(super) devices: HashMap<(i64, ViewKind), DeviceData>,
+    /// Its snapshot, shared with the views built from it.
+    pub snap: Rc<Snapshot>,
     /// The device list (counts from one pass over each trace when the file is added, not on
     /// every panel answer: a 2 GB trace's scan for `oom` events is tens of ms), `current` unset.
     pub(super) device_rows: Vec<DeviceRow>,
@@ -26,6 +25,20 @@ pub struct LoadedFile {
     /// The sites of its stacks under the app's user code (`App::set_user_code` makes a new
     /// one): every view names an allocation's site through it.
     pub(super) sites: SiteCache,
+}
+
+impl LoadedFile {
+    /// A file named `name` holding `snap`, its sites classified under `user`.
+    pub(super) fn new(name: &str, snap: Snapshot, user: &UserCode) -> Self {
+        let accelerator = accelerator::detect_with_reason(&snap);
+        LoadedFile {
+            name: name.to_string(),
+            device_rows: device_rows(&snap, accelerator.accelerator.device_prefix()),
+            accelerator,
+            sites: SiteCache::new(&snap, user.clone()),
+            snap: Rc::new(snap),
+        }
+    }
 }
 
 /// The rows of `snap`'s device list, named with `prefix` (`cuda`, `xpu`, …).
@@ -91,92 +104,11 @@ pub fn file_accelerator(d: Detection) -> FileAccelerator {
     }
 }
 
-impl App {
-    /// Adds a file and makes it current (on its first device with an `oom` event, else its
-    /// default device). A file with segments but no trace at all (taken without
-    /// `_record_memory_history()`, or the segment list of `torch.cuda.memory_snapshot()`)
-    /// opens on the Allocator State History, which shows its segments and blocks at the end,
-    /// when a timeline was shown: a timeline has only one flat step to draw for it.
-    pub fn add_file(&mut self, name: &str, snap: Snapshot) {
-        let no_trace = !snap.segments.is_empty() && snap.traces.iter().all(DeviceTrace::is_empty);
-        let accelerator = accelerator::detect_with_reason(&snap);
-        self.files.push(LoadedFile {
-            name: name.to_string(),
-            device_rows: device_rows(&snap, accelerator.accelerator.device_prefix()),
-            accelerator,
-            sites: SiteCache::new(&snap, self.user_code.clone()),
-            snap,
-            devices: HashMap::new(),
-        });
-        self.select_file(self.files.len() - 1);
-        if no_trace && self.active == ActiveView::Timeline {
-            self.set_view(ViewKind::State);
-        }
-    }
-
-    /// Makes file `index` current; false when there is no such file.
-    pub fn select_file(&mut self, index: usize) -> bool {
-        let Some(f) = self.files.get(index) else {
-            return false;
-        };
-        // The first device whose trace has an `oom` event (the failure is what the user came
-        // for), else the snapshot's default device.
-        let device = f
-            .device_rows
-            .iter()
-            .find(|r| r.ooms > 0)
-            .map_or_else(|| f.snap.default_device(), |r| r.device);
-        self.current = index;
-        self.set_device(device);
-        true
-    }
-
-    /// The snapshot of file `index`.
-    #[must_use]
-    pub fn file_snapshot(&self, index: usize) -> Option<&Snapshot> {
-        self.files.get(index).map(|f| &f.snap)
-    }
-
-    /// The index of the current file.
-    #[must_use]
-    pub fn current_file(&self) -> usize {
-        self.current
-    }
-
-    /// The loaded files' names.
-    #[must_use]
-    pub fn file_names(&self) -> Vec<&str> {
-        self.files.iter().map(|f| f.name.as_str()).collect()
-    }
-
-    /// The current snapshot.
-    #[must_use]
-    pub fn snapshot(&self) -> Option<&Snapshot> {
-        self.files.get(self.current).map(|f| &f.snap)
-    }
-
-    /// Which accelerator wrote each loaded file, as the page shows it.
-    #[must_use]
-    pub fn accelerators(&self) -> Vec<FileAccelerator> {
-        self.files
-            .iter()
-            .map(|f| file_accelerator(f.accelerator))
-            .collect()
-    }
-
-    /// The current file's device type (`cuda`, `xpu`, `mtia`, `npu`; `cuda` before a file).
-    #[must_use]
-    pub fn device_prefix(&self) -> &'static str {
-        self.files
-            .get(self.current)
-            .map_or("cuda", |f| f.accelerator.accelerator.device_prefix())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+    use crate::App;
 
     #[test]
     fn device_labels_are_short_and_singular_for_one() {

@@ -6,13 +6,22 @@ use memviz_analysis::flame::FrameMode;
 use memviz_analysis::site::UserCode;
 use memviz_snapshot::Snapshot;
 
-use super::device::build_device;
-use super::{ActiveView, App, ViewKind};
+use std::rc::Rc;
+
+use super::current::Current;
+use super::ViewKind;
 use crate::answer::{Avail, FlameAt, FlameInfo, FlamePhase, FlameState};
 use crate::flame_view::FlameView;
 use crate::memory::Panel;
 
-impl App {
+/// The Active Memory Timeline's timeline, layout and highlight, what the flamegraph reads.
+type ActiveParts = (
+    Rc<memviz_analysis::timeline::Timeline>,
+    Rc<memviz_present::layout::Layout>,
+    Option<(Vec<u32>, bool)>,
+);
+
+impl Current<'_> {
     /// What counts as the user's code in the flamegraph (its "my code" mode and default).
     fn flame_user_code(&self) -> UserCode {
         // user-code: the one place the flamegraph reads the App's UserCode (`set_user_code`);
@@ -20,61 +29,32 @@ impl App {
         self.user_code.clone()
     }
 
-    pub(super) fn ensure_flame_view(&mut self) {
-        let key = (self.current, self.device);
-        if self.flame_view.as_ref().is_some_and(|(k, _)| *k == key) {
-            return;
-        }
-        if !self.fits(ViewKind::Flame) {
-            self.flame_view = None;
-            return;
-        }
-        let geom = self.geom;
-        let device = self.device;
-        let user = self.flame_user_code();
-        let Some(f) = self.files.get_mut(self.current) else {
-            self.flame_view = None;
-            return;
-        };
-        if !f.devices.contains_key(&(device, ViewKind::Active)) {
-            let data = build_device(&f.snap, device, ViewKind::Active, &f.devices);
-            f.devices.insert((device, ViewKind::Active), data);
-        }
-        let Some(data) = f.devices.get(&(device, ViewKind::Active)) else {
-            self.flame_view = None;
-            return;
-        };
-        let mut fv =
-            FlameView::with_user_code(&f.snap, device, &data.timeline, &data.layout, &geom, user);
-        if data.highlight.is_some() {
-            fv.set_matches(
-                &f.snap,
-                device,
-                &data.timeline,
-                &data.layout,
-                data.highlight.clone(),
-            );
-        }
-        self.flame_view = Some((key, fv));
+    /// The Active Memory Timeline's timeline and layout (shared) and highlight, of the
+    /// current file and device, when built.
+    fn active_parts(&self) -> Option<ActiveParts> {
+        let d = super::timeline_data(self.views, self.sel.key(ViewKind::Active))?;
+        Some((
+            Rc::clone(&d.timeline),
+            Rc::clone(&d.layout),
+            d.highlight.clone(),
+        ))
     }
 
     /// Gives the flamegraph the Active Memory Timeline's highlight (search matches, a source
     /// line's allocations) of the current (file, device).
     pub(super) fn sync_flame_matches(&mut self) {
-        let device = self.device;
-        let Some(((cur, dev), fv)) = self.flame_view.as_mut() else {
+        let Some((timeline, layout, highlight)) = self.active_parts() else {
             return;
         };
-        if (*cur, *dev) != (self.current, device) {
-            return;
-        }
-        let Some(f) = self.files.get(*cur) else {
+        let (device, key) = (self.sel.device, self.sel.key(ViewKind::Flame));
+        let (Some(f), Some(fv)) = (
+            self.files.get(self.sel.file),
+            self.views.get_as_mut::<FlameView>(key),
+        ) else {
             return;
         };
-        if let Some(d) = f.devices.get(&(device, ViewKind::Active)) {
-            fv.set_matches(&f.snap, device, &d.timeline, &d.layout, d.highlight.clone());
-            self.frame.needs_redraw = true;
-        }
+        fv.set_matches(&f.snap, device, &timeline, &layout, highlight);
+        *self.needs_redraw = true;
     }
 
     /// Shows the diff flamegraph of files `a` and `b` (live allocations of the final state, all
@@ -111,23 +91,21 @@ impl App {
             );
             ((tree, fa.name.clone(), fb.name.clone()), mode)
         };
-        self.set_view(ViewKind::Flame);
-        self.frame.needs_redraw = true;
-        let (_, fv) = self.flame_view.as_mut()?;
+        self.show(ViewKind::Flame);
+        let fv = self
+            .views
+            .get_as_mut::<FlameView>(self.sel.key(ViewKind::Flame))?;
         Some(Avail::Ready(fv.show_diff(tree.0, &tree.1, &tree.2, mode)))
     }
 
     /// The flamegraph shown, when the flamegraph view is on.
     fn fv(&mut self) -> Option<(&Snapshot, &mut FlameView)> {
-        if self.active != ActiveView::Flame {
+        if self.sel.shown != ViewKind::Flame {
             return None;
         }
-        let (key, fv) = self.flame_view.as_mut()?;
-        if *key != (self.current, self.device) {
-            return None;
-        }
-        let snap = &self.files.get(key.0)?.snap;
-        Some((snap, fv))
+        let key = self.sel.key(ViewKind::Flame);
+        let f = self.files.get(self.sel.file)?;
+        Some((&f.snap, self.views.get_as_mut::<FlameView>(key)?))
     }
 
     /// Rebuilds the flamegraph at a moment or over a range ([`FlameAt`]); `lifetime`: bytes ×
@@ -143,15 +121,32 @@ impl App {
         frames: Option<FrameMode>,
     ) -> Option<Avail<FlameState>> {
         use memviz_analysis::flame::{At, FlameOptions};
-        self.ensure_flame_view();
-        if self.flame_view.is_some() {
-            if let Err(why) = self.check_panel(Panel::FlameMoment, ViewKind::Active, false) {
+        let built = self.ensure(ViewKind::Flame);
+        if built {
+            if let Err(why) = self.check_panel(Panel::FlameMoment, ViewKind::Active) {
                 return Some(Avail::from_result(Err(why)));
             }
         }
-        let device = self.device;
+        let device = self.sel.device;
         let user = self.flame_user_code();
-        let f = self.files.get(self.current)?;
+        let range = match at {
+            FlameAt::Phase { index } => {
+                super::timeline_data(self.views, self.sel.key(ViewKind::Active))
+                    .and_then(|d| d.phases.get(index).map(|(p, _)| (p.start_step, p.end_step)))
+            }
+            FlameAt::Range { from, to } if from <= to => Some((from, to)),
+            _ => None,
+        };
+        let moment = match at {
+            FlameAt::Click => self.last_click_step().map_or(At::Peak, At::Step),
+            FlameAt::Step { step } => At::Step(step),
+            _ => At::Peak,
+        };
+        let parts = self.active_parts();
+        let key = self.sel.key(ViewKind::Flame);
+        let f = self.files.get(self.sel.file)?;
+        let fv = self.views.get_as_mut::<FlameView>(key)?;
+        *self.needs_redraw = true;
         if at == FlameAt::Reserved {
             use memviz_analysis::flame::{FlameTree, ValueUnit};
             use memviz_analysis::memory_viz::{reserved_entries, ReservedBy};
@@ -159,25 +154,9 @@ impl App {
             let entries = reserved_entries(&f.snap, Some(device), ReservedBy::Segment);
             let tree = FlameTree::build(&entries, ValueUnit::Bytes);
             drop(entries);
-            let (_, fv) = self.flame_view.as_mut()?;
-            self.frame.needs_redraw = true;
             return Some(Avail::Ready(fv.show_reserved(tree)));
         }
-        let d = f.devices.get(&(device, ViewKind::Active))?;
-        let (_, fv) = self.flame_view.as_mut()?;
-        let range = match at {
-            FlameAt::Phase { index } => {
-                d.phases.get(index).map(|(p, _)| (p.start_step, p.end_step))
-            }
-            FlameAt::Range { from, to } if from <= to => Some((from, to)),
-            _ => None,
-        };
-        let moment = match at {
-            FlameAt::Click => self.timeline.last_click_step.map_or(At::Peak, At::Step),
-            FlameAt::Step { step } => At::Step(step),
-            _ => At::Peak,
-        };
-        self.frame.needs_redraw = true;
+        let (timeline, layout, _) = parts?;
         fv.set_user_code(&f.snap, &user);
         let frames = frames.unwrap_or_else(|| fv.default_frames());
         let opts = FlameOptions {
@@ -187,43 +166,16 @@ impl App {
             step_range: range,
         };
         Some(Avail::Ready(fv.set_options(
-            &f.snap,
-            device,
-            &d.timeline,
-            &d.layout,
-            moment,
-            opts,
+            &f.snap, device, &timeline, &layout, moment, opts,
         )))
-    }
-
-    /// The `external_annotations` phases of the current device's Active Memory Timeline (time
-    /// ranges for [`App::flame_set`]), at most 1000, in start order.
-    #[must_use]
-    pub fn flame_phases(&self) -> Vec<FlamePhase> {
-        let Some(d) = self
-            .files
-            .get(self.current)
-            .and_then(|f| f.devices.get(&(self.device, ViewKind::Active)))
-        else {
-            return Vec::new();
-        };
-        d.phases
-            .iter()
-            .enumerate()
-            .take(1000)
-            .map(|(index, (p, _))| FlamePhase {
-                index,
-                name: p.name.clone(),
-                start_step: p.start_step,
-                end_step: p.end_step,
-            })
-            .collect()
     }
 
     /// The flamegraph's breadcrumb, labels and state.
     pub fn flame_info(&mut self) -> Option<FlameInfo> {
-        self.ensure_flame_view();
-        let (_, fv) = self.flame_view.as_ref()?;
+        self.ensure(ViewKind::Flame);
+        let fv = self
+            .views
+            .get_as::<FlameView>(self.sel.key(ViewKind::Flame))?;
         Some(FlameInfo {
             breadcrumb: fv.breadcrumb(),
             labels: fv.labels(),
@@ -233,7 +185,7 @@ impl App {
 
     /// Zooms the flamegraph to a node of the full tree (from the breadcrumb).
     pub fn flame_zoom_to(&mut self, node: u32) -> bool {
-        self.frame.needs_redraw = true;
+        *self.needs_redraw = true;
         self.fv().is_some_and(|(_, fv)| fv.zoom_to(node))
     }
 
@@ -242,4 +194,23 @@ impl App {
         let (_, fv) = self.fv()?;
         fv.node_center_css(node)
     }
+}
+
+/// The `external_annotations` phases of the Active Memory Timeline `d` (time ranges for
+/// [`crate::App::flame_set`]), at most 1000, in start order.
+pub(super) fn phases(d: Option<&super::device::DeviceData>) -> Vec<FlamePhase> {
+    let Some(d) = d else {
+        return Vec::new();
+    };
+    d.phases
+        .iter()
+        .enumerate()
+        .take(1000)
+        .map(|(index, (p, _))| FlamePhase {
+            index,
+            name: p.name.clone(),
+            start_step: p.start_step,
+            end_step: p.end_step,
+        })
+        .collect()
 }

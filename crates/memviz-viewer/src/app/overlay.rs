@@ -6,12 +6,10 @@ use memviz_render::Trapezoid;
 use memviz_snapshot::Snapshot;
 
 use super::device::{DeviceData, PHASE_COLORS, PHASE_EDGE, PHASE_ROW_CSS};
-use super::timeline::{axis_map, Gate, TimelineUi, TimelineView};
-use super::App;
+use super::timeline::{axis_map, TimelineUi, TimelineView};
 use crate::answer::{AxisTicks, OomMark, PhaseLabel};
 use crate::camera::{PlotGeometry, RectCss};
 use crate::scene::Batch;
-use crate::theme::Theme;
 use crate::ticks::{self, Tick};
 use crate::xaxis::{map_polyline, AxisMap, XMap};
 
@@ -82,13 +80,13 @@ pub(super) fn axis_ticks(
     }
 }
 
-impl TimelineView<'_> {
+impl TimelineView {
     /// The per-frame overlay in the canvas view's data space: peak marker, grid, gutter masks,
     /// axes and tick marks, overview strip and brush, hover outline. Drawn after the plot.
     pub(super) fn draw_overlay(&mut self) -> Batch {
         let cols = self.overview_columns();
         let theme = self.frame.theme;
-        let geom = *self.geom;
+        let geom = self.geom;
         let cam = self.ui.camera;
         let origin = cam.data_from_css_px(&geom, [0.0, geom.css_h]);
         let mut out: Vec<Trapezoid> = Vec::new();
@@ -117,7 +115,7 @@ impl TimelineView<'_> {
             );
         };
         let p = geom.plot;
-        let ticks = axis_ticks(self.ui, &geom, self.data(), Some(self.snap), self.device);
+        let ticks = axis_ticks(&self.ui, &geom, self.data(), Some(&self.snap), self.device);
         let map = self.xmap();
         // Grid lines over the plot (faint), under the masks.
         for t in &ticks.y {
@@ -311,25 +309,5 @@ impl TimelineView<'_> {
             );
         }
         Batch::unbounded(origin, out)
-    }
-}
-
-impl App {
-    /// Draws the canvas's non-data colours (background, axes, grid, overview, hover outlines,
-    /// the State History map's segments and borders) light or dark; data colours stay.
-    pub fn set_theme(&mut self, dark: bool) {
-        let theme = Theme::of(dark);
-        if self.frame.theme != theme {
-            self.frame.theme = theme;
-            self.frame.needs_redraw = true;
-            // The views shown later take it in `with_view`; this redraws the one shown now.
-            let _ = self.with_view(Gate::closed(), |_, v| v.set_theme(&theme));
-        }
-    }
-
-    /// The canvas theme ([`App::set_theme`]).
-    #[must_use]
-    pub fn theme(&self) -> Theme {
-        self.frame.theme
     }
 }

@@ -15,6 +15,8 @@
 //! - `timeline/overview.rs`: the overview strip's columns;
 //! - `timeline/drawable.rs`: the `DrawableView` impl (input, drags, frames).
 
+use std::rc::Rc;
+
 use memviz_snapshot::Snapshot;
 
 use super::device::DeviceData;
@@ -162,22 +164,73 @@ pub(super) fn axis_map<'a>(
     }
 }
 
-/// The timeline of the current (file, device, kind), borrowed for one call.
-pub(super) struct TimelineView<'a> {
-    pub ui: &'a mut TimelineUi,
-    pub frame: &'a mut Frame,
-    pub geom: &'a PlotGeometry,
-    pub snap: &'a Snapshot,
-    /// The built timeline (none when it could not fit in memory).
-    pub data: Option<&'a mut DeviceData>,
+/// A timeline of one (file, device, kind) in the view registry: its state (camera, hover,
+/// pin, drag, settle), its frame (batches' generation, redraw flag, theme) and the data built
+/// for it ([`DeviceData`]; the Private Pools view of a device without a private pool shares
+/// the Active Memory Timeline's timeline and layout by `Rc`).
+pub(in crate::app) struct TimelineView {
+    pub ui: TimelineUi,
+    pub frame: Frame,
+    pub geom: PlotGeometry,
+    pub snap: Rc<Snapshot>,
+    /// The built timeline (none only for the stand-in of a timeline that could not be built).
+    pub data: Option<DeviceData>,
     pub file: usize,
     pub device: i64,
+    /// What the app checked before the pointer event being answered.
     pub gate: Gate,
 }
 
-impl TimelineView<'_> {
-    pub(super) fn data(&self) -> Option<&DeviceData> {
-        self.data.as_deref()
+impl TimelineView {
+    /// The timeline of (file, device, `kind`) over `data`, its camera fitted.
+    pub(in crate::app) fn new(
+        snap: Rc<Snapshot>,
+        file: usize,
+        device: i64,
+        kind: ViewKind,
+        geom: PlotGeometry,
+        data: Option<DeviceData>,
+    ) -> Self {
+        let mut ui = TimelineUi::new();
+        ui.kind = kind;
+        let mut v = TimelineView {
+            ui,
+            frame: Frame {
+                generation: crate::view::next_generation(),
+                needs_redraw: true,
+                theme: crate::theme::Theme::LIGHT,
+            },
+            geom,
+            snap,
+            data,
+            file,
+            device,
+            gate: Gate::closed(),
+        };
+        v.reset_camera();
+        v
+    }
+
+    /// Fits the camera to the whole timeline in timesteps, unpins, and puts it back on the
+    /// chosen axis (what showing a device or a timeline kind does).
+    pub(in crate::app) fn reset_camera(&mut self) {
+        let (steps, peak) = self
+            .data()
+            .map(|d| (d.layout.step_count(), d.layout.peak_bytes))
+            .unwrap_or((0, 0));
+        self.ui.hover = None;
+        self.ui.pinned = None;
+        self.ui.camera = Camera::new(steps, peak);
+        self.ui.camera_time = false;
+        self.ui.settle = Settle::Still;
+        self.update_zoom_cap();
+        self.frame.generation = crate::view::next_generation();
+        self.frame.needs_redraw = true;
+        self.sync_axis();
+    }
+
+    pub(in crate::app) fn data(&self) -> Option<&DeviceData> {
+        self.data.as_ref()
     }
 
     fn is_windowed(&self) -> bool {
@@ -185,8 +238,14 @@ impl TimelineView<'_> {
     }
 
     /// The x axis the camera is in.
-    pub(super) fn xmap(&self) -> AxisMap<'_> {
-        axis_map(self.ui.camera_time, self.snap, self.device, self.data())
+    pub(in crate::app) fn xmap(&self) -> AxisMap<'_> {
+        axis_map(self.ui.camera_time, &self.snap, self.device, self.data())
+    }
+}
+
+impl crate::registry::View for TimelineView {
+    fn write_state(&self, state: &mut crate::answer::ViewerState) {
+        state.timeline = state_value(&self.ui, self.data());
     }
 }
 

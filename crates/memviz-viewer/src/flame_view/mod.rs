@@ -32,7 +32,7 @@ use memviz_analysis::flame::{
     self, At, FlameOptions, FlameRect, FlameTree, FrameMode, NodeId, ValueUnit, ROOT_NAME,
 };
 use memviz_analysis::format::{count, size_long};
-use memviz_analysis::layout::Layout;
+use memviz_present::layout::Layout;
 use memviz_analysis::site::UserCode;
 use memviz_analysis::timeline::Timeline;
 use memviz_render::{rgba, Trapezoid, View};

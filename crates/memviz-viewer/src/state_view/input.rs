@@ -1,6 +1,6 @@
 //! Hit testing, tooltips, focus, and the [`DrawableView`] input and overlay.
 
-use memviz_analysis::segmap::Item;
+use memviz_present::segmap::Item;
 use memviz_render::{rgba, View};
 use memviz_snapshot::Snapshot;
 

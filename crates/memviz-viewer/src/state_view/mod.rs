@@ -16,7 +16,7 @@ mod input;
 mod scene;
 mod selection;
 
-use memviz_analysis::segmap::{Item, SegMap};
+use memviz_present::segmap::{Item, SegMap};
 use memviz_analysis::site::SiteCache;
 use memviz_analysis::state::{AllocRows, History, RowContext, State, BYTES_PER_EVENT};
 use memviz_snapshot::{Snapshot, StackId};

@@ -1,6 +1,6 @@
 //! The map's scene: one batch list of rects per selection, and the camera's full range.
 
-use memviz_analysis::segmap::Item;
+use memviz_present::segmap::Item;
 use memviz_render::{rgba, Trapezoid};
 
 use super::StateView;

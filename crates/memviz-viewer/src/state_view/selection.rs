@@ -1,6 +1,6 @@
 //! The selection's answer (with the `oom` explanation), the event list's rows, and search.
 
-use memviz_analysis::segmap::{self, Item};
+use memviz_present::segmap::{self, Item};
 use memviz_analysis::site::{SiteCache, SiteKind};
 use memviz_analysis::state::{explain_oom, Kind};
 use memviz_snapshot::{Action, Snapshot, StackId};

@@ -3,15 +3,16 @@
 
 use memviz_analysis::diff::DiffBuilder;
 use memviz_analysis::format::size_short;
-use memviz_analysis::layout::Layout;
 use memviz_analysis::timeline;
+use memviz_present::layout::Layout;
 
 use super::stack_frames;
 use crate::answer::{
     line_kinds, Avail, DiffAnswer, DiffGroup, LeaksAnswer, SiteText, SuspectAnswer, Unavailable,
 };
+use crate::app::current::Current;
 use crate::app::files::LoadedFile;
-use crate::app::{App, ViewKind};
+use crate::app::ViewKind;
 use crate::memory::{panel_bytes, panel_largest_allocation, Panel, PanelCounts, PANEL_LAYOUT};
 
 /// The frames a panel shows of `stack` ([`memviz_analysis::frames::shown_frames`]), owned.
@@ -22,17 +23,15 @@ fn shown_frames(stack: &[String]) -> Vec<String> {
         .collect()
 }
 
-impl App {
+impl Current<'_> {
     /// Leak suspects of the current device's Active Memory Timeline
     /// (`memviz_analysis::leaks::LeakReport`, with each suspect's size as text and its shown
     /// frames). Without the Active Memory Timeline built, a timeline and compact layout are
     /// built for the answer and dropped. `None` before the first file.
     pub fn leaks(&mut self) -> Option<Avail<LeaksAnswer>> {
-        let active_built = self
-            .files
-            .get(self.current)
-            .is_some_and(|f| f.devices.contains_key(&(self.device, ViewKind::Active)));
-        if self.memory.is_some() {
+        let active_built = self.files.get(self.sel.file).is_some()
+            && self.views.is_built(self.sel.key(ViewKind::Active));
+        if self.views.memory().is_some() {
             let c = self.panel_counts(ViewKind::Active);
             let (mut need, mut largest) = if active_built {
                 (
@@ -58,15 +57,11 @@ impl App {
                 return Some(Avail::from_result(Err(why)));
             }
         }
-        let device = self.device;
-        let LoadedFile {
-            snap,
-            devices,
-            sites,
-            ..
-        } = self.files.get_mut(self.current)?;
+        let device = self.sel.device;
+        let active = self.sel.key(ViewKind::Active);
+        let LoadedFile { snap, sites, .. } = self.files.get_mut(self.sel.file)?;
         let own;
-        let (timeline, layout) = match devices.get(&(device, ViewKind::Active)) {
+        let (timeline, layout) = match crate::app::timeline_data(self.views, active) {
             Some(d) => (&*d.timeline, &*d.layout),
             None => {
                 let mut t = timeline::build(snap, device);
@@ -117,7 +112,7 @@ impl App {
         a: usize,
         b: usize,
     ) -> Result<(), Unavailable> {
-        if self.memory.is_none() {
+        if self.views.memory().is_none() {
             return Ok(());
         }
         let c = self.pair_counts(a, b);

@@ -11,8 +11,8 @@ use memviz_snapshot::Snapshot;
 
 use super::LIVE_ROWS;
 use crate::answer::{Avail, LineAnswer, LiveAnswer, LiveAnswerRow, SiteText, Unavailable};
+use crate::app::current::Current;
 use crate::app::files::LoadedFile;
-use crate::app::App;
 use crate::memory::Panel;
 
 /// The shown text of the no-frames row.
@@ -105,25 +105,19 @@ fn site_elements(
         .collect()
 }
 
-impl App {
+impl Current<'_> {
     /// The per-site table of the current timeline (`memviz_analysis::lines::site_table`, sizes
     /// also as text): one row per site with its kind and its library lines as sub-rows;
     /// `all_frames`: attribute to the innermost frame of any kind.
     pub fn lines(&mut self, all_frames: bool) -> Avail<Vec<LineAnswer>> {
-        if let Err(why) = self.check_panel(Panel::Lines, self.timeline_kind(), true) {
+        if let Err(why) = self.check_panel(Panel::Lines, self.sel.panel_kind()) {
             return Avail::from_result(Err(why));
         }
-        let key = (self.device, self.timeline_kind());
-        let Some(LoadedFile {
-            snap,
-            devices,
-            sites,
-            ..
-        }) = self.files.get_mut(self.current)
-        else {
+        let key = self.sel.key(self.sel.panel_kind());
+        let Some(LoadedFile { snap, sites, .. }) = self.files.get_mut(self.sel.file) else {
             return Avail::Ready(Vec::new());
         };
-        let Some(d) = devices.get(&key) else {
+        let Some(d) = crate::app::timeline_data(self.views, key) else {
             return Avail::Ready(Vec::new());
         };
         let opts = if all_frames {
@@ -132,7 +126,7 @@ impl App {
             LineOptions::default()
         };
         Avail::Ready(
-            site_table(snap, key.0, &d.timeline, &d.layout, opts, sites)
+            site_table(snap, key.device, &d.timeline, &d.layout, opts, sites)
                 .into_iter()
                 .map(site_answer)
                 .collect(),
@@ -149,19 +143,13 @@ impl App {
         name: &str,
         all_frames: bool,
     ) -> Result<usize, Unavailable> {
-        self.check_panel(Panel::LineHighlight, self.timeline_kind(), false)?;
-        let key = (self.device, self.timeline_kind());
+        self.check_panel(Panel::LineHighlight, self.sel.panel_kind())?;
+        let key = self.sel.key(self.sel.panel_kind());
         let els = {
-            let Some(LoadedFile {
-                snap,
-                devices,
-                sites,
-                ..
-            }) = self.files.get_mut(self.current)
-            else {
+            let Some(LoadedFile { snap, sites, .. }) = self.files.get_mut(self.sel.file) else {
                 return Ok(0);
             };
-            let Some(d) = devices.get(&key) else {
+            let Some(d) = crate::app::timeline_data(self.views, key) else {
                 return Ok(0);
             };
             if all_frames {
@@ -174,9 +162,9 @@ impl App {
                     count: 0,
                     largest_bytes: 0,
                 };
-                row_elements(snap, key.0, &d.timeline, LineOptions::ALL_FRAMES, &row)
+                row_elements(snap, key.device, &d.timeline, LineOptions::ALL_FRAMES, &row)
             } else {
-                site_elements(snap, key.0, &d.timeline, sites, (file, line, name))
+                site_elements(snap, key.device, &d.timeline, sites, (file, line, name))
             }
         };
         let n = els.len();
@@ -188,17 +176,12 @@ impl App {
     /// timeline, largest first (at most [`LIVE_ROWS`] rows; the count and total cover all),
     /// each with its site. `None` before the first file.
     pub fn live(&mut self, step: i64) -> Option<Avail<LiveAnswer>> {
-        if let Err(why) = self.check_panel(Panel::Live, self.timeline_kind(), true) {
+        if let Err(why) = self.check_panel(Panel::Live, self.sel.panel_kind()) {
             return Some(Avail::from_result(Err(why)));
         }
-        let (device, key) = (self.device, (self.device, self.timeline_kind()));
-        let LoadedFile {
-            snap,
-            devices,
-            sites,
-            ..
-        } = self.files.get_mut(self.current)?;
-        let d = devices.get(&key)?;
+        let (device, key) = (self.sel.device, self.sel.key(self.sel.panel_kind()));
+        let LoadedFile { snap, sites, .. } = self.files.get_mut(self.sel.file)?;
+        let d = crate::app::timeline_data(self.views, key)?;
         let step = if step < 0 {
             d.layout.peak_step
         } else {

@@ -14,17 +14,23 @@
 mod compare;
 mod lines;
 
-use memviz_analysis::color;
 use memviz_analysis::format::size_long;
-use memviz_analysis::layout::Layout;
+use memviz_present::color;
+use memviz_present::layout::Layout;
 
 use crate::answer::{SearchAnswer, Unavailable};
 
-use super::{App, ViewKind};
+use memviz_snapshot::Snapshot;
+
+use super::current::Current;
+use super::timeline::Gate;
+use super::ViewKind;
+use crate::cache::Shortfall;
 use crate::memory::{
-    contiguous_room, panel_bytes, panel_fragmented_message, panel_largest_allocation,
-    panel_unavailable_message, Memory, Panel, PanelCounts,
+    panel_bytes, panel_fragmented_message, panel_largest_allocation, panel_unavailable_message,
+    Memory, Panel, PanelCounts,
 };
+use crate::registry::{ViewKey, Views};
 
 /// True when the layout's hit index is built (it is built on first use).
 fn hit_built(layout: &Layout) -> bool {
@@ -38,86 +44,127 @@ fn stack_frames(snap: &memviz_snapshot::Snapshot) -> u64 {
         .sum()
 }
 
-impl App {
+/// The counts of `key`'s file and device that panel estimates are made from, with the elements
+/// and timesteps of its timeline (0 when not built).
+pub(super) fn panel_counts(snap: Option<&Snapshot>, views: &Views, key: ViewKey) -> PanelCounts {
+    let Some(snap) = snap else {
+        return PanelCounts::default();
+    };
+    let layout = crate::app::timeline_data(views, key).map(|d| &*d.layout);
+    PanelCounts {
+        events: snap.trace(key.device).map_or(0, |t| t.len()) as u64,
+        elements: layout.map_or(0, |l| l.element_count() as u64),
+        steps: layout.map_or(0, |l| u64::from(l.step_count())),
+        stack_frames: stack_frames(snap),
+        segments: snap.segments.len() as u64,
+        blocks: snap.blocks.len() as u64,
+    }
+}
+
+/// True when the hit index of the timeline of `key` is built, or no [`Memory`] is set.
+fn hit_ready(views: &Views, key: ViewKey) -> bool {
+    views.memory().is_none()
+        || crate::app::timeline_data(views, key).is_none_or(|d| hit_built(&d.layout))
+}
+
+/// True when the hit index of the timeline of `key` is built or fits in the memory left now
+/// (nothing released): [`crate::App::element_at`] answers only then.
+pub(super) fn hit_index_fits_now(snap: Option<&Snapshot>, views: &Views, key: ViewKey) -> bool {
+    if hit_ready(views, key) {
+        return true;
+    }
+    let c = panel_counts(snap, views, key);
+    views
+        .memory()
+        .is_none_or(|m: Memory| panel_bytes(Panel::HitIndex, &c) <= m.free())
+}
+
+/// The element of the timeline of `key` under a canvas point, when its hit index is built or
+/// fits in the memory left now.
+pub(super) fn element_at(
+    views: &Views,
+    geom: &crate::camera::PlotGeometry,
+    key: ViewKey,
+    [css_x, css_y]: [f64; 2],
+) -> Option<u32> {
+    use crate::xaxis::XMap as _;
+    let v = views.get_as::<super::timeline::TimelineView>(key)?;
+    if !geom.plot.contains([css_x, css_y]) || !hit_index_fits_now(Some(&v.snap), views, key) {
+        return None;
+    }
+    let [x, y] = v.ui.camera.data_from_css_px(geom, [css_x, css_y]);
+    v.data()?.layout.hit(v.xmap().step_of_axis(x), y)
+}
+
+/// The legend of the timeline of `key`: from the hit index when it is built (or no [`Memory`]
+/// is set), else by a pass over the elements that builds nothing.
+pub(super) fn legend_entries(
+    snap: &Snapshot,
+    views: &Views,
+    key: ViewKey,
+    n: usize,
+) -> Vec<color::LegendEntry> {
+    let Some(d) = crate::app::timeline_data(views, key) else {
+        return Vec::new();
+    };
+    if views.memory().is_none() || hit_built(&d.layout) {
+        color::legend(snap, key.device, &d.timeline, &d.layout, n)
+    } else {
+        color::legend_by_scan(snap, key.device, &d.timeline, &d.layout, n)
+    }
+}
+
+impl Current<'_> {
     /// The counts of the current file and device that panel estimates are made from, with the
     /// elements and timesteps of the built timeline of `kind` (0 when not built).
     pub(super) fn panel_counts(&self, kind: ViewKind) -> PanelCounts {
-        let Some(f) = self.files.get(self.current) else {
-            return PanelCounts::default();
-        };
-        let snap = &f.snap;
-        let layout = f.devices.get(&(self.device, kind)).map(|d| &*d.layout);
-        PanelCounts {
-            events: snap.trace(self.device).map_or(0, |t| t.len()) as u64,
-            elements: layout.map_or(0, |l| l.element_count() as u64),
-            steps: layout.map_or(0, |l| u64::from(l.step_count())),
-            stack_frames: stack_frames(snap),
-            segments: snap.segments.len() as u64,
-            blocks: snap.blocks.len() as u64,
-        }
+        panel_counts(self.snapshot(), self.views, self.sel.key(kind))
     }
 
     /// `Ok` when `need` more bytes (the largest single allocation `largest`) fit for `panel`:
-    /// when they do not, the views but the one shown and the timeline the panels read are
-    /// released first; when they still do not, the sentence to answer with.
+    /// when they do not, the least recently used views are released, but not the one shown,
+    /// the timeline the panels read or the current Active Memory Timeline (and the flamegraph
+    /// for the panels that rebuild it); when they still do not, the sentence to answer with.
     pub(super) fn panel_fits(
         &mut self,
         panel: Panel,
         need: u64,
         largest: u64,
     ) -> Result<(), Unavailable> {
-        let Some(mem) = self.memory else {
+        let flame = matches!(panel, Panel::FlameMoment | Panel::FlameDiff);
+        let mut keep = vec![self.sel.shown, self.sel.panel_kind(), ViewKind::Active];
+        if flame {
+            keep.push(ViewKind::Flame);
+        }
+        let (file, device) = (self.sel.file, self.sel.device);
+        let held = |k: &crate::registry::ViewKey| {
+            k.file == file && k.device == device && keep.contains(&k.kind)
+        };
+        let Err(Shortfall {
+            need,
+            free,
+            fragmented,
+        }) = self.views.make_room(need, largest, held)
+        else {
             return Ok(());
         };
-        if need <= mem.free() && contiguous_room(largest) {
-            return Ok(());
-        }
-        // The flamegraph stays for the panels that rebuild it.
-        let flame = matches!(panel, Panel::FlameMoment | Panel::FlameDiff);
-        let also = if flame { ViewKind::Flame } else { self.view() };
-        self.release_views_but(&[self.view(), self.timeline_kind(), also]);
-        let free = mem.free();
-        let events = self.panel_counts(self.timeline.kind).events;
-        if need > free {
-            return Err(Unavailable::from(panel_unavailable_message(
-                panel,
-                need,
-                free,
-                events,
-                self.device,
-            )));
-        }
-        if !contiguous_room(largest) {
+        let events = self.panel_counts(self.sel.timeline).events;
+        Err(Unavailable::from(if fragmented {
             // The total fits, a single piece of it does not: the heap is fragmented.
-            return Err(Unavailable::from(panel_fragmented_message(
-                panel,
-                largest,
-                free,
-                events,
-                self.device,
-            )));
-        }
-        Ok(())
+            panel_fragmented_message(panel, largest, free, events, self.sel.device)
+        } else {
+            panel_unavailable_message(panel, need, free, events, self.sel.device)
+        }))
     }
 
-    /// Checks `panel` over the timeline of `kind`, adding the hit index when `with_hit` and it is
-    /// not built yet.
-    pub(super) fn check_panel(
-        &mut self,
-        panel: Panel,
-        kind: ViewKind,
-        with_hit: bool,
-    ) -> Result<(), Unavailable> {
-        if self.memory.is_none() {
+    /// Checks `panel` over the timeline of `kind`.
+    pub(super) fn check_panel(&mut self, panel: Panel, kind: ViewKind) -> Result<(), Unavailable> {
+        if self.views.memory().is_none() {
             return Ok(());
         }
         let c = self.panel_counts(kind);
         let mut need = panel_bytes(panel, &c);
-        let mut largest = panel_largest_allocation(panel, &c);
-        if with_hit && !self.hit_ready_for(kind) {
-            need = need.saturating_add(panel_bytes(Panel::HitIndex, &c));
-            largest = largest.max(panel_largest_allocation(Panel::HitIndex, &c));
-        }
+        let largest = panel_largest_allocation(panel, &c);
         let highlights = matches!(
             panel,
             Panel::Highlight | Panel::Search | Panel::LineHighlight
@@ -126,9 +173,8 @@ impl App {
             // A static scene (small traces) is rebuilt whole: its trapezoids (28 bytes each,
             // split over tiles, in growing vectors), at most one per point.
             let points = self
-                .files
-                .get(self.current)
-                .and_then(|f| f.devices.get(&(self.device, kind)))
+                .timeline_of(kind)
+                .and_then(|v| v.data())
                 .filter(|d| !d.windowed)
                 .map_or(0, |d| {
                     d.layout
@@ -137,7 +183,7 @@ impl App {
                 });
             need = need.saturating_add(points.saturating_mul(STATIC_SCENE_BYTES_PER_POINT));
         }
-        if highlights && self.active == super::ActiveView::Flame {
+        if highlights && self.sel.shown == ViewKind::Flame {
             // The flamegraph shows the matches too: it is rebuilt with them.
             let fc = self.panel_counts(ViewKind::Active);
             need = need.saturating_add(panel_bytes(Panel::FlameMoment, &fc));
@@ -145,60 +191,53 @@ impl App {
         self.panel_fits(panel, need, largest)
     }
 
-    /// True when the hit index of the timeline of `kind` is built, or no [`Memory`] is set.
     fn hit_ready_for(&self, kind: ViewKind) -> bool {
-        self.memory.is_none()
-            || self
-                .files
-                .get(self.current)
-                .and_then(|f| f.devices.get(&(self.device, kind)))
-                .is_none_or(|d| hit_built(&d.layout))
-    }
-
-    /// True when the hit index of the timeline shown is built or fits in the memory left now
-    /// (nothing released): [`App::element_at`] answers only then.
-    pub(super) fn hit_index_fits_now(&self) -> bool {
-        if self.hit_ready_for(self.timeline.kind) {
-            return true;
-        }
-        let c = self.panel_counts(self.timeline.kind);
-        self.memory
-            .is_none_or(|m: Memory| panel_bytes(Panel::HitIndex, &c) <= m.free())
+        hit_ready(self.views, self.sel.key(kind))
     }
 
     /// Makes sure the hit index of the timeline shown can be built (views released if needed);
     /// the sentence when it cannot.
     pub(super) fn ensure_hit_index(&mut self) -> Result<(), Unavailable> {
-        if self.hit_ready_for(self.timeline.kind) {
+        if self.hit_ready_for(self.sel.timeline) {
             return Ok(());
         }
-        self.check_panel(Panel::HitIndex, self.timeline.kind, false)
-    }
-
-    /// The legend of the timeline the panels read: from the hit index when it is built (or no
-    /// [`Memory`] is set), else by a pass over the elements that builds nothing.
-    pub(super) fn legend_entries(&self, n: usize) -> Vec<color::LegendEntry> {
-        let Some((snap, d)) = self.parts() else {
-            return Vec::new();
-        };
-        if self.memory.is_none() || hit_built(&d.layout) {
-            color::legend(snap, self.device, &d.timeline, &d.layout, n)
-        } else {
-            color::legend_by_scan(snap, self.device, &d.timeline, &d.layout, n)
-        }
+        self.check_panel(Panel::HitIndex, self.sel.timeline)
     }
 
     /// Makes sure the tooltips' context of the timeline shown can be built.
     pub(super) fn ensure_tooltips(&mut self) -> Result<(), Unavailable> {
         let built = self
-            .files
-            .get(self.current)
-            .and_then(|f| f.devices.get(&(self.device, self.timeline.kind)))
+            .timeline_of(self.sel.timeline)
+            .and_then(|v| v.data())
             .is_none_or(|d| d.tips.is_some());
         if built {
             return Ok(());
         }
-        self.check_panel(Panel::Tooltips, self.timeline.kind, false)
+        self.check_panel(Panel::Tooltips, self.sel.timeline)
+    }
+
+    /// What a timeline's pointer event at a canvas point needs checked first: the hit index
+    /// when the point is in the plot (always for a click, else when nothing is pinned) and the
+    /// tooltips when one will be shown. `Err`: the sentence to answer with.
+    pub fn gate(&mut self, css_x: f64, css_y: f64, click: bool) -> Result<Gate, Unavailable> {
+        if !self.sel.shown_kind(self.views).is_timeline() {
+            return Ok(Gate::closed());
+        }
+        let pinned = self
+            .timeline_of(self.sel.timeline)
+            .and_then(|v| v.ui.pinned);
+        if self.geom.plot.contains([css_x, css_y]) && (click || pinned.is_none()) {
+            self.ensure_hit_index()?;
+        }
+        let key = self.sel.key(self.sel.timeline);
+        let hit = hit_index_fits_now(self.snapshot(), self.views, key);
+        let under = || element_at(self.views, self.geom, key, [css_x, css_y]);
+        let target = pinned.or_else(|| hit.then(under).flatten());
+        let tips = match target {
+            Some(_) => self.ensure_tooltips(),
+            None => Ok(()),
+        };
+        Ok(Gate { hit, tips })
     }
 
     // ----- search, highlight, source lines ------------------------------------------------------
@@ -209,7 +248,7 @@ impl App {
     pub fn set_highlight(&mut self, elements: Option<Vec<u32>>, only: bool) {
         if elements.is_some()
             && self
-                .check_panel(Panel::Highlight, self.timeline_kind(), false)
+                .check_panel(Panel::Highlight, self.sel.panel_kind())
                 .is_err()
         {
             return;
@@ -223,69 +262,15 @@ impl App {
         elements: Option<Vec<u32>>,
         only: bool,
     ) -> Result<(), Unavailable> {
-        let key = (self.device, self.timeline_kind());
-        let Some(d) = self
-            .files
-            .get_mut(self.current)
-            .and_then(|f| f.devices.get_mut(&key))
-        else {
+        let kind = self.sel.panel_kind();
+        let Some(v) = self.timeline_mut(kind) else {
             return Ok(());
         };
-        match elements {
-            None if d.highlight.is_none() => return Ok(()),
-            None => {
-                d.highlight = None;
-                d.colors.clone_from(&d.base_colors);
-            }
-            Some(mut els) => {
-                els.sort_unstable();
-                els.dedup();
-                let other = if only {
-                    color::HIDDEN_COLOR
-                } else {
-                    color::DIM_COLOR
-                };
-                let n = d.base_colors.len();
-                let mut colors: Vec<u8> = Vec::new();
-                if colors.try_reserve_exact(n).is_err() {
-                    return Err(Unavailable::from(format!(
-                        "{} needs {} contiguous bytes of memory, which this page no longer has",
-                        Panel::Highlight.title(),
-                        n
-                    )));
-                }
-                colors.resize(n, other);
-                for &e in &els {
-                    if let (Some(c), Some(&b)) =
-                        (colors.get_mut(e as usize), d.base_colors.get(e as usize))
-                    {
-                        *c = b;
-                    }
-                }
-                d.colors = colors;
-                d.highlight = Some((els, only));
-            }
-        }
-        d.scene = super::device::initial_scene(&d.layout, &d.colors, d.windowed);
-        self.frame.generation += 1;
-        self.frame.needs_redraw = true;
-        if self.is_windowed() {
-            self.timeline.settle = super::timeline::Settle::Moved;
-        }
-        if self.active == super::ActiveView::Flame {
+        if v.set_highlight(elements, only)? && kind == ViewKind::Active {
+            // A flamegraph built from it marks the same allocations.
             self.sync_flame_matches();
         }
         Ok(())
-    }
-
-    /// The timeline that search, the line table and highlights work on: the Active Memory
-    /// Timeline while the flamegraph (built from it) is shown, else the timeline kind shown.
-    pub(super) fn timeline_kind(&self) -> ViewKind {
-        if self.active == super::ActiveView::Flame {
-            ViewKind::Active
-        } else {
-            self.timeline.kind
-        }
     }
 
     /// Searches the current timeline (substring, or `/regex/`; see
@@ -316,14 +301,14 @@ impl App {
         } else {
             Panel::Highlight
         };
-        if let Err(why) = self.check_panel(panel, self.timeline_kind(), false) {
+        if let Err(why) = self.check_panel(panel, self.sel.panel_kind()) {
             return Some(SearchAnswer {
                 unavailable: Some(why.unavailable),
                 ..blank
             });
         }
         let (snap, d) = self.parts()?;
-        let r = memviz_analysis::search::search(snap, self.device, &d.timeline, &q);
+        let r = memviz_analysis::search::search(snap, self.sel.device, &d.timeline, &q);
         let unavailable = self
             .apply_highlight(Some(r.elements), only)
             .err()

@@ -6,7 +6,7 @@ use crate::camera::Y_HEADROOM;
 use crate::scene;
 use crate::xaxis::XMap;
 
-impl TimelineView<'_> {
+impl TimelineView {
     /// Puts the camera and the scene on the chosen x axis (time where the trace has usable
     /// times): the camera's window is carried over through the timesteps it shows, the scene
     /// is rebuilt in the axis's unit (it replaces the other, never kept beside it). A no-op when
@@ -18,7 +18,7 @@ impl TimelineView<'_> {
             let n = f64::from(self.data().map_or(1, |d| d.layout.step_count().max(1)));
             let (old, new) = (
                 self.xmap(),
-                axis_map(on, self.snap, self.device, self.data()),
+                axis_map(on, &self.snap, self.device, self.data()),
             );
             let (s0, s1) = (
                 old.step_of_axis(cam.x_range.0),
@@ -46,11 +46,11 @@ impl TimelineView<'_> {
                     let map = self.xmap();
                     scene::build_static_on(&d.layout, &d.colors, &map)
                 };
-                if let Some(d) = self.data.as_deref_mut() {
+                if let Some(d) = self.data.as_mut() {
                     d.scene = scene;
                 }
                 self.update_zoom_cap();
-                self.frame.generation += 1;
+                self.frame.generation = crate::view::next_generation();
                 self.frame.needs_redraw = true;
             }
         }
@@ -64,8 +64,8 @@ impl TimelineView<'_> {
     }
 
     pub(super) fn update_zoom_cap(&mut self) {
-        let data = self.data.as_deref();
-        self.ui.update_zoom_cap(self.geom, data);
+        let data = self.data.as_ref();
+        self.ui.update_zoom_cap(&self.geom, data);
     }
 
     /// The overview brush: shows `[x0, x1)` (the axis's unit) and fits y to

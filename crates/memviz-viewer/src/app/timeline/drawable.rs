@@ -9,9 +9,10 @@ use crate::scene::Batch;
 use crate::view::{DrawableView, CLICK_SLOP_CSS};
 use crate::xaxis::XMap;
 
-impl DrawableView for TimelineView<'_> {
+impl DrawableView for TimelineView {
     /// The app has set the new geometry; the zoom cap follows it.
-    fn resize(&mut self, _css_w: f64, _css_h: f64, _dpr: f64) {
+    fn resize(&mut self, css_w: f64, css_h: f64, dpr: f64) {
+        self.geom = crate::camera::PlotGeometry::new(css_w, css_h, dpr);
         self.update_zoom_cap();
         self.camera_moved();
     }
@@ -23,12 +24,12 @@ impl DrawableView for TimelineView<'_> {
     }
 
     fn zoom_at(&mut self, css_x: f64, css_y: f64, factor: f64) {
-        self.ui.camera.zoom_at(self.geom, [css_x, css_y], factor);
+        self.ui.camera.zoom_at(&self.geom, [css_x, css_y], factor);
         self.camera_moved();
     }
 
     fn pan_by(&mut self, dx: f64, dy: f64) {
-        self.ui.camera.pan_by(self.geom, dx, dy);
+        self.ui.camera.pan_by(&self.geom, dx, dy);
         self.camera_moved();
     }
 
@@ -84,8 +85,8 @@ impl DrawableView for TimelineView<'_> {
                 None
             }
             Drag::Brush { start_x } => {
-                let a = self.ui.overview_step_at(self.geom, start_x);
-                let b = self.ui.overview_step_at(self.geom, css_x);
+                let a = self.ui.overview_step_at(&self.geom, start_x);
+                let b = self.ui.overview_step_at(&self.geom, css_x);
                 if (css_x - start_x).abs() > 2.0 {
                     self.set_x_window(a, b);
                 }
@@ -108,7 +109,7 @@ impl DrawableView for TimelineView<'_> {
                 self.click(snap, css_x, css_y)
             }
             Drag::Brush { start_x } if (css_x - start_x).abs() <= 2.0 => {
-                let c = self.ui.overview_step_at(self.geom, css_x);
+                let c = self.ui.overview_step_at(&self.geom, css_x);
                 let half = (self.ui.camera.x_range.1 - self.ui.camera.x_range.0) * 0.5;
                 self.set_x_window(c - half, c + half);
                 None
@@ -137,7 +138,7 @@ impl DrawableView for TimelineView<'_> {
     fn click(&mut self, snap: &Snapshot, css_x: f64, css_y: f64) -> Option<Tooltip> {
         self.frame.needs_redraw = true;
         if self.geom.plot.contains([css_x, css_y]) {
-            let x = self.ui.camera.data_from_css_px(self.geom, [css_x, css_y])[0];
+            let x = self.ui.camera.data_from_css_px(&self.geom, [css_x, css_y])[0];
             let x = self.xmap().step_of_axis(x);
             let steps = self.data().map_or(0, |d| d.layout.step_count());
             if x.is_finite() && steps > 0 {
@@ -152,6 +153,13 @@ impl DrawableView for TimelineView<'_> {
     }
 
     /// The per-frame overlay in the canvas view's data space ([`TimelineView::draw_overlay`]).
+    fn set_theme(&mut self, theme: &crate::theme::Theme) {
+        if self.frame.theme != *theme {
+            self.frame.theme = *theme;
+            self.frame.needs_redraw = true;
+        }
+    }
+
     fn overlay(&mut self) -> Batch {
         self.draw_overlay()
     }
@@ -166,7 +174,7 @@ impl DrawableView for TimelineView<'_> {
     }
 
     fn canvas_view(&self) -> View {
-        self.ui.camera.canvas_view(self.geom)
+        self.ui.camera.canvas_view(&self.geom)
     }
 
     fn needs_redraw(&self) -> bool {

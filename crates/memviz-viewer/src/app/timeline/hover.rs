@@ -1,19 +1,19 @@
 //! Hover and pin: the element under the pointer and its tooltip.
 
-use memviz_analysis::tooltip::{tooltip, TooltipContext};
+use memviz_present::tooltip::{tooltip, TooltipContext};
 use memviz_snapshot::Snapshot;
 
 use super::TimelineView;
 use crate::answer::{ElementTip, Tooltip};
 use crate::xaxis::XMap;
 
-impl TimelineView<'_> {
+impl TimelineView {
     /// The element under a canvas point, when the gate let the hit index answer.
     pub fn element_at(&self, css_x: f64, css_y: f64) -> Option<u32> {
         if !self.geom.plot.contains([css_x, css_y]) || !self.gate.hit {
             return None;
         }
-        let [x, y] = self.ui.camera.data_from_css_px(self.geom, [css_x, css_y]);
+        let [x, y] = self.ui.camera.data_from_css_px(&self.geom, [css_x, css_y]);
         let step = self.xmap().step_of_axis(x);
         self.data()?.layout.hit(step, y)
     }
@@ -24,7 +24,7 @@ impl TimelineView<'_> {
             return Some(Tooltip::Unavailable(why.clone()));
         }
         let device = self.device;
-        let d = self.data.as_deref_mut()?;
+        let d = self.data.as_mut()?;
         let ctx = d
             .tips
             .get_or_insert_with(|| TooltipContext::new(snap, device));

@@ -5,7 +5,7 @@ use super::TimelineView;
 use crate::app::device::{decimate_max, DeviceData};
 use crate::xaxis::{AxisMap, XMap};
 
-impl TimelineView<'_> {
+impl TimelineView {
     pub(in crate::app) fn overview_columns(&mut self) -> Vec<u64> {
         let cols = (self.geom.overview.width().round().max(1.0)) as u32;
         let key = (

@@ -4,7 +4,7 @@ use super::{axis_map, Settle, TimelineView};
 use crate::scene;
 use crate::xaxis::XMap;
 
-impl TimelineView<'_> {
+impl TimelineView {
     /// Rebuilds a windowed scene for the current camera now (no-op for static scenes).
     pub fn settle(&mut self) {
         self.ui.settle = Settle::Still;
@@ -12,11 +12,11 @@ impl TimelineView<'_> {
             return;
         }
         let cam = self.ui.camera;
-        let geom = *self.geom;
+        let geom = self.geom;
         let (px_w, px_h) = geom.plot_px();
         let time = self.ui.camera_time;
-        let (snap, device) = (self.snap, self.device);
-        let Some(d) = self.data.as_deref_mut() else {
+        let (snap, device) = (&self.snap, self.device);
+        let Some(d) = self.data.as_mut() else {
             return;
         };
         let w = cam.x_range.1 - cam.x_range.0;
@@ -62,7 +62,67 @@ impl TimelineView<'_> {
         }
         d.scene = built;
         self.update_zoom_cap();
-        self.frame.generation += 1;
+        self.frame.generation = crate::view::next_generation();
         self.frame.needs_redraw = true;
+    }
+}
+
+impl TimelineView {
+    /// Highlights `elements` (the others faint grey, or hidden when `only`); `None` clears.
+    /// The scene is rebuilt with the new colours. `Ok(true)` when the highlight changed; `Err`
+    /// when its colours could not be allocated (the old highlight stays).
+    pub(in crate::app) fn set_highlight(
+        &mut self,
+        elements: Option<Vec<u32>>,
+        only: bool,
+    ) -> Result<bool, crate::answer::Unavailable> {
+        use memviz_present::color;
+        let Some(d) = self.data.as_mut() else {
+            return Ok(false);
+        };
+        match elements {
+            None if d.highlight.is_none() => return Ok(false),
+            None => {
+                d.highlight = None;
+                d.colors.clone_from(&d.base_colors);
+            }
+            Some(mut els) => {
+                els.sort_unstable();
+                els.dedup();
+                let other = if only {
+                    color::HIDDEN_COLOR
+                } else {
+                    color::DIM_COLOR
+                };
+                let n = d.base_colors.len();
+                let mut colors: Vec<u8> = Vec::new();
+                if colors.try_reserve_exact(n).is_err() {
+                    return Err(crate::answer::Unavailable::from(format!(
+                        "{} needs {} contiguous bytes of memory, which this page no longer has",
+                        crate::memory::Panel::Highlight.title(),
+                        n
+                    )));
+                }
+                colors.resize(n, other);
+                for &e in &els {
+                    if let (Some(c), Some(&b)) =
+                        (colors.get_mut(e as usize), d.base_colors.get(e as usize))
+                    {
+                        *c = b;
+                    }
+                }
+                d.colors = colors;
+                d.highlight = Some((els, only));
+            }
+        }
+        d.scene = crate::app::device::initial_scene(&d.layout, &d.colors, d.windowed);
+        self.frame.generation = crate::view::next_generation();
+        self.frame.needs_redraw = true;
+        if self.is_windowed() {
+            self.ui.settle = Settle::Moved;
+        }
+        // The scene above is in timesteps: back on the chosen axis.
+        self.sync_axis();
+        Ok(true)
     }
 }
