@@ -16,7 +16,11 @@ import { serveDist } from './serve_dist.mjs';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** The built page: dist/, or `MEMVIZ_DIST` (a second build beside it, e.g. while dist/ is rebuilt). */
 export const DIST = process.env.MEMVIZ_DIST ? path.resolve(process.env.MEMVIZ_DIST) : path.join(ROOT, 'dist');
-export const CLI = path.join(ROOT, 'target/release/memviz');
+export // `cargo xtask test` runs its tests' own build (MEMVIZ_CLI=target/ci/memviz); by hand, the
+// release build.
+const CLI = process.env.MEMVIZ_CLI
+  ? path.resolve(process.env.MEMVIZ_CLI)
+  : path.join(ROOT, 'target/release/memviz');
 export const GENERATE = path.join(ROOT, 'tests/fixtures/generate.py');
 export const SCREENSHOTS = path.join(ROOT, 'target/screenshots');
 export const TIMEOUT_MS = 60_000;

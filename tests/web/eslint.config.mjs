@@ -12,7 +12,7 @@ const HTML_SINKS = ['innerHTML', 'outerHTML'];
 const rules = {
   // `_name`: a parameter kept for its position or its documentation.
   'no-unused-vars': ['error', { argsIgnorePattern: '^_', caughtErrors: 'none' }],
-  // No string becomes code or HTML (crates/memviz-cli/tests/layering.rs checks the same words
+  // No string becomes code or HTML (crates/memviz-cli/tests/cli/layering.rs checks the same words
   // in the top-level modules; this also covers www/js's subfolders).
   'no-eval': 'error',
   'no-implied-eval': 'error',

@@ -14,7 +14,11 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const WASM_JS = path.join(ROOT, 'target/wasm-node/memviz_web.js');
-const CLI = path.join(ROOT, 'target/release/memviz');
+// `cargo xtask test` runs its tests' own build (MEMVIZ_CLI=target/ci/memviz); by hand, the
+// release build.
+const CLI = process.env.MEMVIZ_CLI
+  ? path.resolve(process.env.MEMVIZ_CLI)
+  : path.join(ROOT, 'target/release/memviz');
 const CORPUS = path.resolve(ROOT, '../shared/corpus/real');
 const CHUNK_BYTES = 64 * 1024;
 

@@ -13,8 +13,15 @@ use super::*;
 
 /// `cargo install` arguments of wasm-bindgen-cli. No `--locked`: its 0.2.130 lock file names
 /// webpki-roots 1.0.11, which the registry does not serve (cargo fails to resolve it); the version
-/// of wasm-bindgen-cli itself is exact, and it must equal the `wasm-bindgen` in Cargo.lock.
-const WASM_BINDGEN_INSTALL: &[&str] = &["wasm-bindgen-cli", "--version", WASM_BINDGEN_VERSION];
+/// of wasm-bindgen-cli itself is exact, and it must equal the `wasm-bindgen` in Cargo.lock. No
+/// default features: they are rustls (ring, webpki-roots) for wasm-bindgen-test-runner's https
+/// downloads, which nothing here runs; `wasm-bindgen` itself does not touch the network.
+const WASM_BINDGEN_INSTALL: &[&str] = &[
+    "wasm-bindgen-cli",
+    "--version",
+    WASM_BINDGEN_VERSION,
+    "--no-default-features",
+];
 /// `cargo install` arguments of trunk: exact version, its lock file, and no default features
 /// (they are rustls, for https downloads and `serve --tls`, and the update check: nothing here
 /// uses them, since trunk runs `--offline` and serves plain http on 127.0.0.1).
@@ -26,11 +33,19 @@ const TRUNK_INSTALL: &[&str] = &[
     "--no-default-features",
 ];
 /// trunk's own release profile is fat LTO with one codegen unit, for a tool that only
-/// orchestrates cargo, wasm-bindgen and wasm-opt: no LTO and 16 units build it faster.
+/// orchestrates cargo, wasm-bindgen and wasm-opt: both tools are built without LTO and with 16
+/// codegen units, and at a low opt-level ([`TRUNK_OPT_LEVEL`], [`WASM_BINDGEN_OPT_LEVEL`]),
+/// in a fraction of the time (docs/ci.md).
 const TOOL_PROFILE: &[(&str, &str)] = &[
     ("CARGO_PROFILE_RELEASE_LTO", "off"),
     ("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16"),
 ];
+/// trunk does little work of its own (it runs cargo, wasm-bindgen, wasm-opt and the hooks):
+/// unoptimised it builds in 430 s of CPU against 673 s at opt-level 1.
+const TRUNK_OPT_LEVEL: &str = "0";
+/// wasm-bindgen reads and rewrites the page's 7 MB module on every page build: at opt-level 1 it
+/// writes the same bytes as at 3 in about 0.5 s more, and builds in 239 s of CPU against 295 s.
+const WASM_BINDGEN_OPT_LEVEL: &str = "1";
 
 pub(crate) fn install() -> Result<()> {
     let started = Instant::now();
@@ -66,11 +81,28 @@ pub(crate) fn ensure_site_tools() -> Result<()> {
     ensure_npm_wasm_opt()
 }
 
-/// The wasm target, wasm-bindgen-cli and trunk.
+/// The wasm target, wasm-bindgen-cli and trunk. The two installs run side by side: each build
+/// has long stretches on one core (a big crate's front end, the final link, downloading the
+/// crates), which the other fills.
 fn ensure_cargo_tools() -> Result<()> {
     ensure_wasm_target()?;
-    ensure_cargo_tool("wasm-bindgen", WASM_BINDGEN_VERSION, WASM_BINDGEN_INSTALL)?;
-    ensure_cargo_tool("trunk", TRUNK_VERSION, TRUNK_INSTALL)
+    let (bindgen, trunk) = std::thread::scope(|scope| {
+        let bindgen = scope.spawn(|| {
+            ensure_cargo_tool(
+                "wasm-bindgen",
+                WASM_BINDGEN_VERSION,
+                WASM_BINDGEN_INSTALL,
+                WASM_BINDGEN_OPT_LEVEL,
+            )
+        });
+        let trunk = ensure_cargo_tool("trunk", TRUNK_VERSION, TRUNK_INSTALL, TRUNK_OPT_LEVEL);
+        let bindgen = bindgen
+            .join()
+            .unwrap_or_else(|_| Err("the wasm-bindgen install thread panicked".to_owned()));
+        (bindgen, trunk)
+    });
+    bindgen?;
+    trunk
 }
 
 /// npm's wasm-opt (binaryen, pinned in tests/web/package.json) reports the version trunk.toml asks for.
@@ -94,18 +126,25 @@ pub(crate) fn ensure_wasm_target() -> Result<()> {
     run(cmd("rustup", ["target", "add", WASM_TARGET]))
 }
 
-/// `cargo install` (with `install_args`) unless `program --version` already mentions `reported`.
+/// `cargo install` (with `install_args`, at `opt_level`) unless `program --version` already
+/// mentions `reported`.
 pub(crate) fn ensure_cargo_tool(
     program: &str,
     reported: &str,
     install_args: &[&str],
+    opt_level: &str,
 ) -> Result<()> {
     if version_matches(program, reported) {
         return Ok(());
     }
     eprintln!("install: {program} {reported} missing; building it (a few minutes on 2 cores)");
     let mut c = cmd("cargo", ["install"]);
-    c.args(install_args).envs(TOOL_PROFILE.iter().copied());
+    // Each in cargo's own temporary target dir: a shared one was measured and saves nothing
+    // (wasm-bindgen-cli resolves newer versions than trunk's lock file, so only 2 of trunk's
+    // 367 crates were reused; docs/ci.md).
+    c.args(install_args)
+        .envs(TOOL_PROFILE.iter().copied())
+        .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", opt_level);
     run(c)?;
     if version_matches(program, reported) {
         Ok(())

@@ -60,9 +60,11 @@ fn build_wheel() -> Result<PathBuf> {
     if Path::new(WHEELS).exists() {
         fs::remove_dir_all(WHEELS).map_err(|e| format!("cannot empty {WHEELS}: {e}"))?;
     }
+    // The tests' profile and target dir (Cargo.toml's `ci`): the dependencies the Rust tests
+    // built are reused; only memviz-cli (with the `site` feature), pyo3 and memviz-py build here.
     run(cmd(
         &bin(TOOLS_VENV, "maturin"),
-        ["build", "--release", "--out", WHEELS],
+        ["build", "--profile", CI_PROFILE, "--out", WHEELS],
     ))?;
     let wheels: Vec<PathBuf> = fs::read_dir(WHEELS)
         .map_err(|e| format!("cannot list {WHEELS}: {e}"))?
@@ -79,16 +81,31 @@ fn build_wheel() -> Result<PathBuf> {
     }
 }
 
-/// The whole step (module documentation).
-pub(crate) fn python_tests() -> Result<()> {
-    let started = Instant::now();
-    let wheel = build_wheel()?;
+/// A fresh test venv with the pinned test packages (not the wheel yet). Mostly downloads:
+/// `cargo xtask test` runs it in a thread beside the builds (`tasks::test`).
+pub(crate) fn prepare_test_venv() -> Result<()> {
     if Path::new(TEST_VENV).exists() {
         fs::remove_dir_all(TEST_VENV).map_err(|e| format!("cannot remove {TEST_VENV}: {e}"))?;
     }
     run(cmd("python3", ["-m", "venv", TEST_VENV]))?;
     let mut pip = cmd(&bin(TEST_VENV, "pip"), ["install", "-q"]);
-    pip.arg(&wheel).args(TEST_PACKAGES);
+    pip.args(TEST_PACKAGES);
+    run(pip)
+}
+
+/// The whole step (module documentation), `cargo xtask test-python`.
+pub(crate) fn python_tests() -> Result<()> {
+    prepare_test_venv()?;
+    python_tests_in_venv()
+}
+
+/// The step after [`prepare_test_venv`]: build the wheel, install it there, test it.
+pub(crate) fn python_tests_in_venv() -> Result<()> {
+    let started = Instant::now();
+    let wheel = build_wheel()?;
+    // The wheel has no required dependencies; the test packages are there already.
+    let mut pip = cmd(&bin(TEST_VENV, "pip"), ["install", "-q", "--no-deps"]);
+    pip.arg(&wheel);
     run(pip)?;
     // The console script on a generated snapshot.
     let fixtures = "target/py/fixtures";

@@ -53,6 +53,9 @@ pub(crate) const TRUNK_CONFIG: &str = "trunk.toml";
 pub(crate) fn test() -> Result<()> {
     let mut steps = Steps::new("test", 11);
     steps.step("install the pinned toolchain", install)?;
+    // The Python step's fresh venv and its pinned test packages: mostly downloads, so in a
+    // thread beside the builds and tests below; the Python step waits for it.
+    let venv = std::thread::spawn(python::prepare_test_venv);
     // First: seconds, and a type error in the shell fails before the long builds.
     steps.step(
         "the shell's JS: type check (tsc --checkJs) and lint (eslint)",
@@ -62,6 +65,9 @@ pub(crate) fn test() -> Result<()> {
         "the shell's node unit tests (tests/web/share.test.mjs)",
         || node_tests(&["share.test.mjs"]),
     )?;
+    // Profile `ci`, as the tests below: the proc macros and build scripts that clippy compiles
+    // and runs (serde_derive, clap_derive, thiserror, ts-rs, pyo3's, ...) are then the ones the
+    // tests use, in target/ci, instead of a second set in target/release.
     steps.step("clippy (warnings are errors)", || {
         run(cmd(
             "cargo",
@@ -69,7 +75,8 @@ pub(crate) fn test() -> Result<()> {
                 "clippy",
                 "--workspace",
                 "--all-targets",
-                "--release",
+                "--profile",
+                CI_PROFILE,
                 "--",
                 "-D",
                 "warnings",
@@ -86,7 +93,8 @@ pub(crate) fn test() -> Result<()> {
                 "memviz-render",
                 "--target",
                 "wasm32-unknown-unknown",
-                "--release",
+                "--profile",
+                CI_PROFILE,
                 "--",
                 "-D",
                 "warnings",
@@ -98,15 +106,16 @@ pub(crate) fn test() -> Result<()> {
     steps.step("web bundle (trunk build into dist/)", trunk_build)?;
     steps.step("Rust tests (profile ci)", || {
         // The render tests skip without a GPU adapter; here one is required (llvmpipe).
-        // Cargo.toml's `ci` profile: release's optimisation without LTO, so the ~60 test
-        // binaries link in a fraction of release's time (docs/ci.md).
-        let mut c = cmd("cargo", ["test", "--workspace", "--profile", "ci"]);
+        // Cargo.toml's `ci` profile: release's optimisation without LTO, so the ~35 test
+        // binaries (memviz-cli's in one: tests/cli) link in a fraction of release's time (docs/ci.md).
+        let mut c = cmd("cargo", ["test", "--workspace", "--profile", CI_PROFILE]);
         c.env("MEMVIZ_REQUIRE_GPU", "1");
         run(c)
     })?;
-    steps.step("native CLI (the reference for the wasm tests)", || {
-        run(cmd("cargo", ["build", "--release", "-p", "memviz-cli"]))
-    })?;
+    steps.step(
+        "native CLI (the tests' ci build, the reference for the wasm and page tests: MEMVIZ_CLI)",
+        native_cli,
+    )?;
     steps.step("node-targeted wasm", build_node_wasm)?;
     steps.step(
         "wasm in node vs native CLI (tests/web/wasm_node.test.mjs)",
@@ -118,9 +127,34 @@ pub(crate) fn test() -> Result<()> {
     )?;
     steps.step(
         "the wheel (maturin) in a fresh venv: memviz summary, tests/python (API, notebook, Dask ranks)",
-        python::python_tests,
+        || {
+            venv.join()
+                .unwrap_or_else(|_| Err("the test venv thread panicked".to_owned()))
+                .map_err(|e| format!("the test venv: {e}"))?;
+            python::python_tests_in_venv()
+        },
     )?;
     eprintln!("\nxtask test: all steps passed");
+    Ok(())
+}
+
+/// The profile of `test`'s native builds: clippy, the Rust tests, the CLI the page tests compare
+/// with, and the wheel (Cargo.toml: release's optimisation without LTO; docs/ci.md).
+pub(crate) const CI_PROFILE: &str = "ci";
+/// The native CLI the wasm and page tests compare with (tests/web reads `MEMVIZ_CLI`): the `ci`
+/// build of `memviz` that `cargo test --workspace --profile ci` has just built for memviz-cli's
+/// tests (with this checkout's dist/ inside), instead of building memviz-cli and its
+/// dependencies again in `release` (thin LTO).
+const NATIVE_CLI: &str = "target/ci/memviz";
+
+/// Checks that the Rust tests' step built the native CLI the node tests run ([`NATIVE_CLI`]).
+pub(crate) fn native_cli() -> Result<()> {
+    if !Path::new(NATIVE_CLI).is_file() {
+        return Err(format!(
+            "{NATIVE_CLI} is missing: the Rust tests' step builds it (cargo test --workspace --profile {CI_PROFILE})"
+        ));
+    }
+    eprintln!("native CLI: {NATIVE_CLI}");
     Ok(())
 }
 
@@ -225,5 +259,6 @@ pub(crate) fn node_tests(files: &[&str]) -> Result<()> {
     }
     let mut c = cmd("node", ["--test", "--test-reporter=spec"]);
     c.args(files.iter().map(|f| format!("tests/web/{f}")));
+    c.env("MEMVIZ_CLI", NATIVE_CLI);
     run(c)
 }
