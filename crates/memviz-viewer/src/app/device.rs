@@ -63,7 +63,7 @@ pub(super) fn build_device(
         let mut timeline = match kind {
             ViewKind::Segments => timeline::build_segments(snap, device),
             ViewKind::Pools => timeline::build_pools(snap, device),
-            ViewKind::Active | ViewKind::State | ViewKind::Flame => timeline::build(snap, device),
+            _ => timeline::build(snap, device),
         };
         crate::phase::phase("timeline");
         let layout = layout::Layout::build_dropping_steps(&mut timeline, VIEWER_LAYOUT);
