@@ -282,7 +282,7 @@ impl App {
     #[must_use]
     pub fn element_at(&self, css_x: f64, css_y: f64) -> Option<u32> {
         let key = self.sel.key(self.sel.timeline);
-        panels::element_at(&self.views, &self.geom, key, [css_x, css_y])
+        panels::element_at(&self.views, key, [css_x, css_y])
     }
 
     /// The pinned element.

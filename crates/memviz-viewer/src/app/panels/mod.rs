@@ -81,19 +81,9 @@ pub(super) fn hit_index_fits_now(snap: Option<&Snapshot>, views: &Views, key: Vi
 
 /// The element of the timeline of `key` under a canvas point, when its hit index is built or
 /// fits in the memory left now.
-pub(super) fn element_at(
-    views: &Views,
-    geom: &crate::camera::PlotGeometry,
-    key: ViewKey,
-    [css_x, css_y]: [f64; 2],
-) -> Option<u32> {
-    use crate::xaxis::XMap as _;
+pub(super) fn element_at(views: &Views, key: ViewKey, [css_x, css_y]: [f64; 2]) -> Option<u32> {
     let v = views.get_as::<super::timeline::TimelineView>(key)?;
-    if !geom.plot.contains([css_x, css_y]) || !hit_index_fits_now(Some(&v.snap), views, key) {
-        return None;
-    }
-    let [x, y] = v.ui.camera.data_from_css_px(geom, [css_x, css_y]);
-    v.data()?.layout.hit(v.xmap().step_of_axis(x), y)
+    hit_index_fits_now(Some(&v.snap), views, key).then(|| v.hit_at(css_x, css_y))?
 }
 
 /// The legend of the timeline of `key`: from the hit index when it is built (or no [`Memory`]
@@ -231,7 +221,7 @@ impl Current<'_> {
         }
         let key = self.sel.key(self.sel.timeline);
         let hit = hit_index_fits_now(self.snapshot(), self.views, key);
-        let under = || element_at(self.views, self.geom, key, [css_x, css_y]);
+        let under = || element_at(self.views, key, [css_x, css_y]);
         let target = pinned.or_else(|| hit.then(under).flatten());
         let tips = match target {
             Some(_) => self.ensure_tooltips(),

@@ -10,7 +10,13 @@ use crate::xaxis::XMap;
 impl TimelineView {
     /// The element under a canvas point, when the gate let the hit index answer.
     pub fn element_at(&self, css_x: f64, css_y: f64) -> Option<u32> {
-        if !self.geom.plot.contains([css_x, css_y]) || !self.gate.hit {
+        self.gate.hit.then(|| self.hit_at(css_x, css_y))?
+    }
+
+    /// The element under a canvas point of the plot (the hit index is built on first use: the
+    /// caller checks it may be).
+    pub(in crate::app) fn hit_at(&self, css_x: f64, css_y: f64) -> Option<u32> {
+        if !self.geom.plot.contains([css_x, css_y]) {
             return None;
         }
         let [x, y] = self.ui.camera.data_from_css_px(&self.geom, [css_x, css_y]);
