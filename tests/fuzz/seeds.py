@@ -29,7 +29,7 @@ CONTROL = bytes([63])
 
 
 class P:
-    """A tiny pickle-opcode writer (the same as crates/memviz-snapshot/tests/hostile.rs)."""
+    """A tiny pickle-opcode writer (the same as crates/memviz-snapshot/tests/snapshot_all/hostile.rs)."""
 
     def __init__(self, proto=4):
         self.b = bytearray(b"\x80" + bytes([proto]))

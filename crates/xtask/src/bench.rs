@@ -232,6 +232,10 @@ pub(crate) fn bench_analysis(sizes_mb: &[u64]) -> Result<()> {
                 "state_bench",
                 "--example",
                 "find_bench",
+                "-p",
+                "memviz-alloc",
+                "--example",
+                "whatif_bench",
             ],
         ))
     })?;
@@ -253,6 +257,8 @@ pub(crate) fn bench_analysis(sizes_mb: &[u64]) -> Result<()> {
                 args.extend(other.clone());
             }
             run(cmd("target/release/examples/find_bench", args))?;
+            // What if (issue 31): one replay and the sweep beside the parse of the same file.
+            run(cmd("target/release/examples/whatif_bench", [file.as_str()]))?;
         }
         Ok(())
     })?;

@@ -16,6 +16,7 @@ use std::env;
 use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::fs;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
@@ -46,12 +47,14 @@ mod fuzz;
 mod install;
 mod python;
 mod rusage;
+mod steps;
 mod tasks;
 
 use bench::{
     bench, bench_analysis, bench_page, build_bench_page, run_capture_status, BENCH_PAGE_DIST, MB,
 };
 use install::install;
+use steps::{thread_log, Steps};
 use tasks::*;
 
 type Result<T, E = String> = std::result::Result<T, E>;
@@ -108,7 +111,7 @@ enum Task {
     },
     /// Big tiled snapshots: memviz summary time and RSS, heap per trace entry of the model and each view (mem_budget), and the page with every view (WebGL2); the tables of docs/limits.md
     BenchBig(bench_big::Args),
-    /// The analyses after load: state history selection vs a full undo (state_bench), flamegraph, search, lines, leaks, diff of two snapshots (find_bench), as JSON lines
+    /// The analyses after load: state history selection vs a full undo (state_bench), flamegraph, search, lines, leaks, diff of two snapshots (find_bench), the what-if replay and sweep beside the parse (whatif_bench), as JSON lines
     BenchAnalysis {
         /// Snapshot sizes in MB (1 to 500, generate.py's limit; the first is also diffed against one 1 MB larger, so below 500)
         #[arg(value_parser = generated_mb, default_values_t = [150, 500])]
@@ -241,7 +244,16 @@ fn display(cmd: &Command) -> String {
 /// Runs a command with inherited stdio; an error names the command and its exit status.
 fn run(mut cmd: Command) -> Result<()> {
     let shown = display(&cmd);
-    eprintln!("$ {shown}");
+    match thread_log() {
+        Some(mut log) => {
+            let _ = writeln!(log, "$ {shown}");
+            if let Ok(err) = log.try_clone() {
+                cmd.stderr(err);
+            }
+            cmd.stdout(log);
+        }
+        None => eprintln!("$ {shown}"),
+    }
     let status = cmd
         .status()
         .map_err(|e| format!("could not start `{shown}`: {e}"))?;
@@ -255,9 +267,17 @@ fn run(mut cmd: Command) -> Result<()> {
 /// Runs a command and returns its stdout (stderr passes through).
 fn run_capture(mut cmd: Command) -> Result<String> {
     let shown = display(&cmd);
-    eprintln!("$ {shown}");
+    match thread_log() {
+        Some(mut log) => {
+            let _ = writeln!(log, "$ {shown}");
+            cmd.stderr(log);
+        }
+        None => {
+            eprintln!("$ {shown}");
+            cmd.stderr(Stdio::inherit());
+        }
+    }
     let out = cmd
-        .stderr(Stdio::inherit())
         .output()
         .map_err(|e| format!("could not start `{shown}`: {e}"))?;
     if out.status.success() {
@@ -291,76 +311,6 @@ fn quiet_output(program: &str, args: &[&str]) -> Option<String> {
 
 fn version_matches(program: &str, wanted: &str) -> bool {
     quiet_output(program, &["--version"]).is_some_and(|out| out.contains(wanted))
-}
-
-/// Steps of a multi-step command, numbered in the log; when it is dropped (at the end of the
-/// command, whether it passed or stopped at a failing step) it prints every step run so far
-/// with its time, and the total.
-struct Steps {
-    command: &'static str,
-    total: usize,
-    done: usize,
-    started: Instant,
-    /// Each step run: its title, seconds, and whether it passed.
-    times: Vec<(String, f64, bool)>,
-}
-
-impl Steps {
-    fn new(command: &'static str, total: usize) -> Self {
-        Self {
-            command,
-            total,
-            done: 0,
-            started: Instant::now(),
-            times: Vec::new(),
-        }
-    }
-
-    fn step(&mut self, what: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {
-        self.done += 1;
-        let (n, total, command) = (self.done, self.total, self.command);
-        eprintln!("\n==> [{n}/{total}] {what}");
-        let started = Instant::now();
-        let result = f();
-        let secs = started.elapsed().as_secs_f64();
-        self.times.push((what.to_owned(), secs, result.is_ok()));
-        result.map_err(|e| format!("step {n}/{total} ({what}) failed: {e}\nFix it, then rerun `cargo xtask {command}`."))?;
-        eprintln!("    [{n}/{total}] ok in {secs:.1} s");
-        Ok(())
-    }
-
-    /// The table printed at the end: one row per step run, then the total.
-    fn table(&self) -> String {
-        let mut s = format!("\nxtask {}: time per step\n", self.command);
-        for (i, (what, secs, ok)) in self.times.iter().enumerate() {
-            // The title up to its first " (": the table stays one line per step.
-            let short = what.split(" (").next().unwrap_or(what);
-            let mark = if *ok { "ok" } else { "FAILED" };
-            let _ = writeln!(
-                s,
-                "  {:>2}/{} {secs:>8.1} s  {mark:<6}  {short}",
-                i + 1,
-                self.total
-            );
-        }
-        let total = self.started.elapsed().as_secs_f64();
-        let _ = writeln!(
-            s,
-            "  total {total:>7.1} s ({:.1} min), {} of {} steps run",
-            total / 60.0,
-            self.times.len(),
-            self.total
-        );
-        s
-    }
-}
-
-impl Drop for Steps {
-    fn drop(&mut self) {
-        if !self.times.is_empty() {
-            eprint!("{}", self.table());
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -484,30 +434,6 @@ mod tests {
             table.contains("| webgpu | FAILED: the renderer process crashed |"),
             "{table}"
         );
-    }
-
-    #[test]
-    fn the_step_table_lists_every_step_run_and_the_total() {
-        let mut steps = Steps::new("demo", 3);
-        assert!(steps.step("first (with details)", || Ok(())).is_ok());
-        let err = steps
-            .step("second", || Err("boom".to_owned()))
-            .expect_err("fails");
-        assert!(err.contains("step 2/3 (second) failed: boom"), "{err}");
-        let table = steps.table();
-        assert!(table.contains("xtask demo: time per step"), "{table}");
-        assert!(
-            table.contains(" 1/3 ") && table.contains("ok      first\n"),
-            "{table}"
-        );
-        assert!(
-            table.contains(" 2/3 ") && table.contains("FAILED  second\n"),
-            "{table}"
-        );
-        assert!(table.contains("2 of 3 steps run"), "{table}");
-        assert!(table.contains("total"), "{table}");
-        // Printed once, by the drop at the end of the command; nothing when no step ran.
-        steps.times.clear();
     }
 
     #[test]

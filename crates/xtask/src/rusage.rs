@@ -181,6 +181,29 @@ pub fn wait(child: &mut Child, started: Instant, limits: Limits) -> io::Result<O
     }
 }
 
+/// CPU seconds (user + system) of every child process this one has waited for so far, and
+/// their waited-for descendants (getrusage RUSAGE_CHILDREN): `cargo xtask test`'s CPU per step.
+#[cfg(target_os = "linux")]
+pub fn children_cpu_secs() -> Option<f64> {
+    use std::mem::MaybeUninit;
+    let mut usage = MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes one rusage into the pointer it is given, which is valid and
+    // sized for it; the value is read only when the call reports success.
+    let r = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, usage.as_mut_ptr()) };
+    if r != 0 {
+        return None;
+    }
+    // SAFETY: getrusage succeeded, so it initialised the struct.
+    let u = unsafe { usage.assume_init() };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Some(secs(u.ru_utime) + secs(u.ru_stime))
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn children_cpu_secs() -> Option<f64> {
+    None
+}
+
 /// The signal that ended a process, if a signal did.
 #[cfg(unix)]
 pub fn signal(status: &ExitStatus) -> Option<i32> {

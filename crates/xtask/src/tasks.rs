@@ -51,7 +51,7 @@ pub(crate) const NODE_WASM_DIR: &str = "target/wasm-node";
 pub(crate) const TRUNK_CONFIG: &str = "trunk.toml";
 
 pub(crate) fn test() -> Result<()> {
-    let mut steps = Steps::new("test", 11);
+    let mut steps = Steps::new("test", 12);
     steps.step("install the pinned toolchain", install)?;
     // The Python step's fresh venv and its pinned test packages: mostly downloads, so in a
     // thread beside the builds and tests below; the Python step waits for it.
@@ -65,52 +65,22 @@ pub(crate) fn test() -> Result<()> {
         "the shell's node unit tests (tests/web/share.test.mjs)",
         || node_tests(&["share.test.mjs"]),
     )?;
-    // Profile `ci`, as the tests below: the proc macros and build scripts that clippy compiles
-    // and runs (serde_derive, clap_derive, thiserror, ts-rs, pyo3's, ...) are then the ones the
-    // tests use, in target/ci, instead of a second set in target/release.
-    steps.step("clippy (warnings are errors)", || {
-        run(cmd(
-            "cargo",
-            [
-                "clippy",
-                "--workspace",
-                "--all-targets",
-                "--profile",
-                CI_PROFILE,
-                "--",
-                "-D",
-                "warnings",
-            ],
-        ))?;
-        // The browser-only code (cfg wasm32: the WebViewer, the canvas context) too.
-        run(cmd(
-            "cargo",
-            [
-                "clippy",
-                "-p",
-                "memviz-web",
-                "-p",
-                "memviz-render",
-                "--target",
-                "wasm32-unknown-unknown",
-                "--profile",
-                CI_PROFILE,
-                "--",
-                "-D",
-                "warnings",
-            ],
-        ))
-    })?;
+    // The page's build and clippy at the same time: the build spends minutes on one core (the
+    // fat-LTO link of the wasm, wasm-opt in node), which clippy's checking fills (docs/ci.md).
     // dist/ first: memviz-cli embeds it when it is built (its build.rs), so the Rust tests
     // below (`memviz open`, `memviz html` without --dist) test the viewer of this checkout.
-    steps.step("web bundle (trunk build into dist/)", trunk_build)?;
-    steps.step("Rust tests (profile ci)", || {
-        // The render tests skip without a GPU adapter; here one is required (llvmpipe).
-        // Cargo.toml's `ci` profile: release's optimisation without LTO, so the ~35 test
-        // binaries (memviz-cli's in one: tests/cli) link in a fraction of release's time (docs/ci.md).
-        let mut c = cmd("cargo", ["test", "--workspace", "--profile", CI_PROFILE]);
-        c.env("MEMVIZ_REQUIRE_GPU", "1");
-        run(c)
+    steps.together(vec![
+        ("web bundle (trunk build into dist/)", Box::new(trunk_build)),
+        ("clippy (warnings are errors)", Box::new(clippy)),
+    ])?;
+    // Built here, run below beside the browser tests. Cargo.toml's `ci` profile: release's
+    // optimisation without LTO, so the test binaries (one per crate's tests/ where they can
+    // share a process: docs/ci.md) link in a fraction of release's time.
+    steps.step("Rust tests: build (profile ci)", || {
+        run(cmd(
+            "cargo",
+            ["test", "--workspace", "--profile", CI_PROFILE, "--no-run"],
+        ))
     })?;
     steps.step(
         "native CLI (the tests' ci build, the reference for the wasm and page tests: MEMVIZ_CLI)",
@@ -121,28 +91,78 @@ pub(crate) fn test() -> Result<()> {
         "wasm in node vs native CLI (tests/web/wasm_node.test.mjs)",
         || node_tests(&["wasm_node.test.mjs"]),
     )?;
-    steps.step(
-        "page in headless Chromium (tests/web/page.test.mjs, layout.test.mjs, report.test.mjs, escaping.test.mjs, open.test.mjs, formats.test.mjs, defects.test.mjs, gpu_fallback.test.mjs, accelerator.test.mjs, sites.test.mjs, flame_modes.test.mjs)",
-        || node_tests(&["page.test.mjs", "layout.test.mjs", "report.test.mjs", "escaping.test.mjs", "open.test.mjs", "formats.test.mjs", "defects.test.mjs", "gpu_fallback.test.mjs", "accelerator.test.mjs", "sites.test.mjs", "flame_modes.test.mjs"]),
-    )?;
-    steps.step(
-        "the wheel (maturin) in a fresh venv: memviz summary, tests/python (API, notebook, Dask ranks)",
-        || {
-            venv.join()
-                .unwrap_or_else(|_| Err("the test venv thread panicked".to_owned()))
-                .map_err(|e| format!("the test venv: {e}"))?;
-            python::python_tests_in_venv()
-        },
-    )?;
+    // The browser tests, the Rust tests (built above) and the wheel at the same time: the
+    // browser runs one test file at a time and mostly waits on frames (about one core busy),
+    // which the Rust tests' run and maturin's build fill (docs/ci.md).
+    steps.together(vec![
+        (
+            "page in headless Chromium (tests/web/page.test.mjs, layout.test.mjs, report.test.mjs, escaping.test.mjs, open.test.mjs, formats.test.mjs, defects.test.mjs, gpu_fallback.test.mjs, accelerator.test.mjs, sites.test.mjs, flame_modes.test.mjs, whatif.test.mjs)",
+            Box::new(|| node_tests(&["page.test.mjs", "layout.test.mjs", "report.test.mjs", "escaping.test.mjs", "open.test.mjs", "formats.test.mjs", "defects.test.mjs", "gpu_fallback.test.mjs", "accelerator.test.mjs", "sites.test.mjs", "flame_modes.test.mjs", "whatif.test.mjs"])),
+        ),
+        (
+            "Rust tests: run (profile ci)",
+            Box::new(|| {
+                // The render tests skip without a GPU adapter; here one is required (llvmpipe).
+                let mut c = cmd("cargo", ["test", "--workspace", "--profile", CI_PROFILE]);
+                c.env("MEMVIZ_REQUIRE_GPU", "1");
+                run(c)
+            }),
+        ),
+        (
+            "the wheel (maturin) in a fresh venv: memviz summary, tests/python (API, notebook, Dask ranks)",
+            Box::new(move || {
+                venv.join()
+                    .unwrap_or_else(|_| Err("the test venv thread panicked".to_owned()))
+                    .map_err(|e| format!("the test venv: {e}"))?;
+                python::python_tests_in_venv()
+            }),
+        ),
+    ])?;
     eprintln!("\nxtask test: all steps passed");
     Ok(())
+}
+
+/// `cargo clippy` with warnings as errors, on the workspace (profile `ci`, as the tests: the
+/// proc macros and build scripts that clippy compiles and runs are then the tests' ones, in
+/// target/ci) and on the browser-only code (cfg wasm32: the WebViewer, the canvas context).
+fn clippy() -> Result<()> {
+    run(cmd(
+        "cargo",
+        [
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--profile",
+            CI_PROFILE,
+            "--",
+            "-D",
+            "warnings",
+        ],
+    ))?;
+    run(cmd(
+        "cargo",
+        [
+            "clippy",
+            "-p",
+            "memviz-web",
+            "-p",
+            "memviz-render",
+            "--target",
+            "wasm32-unknown-unknown",
+            "--profile",
+            CI_PROFILE,
+            "--",
+            "-D",
+            "warnings",
+        ],
+    ))
 }
 
 /// The profile of `test`'s native builds: clippy, the Rust tests, the CLI the page tests compare
 /// with, and the wheel (Cargo.toml: release's optimisation without LTO; docs/ci.md).
 pub(crate) const CI_PROFILE: &str = "ci";
 /// The native CLI the wasm and page tests compare with (tests/web reads `MEMVIZ_CLI`): the `ci`
-/// build of `memviz` that `cargo test --workspace --profile ci` has just built for memviz-cli's
+/// build of `memviz` that `cargo test --workspace --profile ci --no-run` has just built for memviz-cli's
 /// tests (with this checkout's dist/ inside), instead of building memviz-cli and its
 /// dependencies again in `release` (thin LTO).
 const NATIVE_CLI: &str = "target/ci/memviz";
@@ -151,14 +171,14 @@ const NATIVE_CLI: &str = "target/ci/memviz";
 pub(crate) fn native_cli() -> Result<()> {
     if !Path::new(NATIVE_CLI).is_file() {
         return Err(format!(
-            "{NATIVE_CLI} is missing: the Rust tests' step builds it (cargo test --workspace --profile {CI_PROFILE})"
+            "{NATIVE_CLI} is missing: the Rust tests' build step builds it (cargo test --workspace --profile {CI_PROFILE} --no-run)"
         ));
     }
     eprintln!("native CLI: {NATIVE_CLI}");
     Ok(())
 }
 
-/// Writes www/js/generated/ from the Rust types: memviz-viewer's `ts_types` test in write mode
+/// Writes www/js/generated/ from the Rust types: memviz-viewer's `ts_types` tests (in `tests/viewer_all`) in write mode
 /// (without it, the same test fails while the committed files differ).
 pub(crate) fn gen_types() -> Result<()> {
     let mut c = cmd(
@@ -169,7 +189,8 @@ pub(crate) fn gen_types() -> Result<()> {
             "-p",
             "memviz-viewer",
             "--test",
-            "ts_types",
+            "viewer_all",
+            "ts_types::",
         ],
     );
     c.env("MEMVIZ_WRITE_TYPES", "1");
@@ -252,6 +273,7 @@ pub(crate) fn node_tests(files: &[&str]) -> Result<()> {
         "accelerator.test.mjs",
         "sites.test.mjs",
         "flame_modes.test.mjs",
+        "whatif.test.mjs",
         "wasm_node.test.mjs",
     ];
     if let Some(extra) = known.iter().find(|k| !expected.contains(&k.as_str())) {

@@ -6,7 +6,7 @@
 //! `../shared/corpus/real` is absent.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;

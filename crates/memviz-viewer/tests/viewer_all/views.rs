@@ -3,7 +3,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use memviz_viewer::answer::{MapItemKind, StateSelection, Tooltip};

@@ -1,8 +1,8 @@
 //! Zip archives written byte by byte (APPNOTE.TXT §4.3: local headers, data descriptors,
 //! central directory, end of central directory) as `torch.save` writes them, and in the
 //! variants other writers use (data descriptors, deflate, zip64); a checkpoint-shaped one.
-//! Shared by tests: `mod zip_writer;` beside this directory, or
-//! `#[path = "…/memviz-snapshot/tests/zip_writer/mod.rs"] mod zip_writer;` from another crate.
+//! Shared by tests: `mod zip_writer;` in `snapshot_all/main.rs`, or
+//! `#[path = "…/memviz-snapshot/tests/snapshot_all/zip_writer/mod.rs"] mod zip_writer;` from another crate.
 #![allow(dead_code)]
 
 use std::io::Write;

@@ -4,7 +4,7 @@
 //! Ties between equal elements may go either way.
 #![allow(clippy::unwrap_used, clippy::float_cmp)]
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 

@@ -3,7 +3,7 @@
 //! snapshots (`../shared/corpus/real`, skipped when absent), whatever the chunking; piped into a
 //! [`Loader`] as the loader's zip state does it, a checkpoint stays a checkpoint.
 
-mod zip_writer;
+use crate::zip_writer;
 
 use memviz_snapshot::zip::{in_entry, ZipEntry, ZipStream};
 use memviz_snapshot::{load_slice, LoadError, LoadErrorKind, Loader, Snapshot};

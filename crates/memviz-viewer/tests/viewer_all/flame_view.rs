@@ -4,7 +4,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use memviz_analysis::flame::{At, FlameOptions, FrameMode, NO_FRAMES, ROOT_NAME};

@@ -2,7 +2,7 @@
 //! minimised (`cargo +nightly fuzz tmin`), each with what went wrong and what the fix holds.
 //! docs/fuzzing.md lists them.
 
-mod zip_writer;
+use crate::zip_writer;
 
 use memviz_snapshot::{load_slice, LoadError, LoadErrorKind, Loader};
 use zip_writer::{crc32, deflate, ZipWriter, SIZED};

@@ -3,7 +3,7 @@
 //! to the memory budget like the views memviz ships, with no other code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::cell::Cell;
 
