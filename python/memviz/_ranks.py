@@ -1,6 +1,7 @@
 """``ranks``: one summary row per snapshot file (a rank of a job), sorted by peak, outliers
 flagged: the rows of ``memviz ranks --json``, made by the same Rust code
-(``memviz_analysis::ranks``). With a Dask ``distributed.Client`` each file is read by a worker
+(``memviz_analysis::ranks``); ``min_capacities``: the smallest card each rank fits on
+(``memviz whatif FILE --json``'s ``min_capacity``, docs/whatif.md). With a Dask ``distributed.Client`` each file is read by a worker
 (one task per path: only the path goes through the scheduler, and only the small row comes
 back); without one, a local thread pool (the native calls release the GIL). The rows are then
 flagged and sorted on the caller's side, over all of them.
@@ -11,7 +12,7 @@ import os
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
 
 from memviz import _native
-from memviz._types import RankRow
+from memviz._types import RankCapacity, RankRow
 
 #: How outliers are flagged (the ``rule`` of ``memviz ranks --json``; also in docs/fleet.md).
 RULE: str = _native.RANKS_RULE
@@ -51,3 +52,41 @@ def ranks(paths: "Iterable[Union[str, os.PathLike[str]]]", client: Optional[Any]
         with concurrent.futures.ThreadPoolExecutor(max_workers=max_workers) as pool:
             rows = list(pool.map(summarize_file, names))
     return reduce_rows(rows)
+
+
+def min_capacity_file(path: "Union[str, os.PathLike[str]]",
+                      alloc_conf: Optional[str] = None) -> RankCapacity:
+    """One file's smallest card (``memviz whatif PATH --json``): over the devices with a trace,
+    the one whose smallest capacity is the largest (an OOM on any capacity counts as the
+    largest), its ``min_capacity``, peak reserved bytes and replayed settings. ``alloc_conf``
+    as in :meth:`memviz.Snapshot.whatif`."""
+    name = os.fspath(path)
+    args = ["whatif", name, "--json"]
+    if alloc_conf is not None:
+        args.append(f"--alloc-conf={alloc_conf}")
+    data, _warnings = _native.answer(args, [])
+    worst: Optional[Dict[str, Any]] = None
+    for d in data:
+        need = d["min_capacity"]
+        if worst is None or need is None or (
+                worst["min_capacity"] is not None and need > worst["min_capacity"]):
+            worst = d
+            if need is None:
+                break
+    keys = ("device", "settings", "peak_reserved", "min_capacity")
+    return RankCapacity.from_dict(
+        {"file": name, **{k: None if worst is None else worst[k] for k in keys}})
+
+
+def min_capacities(paths: "Iterable[Union[str, os.PathLike[str]]]",
+                   alloc_conf: Optional[str] = None, client: Optional[Any] = None,
+                   max_workers: Optional[int] = None) -> List[RankCapacity]:
+    """The smallest card of each rank: one :class:`RankCapacity` per path, in the order given
+    (:func:`min_capacity_file`; each file is replayed and bisected, a few replays per
+    device). ``client`` and ``max_workers`` as in :func:`ranks`."""
+    names = [os.fspath(p) for p in paths]
+    if client is not None:
+        futures = client.map(min_capacity_file, names, alloc_conf=alloc_conf, pure=False)
+        return list(client.gather(futures))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max_workers) as pool:
+        return list(pool.map(lambda n: min_capacity_file(n, alloc_conf), names))

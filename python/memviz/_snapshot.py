@@ -10,7 +10,9 @@ from typing import Any, Dict, List, Optional, Sequence, Type, TypeVar, Union
 
 from memviz import _native
 from memviz._native import BadArgumentError, MemvizError
-from memviz._types import Answer, Diff, Folded, Leaks, Lines, OomReport, State, Summary
+from memviz._types import (
+    Answer, Diff, Folded, Leaks, Lines, OomReport, State, Summary, SweepRow, WhatIf,
+)
 
 A = TypeVar("A", bound=Answer)
 
@@ -145,6 +147,58 @@ class Snapshot:
         args = ["diff", self.name, theirs.name, "--json", *_device(device)]
         return self._typed(Diff, args + _user_code(user_code), [theirs])
 
+    def whatif(self, alloc_conf: Optional[str] = None, capacity: Union[int, str, None] = None,
+               device: Optional[int] = None, as_recorded: bool = False,
+               user_code: Optional[str] = None) -> WhatIf:
+        """``memviz whatif FILE --json`` for one device: its trace replayed through the model
+        of PyTorch's caching allocator (docs/whatif.md). ``alloc_conf``: a
+        ``PYTORCH_CUDA_ALLOC_CONF`` string whose keys apply over the recorded settings
+        (``"expandable_segments:True,max_split_size_mb:512"``); an unknown key or a bad value
+        raises :class:`BadArgumentError`. ``capacity``: the memory the allocator may reserve,
+        bytes (``int``) or a size as the CLI reads it (``"40GiB"``, ``"40GB"`` = 40e9,
+        ``"40G"``, ``"24576MiB"``); ``None``: the recorded device. ``as_recorded``: the
+        recorded settings and device, with ``validation`` (takes neither ``alloc_conf`` nor
+        ``capacity``). ``device``: default the longest trace. ``user_code`` names
+        ``first_oom.site`` as in :meth:`lines`. Raises :class:`MemvizError` when the device has
+        no trace."""
+        d = self._one_device(device)
+        args = ["whatif", self.name, "--json", "--device", str(d)]
+        args += _whatif_args(alloc_conf, capacity)
+        if as_recorded:
+            args.append("--as-recorded")
+        data: List[Dict[str, Any]] = self._data(args + _user_code(user_code))
+        if not data:
+            raise MemvizError(f"{self.name}, device {d}: no trace to replay")
+        return WhatIf.from_dict(data[0])
+
+    def min_capacity(self, alloc_conf: Optional[str] = None,
+                     device: Optional[int] = None) -> Optional[int]:
+        """The smallest capacity in bytes (a multiple of 2 MiB) on which the device's trace
+        replays without an OOM under ``alloc_conf`` (as in :meth:`whatif`); ``None`` when an
+        OOM remains on any capacity. Often below the peak reserved bytes: a full allocator
+        frees its cache and retries."""
+        return self.whatif(alloc_conf=alloc_conf, device=device).min_capacity
+
+    def whatif_sweep(self, capacity: Union[int, str, None] = None,
+                     device: Optional[int] = None,
+                     user_code: Optional[str] = None) -> List[SweepRow]:
+        """``memviz whatif FILE --sweep --json`` for one device: one :class:`SweepRow` per
+        standard alternative (recorded, expandable_segments, max_split_size_mb 128/256/512,
+        roundup_power2_divisions 4/8, garbage_collection_threshold 0.6), each with its
+        outcome on ``capacity`` (as in :meth:`whatif`) and its ``min_capacity``; the row with
+        the smallest capacity has ``best``. Raises :class:`MemvizError` when the device has
+        no trace."""
+        d = self._one_device(device)
+        args = ["whatif", self.name, "--json", "--sweep", "--device", str(d)]
+        args += _whatif_args(None, capacity)
+        data: List[Dict[str, Any]] = self._data(args + _user_code(user_code))
+        if not data:
+            raise MemvizError(f"{self.name}, device {d}: no trace to replay")
+        return [SweepRow.from_dict(r) for r in data]
+
+    def _one_device(self, device: Optional[int]) -> int:
+        return self._native.default_device if device is None else int(device)
+
     def to_html(self, path: Union[str, "os.PathLike[str]"], title: Optional[str] = None,
                 dist: Optional[str] = None) -> str:
         """``memviz html FILE -o PATH``: the single-file report, which opens offline. Needs
@@ -200,6 +254,22 @@ def _size(n: Any) -> str:
 
 def _device(device: Optional[int]) -> List[str]:
     return [] if device is None else ["--device", str(int(device))]
+
+
+def _whatif_args(alloc_conf: Optional[str], capacity: Union[int, str, None]) -> List[str]:
+    """``--alloc-conf`` and ``--capacity`` (the CLI parses and checks both; ``=`` keeps a
+    value that starts with ``-`` a value)."""
+    args: List[str] = []
+    if alloc_conf is not None:
+        if not isinstance(alloc_conf, str):
+            raise TypeError(f"alloc_conf takes a str, not {type(alloc_conf).__name__}")
+        args.append(f"--alloc-conf={alloc_conf}")
+    if capacity is not None:
+        if isinstance(capacity, bool) or not isinstance(capacity, (int, str)):
+            raise TypeError(f"capacity takes bytes (int) or a size (str such as '40GiB'), "
+                            f"not {type(capacity).__name__}")
+        args.append(f"--capacity={capacity}")
+    return args
 
 
 def _user_code(user_code: Optional[str]) -> List[str]:

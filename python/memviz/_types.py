@@ -316,8 +316,140 @@ class RankRow(Answer):
     outlier: bool
 
 
+@_frozen
+class Fragmentation(Answer):
+    """:class:`WhatIf`'s ``fragmentation_at_peak``: when reserved bytes reached their peak
+    (trace ``event``), ``free`` = ``reserved`` - ``allocated`` and the largest free block."""
+    event: int
+    reserved: int
+    allocated: int
+    free: int
+    largest_free_block: int
+
+
+@_frozen
+class FreeAtOom(Answer):
+    """What the device looked like when a :class:`WhatIfOom`'s request failed (after the
+    allocator released what it could)."""
+    reserved: int
+    allocated: int
+    cached_free: int
+    largest_free_block: int
+    device_free: int
+
+
+@_frozen
+class WhatIfOom(Answer):
+    """:class:`WhatIf`'s ``first_oom``: the first request the model could not meet. ``event``
+    is the row of the device trace; ``site`` the allocation's site, labelled as
+    :meth:`Snapshot.lines` labels it; ``recorded``: the trace has an ``oom`` there too."""
+    event: int
+    requested: int
+    rounded: int
+    stream: int
+    site: Optional[str]
+    recorded: bool
+    capacity: Optional[int]
+    free: FreeAtOom
+
+
+@_frozen
+class SegmentEvent(Answer):
+    """A segment event of :class:`ValidationDifference`; ``kind``: alloc, free, map, unmap;
+    ``event``: the trace row."""
+    kind: str
+    size: int
+    event: int
+
+
+@_frozen
+class ValidationCounts(Answer):
+    """Segment events by kind, and the peak reserved bytes (:class:`Validation`)."""
+    segment_alloc: int
+    segment_free: int
+    segment_map: int
+    segment_unmap: int
+    peak_reserved: int
+
+
+@_frozen
+class ValidationDifference(Answer):
+    """Where the model's segment events first differ from the recording's."""
+    index: int
+    recorded: Optional[SegmentEvent]
+    model: Optional[SegmentEvent]
+
+
+@_frozen
+class Validation(Answer):
+    """``whatif(as_recorded=True)``: the model's segment events against the trace's own
+    (docs/whatif.md, Validation)."""
+    device: int
+    settings: str
+    recorded: ValidationCounts
+    model: ValidationCounts
+    matches: bool
+    matches_per_event: bool
+    first_difference: Optional[ValidationDifference]
+
+
+@_frozen
+class WhatIf(Answer):
+    """One device of ``memviz whatif --json``: the trace replayed through the allocator model
+    under ``settings`` (the canonical ``PYTORCH_CUDA_ALLOC_CONF``; ``""``: PyTorch's defaults)
+    on ``capacity`` bytes (``None``: the recorded device). ``segment_allocs`` /
+    ``segment_frees``: cudaMalloc / cudaFree sizes in order (expandable segments: the mapped
+    and unmapped sizes); ``min_capacity``: the smallest capacity with no OOM (``None``: an OOM
+    remains on any); ``recorded_settings``: ``None`` when the file records none."""
+    device: int
+    settings: str
+    capacity: Optional[int]
+    segment_allocs: List[int]
+    segment_frees: List[int]
+    peak_reserved: int
+    peak_allocated: int
+    fragmentation_at_peak: Fragmentation
+    cuda_mallocs: int
+    cuda_frees: int
+    first_oom: Optional[WhatIfOom]
+    ooms: int
+    recorded_ooms_fitted: int
+    empty_cache_calls: int
+    initial_reserved: int
+    initial_allocated: int
+    completed: bool
+    events: int
+    inconsistencies: int
+    min_capacity: Optional[int]
+    recorded_settings: Optional[str]
+    validation: Optional[Validation]
+
+
+@_frozen
+class SweepRow(WhatIf):
+    """One row of ``memviz whatif --sweep --json``: one of the standard alternatives
+    (``name``: ``recorded`` or the conf keys changed); ``best``: the smallest capacity of its
+    device."""
+    name: str
+    best: bool
+
+
+@_frozen
+class RankCapacity(Answer):
+    """One file of :func:`memviz.min_capacities`: the smallest card the rank fits on. ``device``:
+    the device that needs the most (``None``: no trace); ``min_capacity``: ``None`` without a
+    trace or when an OOM remains on any capacity."""
+    file: str
+    device: Optional[int]
+    settings: Optional[str]
+    peak_reserved: Optional[int]
+    min_capacity: Optional[int]
+
+
 __all__ = [
-    "Answer", "DeviceSummary", "Diff", "DiffGroup", "Folded", "FoldedStack", "LeakSuspect",
-    "Leaks", "LineDetail", "Lines", "LinesRow", "LiveSite", "OomReport", "RankRow", "RankSite",
-    "SegmentKey", "Site", "SiteDetail", "State", "Summary",
+    "Answer", "DeviceSummary", "Diff", "DiffGroup", "Folded", "FoldedStack", "Fragmentation",
+    "FreeAtOom", "LeakSuspect", "Leaks", "LineDetail", "Lines", "LinesRow", "LiveSite",
+    "OomReport", "RankCapacity", "RankRow", "RankSite", "SegmentEvent", "SegmentKey", "Site",
+    "SiteDetail", "State", "Summary", "SweepRow", "Validation", "ValidationCounts",
+    "ValidationDifference", "WhatIf", "WhatIfOom",
 ]

@@ -190,3 +190,17 @@ test('?url= is resolved against the page, and refused when empty, too long or ma
     delete globalThis.location;
   }
 });
+
+test('the "What if" tab\'s settings and capacity survive a round trip', () => {
+  for (const s of [
+    { view: 'active', wif: 'expandable_segments:True,max_split_size_mb:512', wcap: '40' },
+    { view: 'segments', wif: 'roundup_power2_divisions:[256:1,>:4],garbage_collection_threshold:0.6', wcap: 'custom:37.5' },
+    { view: 'active', wif: '' },
+  ]) {
+    assert.deepEqual(decodeHash(encodeHash(s)), s, JSON.stringify(s));
+  }
+  // A capacity alone is no setting; a malformed capacity is left out, the settings kept.
+  assert.deepEqual(decodeHash('#wcap=40'), {});
+  assert.deepEqual(decodeHash('#wif=expandable_segments:True&wcap=40GB<img>'), { wif: 'expandable_segments:True' });
+  assert.equal(decodeHash(`#wif=${'x'.repeat(5000)}`).wif, undefined);
+});

@@ -10,7 +10,7 @@ import { showNotice } from './status.js';
 import { workerCall } from './session.js';
 import { details, drawer, plotHint } from './parts.js';
 import { showTooltip } from './input.js';
-import { searchBox, linesTable, userCode, liveTable, leaksPanel, filesAndCompare, flameControls, stateHistory } from './page_panels.js';
+import { searchBox, linesTable, userCode, liveTable, leaksPanel, filesAndCompare, flameControls, stateHistory, whatIf } from './page_panels.js';
 import { showTicks, showLegend } from './plot_chrome.js';
 import { VIEWS } from './generated/views.js';
 
@@ -83,6 +83,7 @@ export function showPanel(panelJson, table, summary) {
     liveTable.reset();
     leaksPanel.invalidate(panelKey(panel));
   }
+  whatIf.invalidate(panelKey(panel));
   $('search-box').hidden = !info.search;
   const flameKey = panel.view === 'flame' ? panelKey(panel) : '';
   if (flameKey !== page.lastFlameKey) {

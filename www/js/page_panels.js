@@ -9,6 +9,7 @@ import { LiveTable } from './panels/live.js';
 import { LeaksPanel } from './panels/leaks.js';
 import { FilesAndCompare } from './panels/compare.js';
 import { FlameControls } from './panels/flame_controls.js';
+import { WhatIfPanel } from './panels/whatif.js';
 import { DeepLinks } from './share.js';
 import { $, els, page } from './page_state.js';
 import { workerCall } from './session.js';
@@ -67,6 +68,29 @@ export const flameControls = new FlameControls({
   labels: $('flame-labels'),
 }, workerCall);
 
+export const whatIf = new WhatIfPanel({
+  panel: $('whatif-panel', HTMLDetailsElement),
+  note: $('whatif-note'),
+  expandable: $('whatif-expandable', HTMLInputElement),
+  maxSplit: $('whatif-max-split', HTMLInputElement),
+  roundup: $('whatif-roundup', HTMLInputElement),
+  gc: $('whatif-gc', HTMLInputElement),
+  nonSplit: $('whatif-non-split', HTMLInputElement),
+  conf: $('whatif-conf', HTMLInputElement),
+  capacity: $('whatif-capacity', HTMLSelectElement),
+  custom: $('whatif-custom', HTMLInputElement),
+  run: $('whatif-run', HTMLButtonElement),
+  sweep: $('whatif-sweep', HTMLButtonElement),
+  cancel: $('whatif-cancel', HTMLButtonElement),
+  clear: $('whatif-clear', HTMLButtonElement),
+  progress: $('whatif-progress', HTMLProgressElement),
+  status: $('whatif-status'),
+  result: $('whatif-result'),
+  table: $('whatif-table', HTMLTableElement),
+  rows: $('whatif-rows'),
+  recorded: (key) => $(`whatif-rec-${key}`),
+}, workerCall, () => { if (page.filesOpen > 0) links.schedule(); });
+
 export const links = new DeepLinks({
   async state() {
     if (page.filesOpen === 0) return null;
@@ -101,6 +125,8 @@ export const links = new DeepLinks({
   pin: (element) => pinElement(element),
   userCode: () => userCode.applied,
   setUserCode: (pattern) => userCode.apply(pattern),
+  whatIf: () => whatIf.settings(),
+  setWhatIf: (conf, cap) => whatIf.setSettings(conf, cap),
 });
 
 export const stateHistory = new StateHistory({

@@ -47,7 +47,7 @@ export function showTicks(ticks) {
   }));
   // The device's out-of-memory events: a button on the plot's top edge each; a click shows the
   // State History on that event, with its explanation.
-  setChildren($('oom-marks'), (ticks.ooms || []).map((m) => {
+  const recordedOoms = (ticks.ooms || []).map((m) => {
     const b = document.createElement('button');
     b.type = 'button';
     b.textContent = 'OOM';
@@ -57,7 +57,8 @@ export function showTicks(ticks) {
     b.style.top = `${p.top + 2}px`;
     b.addEventListener('click', () => { showOomEvent(m.index); });
     return b;
-  }));
+  });
+  setChildren($('oom-marks'), [...recordedOoms, ...whatIfMarks(ticks, p)]);
   els.yLabels.style.width = `${p.left - 6}px`;
   setChildren(els.yLabels, ticks.y.map((t) => {
     const s = document.createElement('span');
@@ -65,6 +66,36 @@ export function showTicks(ticks) {
     s.style.top = `${t.pos_css_px}px`;
     return s;
   }));
+}
+
+/**
+ * The what-if tab's curve over the timeline (Rust's mark): its legend entry on the plot, and
+ * the simulated first OOM as a mark on the plot's top edge, returned for #oom-marks.
+ * @param {Ticks} ticks
+ * @param {{left: number, right: number, top: number}} p
+ * @returns {HTMLElement[]}
+ */
+function whatIfMarks(ticks, p) {
+  const w = ticks.whatif;
+  const box = $('whatif-mark');
+  box.hidden = !w;
+  if (!w) return [];
+  const rgb = `rgb(${w.rgba[0]}, ${w.rgba[1]}, ${w.rgba[2]})`;
+  const sw = /** @type {HTMLElement} */ (box.querySelector('.swatch'));
+  sw.style.background = rgb;
+  $('whatif-label').textContent = w.label;
+  box.style.left = `${p.left + 8}px`;
+  box.style.top = `${p.top + 44}px`;
+  if (w.oom_x === null) return [];
+  const m = document.createElement('span');
+  m.className = 'whatif-oom-mark';
+  m.textContent = 'OOM?';
+  m.title = w.oom_text;
+  m.style.left = `${Math.min(Math.max(w.oom_x, p.left + 18), p.right - 18)}px`;
+  m.style.top = `${p.top + 22}px`;
+  m.style.borderColor = rgb;
+  m.style.color = rgb;
+  return [m];
 }
 
 /** The legend: the largest sites at the peak, each with its colour. @param {Panel['legend']} legend */

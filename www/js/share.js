@@ -32,6 +32,9 @@ const INT_KEYS = ['file', 'device', 'pin', 'event', 'node'];
  * @property {string} [q]  the search
  * @property {boolean} [only]  "only matches"
  * @property {string} [user]  the "Your code" setting (docs/sites.md), when one is applied
+ * @property {string} [wif]  the "What if" tab's settings as a conf string (`''`: PyTorch's
+ *   defaults), once the tab was used
+ * @property {string} [wcap]  its capacity: `''` (the recorded device), a preset's GiB, `custom:N`
  */
 
 /**
@@ -86,6 +89,10 @@ export function encodeHash(s) {
   if (s.q) p.set('q', s.q);
   if (s.only) p.set('only', '1');
   if (s.user) p.set('user', s.user.slice(0, MAX_TEXT));
+  if (typeof s.wif === 'string') {
+    p.set('wif', s.wif.slice(0, MAX_TEXT));
+    if (s.wcap) p.set('wcap', s.wcap);
+  }
   const text = p.toString();
   return text === '' ? '' : `#${text}`;
 }
@@ -122,6 +129,12 @@ export function decodeHash(hash) {
   if (p.get('only') === '1') out.only = true;
   const user = p.get('user');
   if (user !== null && user !== '' && user.length <= MAX_TEXT) out.user = user;
+  const wif = p.get('wif');
+  if (wif !== null && wif.length <= MAX_TEXT) {
+    out.wif = wif;
+    const wcap = p.get('wcap');
+    if (wcap !== null && /^(\d{1,6}(\.\d{1,6})?|custom:\d{0,6}(\.\d{0,6})?)$/.test(wcap)) out.wcap = wcap;
+  }
   return out;
 }
 
@@ -157,7 +170,7 @@ export function showLinkWait(el, hash) {
 
 /** The parts of a link state whose change is a new history entry (not the camera). @param {LinkState} s */
 function major(s) {
-  return JSON.stringify([s.view, s.file, s.device, s.pin, s.event, s.at, s.frames, s.node, s.q, s.only, s.user]);
+  return JSON.stringify([s.view, s.file, s.device, s.pin, s.event, s.at, s.frames, s.node, s.q, s.only, s.user, s.wif, s.wcap]);
 }
 
 /**
@@ -181,6 +194,8 @@ function major(s) {
  * @property {(element: number) => Promise<unknown>} pin
  * @property {() => string} userCode
  * @property {(pattern: string) => Promise<unknown>} setUserCode
+ * @property {() => {conf: string, cap: string} | null} [whatIf]  the "What if" tab's settings, once used
+ * @property {(conf: string, cap: string) => Promise<unknown>} [setWhatIf]
  */
 
 /** Keeps the URL hash in step with the view and restores a hash. */
@@ -220,6 +235,11 @@ export class DeepLinks {
     const { q, only } = this.hooks.search();
     const user = this.hooks.userCode();
     if (user) s.user = user;
+    const w = this.hooks.whatIf ? this.hooks.whatIf() : null;
+    if (w) {
+      s.wif = w.conf;
+      if (w.cap) s.wcap = w.cap;
+    }
     if (st.view === 'state') {
       if (st.state_view && isInt(st.state_view.event)) s.event = st.state_view.event;
     } else if (st.view === 'flame') {
@@ -305,6 +325,7 @@ export class DeepLinks {
       }
       // What counts as the user's code names every site: before the view is restored.
       if ((s.user || '') !== h.userCode()) await h.setUserCode(s.user || '');
+      if (s.wif !== undefined && h.setWhatIf) await h.setWhatIf(s.wif, s.wcap || '');
       if (s.view) await h.setView(s.view);
       const now = await h.state();
       if (isInt(s.device) && now !== null && s.device !== now.device) {

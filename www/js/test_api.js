@@ -5,7 +5,7 @@ import { page } from './page_state.js';
 import { startViewer, view } from './session.js';
 import { drawer, help } from './parts.js';
 import { pinElement } from './input.js';
-import { searchBox, linesTable, liveTable, leaksPanel, filesAndCompare, flameControls, links, stateHistory } from './page_panels.js';
+import { searchBox, linesTable, liveTable, leaksPanel, filesAndCompare, flameControls, links, stateHistory, whatIf } from './page_panels.js';
 import { showOomEvent } from './plot_chrome.js';
 import { viewKind } from './controls.js';
 import { open, openAll } from './open.js';
@@ -19,7 +19,7 @@ export function installApi() {
     /** @param {string | null} name */
     openTab(name) {
       /** @type {Record<string, string>} */
-      const ids = { settings: 'settings', summary: 'summary' };
+      const ids = { settings: 'settings', summary: 'summary', whatif: 'whatif-panel' };
       drawer.open(name === null ? null : ids[name] || `${name}-panel`);
     },
     help,
@@ -55,6 +55,8 @@ export function installApi() {
     liveTable,
     /** Leak suspects: `load()` resolves with the report. */
     leaksPanel,
+    /** The "What if" tab: `load()`, `start(sweep)` (resolves with the last progress), `cancel()`, `clear()`, `show(row)`, `result`, `running`. */
+    whatIf,
     /** Opened files side by side and the compare panel: `loadFiles()`, `compare(a, b)` resolve with Rust's JSON. */
     filesAndCompare,
     /** The flamegraph's controls: `apply()`, `showDiff(a, b)`, `refresh()` (resolves with `{breadcrumb, labels, state}`), `info`. */

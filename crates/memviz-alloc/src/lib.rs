@@ -18,6 +18,9 @@
 //! * [`sweep`]`(&prepared, capacity, progress)`: [`ALTERNATIVES`] (recorded, expandable,
 //!   max_split_size 128/256/512, roundup_power2_divisions 4/8, garbage_collection_threshold
 //!   0.6), each with its outcome and smallest capacity.
+//! * [`Job`]`::run`/`::sweep` and [`Bisect`]: the same, resumable, one replay per `step`
+//!   (the page's worker reads its Cancel between two); [`Prepared::detach`] /
+//!   [`Detached::attach`] keep the start state between calls; [`best_row`] of a sweep.
 //! * [`validate`]`(snap, device, progress) -> Validation`: replayed as recorded, the model's
 //!   segment_alloc/free/map/unmap sequence and peak reserved against the trace's own.
 //!
@@ -37,12 +40,14 @@
 //! recording shows a full device the capacity the recording implies.
 
 mod consts;
+mod job;
 mod model;
 mod replay;
 mod search;
 mod settings;
 
 pub use consts::MIB;
+pub use job::{best_row, Bisect, Detached, Job};
 pub use model::{allocation_size, round_size, FreeAtOom, Model, Piece, SegEvent, SegKind};
 pub use replay::{
     name_site, replay, validate, Cancelled, Counts, Difference, Fragmentation, OomAt, Options,

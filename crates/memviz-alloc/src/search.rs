@@ -2,7 +2,8 @@
 //! standard alternatives (issue 31 items 3 and 4).
 
 use crate::consts::ROUND_LARGE;
-use crate::replay::{name_site, Cancelled, Options, Outcome, Prepared};
+use crate::job::{Bisect, Job};
+use crate::replay::{Cancelled, Outcome, Prepared};
 use crate::settings::Settings;
 use serde::Serialize;
 
@@ -22,46 +23,15 @@ pub fn min_capacity(
     progress: &mut dyn FnMut(usize, usize) -> bool,
 ) -> Result<Option<u64>, Cancelled> {
     let n = prep.snap.trace(prep.device).map_or(0, |t| t.len()).max(1);
-    let unconstrained = Options {
-        capacity: None,
-        recorded_pressure: false,
-        stop_at_first_oom: true,
-        record_events: false,
-    };
     // Replay k of at most `budget` (the log2 of the range, plus the first).
-    let mut round = 0usize;
-    let mut budget = 2usize;
-    let run = |cap: Option<u64>,
-               round: &mut usize,
-               budget: usize,
-               progress: &mut dyn FnMut(usize, usize) -> bool|
-     -> Result<Outcome, Cancelled> {
-        let base = *round * n;
-        *round += 1;
-        let total = budget.max(*round) * n;
-        let opts = Options {
-            capacity: cap,
-            ..unconstrained.clone()
-        };
-        prep.replay(settings, &opts, &mut |d, _| progress(base + d, total))
-    };
-    let free = run(None, &mut round, budget, progress)?;
-    if free.first_oom.is_some() {
-        return Ok(None);
-    }
-    let mut hi = free.peak_reserved.div_ceil(CAPACITY_STEP);
-    let mut lo = (free.peak_allocated / CAPACITY_STEP).saturating_sub(1);
-    budget = 1 + (64 - (hi.saturating_sub(lo)).leading_zeros() as usize) + 1;
-    while hi > lo + 1 {
-        let mid = lo + (hi - lo) / 2;
-        let o = run(Some(mid * CAPACITY_STEP), &mut round, budget, progress)?;
-        if o.first_oom.is_none() && o.completed {
-            hi = mid;
-        } else {
-            lo = mid;
+    let mut b = Bisect::new(settings.clone());
+    loop {
+        let base = b.replays() * n;
+        let total = b.budget().max(b.replays() + 1) * n;
+        if let Some(answer) = b.step(prep, &mut |d, _| progress(base + d, total))? {
+            return Ok(answer);
         }
     }
-    Ok(Some(hi * CAPACITY_STEP))
 }
 
 /// One row of [`sweep`].
@@ -94,24 +64,16 @@ pub fn sweep(
     capacity: Option<u64>,
     progress: &mut dyn FnMut(usize, usize) -> bool,
 ) -> Result<Vec<SweepRow>, Cancelled> {
-    let mut rows = Vec::new();
-    let k = ALTERNATIVES.len();
-    for (j, (name, conf)) in ALTERNATIVES.iter().enumerate() {
-        let settings = prep.recorded.with(conf);
-        let mut part = |d: usize, t: usize| progress(j * t.max(1) * 2 + d, k * t.max(1) * 2);
-        let opts = Options {
-            capacity,
-            ..Options::default()
+    const SCALE: usize = 1 << 20;
+    let mut job = Job::sweep(&prep.recorded, capacity);
+    while !job.is_done() {
+        // This replay's share of the whole sweep.
+        let (f0, f1) = (job.fraction(0.0), job.fraction(1.0));
+        let mut part = |d: usize, t: usize| {
+            let f = f0 + (f1 - f0) * (d as f64 / t.max(1) as f64);
+            progress((f * SCALE as f64) as usize, SCALE)
         };
-        let mut out = prep.replay(&settings, &opts, &mut part)?;
-        name_site(prep.snap, &mut out);
-        let mut part2 =
-            |d: usize, t: usize| progress(j * t.max(1) * 2 + t.max(1) + d.min(t), k * t.max(1) * 2);
-        out.min_capacity = min_capacity(prep, &settings, &mut part2)?;
-        rows.push(SweepRow {
-            name: (*name).to_string(),
-            outcome: out,
-        });
+        job.step(prep, &mut part)?;
     }
-    Ok(rows)
+    Ok(job.into_rows())
 }

@@ -16,6 +16,7 @@ pub use crate::cmd::lines::{LinesAnswer, LinesRow};
 pub use crate::cmd::oom::{LiveSite, OomAnswer};
 pub use crate::cmd::ranks::RanksAnswer;
 pub use crate::cmd::state::StateAnswer;
+pub use crate::cmd::whatif::{SweepAnswerRow, WhatifAnswer, WhatifOutput};
 pub use memviz_analysis::diff::Diff;
 pub use memviz_analysis::summary::Summary;
 
@@ -39,13 +40,16 @@ pub enum Answer {
     Diff(Diff),
     /// `memviz ranks --json`.
     Ranks(RanksAnswer),
+    /// `memviz whatif --json`: one answer per device (`--sweep`: one row per device and
+    /// setting).
+    Whatif(WhatifOutput),
 }
 
 /// An answer and the warnings the command wrote (each a line of stderr).
 pub type Answered = (Result<Answer, Error>, Vec<String>);
 
 /// Runs the command line `args` (without the program's name; a command that has a `--json`
-/// answer: summary, folded, lines, leaks, state, oom, diff or ranks) on `snapshots` (named as
+/// answer: summary, folded, lines, leaks, state, oom, diff, ranks or whatif) on `snapshots` (named as
 /// [`crate::capture`] names them) and returns its answer, typed.
 pub fn answer(args: &[String], snapshots: &[Named]) -> Answered {
     let argv = std::iter::once(OsString::from("memviz")).chain(args.iter().map(OsString::from));
@@ -71,6 +75,7 @@ fn of(command: &Command) -> Result<Answer, Fail> {
         Command::Oom(a) => Answer::Oom(crate::cmd::oom::answer(a)?),
         Command::Diff(a) if !a.folded => Answer::Diff(crate::cmd::diff::answer(a)?),
         Command::Ranks(a) => Answer::Ranks(crate::cmd::ranks::answer(a)?),
+        Command::Whatif(a) => Answer::Whatif(crate::cmd::whatif::answer(a)?),
         _ => {
             return Err(Fail::Kind(Error::new(
                 ErrorKind::BadArgument,

@@ -4,7 +4,7 @@
 //! One rule for `--device D`: it restricts a command to device D. Without it, a command that
 //! shows one device (`state`, `folded`, `leaks`, `lines`) uses the device with the longest trace
 //! (the first on ties; the viewer opens on a device with an `oom` event first), and a report over the file (`summary`, `oom`,
-//! `diff`, `stats`, `trace`, `segments`, `memory`) covers every device.
+//! `diff`, `stats`, `trace`, `segments`, `memory`, `whatif`) covers every device.
 
 use clap::{Args, Parser, Subcommand};
 
@@ -12,8 +12,8 @@ use clap::{Args, Parser, Subcommand};
 const AFTER_HELP: &str =
     "FILE is a snapshot pickle from torch.cuda.memory._dump_snapshot(), raw or gzip-compressed.
 --device D restricts a command to device D; without it, a command about one device uses the
-device with the longest trace, and summary, oom, diff, stats, trace, segments
-and memory cover every device.
+device with the longest trace, and summary, oom, diff, stats, trace, segments,
+memory and whatif cover every device.
 A reader that stops early (| head) ends a command quietly. MEMVIZ_MAX_MEMORY=BYTES (or with a
 K, M or G suffix) limits the memory memviz takes (default: the machine's physical memory); a
 file that needs more ends with exit 2 and a sentence saying so. Errors: exit 2, one line.";
@@ -72,6 +72,11 @@ pub enum Command {
     Ranks(RanksArgs),
     /// Serve the viewer and FILEs on 127.0.0.1 and open them in the browser (Ctrl-C stops).
     Open(OpenArgs),
+    /// What if: replay each device's trace through a model of PyTorch's caching allocator
+    /// under other PYTORCH_CUDA_ALLOC_CONF settings and a device capacity: peak reserved and
+    /// allocated, fragmentation at the peak, cudaMalloc calls, the first OOM, and the smallest
+    /// capacity the trace fits on (docs/whatif.md).
+    Whatif(WhatifArgs),
 }
 
 #[derive(Args, Debug)]
@@ -275,6 +280,41 @@ pub struct OpenArgs {
     /// The built viewer to serve instead of the one in the binary.
     #[arg(long, value_name = "DIR")]
     pub dist: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct WhatifArgs {
+    /// The snapshot file.
+    pub file: String,
+    /// Only this device (default: every device with a trace).
+    #[arg(long)]
+    pub device: Option<i64>,
+    /// The memory the caching allocator may reserve: bytes, or 40GiB, 40G (both 2^30), 40GB
+    /// (10^9), 24576MiB. Default: the recorded device (its limit where the trace shows it was
+    /// hit).
+    #[arg(long, value_name = "SIZE")]
+    pub capacity: Option<String>,
+    /// PYTORCH_CUDA_ALLOC_CONF keys to replay with, over the recorded settings
+    /// (`expandable_segments:True,max_split_size_mb:512`).
+    #[arg(long, value_name = "CONF", conflicts_with = "sweep")]
+    pub alloc_conf: Option<String>,
+    /// Replay as recorded (the recorded settings and device) and compare the model's
+    /// segment_alloc/free/map/unmap events and peak reserved with the trace's own.
+    #[arg(long, conflicts_with_all = ["capacity", "alloc_conf", "sweep"])]
+    pub as_recorded: bool,
+    /// A table over the standard alternatives (recorded, expandable_segments,
+    /// max_split_size_mb 128/256/512, roundup_power2_divisions 4/8,
+    /// garbage_collection_threshold 0.6): peak reserved, fragmentation, smallest capacity.
+    #[arg(long)]
+    pub sweep: bool,
+    /// JSON: one object per device (`--sweep`: one row per device and setting).
+    #[arg(long)]
+    pub json: bool,
+    /// Python files that count as your own code besides the default (every Python file outside
+    /// site-packages, dist-packages, the standard library and torch): comma-separated path
+    /// prefixes or package paths (`transformers`, `/home/me/lib`), or one /regex/ (docs/sites.md).
+    #[arg(long, value_name = "PATTERN")]
+    pub user_code: Option<String>,
 }
 
 /// The parsed command line; `None` after `--help` or `--version` (printed on stdout).

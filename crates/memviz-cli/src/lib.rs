@@ -10,6 +10,7 @@ use std::io::Read;
 use std::sync::Arc;
 
 pub mod answer;
+pub mod capacity;
 pub mod cli;
 mod cmd;
 mod device;
@@ -155,5 +156,6 @@ pub(crate) fn dispatch(args: impl IntoIterator<Item = OsString>) -> out::Done {
         Command::Html(a) => cmd::html::run(a),
         Command::Ranks(a) => cmd::ranks::run(a),
         Command::Open(a) => cmd::open::run(a),
+        Command::Whatif(a) => cmd::whatif::run(a),
     }
 }

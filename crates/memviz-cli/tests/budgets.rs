@@ -44,7 +44,7 @@ const CLASSES: &[&str] = &[
 
 const COMMANDS: &[&str] = &[
     "summary", "state", "oom", "folded", "diff", "leaks", "lines", "html", "stats", "trace",
-    "segments", "memory",
+    "segments", "memory", "whatif",
 ];
 
 const RSS_BUDGET: u64 = 1_000_000_000;

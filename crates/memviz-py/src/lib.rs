@@ -93,6 +93,13 @@ impl NativeSnapshot {
         &self.named.name
     }
 
+    /// The device a command about one device uses without `device=` (the CLI's rule: the
+    /// longest trace, first on ties; without a trace the first device with segments, else 0).
+    #[getter]
+    fn default_device(&self) -> i64 {
+        self.named.snap.default_device()
+    }
+
     /// The same snapshot under another name (two snapshots of one name in one command).
     fn renamed(&self, name: String) -> NativeSnapshot {
         NativeSnapshot {

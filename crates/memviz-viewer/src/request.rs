@@ -21,7 +21,7 @@ use ts_rs::TS;
 use crate::answer::{
     Avail, AxisTicks, DiffAnswer, FileRow, FlameAt, FlameInfo, FlamePhase, FlameState, LeaksAnswer,
     LineAnswer, LiveAnswer, MapItemKind, Panel, SearchAnswer, StateRow, StateSelection, Tooltip,
-    UserCodeAnswer, ViewKind, ViewerState,
+    UserCodeAnswer, ViewKind, ViewerState, WhatIfInfo, WhatIfProgress, WhatIfResult,
 };
 
 /// Exports every named type it visits (with its own dependencies).
@@ -281,6 +281,22 @@ requests! {
     /// prefixes or package paths, and at most one `/regex/`; empty: the default rule) and
     /// renames every site with it; `Err`: a one-line message (a bad regex).
     set_user_code: SetUserCode { pattern: String } => Result<UserCodeAnswer, String>;
+    /// The "What if" tab (docs/whatif.md): the current device's recorded allocator settings
+    /// for the form, whether a job runs, and the result kept for this file and device.
+    whatif_info: WhatifInfo => Option<WhatIfInfo>;
+    /// Starts a replay of `conf` (a `PYTORCH_CUDA_ALLOC_CONF` over PyTorch's defaults) and its
+    /// smallest capacity, or with `sweep` the standard alternatives over the recorded settings,
+    /// on `capacity_gib` GiB (null: the recorded device). Nothing runs until `whatif_step`.
+    whatif_run: WhatifRun { conf: String, capacity_gib: Option<f64>, sweep: bool } => WhatIfProgress;
+    /// Does one slice of the job (the start state, or one replay, a fraction of a second) and
+    /// says how far it is; ask again while `running` (a Cancel is read between two).
+    whatif_step: WhatifStep => WhatIfProgress;
+    /// Stops the job: true when one was running.
+    whatif_cancel: WhatifCancel => bool;
+    /// Drops the result and its curve over the timelines.
+    whatif_clear: WhatifClear => ();
+    /// Draws row `row`'s simulated reserved curve over the timelines (negative: none).
+    whatif_show: WhatifShow { row: i64 } => Option<WhatIfResult>;
 }
 
 #[cfg(test)]
@@ -338,7 +354,7 @@ mod tests {
 
     #[test]
     fn handler_methods_are_named_as_their_requests() {
-        assert_eq!(METHOD_NAMES.len(), 44);
+        assert_eq!(METHOD_NAMES.len(), 50);
         for (method, variant) in METHOD_NAMES {
             assert_eq!(
                 *method,

@@ -7,9 +7,10 @@ from typing import Dict, List, Optional, Tuple
 
 import memviz
 from memviz import (
-    Answer, DeviceSummary, Diff, DiffGroup, Folded, FoldedStack, LeakSuspect, Leaks, LineDetail,
-    Lines, LinesRow, LiveSite, OomReport, RankRow, RankSite, Recording, SegmentKey, Site,
-    SiteDetail, Snapshot, State, Summary,
+    Answer, DeviceSummary, Diff, DiffGroup, Folded, FoldedStack, Fragmentation, FreeAtOom,
+    LeakSuspect, Leaks, LineDetail, Lines, LinesRow, LiveSite, OomReport, RankCapacity, RankRow,
+    RankSite, Recording, SegmentEvent, SegmentKey, Site, SiteDetail, Snapshot, State, Summary,
+    SweepRow, Validation, ValidationCounts, ValidationDifference, WhatIf, WhatIfOom,
 )
 
 
@@ -17,6 +18,66 @@ def site_text(site: Site) -> str:
     detail: Optional[SiteDetail] = site.detail
     below = "" if detail is None else f" -> {detail.file}:{detail.line}:{detail.name} {detail.label}"
     return f"{site.kind} {site.file}:{site.line}:{site.name} {site.label}{below}"
+
+
+def seg_event(e: Optional[SegmentEvent]) -> str:
+    return "-" if e is None else f"{e.kind} {e.size} at {e.event}"
+
+
+def whatif_part(s: Snapshot, path: str, other: str) -> Tuple[List[int], List[str]]:
+    """Snapshot.whatif, min_capacity, whatif_sweep and memviz.min_capacities, every field."""
+    numbers: List[int] = []
+    texts: List[str] = []
+    w: WhatIf = s.whatif(alloc_conf="expandable_segments:True", capacity="40GiB", device=None,
+                         as_recorded=False, user_code=None)
+    small: WhatIf = s.whatif(capacity=64 << 20)
+    rec: WhatIf = s.whatif(as_recorded=True)
+    for x in (w, small, rec):
+        cap: Optional[int] = x.capacity
+        fr: Fragmentation = x.fragmentation_at_peak
+        need: Optional[int] = x.min_capacity
+        recorded: Optional[str] = x.recorded_settings
+        numbers += [x.device, cap or 0, x.peak_reserved, x.peak_allocated, x.cuda_mallocs,
+                    x.cuda_frees, x.ooms, x.recorded_ooms_fitted, x.empty_cache_calls,
+                    x.initial_reserved, x.initial_allocated, x.events, x.inconsistencies,
+                    need or 0, fr.event, fr.reserved, fr.allocated, fr.free,
+                    fr.largest_free_block, int(x.completed)]
+        allocs: List[int] = x.segment_allocs + x.segment_frees
+        numbers += allocs
+        texts += [x.settings, recorded or ""]
+        oom: Optional[WhatIfOom] = x.first_oom
+        if oom is not None:
+            free: FreeAtOom = oom.free
+            site: Optional[str] = oom.site
+            numbers += [oom.event, oom.requested, oom.rounded, oom.stream, oom.capacity or 0,
+                        int(oom.recorded), free.reserved, free.allocated, free.cached_free,
+                        free.largest_free_block, free.device_free]
+            texts.append(site or "")
+        v: Optional[Validation] = x.validation
+        if v is not None:
+            counts: List[ValidationCounts] = [v.recorded, v.model]
+            numbers += [v.device] + [c.segment_alloc + c.segment_free + c.segment_map
+                                     + c.segment_unmap + c.peak_reserved for c in counts]
+            texts += [v.settings, str(v.matches), str(v.matches_per_event)]
+            diff: Optional[ValidationDifference] = v.first_difference
+            if diff is not None:
+                numbers.append(diff.index)
+                texts += [seg_event(diff.recorded), seg_event(diff.model)]
+    least: Optional[int] = s.min_capacity(alloc_conf=None, device=None)
+    numbers.append(least or 0)
+    rows: List[SweepRow] = s.whatif_sweep(capacity=None, device=None, user_code=None)
+    texts += [r.name for r in rows if r.best]
+    numbers += [r.min_capacity or 0 for r in rows]
+    ranks: List[RankCapacity] = memviz.min_capacities([path, other], alloc_conf=None,
+                                                      client=None, max_workers=2)
+    one: RankCapacity = memviz.min_capacity_file(path, alloc_conf="max_split_size_mb:512")
+    for r in ranks + [one]:
+        dev: Optional[int] = r.device
+        peak: Optional[int] = r.peak_reserved
+        card: Optional[int] = r.min_capacity
+        numbers += [dev or 0, peak or 0, card or 0]
+        texts += [r.file, r.settings or ""]
+    return numbers, texts
 
 
 def main(path: str, other: str, out_html: str, dist: Optional[str]) -> Dict[str, int]:
@@ -89,6 +150,9 @@ def main(path: str, other: str, out_html: str, dist: Optional[str]) -> Dict[str,
         numbers += [t.bytes for t in top]
         flags.append(rr.outlier)
     rule: str = memviz.RULE
+    more_numbers, more_texts = whatif_part(s, path, other)
+    numbers += more_numbers
+    texts += more_texts
     as_dict: Dict[str, object] = summary.to_dict()
     answer: Answer = summary
     keys: List[str] = answer.keys()

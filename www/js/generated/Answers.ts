@@ -18,6 +18,9 @@ import type { StateSelection } from "./StateSelection";
 import type { Tooltip } from "./Tooltip";
 import type { UserCodeAnswer } from "./UserCodeAnswer";
 import type { ViewerState } from "./ViewerState";
+import type { WhatIfInfo } from "./WhatIfInfo";
+import type { WhatIfProgress } from "./WhatIfProgress";
+import type { WhatIfResult } from "./WhatIfResult";
 
 /** The answer of each request (`Request`'s `method`). */
 export type Answers = {
@@ -65,4 +68,10 @@ export type Answers = {
   flame_phases: Array<FlamePhase>,
   pin: Tooltip | null,
   set_user_code: { Ok : UserCodeAnswer } | { Err : string },
+  whatif_info: WhatIfInfo | null,
+  whatif_run: WhatIfProgress,
+  whatif_step: WhatIfProgress,
+  whatif_cancel: boolean,
+  whatif_clear: null,
+  whatif_show: WhatIfResult | null,
 };

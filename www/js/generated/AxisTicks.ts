@@ -2,6 +2,7 @@
 import type { OomMark } from "./OomMark";
 import type { PhaseLabel } from "./PhaseLabel";
 import type { Tick } from "./Tick";
+import type { WhatIfMark } from "./WhatIfMark";
 
 /**
  * Both axes' ticks, positions in canvas CSS px.
@@ -26,4 +27,8 @@ phases: Array<PhaseLabel>,
 /**
  * Markers of the device's `oom` events inside the plot (the shell draws a button there).
  */
-ooms: Array<OomMark>, };
+ooms: Array<OomMark>, 
+/**
+ * The what-if tab's simulated reserved curve drawn over this timeline, when one is.
+ */
+whatif: WhatIfMark | null, };

@@ -13,6 +13,7 @@ pub mod open;
 pub mod ranks;
 pub mod state;
 pub mod summary;
+pub mod whatif;
 
 /// The `--user-code` of a command that names sites (`None`: the default user code).
 pub(crate) fn user_code(

@@ -48,6 +48,7 @@ fn core_crates_know_nothing_of_gpu_or_web() {
         "memviz-snapshot",
         "memviz-analysis",
         "memviz-present",
+        "memviz-alloc",
     ] {
         let manifest =
             std::fs::read_to_string(repo_root().join("crates").join(krate).join("Cargo.toml"))
@@ -90,6 +91,14 @@ fn presentation_sits_above_the_domain() {
             .iter()
             .all(|d| !d.starts_with("memviz") || d == "memviz-snapshot" || d == "memviz-analysis"),
         "memviz-present depends on {present:?}"
+    );
+    // The allocator model is domain too: it reads the model and the analyses, never what is drawn.
+    let alloc = dependencies(&read("memviz-alloc"));
+    assert!(
+        alloc
+            .iter()
+            .all(|d| !d.starts_with("memviz") || d == "memviz-snapshot" || d == "memviz-analysis"),
+        "memviz-alloc depends on {alloc:?}"
     );
 }
 

@@ -35,3 +35,4 @@ mod seg_timeline;
 mod sites;
 mod state;
 mod tile;
+mod whatif;

@@ -19,6 +19,8 @@ pub struct AxisTicks {
     pub phases: Vec<PhaseLabel>,
     /// Markers of the device's `oom` events inside the plot (the shell draws a button there).
     pub ooms: Vec<OomMark>,
+    /// The what-if tab's simulated reserved curve drawn over this timeline, when one is.
+    pub whatif: Option<super::WhatIfMark>,
 }
 
 /// Where an `oom` event is on the x axis: `x` a canvas CSS px, `index` its rank among the
@@ -39,6 +41,7 @@ impl AxisTicks {
             x_unit: "none",
             phases: Vec::new(),
             ooms: Vec::new(),
+            whatif: None,
         }
     }
 }

@@ -14,6 +14,7 @@ mod panel;
 mod site;
 mod tables;
 mod tooltip;
+mod whatif;
 
 pub use axes::{AxisTicks, OomMark, PhaseLabel};
 pub use flame::{
@@ -31,6 +32,9 @@ pub use tables::{
     SearchAnswer, SuspectAnswer, UserCodeAnswer,
 };
 pub use tooltip::{ElementTip, ItemTip, MapItem, MapItemKind, NodeTip, TipLines, Tooltip};
+pub use whatif::{
+    WhatIfInfo, WhatIfKey, WhatIfMark, WhatIfOom, WhatIfProgress, WhatIfResult, WhatIfRow,
+};
 
 use serde::Serialize;
 use ts_rs::TS;

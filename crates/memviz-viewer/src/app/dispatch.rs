@@ -14,7 +14,7 @@ use crate::answer::FileRow;
 use crate::answer::{
     Avail, AxisTicks, DiffAnswer, FlameAt, FlameInfo, FlamePhase, FlameState, LeaksAnswer,
     LineAnswer, LiveAnswer, MapItemKind, Panel, SearchAnswer, StateRow, StateSelection, Tooltip,
-    UserCodeAnswer, ViewKind, ViewerState,
+    UserCodeAnswer, ViewKind, ViewerState, WhatIfInfo, WhatIfProgress, WhatIfResult,
 };
 use crate::request::{Handler, Host, Reply};
 use memviz_analysis::flame::FrameMode;
@@ -256,5 +256,41 @@ impl Handler for App {
 
     fn set_user_code(&mut self, pattern: String) -> Result<UserCodeAnswer, String> {
         App::set_user_code(self, &pattern)
+    }
+
+    fn whatif_info(&mut self) -> Option<WhatIfInfo> {
+        self.whatif.info(&self.files, self.sel)
+    }
+
+    fn whatif_run(
+        &mut self,
+        conf: String,
+        capacity_gib: Option<f64>,
+        sweep: bool,
+    ) -> WhatIfProgress {
+        self.whatif
+            .start(&self.files, self.sel, &conf, capacity_gib, sweep)
+    }
+
+    fn whatif_step(&mut self) -> WhatIfProgress {
+        let p = self.whatif.step();
+        if p.result.is_some() {
+            self.needs_redraw = true;
+        }
+        p
+    }
+
+    fn whatif_cancel(&mut self) -> bool {
+        self.whatif.cancel()
+    }
+
+    fn whatif_clear(&mut self) {
+        self.whatif.clear();
+        self.needs_redraw = true;
+    }
+
+    fn whatif_show(&mut self, row: i64) -> Option<WhatIfResult> {
+        self.needs_redraw = true;
+        self.whatif.show(row)
     }
 }

@@ -10,10 +10,9 @@ use memviz_present::layout::Layout;
 use memviz_render::View;
 use memviz_snapshot::{DeviceTrace, Snapshot, StackId};
 
-use super::device::DeviceData;
-use super::selection::Selection;
 use super::timeline::{Gate, Settle, TimelineView};
 use super::{classes, current, files::LoadedFile, flame, now, panels, timeline_data};
+use super::{device::DeviceData, selection::Selection};
 use super::{App, AxisTicks, DrawableView, FlameAt, ViewKind};
 use crate::answer::{
     Avail, DeviceRow, DiffAnswer, FlameInfo, FlamePhase, FlameState, LeaksAnswer, LegendRow,
@@ -67,6 +66,7 @@ impl App {
             needs_redraw: true,
             user_code: UserCode::default(),
             empty: EmptyView::new(geom),
+            whatif: Default::default(),
         }
     }
 
@@ -532,6 +532,7 @@ impl App {
         let (time_axis, theme) = (self.time_axis, self.theme);
         let v = self.views.get_as_mut::<TimelineView>(self.sel.key(kind))?;
         v.set_theme(&theme);
+        v.set_sim(self.whatif.curve_for(self.sel.file, self.sel.device, kind));
         if v.ui.time_axis != time_axis {
             v.ui.time_axis = time_axis;
             v.sync_axis();

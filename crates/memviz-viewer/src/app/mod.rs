@@ -30,6 +30,7 @@ mod selection;
 mod sites;
 mod state;
 mod timeline;
+mod whatif;
 
 pub use crate::answer::FlameAt;
 pub use crate::answer::{AxisTicks, FileAccelerator, PhaseLabel};
@@ -71,6 +72,8 @@ pub struct App {
     user_code: UserCode,
     /// Shown while the view asked for is not built.
     empty: EmptyView,
+    /// The "What if" tab's job and result (`whatif/`).
+    whatif: whatif::WhatIf,
 }
 
 /// The built data of the timeline of `key`, when built.

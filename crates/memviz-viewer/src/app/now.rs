@@ -49,7 +49,10 @@ impl Now<'_> {
         let Some(v) = self.timeline_of(self.sel.timeline) else {
             return AxisTicks::none();
         };
-        overlay::axis_ticks(&v.ui, self.geom, v.data(), self.snapshot(), self.sel.device)
+        let mut ticks =
+            overlay::axis_ticks(&v.ui, self.geom, v.data(), self.snapshot(), self.sel.device);
+        ticks.whatif = v.sim_mark();
+        ticks
     }
 
     /// The `n` largest allocation sites at the peak, with their sizes as text and each

@@ -77,6 +77,7 @@ pub(super) fn axis_ticks(
         x_unit,
         phases,
         ooms,
+        whatif: None,
     }
 }
 
@@ -230,6 +231,8 @@ impl TimelineView {
                 }
             }
         }
+        // The what-if tab's simulated reserved curve, under the masks.
+        self.draw_sim(&mut out, origin);
         // Masks over the gutters (the plot's instances extend past the window).
         let (w, hgt) = (geom.css_w, geom.css_h);
         for (left, right, top, bottom) in [

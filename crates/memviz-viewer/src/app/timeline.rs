@@ -179,6 +179,8 @@ pub(in crate::app) struct TimelineView {
     pub device: i64,
     /// What the app checked before the pointer event being answered.
     pub gate: Gate,
+    /// The what-if tab's simulated reserved curve drawn over it, when shown.
+    pub sim: Option<super::whatif::curve::SimPlot>,
 }
 
 impl TimelineView {
@@ -206,6 +208,7 @@ impl TimelineView {
             file,
             device,
             gate: Gate::closed(),
+            sim: None,
         };
         v.reset_camera();
         v

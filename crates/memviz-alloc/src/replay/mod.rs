@@ -1,13 +1,17 @@
 //! Driving the model from a device trace (ALLOCATOR.md §9): the state at the trace's start,
 //! the recorded device pressure, `empty_cache` calls, and the answers.
 
-use crate::consts::*;
-use crate::model::{round_size, FreeAtOom, Model, Piece, SegEvent, SegKind};
+mod outcome;
+mod seed;
+mod validation;
+
+pub use outcome::{Fragmentation, OomAt, Outcome};
+pub use validation::{validate, Counts, Difference, Validation};
+
+use crate::model::{round_size, Model, Piece, SegEvent, SegKind};
 use crate::settings::Settings;
-use memviz_analysis::state::{Event, Kind, Source, State};
 use memviz_snapshot::{Action, DeviceTrace, Snapshot, StackId};
 use rustc_hash::FxHashMap;
-use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -51,88 +55,9 @@ impl Default for Options {
     }
 }
 
-/// Reserved minus allocated when reserved reached its peak.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Fragmentation {
-    /// The trace event at which the peak was reached.
-    pub event: u64,
-    pub reserved: u64,
-    pub allocated: u64,
-    /// reserved − allocated.
-    pub free: u64,
-    pub largest_free_block: u64,
-}
-
-/// The first request the model could not satisfy.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct OomAt {
-    /// Trace event index (row of the device trace).
-    pub event: u64,
-    /// Requested bytes (the `alloc`'s size; the `oom`'s rounded size at a recorded OOM).
-    pub requested: u64,
-    /// Rounded under the replayed settings.
-    pub rounded: u64,
-    pub stream: u64,
-    /// The event's stack (name it with memviz's site classifier).
-    #[serde(skip)]
-    pub stack: StackId,
-    /// The site's label by memviz's frame rules ([`crate::name_site`]); `None` until named.
-    pub site: Option<String>,
-    /// The trace recorded an `oom` here too.
-    pub recorded: bool,
-    /// The capacity the request was refused under.
-    pub capacity: Option<u64>,
-    pub free: FreeAtOom,
-}
-
-/// The answer of one replay of one device.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Outcome {
-    pub device: i64,
-    /// The canonical conf string of the settings replayed (`""` = PyTorch's defaults).
-    pub settings: String,
-    pub capacity: Option<u64>,
-    /// cudaMalloc sizes (expandable: mapped sizes) in event order.
-    pub segment_allocs: Vec<u64>,
-    /// cudaFree sizes (expandable: unmapped sizes) in event order.
-    pub segment_frees: Vec<u64>,
-    pub peak_reserved: u64,
-    /// Peak of the allocator's allocated bytes (rounded block sizes, pending frees included).
-    pub peak_allocated: u64,
-    pub fragmentation_at_peak: Fragmentation,
-    /// cudaMalloc calls plus page maps.
-    pub cuda_mallocs: u64,
-    /// cudaFree calls plus page unmaps.
-    pub cuda_frees: u64,
-    pub first_oom: Option<OomAt>,
-    /// Requests refused (recorded `oom`s the model also refused count here).
-    pub ooms: u64,
-    /// Recorded `oom`s whose request the model satisfied (then released at once).
-    pub recorded_ooms_fitted: u64,
-    /// `empty_cache` calls replayed (recorded segment frees outside any malloc).
-    pub empty_cache_calls: u64,
-    /// Bytes reserved and allocated at the trace's start (the seeded state).
-    pub initial_reserved: u64,
-    pub initial_allocated: u64,
-    /// The whole trace was replayed (false after an OOM the recording did not have, or with
-    /// `stop_at_first_oom`).
-    pub completed: bool,
-    pub events: u64,
-    /// Frees of addresses the model does not know, and the like.
-    pub inconsistencies: u64,
-    /// Filled by [`crate::min_capacity`] callers; `None` when not computed.
-    pub min_capacity: Option<u64>,
-    /// The model's segment events (kind, size, trace event), for the validation.
-    #[serde(skip)]
-    pub seg_events: Vec<SegEvent>,
-    /// Peak heap bytes of the model's state.
-    #[serde(skip)]
-    pub model_heap_bytes: usize,
-}
-
 /// One segment of the state at the trace's start.
 #[derive(Clone, Debug)]
-struct SeedSeg {
+pub(crate) struct SeedSeg {
     stream: u64,
     pool: (i64, i64),
     small: bool,
@@ -144,20 +69,22 @@ struct SeedSeg {
 /// replay from the final segments, through memviz-analysis's [`State::undo`]), the recorded
 /// settings, and which recorded segment frees are `empty_cache` calls. Build it once and
 /// replay it under many settings.
+///
+/// [`State::undo`]: memviz_analysis::state::State::undo
 pub struct Prepared<'a> {
     pub snap: &'a Snapshot,
     pub device: i64,
     /// The settings the file was recorded under ([`Settings::from_snapshot`]).
     pub recorded: Settings,
     pub warnings: Vec<String>,
-    seeds: Vec<SeedSeg>,
+    pub(crate) seeds: Vec<SeedSeg>,
     /// Reserved bytes at the start as recorded.
-    initial_reserved: u64,
+    pub(crate) initial_reserved: u64,
     /// Final segments in private pools (address → pool), to route allocations.
-    private_segments: FxHashMap<u64, (i64, i64)>,
+    pub(crate) private_segments: FxHashMap<u64, (i64, i64)>,
     /// Recorded segment events: (kind, size, row).
-    recorded_events: Vec<SegEvent>,
-    recorded_peak: u64,
+    pub(crate) recorded_events: Vec<SegEvent>,
+    pub(crate) recorded_peak: u64,
 }
 
 fn pool_of(tr: &DeviceTrace, row: usize) -> Option<(i64, i64)> {
@@ -167,54 +94,6 @@ fn pool_of(tr: &DeviceTrace, row: usize) -> Option<(i64, i64)> {
         .ok()
         .and_then(|j| tr.pool_id.get(j))
         .map(|p| p.1)
-}
-
-fn event_at(tr: &DeviceTrace, row: usize, kind: Kind) -> Event {
-    Event {
-        row: row as u32,
-        kind,
-        addr: tr.addr(row).unwrap_or(0),
-        size: tr.size(row).unwrap_or(0),
-        stream: tr.stream.get(row).unwrap_or(0),
-        stack: tr.stack(row).unwrap_or(StackId::EMPTY),
-        pool: pool_of(tr, row).unwrap_or((0, 0)),
-    }
-}
-
-/// The state before the first event: the final state with every event undone, last first
-/// (the §2 merge: a `free_completed` right after its `free_requested` is one `free`).
-fn initial_state(snap: &Snapshot, device: i64) -> State {
-    let mut st = State::from_snapshot(snap, device);
-    let Some(tr) = snap.trace(device) else {
-        return st;
-    };
-    let mut r = tr.len();
-    while r > 0 {
-        r -= 1;
-        let Some(action) = tr.action(r) else { continue };
-        let kind = match action {
-            Action::Alloc => Kind::Alloc,
-            Action::FreeRequested => Kind::FreeRequested,
-            Action::FreeCompleted => {
-                if r > 0
-                    && tr.action(r - 1) == Some(Action::FreeRequested)
-                    && tr.addr(r - 1) == tr.addr(r)
-                {
-                    r -= 1;
-                    st.undo(&event_at(tr, r, Kind::Free));
-                    continue;
-                }
-                Kind::FreeCompleted
-            }
-            Action::SegmentAlloc => Kind::SegmentAlloc,
-            Action::SegmentFree => Kind::SegmentFree,
-            Action::SegmentMap => Kind::SegmentMap,
-            Action::SegmentUnmap => Kind::SegmentUnmap,
-            _ => continue,
-        };
-        st.undo(&event_at(tr, r, kind));
-    }
-    st
 }
 
 /// Recorded segment frees and what they were.
@@ -283,187 +162,7 @@ impl Shadow {
     }
 }
 
-/// An expandable seed's reservation tail (unmapped address space after its last range).
-const SEED_TAIL: u64 = 1 << 40;
-
-impl<'a> Prepared<'a> {
-    /// Builds the start state of `device` (segments and live blocks, with block sizes rounded
-    /// under the recorded settings where the trace only knows the request).
-    #[must_use]
-    pub fn new(snap: &'a Snapshot, device: i64) -> Prepared<'a> {
-        let (recorded, mut warnings) = Settings::from_snapshot(snap);
-        let st = initial_state(snap, device);
-        if st.inconsistencies > 0 {
-            warnings.push(format!(
-                "{} events of the backward replay found nothing to undo",
-                st.inconsistencies
-            ));
-        }
-        let tr = snap.trace(device);
-        // Each start segment: small or large, expandable or not.
-        let mut plain: Vec<SeedSeg> = Vec::new();
-        let mut exp_groups: BTreeMap<(PoolId, u64, bool), Vec<(u64, u64)>> = BTreeMap::new();
-        let mut exp_blocks: Vec<(u64, u64, Piece)> = Vec::new();
-        for (&addr, seg) in st.segments.iter() {
-            let end = addr.saturating_add(seg.size);
-            let mut pieces: Vec<(u64, u64, Piece)> = Vec::new();
-            let (expandable, typed_small) = match seg.src.get() {
-                Source::Final(i) => {
-                    let s = snap.segments.get(i as usize);
-                    (
-                        s.is_some_and(|s| s.is_expandable),
-                        s.map(|s| snap.str(s.segment_type) == "small"),
-                    )
-                }
-                Source::Row(r) => (
-                    tr.and_then(|t| t.action(r as usize)) == Some(Action::SegmentUnmap),
-                    None,
-                ),
-                Source::Unknown => (false, None),
-            };
-            let live: Vec<(u64, memviz_analysis::state::Blk)> =
-                st.blocks.range(addr..end).map(|(a, b)| (*a, *b)).collect();
-            let small = typed_small.unwrap_or_else(|| {
-                if live.iter().any(|(_, b)| b.requested > SMALL_SIZE) {
-                    false
-                } else if expandable {
-                    seg.size % LARGE_BUFFER != 0
-                } else {
-                    seg.size == SMALL_BUFFER
-                }
-            });
-            let mut cur = addr;
-            for (i, (a, b)) in live.iter().enumerate() {
-                if *a < cur {
-                    continue;
-                }
-                if *a > cur {
-                    pieces.push((cur, *a - cur, Piece::Free));
-                }
-                let limit = live.get(i + 1).map_or(end, |n| n.0.min(end)).max(*a);
-                let mut size = match b.src.get() {
-                    Source::Final(_) => b.size,
-                    _ => round_size(&recorded, b.requested),
-                }
-                .min(limit - *a);
-                let gap = limit - *a - size;
-                // A large-pool leftover of at most 1 MiB stays inside the block (§4).
-                if !small && !expandable && gap > 0 && gap <= SMALL_SIZE {
-                    size += gap;
-                }
-                if size == 0 {
-                    continue;
-                }
-                let what = if b.pending {
-                    Piece::Pending
-                } else {
-                    Piece::Allocated
-                };
-                pieces.push((*a, size, what));
-                cur = *a + size;
-            }
-            if cur < end {
-                pieces.push((cur, end - cur, Piece::Free));
-            }
-            if expandable {
-                exp_groups
-                    .entry((seg.pool, seg.stream, small))
-                    .or_default()
-                    .push((addr, end));
-                exp_blocks.extend(pieces);
-            } else {
-                plain.push(SeedSeg {
-                    stream: seg.stream,
-                    pool: seg.pool,
-                    small,
-                    expandable: false,
-                    pieces,
-                });
-            }
-        }
-        // Expandable ranges of one (pool, stream, kind) are one reservation: unmapped pieces
-        // between them and after the last.
-        for ((pool, stream, small), ranges) in exp_groups {
-            let mut pieces = Vec::new();
-            let mut cur: Option<u64> = None;
-            for (s, e) in ranges {
-                if let Some(c) = cur {
-                    if s > c {
-                        pieces.push((c, s - c, Piece::Unmapped));
-                    }
-                }
-                pieces.extend(exp_blocks.iter().filter(|p| p.0 >= s && p.0 < e).copied());
-                cur = Some(e);
-            }
-            if let Some(c) = cur {
-                pieces.push((c, SEED_TAIL, Piece::Unmapped));
-            }
-            plain.push(SeedSeg {
-                stream,
-                pool,
-                small,
-                expandable: true,
-                pieces,
-            });
-        }
-        let private_segments = snap
-            .segments
-            .iter()
-            .filter(|s| s.device == device && s.pool_id != (0, 0))
-            .map(|s| (s.address, s.pool_id))
-            .collect();
-        // The recorded segment events and peak reserved.
-        let mut recorded_events = Vec::new();
-        let mut reserved = st.reserved_bytes;
-        let mut peak = reserved;
-        if let Some(tr) = tr {
-            for (i, a) in tr.actions().enumerate() {
-                let kind = match a {
-                    Action::SegmentAlloc => SegKind::Alloc,
-                    Action::SegmentFree => SegKind::Free,
-                    Action::SegmentMap => SegKind::Map,
-                    Action::SegmentUnmap => SegKind::Unmap,
-                    _ => continue,
-                };
-                let size = tr.size(i).unwrap_or(0);
-                if matches!(kind, SegKind::Alloc | SegKind::Map) {
-                    reserved = reserved.saturating_add(size);
-                    peak = peak.max(reserved);
-                } else {
-                    reserved = reserved.saturating_sub(size);
-                }
-                recorded_events.push(SegEvent {
-                    kind,
-                    size,
-                    event: i as u32,
-                });
-            }
-        }
-        Prepared {
-            snap,
-            device,
-            recorded,
-            warnings,
-            seeds: plain,
-            initial_reserved: st.reserved_bytes,
-            private_segments,
-            recorded_events,
-            recorded_peak: peak,
-        }
-    }
-
-    /// The trace's own segment events (kind, size, row), in order.
-    #[must_use]
-    pub fn recorded_events(&self) -> &[SegEvent] {
-        &self.recorded_events
-    }
-
-    /// The recorded peak of reserved bytes (start state plus segment events).
-    #[must_use]
-    pub fn recorded_peak_reserved(&self) -> u64 {
-        self.recorded_peak
-    }
-
+impl Prepared<'_> {
     /// Replays the trace under `settings`. `progress(done, total)` is called every
     /// [`PROGRESS_EVERY`] events; returning `false` cancels.
     pub fn replay(
@@ -740,110 +439,4 @@ pub fn replay(
     let mut out = p.replay(settings, &opts, progress)?;
     name_site(snap, &mut out);
     Ok(out)
-}
-
-/// Model against recording, per kind and in order (issue 31 item 2).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Validation {
-    pub device: i64,
-    pub settings: String,
-    pub recorded: Counts,
-    pub model: Counts,
-    /// Same kinds and sizes in the same order, and the same peak reserved.
-    pub matches: bool,
-    /// The same segment events at the same trace events, compared as a multiset per trace
-    /// event (so only the order inside one release may differ), and the same peak reserved.
-    pub matches_per_event: bool,
-    /// The first position where the sequences differ: (index, recorded trace row or None,
-    /// recorded (kind, size), model (kind, size)).
-    pub first_difference: Option<Difference>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Difference {
-    pub index: usize,
-    pub recorded: Option<SegEvent>,
-    pub model: Option<SegEvent>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Counts {
-    pub segment_alloc: u64,
-    pub segment_free: u64,
-    pub segment_map: u64,
-    pub segment_unmap: u64,
-    pub peak_reserved: u64,
-}
-
-fn counts(events: &[SegEvent], peak: u64) -> Counts {
-    let mut c = Counts {
-        peak_reserved: peak,
-        ..Counts::default()
-    };
-    for e in events {
-        match e.kind {
-            SegKind::Alloc => c.segment_alloc += 1,
-            SegKind::Free => c.segment_free += 1,
-            SegKind::Map => c.segment_map += 1,
-            SegKind::Unmap => c.segment_unmap += 1,
-        }
-    }
-    c
-}
-
-/// Replays `device` as recorded (recorded settings, recorded pressure) and compares the
-/// model's segment events with the trace's.
-pub fn validate(
-    snap: &Snapshot,
-    device: i64,
-    progress: &mut dyn FnMut(usize, usize) -> bool,
-) -> Result<Validation, Cancelled> {
-    let p = Prepared::new(snap, device);
-    let out = p.replay(&p.recorded, &Options::default(), progress)?;
-    let rec = p.recorded_events();
-    let first_difference = (0..rec.len().max(out.seg_events.len()))
-        .find(|&k| {
-            let (a, b) = (rec.get(k), out.seg_events.get(k));
-            a.map(|e| (e.kind, e.size)) != b.map(|e| (e.kind, e.size))
-        })
-        .map(|index| Difference {
-            index,
-            recorded: rec.get(index).copied(),
-            model: out.seg_events.get(index).copied(),
-        });
-    let recorded = counts(rec, p.recorded_peak_reserved());
-    // The model's events carry the trace row they happened in; the recorded ones carry their
-    // own row, which for a release is the row of its first event, so group both by the model's
-    // notion: consecutive recorded segment events belong to the malloc or call that follows.
-    let grouped = |v: &[SegEvent], by_row: bool| -> Vec<Vec<(u8, u64)>> {
-        let mut out: Vec<Vec<(u8, u64)>> = Vec::new();
-        let mut last: Option<u32> = None;
-        for e in v {
-            let key = e.event;
-            let contiguous = last.is_some_and(|l| if by_row { key == l + 1 } else { key == l });
-            if !contiguous {
-                out.push(Vec::new());
-            }
-            if let Some(g) = out.last_mut() {
-                g.push((e.kind as u8, e.size));
-            }
-            last = Some(key);
-        }
-        for g in &mut out {
-            g.sort_unstable();
-        }
-        out
-    };
-    let matches_per_event = grouped(rec, true) == grouped(&out.seg_events, false)
-        && p.recorded_peak_reserved() == out.peak_reserved;
-    let model = counts(&out.seg_events, out.peak_reserved);
-    Ok(Validation {
-        device,
-        settings: p.recorded.to_string(),
-        matches: first_difference.is_none() && recorded.peak_reserved == model.peak_reserved,
-        matches_per_event,
-        recorded,
-        model,
-        first_difference,
-    })
 }
