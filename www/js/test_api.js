@@ -55,7 +55,7 @@ export function installApi() {
     liveTable,
     /** Leak suspects: `load()` resolves with the report. */
     leaksPanel,
-    /** The "What if" tab: `load()`, `start(sweep)` (resolves with the last progress), `cancel()`, `clear()`, `show(row)`, `result`, `running`. */
+    /** The "What if" tab: `load()`, `start(sweep)` (resolves with the last progress), `cancel()`, `clear()`, `show(row)`, `result`, `running`, `stepMs` (each worker call of the last run, ms). */
     whatIf,
     /** Opened files side by side and the compare panel: `loadFiles()`, `compare(a, b)` resolve with Rust's JSON. */
     filesAndCompare,

@@ -76,6 +76,10 @@ export class WhatIfPanel extends Panel {
     this.result = null;
     /** @type {Progress | null} */
     this.last = null;
+    /** Milliseconds of each worker call of the last Run or Sweep: `whatif_run`, then each
+     * `whatif_step` (the first prepares the start state, each other is one replay); for the
+     * page benchmark (`window.memviz.whatIfStepMs()`). @type {number[]} */
+    this.stepMs = [];
     /** Settings a link asked for before the tab's form was filled. @type {{conf: string, cap: string} | null} */
     this.pending = null;
     els.panel.addEventListener('toggle', () => { if (els.panel.open) this.load(); });
@@ -241,11 +245,16 @@ export class WhatIfPanel extends Panel {
     this.cancelled = false;
     this.setBusy(true);
     try {
+      this.stepMs = [];
+      let t0 = performance.now();
       const { result: first } = await this.call({ method: 'whatif_run', conf: this.conf(), capacity_gib: this.capacityGib(), sweep });
+      this.stepMs.push(performance.now() - t0);
       let p = first;
       while (p.running) {
         this.showProgress(p);
+        t0 = performance.now();
         const { result } = await this.call({ method: 'whatif_step' });
+        this.stepMs.push(performance.now() - t0);
         p = result;
       }
       this.last = p;

@@ -115,21 +115,7 @@ impl Model {
             page,
             head: NONE,
         });
-        let id = self.new_block(Block {
-            addr,
-            size: span,
-            stream,
-            pool,
-            seg,
-            prev: NONE,
-            next: NONE,
-            state: St::Free,
-            mapped: false,
-            gc_base: 0,
-        });
-        if let Some(s) = self.segs.get_mut(seg as usize) {
-            s.head = id;
-        }
+        let id = self.new_segment_block(seg, addr, span, stream, pool, false);
         self.insert_free(id);
         Some(id)
     }

@@ -1,6 +1,6 @@
 //! Request sizes and best fit: rounding, the cached-block lookup, splitting and new plain segments.
 
-use super::{Block, Model, Seg, SegKind, St, NONE, SIM_VA_BASE};
+use super::{Model, Seg, SegKind, NONE, SIM_VA_BASE};
 use crate::consts::*;
 use crate::settings::Settings;
 
@@ -188,21 +188,7 @@ impl Model {
             page: 0,
             head: NONE,
         });
-        let id = self.new_block(Block {
-            addr,
-            size: alloc,
-            stream,
-            pool,
-            seg,
-            prev: NONE,
-            next: NONE,
-            state: St::Free,
-            mapped: true,
-            gc_base: 0,
-        });
-        if let Some(s) = self.segs.get_mut(seg as usize) {
-            s.head = id;
-        }
+        let id = self.new_segment_block(seg, addr, alloc, stream, pool, true);
         self.emit(SegKind::Alloc, alloc);
         Some(id)
     }

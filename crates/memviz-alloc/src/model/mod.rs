@@ -235,6 +235,34 @@ impl Model {
         self.blocks.push(b);
         (self.blocks.len() - 1) as u32
     }
+    /// A new segment's one free block, over all of it (`mapped`: false for an expandable
+    /// reservation, whose pages are mapped on demand), made the segment's head.
+    fn new_segment_block(
+        &mut self,
+        seg: u32,
+        addr: u64,
+        size: u64,
+        stream: u64,
+        pool: u32,
+        mapped: bool,
+    ) -> u32 {
+        let id = self.new_block(Block {
+            addr,
+            size,
+            stream,
+            pool,
+            seg,
+            prev: NONE,
+            next: NONE,
+            state: St::Free,
+            mapped,
+            gc_base: 0,
+        });
+        if let Some(s) = self.segs.get_mut(seg as usize) {
+            s.head = id;
+        }
+        id
+    }
     fn drop_block(&mut self, id: u32) {
         self.spare_blocks.push(id);
     }

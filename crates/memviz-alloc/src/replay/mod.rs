@@ -235,6 +235,19 @@ impl Prepared<'_> {
         let mut seg_hint: Option<u64> = None;
         let mut prev_action: Option<Action> = None;
         let mut heap_peak = m.heap_bytes();
+        // The first OOM at trace event `i` (its site is named after the replay).
+        let oom_at =
+            |i: usize, size: u64, stream: u64, recorded: bool, cap: Option<u64>, free| OomAt {
+                event: i as u64,
+                requested: size,
+                rounded: round_size(settings, size),
+                stream,
+                stack: tr.stack(i).unwrap_or(StackId::EMPTY),
+                site: None,
+                recorded,
+                capacity: cap,
+                free,
+            };
         for i in 0..n {
             if i % PROGRESS_EVERY == 0 {
                 if !progress(i, n) {
@@ -276,17 +289,7 @@ impl Prepared<'_> {
                         Err(free) => {
                             out.ooms += 1;
                             if out.first_oom.is_none() {
-                                out.first_oom = Some(OomAt {
-                                    event: i as u64,
-                                    requested: size,
-                                    rounded: round_size(settings, size),
-                                    stream,
-                                    stack: tr.stack(i).unwrap_or(StackId::EMPTY),
-                                    site: None,
-                                    recorded: false,
-                                    capacity: cap,
-                                    free,
-                                });
+                                out.first_oom = Some(oom_at(i, size, stream, false, cap, free));
                             }
                             out.completed = false;
                             break;
@@ -350,17 +353,7 @@ impl Prepared<'_> {
                         Err(free) => {
                             out.ooms += 1;
                             if out.first_oom.is_none() {
-                                out.first_oom = Some(OomAt {
-                                    event: i as u64,
-                                    requested: size,
-                                    rounded: round_size(settings, size),
-                                    stream,
-                                    stack: tr.stack(i).unwrap_or(StackId::EMPTY),
-                                    site: None,
-                                    recorded: true,
-                                    capacity: cap,
-                                    free,
-                                });
+                                out.first_oom = Some(oom_at(i, size, stream, true, cap, free));
                             }
                             if opts.stop_at_first_oom {
                                 out.completed = false;

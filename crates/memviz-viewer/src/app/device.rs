@@ -111,6 +111,13 @@ fn oom_steps(snap: &Snapshot, device: i64, layout: &Layout) -> Vec<f64> {
     if rows.is_empty() {
         return Vec::new();
     }
+    rows_to_steps(layout, &rows)
+}
+
+/// The timestep of each trace row (ascending): the first timestep whose event is at or after
+/// it; past the last event, the end. An `oom` row has no timestep of its own, so it maps to the
+/// next one (the recorded OOM marks); an allocation's row maps to its own (the what-if curve).
+pub(crate) fn rows_to_steps(layout: &Layout, rows: &[u32]) -> Vec<f64> {
     let mut out = Vec::with_capacity(rows.len());
     let mut next = rows.iter().peekable();
     for (step, ev) in layout.step_event().iter().enumerate() {
@@ -118,12 +125,15 @@ fn oom_steps(snap: &Snapshot, device: i64, layout: &Layout) -> Vec<f64> {
             continue;
         }
         while let Some(&&row) = next.peek() {
-            if row < ev {
+            if row <= ev {
                 out.push(step as f64);
                 next.next();
             } else {
                 break;
             }
+        }
+        if next.peek().is_none() {
+            break;
         }
     }
     out.resize(rows.len(), f64::from(layout.step_count()));

@@ -6,10 +6,11 @@
 use std::rc::Rc;
 
 use memviz_alloc::{Outcome, SegKind};
-use memviz_present::layout::{self, Layout};
+use memviz_present::layout::Layout;
 use memviz_render::{rgba, Trapezoid};
 
 use crate::answer::WhatIfMark;
+use crate::app::device::rows_to_steps;
 use crate::app::timeline::TimelineView;
 use crate::camera::{RectCss, Y_HEADROOM};
 use crate::xaxis::XMap;
@@ -85,31 +86,6 @@ pub struct SimPlot {
     /// Where the curve ends (the last timestep, or the simulated OOM's).
     pub end_step: f64,
     pub oom_step: Option<f64>,
-}
-
-/// The timestep of each row (ascending): the first timestep whose event is at or after it
-/// (as the recorded OOM marks); past the last event, the end.
-pub fn rows_to_steps(layout: &Layout, rows: &[u32]) -> Vec<f64> {
-    let mut out = Vec::with_capacity(rows.len());
-    let mut next = rows.iter().peekable();
-    for (step, ev) in layout.step_event().iter().enumerate() {
-        if ev == layout::NO_EVENT {
-            continue;
-        }
-        while let Some(&&row) = next.peek() {
-            if row <= ev {
-                out.push(step as f64);
-                next.next();
-            } else {
-                break;
-            }
-        }
-        if next.peek().is_none() {
-            break;
-        }
-    }
-    out.resize(rows.len(), f64::from(layout.step_count()));
-    out
 }
 
 impl SimPlot {
