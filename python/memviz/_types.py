@@ -342,8 +342,11 @@ class FreeAtOom(Answer):
 class WhatIfOom(Answer):
     """:class:`WhatIf`'s ``first_oom``: the first request the model could not meet. ``event``
     is the row of the device trace; ``site`` the allocation's site, labelled as
-    :meth:`Snapshot.lines` labels it; ``recorded``: the trace has an ``oom`` there too."""
+    :meth:`Snapshot.lines` labels it; ``recorded``: the trace has an ``oom`` there too;
+    ``merged_event``: the same event as the State History and :meth:`Snapshot.oom` number events
+    (a free_requested/free_completed pair counts once)."""
     event: int
+    merged_event: int
     requested: int
     rounded: int
     stream: int

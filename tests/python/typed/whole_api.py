@@ -49,7 +49,7 @@ def whatif_part(s: Snapshot, path: str, other: str) -> Tuple[List[int], List[str
         if oom is not None:
             free: FreeAtOom = oom.free
             site: Optional[str] = oom.site
-            numbers += [oom.event, oom.requested, oom.rounded, oom.stream, oom.capacity or 0,
+            numbers += [oom.event, oom.merged_event, oom.requested, oom.rounded, oom.stream, oom.capacity or 0,
                         int(oom.recorded), free.reserved, free.allocated, free.cached_free,
                         free.largest_free_block, free.device_free]
             texts.append(site or "")

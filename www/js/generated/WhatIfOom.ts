@@ -5,9 +5,14 @@
  */
 export type WhatIfOom = { 
 /**
- * Its trace event index.
+ * Its event in the State History's numbering (a free_requested + free_completed pair
+ * counts once), as the OOM panel and `memviz oom` number events.
  */
 event: number, 
+/**
+ * Its row of the device trace (`memviz whatif --json`'s `event`).
+ */
+trace_row: number, 
 /**
  * `1.2GiB (1288490188 bytes)`.
  */

@@ -325,7 +325,7 @@ export class WhatIfPanel extends Panel {
       ['peak allocated', row.peak_allocated],
       ['fragmentation at the peak', row.fragmentation],
       ['cudaMalloc / cudaFree', `${row.cuda_mallocs.toLocaleString('en-US')} / ${row.cuda_frees.toLocaleString('en-US')}`],
-      ['first OOM', oom ? `event ${oom.event.toLocaleString('en-US')}: ${oom.requested} requested at ${oom.site}${oom.recorded ? ' (recorded too)' : ''}; ${oom.free}` : 'none'],
+      ['first OOM', oom ? `event ${oom.event.toLocaleString('en-US')} (trace row ${oom.trace_row.toLocaleString('en-US')}): ${oom.requested} requested at ${oom.site}${oom.recorded ? ' (recorded too)' : ''}; ${oom.free}` : 'none'],
       ['smallest capacity', row.min_capacity],
     ];
     for (const [k, v] of items) {

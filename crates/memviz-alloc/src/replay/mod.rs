@@ -239,6 +239,7 @@ impl Prepared<'_> {
         let oom_at =
             |i: usize, size: u64, stream: u64, recorded: bool, cap: Option<u64>, free| OomAt {
                 event: i as u64,
+                merged_event: memviz_analysis::state::merged_index(snap, self.device, i as u64),
                 requested: size,
                 rounded: round_size(settings, size),
                 stream,

@@ -21,6 +21,9 @@ pub struct Fragmentation {
 pub struct OomAt {
     /// Trace event index (row of the device trace).
     pub event: u64,
+    /// The same event in the State History's numbering (`memviz_analysis::state::merged_index`:
+    /// a free_requested + free_completed pair counts once), as `memviz oom` numbers events.
+    pub merged_event: u64,
     /// Requested bytes (the `alloc`'s size; the `oom`'s rounded size at a recorded OOM).
     pub requested: u64,
     /// Rounded under the replayed settings.

@@ -88,6 +88,25 @@ impl Event {
     }
 }
 
+/// The index in the §2 merged event list (a `free_completed` right after its `free_requested`
+/// is one `free`) of trace row `row` of `device`: how the State History, `memviz oom` and
+/// `memviz state --event` number events. Without a trace, `row` itself.
+#[must_use]
+pub fn merged_index(snap: &Snapshot, device: i64, row: u64) -> u64 {
+    let Some(tr) = snap.trace(device) else {
+        return row;
+    };
+    let end = usize::try_from(row).unwrap_or(usize::MAX).min(tr.len());
+    let merged = (1..end)
+        .filter(|&j| {
+            tr.action(j) == Some(Action::FreeCompleted)
+                && tr.action(j - 1) == Some(Action::FreeRequested)
+                && tr.addr(j - 1) == tr.addr(j)
+        })
+        .count() as u64;
+    row.saturating_sub(merged)
+}
+
 /// The §2 merged event list of `device` (empty without a trace), whole: 56 bytes per event,
 /// for tests and tools; [`History`] reads the same events from the trace in place.
 #[must_use]

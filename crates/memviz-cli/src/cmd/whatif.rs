@@ -260,18 +260,12 @@ fn sweeps(a: &WhatifArgs, asked: &Asked, f: &mut File) -> Result<Vec<SweepAnswer
 
 /// `memviz whatif --json`'s answer.
 pub fn answer(a: &WhatifArgs) -> Result<WhatifOutput, Fail> {
-    Ok(compute(a)?.0)
-}
-
-/// The answer and the snapshot it was made from.
-fn compute(a: &WhatifArgs) -> Result<(WhatifOutput, std::sync::Arc<Snapshot>), Fail> {
     let (asked, mut f) = open(a)?;
-    let out = if a.sweep {
+    Ok(if a.sweep {
         WhatifOutput::Sweep(sweeps(a, &asked, &mut f)?)
     } else {
         WhatifOutput::Devices(replays(a, &asked, &mut f)?)
-    };
-    Ok((out, f.snap))
+    })
 }
 
 /// `conf`, or what an empty conf means.
@@ -298,27 +292,8 @@ fn capacity_text(capacity: Option<u64>) -> String {
     }
 }
 
-/// The index of trace row `row` in the merged event list ([`memviz_analysis::state`]: a
-/// `free_completed` right after its `free_requested` is one `free`), as `memviz oom` and
-/// `memviz state --event` number events.
-fn merged_index(snap: &Snapshot, device: i64, row: u64) -> u64 {
-    use memviz_snapshot::Action;
-    let Some(tr) = snap.trace(device) else {
-        return row;
-    };
-    let end = usize::try_from(row).unwrap_or(usize::MAX).min(tr.len());
-    let merged = (1..end)
-        .filter(|&j| {
-            tr.action(j) == Some(Action::FreeCompleted)
-                && tr.action(j - 1) == Some(Action::FreeRequested)
-                && tr.addr(j - 1) == tr.addr(j)
-        })
-        .count() as u64;
-    row - merged
-}
-
 /// The text of one device's answer.
-fn write_answer(out: &mut Out, snap: &Snapshot, file: &str, w: &WhatifAnswer) -> Done {
+fn write_answer(out: &mut Out, file: &str, w: &WhatifAnswer) -> Done {
     let o = &w.outcome;
     let file = crate::cmd::lines::printable(file);
     writeln!(out, "{file}, device {}", o.device)?;
@@ -368,7 +343,7 @@ fn write_answer(out: &mut Out, snap: &Snapshot, file: &str, w: &WhatifAnswer) ->
                 out,
                 "  first OOM           trace event {} (merged event {}): {} requested ({} rounded){}",
                 oom.event,
-                merged_index(snap, o.device, oom.event),
+                oom.merged_event,
                 size_long(oom.requested),
                 size_short(oom.rounded),
                 if oom.recorded {
@@ -539,8 +514,7 @@ fn nothing(a: &WhatifArgs) -> String {
 
 /// Runs `memviz whatif` with the arguments after the command name.
 pub fn run(a: &WhatifArgs) -> Done {
-    let (answer, snap) = compute(a)?;
-    let snap = &*snap;
+    let answer = answer(a)?;
     let mut out = stdout();
     if a.json {
         serde_json::to_writer(&mut out, &answer)?;
@@ -555,7 +529,7 @@ pub fn run(a: &WhatifArgs) -> Done {
                 if i > 0 {
                     writeln!(out)?;
                 }
-                write_answer(&mut out, snap, &a.file, w)?;
+                write_answer(&mut out, &a.file, w)?;
             }
         }
         WhatifOutput::Sweep(v) => write_sweep(&mut out, &a.file, v)?,

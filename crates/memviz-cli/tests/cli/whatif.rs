@@ -181,6 +181,8 @@ fn json_has_the_issue_keys_with_their_types() {
     assert_eq!(d["cuda_mallocs"], 1);
     let oom = &d["first_oom"];
     assert_eq!(oom["event"], 4);
+    // The State History's numbering (no free_requested/free_completed pair before row 4 here).
+    assert_eq!(oom["merged_event"], 4);
     assert_eq!(oom["requested"], 30 * MIB);
     assert_eq!(oom["site"], "train.py:30:big");
     assert_eq!(oom["recorded"], false);

@@ -52,8 +52,11 @@ pub struct WhatIfProgress {
 /// The first request the replay could not satisfy.
 #[derive(Clone, Debug, PartialEq, Serialize, TS)]
 pub struct WhatIfOom {
-    /// Its trace event index.
+    /// Its event in the State History's numbering (a free_requested + free_completed pair
+    /// counts once), as the OOM panel and `memviz oom` number events.
     pub event: u64,
+    /// Its row of the device trace (`memviz whatif --json`'s `event`).
+    pub trace_row: u64,
     /// `1.2GiB (1288490188 bytes)`.
     pub requested: String,
     /// The site of the allocation by memviz's frame rules (the user's line first).

@@ -174,12 +174,14 @@ fn the_simulated_oom_is_marked_at_its_event() {
     let mark = app.axis_ticks().whatif.expect("a mark");
     assert!(mark.oom_text.contains(&oom.site));
     let x = mark.oom_x.expect("inside the plot");
-    // The first timestep whose event is at or after the OOM's, in canvas px.
+    // The State History's numbering counts a free_requested + free_completed pair once.
+    assert!(oom.event <= oom.trace_row, "{oom:?}");
+    // The first timestep whose event is at or after the OOM's trace row, in canvas px.
     let layout = app.layout().unwrap();
     let step = layout
         .step_event()
         .iter()
-        .position(|ev| ev != memviz_present::layout::NO_EVENT && u64::from(ev) >= oom.event)
+        .position(|ev| ev != memviz_present::layout::NO_EVENT && u64::from(ev) >= oom.trace_row)
         .unwrap();
     let want = app
         .camera()

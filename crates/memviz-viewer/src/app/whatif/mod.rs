@@ -217,7 +217,8 @@ fn row(r: &SweepRow) -> WhatIfRow {
         cuda_mallocs: o.cuda_mallocs,
         cuda_frees: o.cuda_frees,
         first_oom: o.first_oom.as_ref().map(|x| WhatIfOom {
-            event: x.event,
+            event: x.merged_event,
+            trace_row: x.event,
             requested: size_long(x.requested),
             site: x.site.clone().unwrap_or_default(),
             free: format!(
@@ -261,7 +262,7 @@ fn curve_of(d: &Done, i: usize) -> Option<Rc<SimCurve>> {
     let oom_text = r.outcome.first_oom.as_ref().map_or_else(String::new, |o| {
         format!(
             "simulated OOM at event {}: {} at {}",
-            count(o.event),
+            count(o.merged_event),
             size_short(o.requested),
             o.site.as_deref().unwrap_or("?")
         )
