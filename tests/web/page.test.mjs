@@ -1297,7 +1297,11 @@ describe('allocator views, search and source lines (WebGL2)', () => {
     await page.evaluate(() => window.memviz.flameControls.refresh());
     assert.equal(await page.locator('#flame-breadcrumb button').count(), 2);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'webgl2-flame-zoomed.png'), fullPage: true });
-    await page.locator('#flame-breadcrumb button').first().click();
+    // The zoomed-in breadcrumb (2 chips, the "all" one enabled) stays the same element while
+    // frames are drawn, so the click reaches it.
+    const all = page.locator('#flame-breadcrumb button').first();
+    await poll(async () => (await page.locator('#flame-breadcrumb button').count()) === 2 && await all.isEnabled(), 'the breadcrumb\'s "all" chip');
+    await all.click();
     await poll(async () => (await viewerState(page)).flame_view.zoom_path.length === 1, 'zoomed out');
     await page.mouse.move(1, 1);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'webgl2-flame.png'), fullPage: true });

@@ -48,6 +48,8 @@ export class FlameControls extends Panel {
   /** @param {FlameElements} els @param {Call} call */
   constructor(els, call) {
     super(els, call);
+    /** What the breadcrumb's chips show (it is rebuilt only when this changes). @type {string | null} */
+    this.crumbKey = null;
     /** @type {FlameInfo | null} */
     this.info = null;
     this.shown = false;
@@ -167,6 +169,30 @@ export class FlameControls extends Panel {
     if (s.diff) status = `A ${s.diff.a_text} → B ${s.diff.b_text} (${s.diff.delta_text}) in ${s.nodes.toLocaleString('en-US')} frames`;
     if (s.matched_text !== null && s.matched_text !== undefined) status += `; search matches ${s.matched_text}`;
     this.els.status.textContent = this.why || status;
+    // Rebuilt only when it changed: refresh runs after every drawn frame, and a chip replaced
+    // between a press and its release would lose the click.
+    const crumbKey = JSON.stringify(info.breadcrumb.map((c) => [c.node, c.chip, c.size, c.name]));
+    if (crumbKey !== this.crumbKey) this.renderBreadcrumb(info, crumbKey);
+    setChildren(this.els.labels, info.labels.map((l) => {
+      const span = document.createElement('span');
+      span.textContent = l.short || l.text;
+      span.title = l.text;
+      span.style.left = `${l.x_css}px`;
+      span.style.top = `${l.y_css}px`;
+      span.style.width = `${l.w_css}px`;
+      span.style.height = `${l.h_css}px`;
+      span.style.lineHeight = `${l.h_css}px`;
+      return span;
+    }));
+    return info;
+  }
+
+  /**
+   * The breadcrumb's chips (click one to zoom out to it); `key` names what they show.
+   * @param {FlameInfo} info @param {string} key
+   */
+  renderBreadcrumb(info, key) {
+    this.crumbKey = key;
     setChildren(this.els.breadcrumb, info.breadcrumb.map((c, i) => {
       const b = document.createElement('button');
       b.type = 'button';
@@ -180,18 +206,6 @@ export class FlameControls extends Panel {
       });
       return b;
     }));
-    setChildren(this.els.labels, info.labels.map((l) => {
-      const span = document.createElement('span');
-      span.textContent = l.short || l.text;
-      span.title = l.text;
-      span.style.left = `${l.x_css}px`;
-      span.style.top = `${l.y_css}px`;
-      span.style.width = `${l.w_css}px`;
-      span.style.height = `${l.h_css}px`;
-      span.style.lineHeight = `${l.h_css}px`;
-      return span;
-    }));
-    return info;
   }
 
   /** After a drawn frame: refresh at most once per animation frame. */
