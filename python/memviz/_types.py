@@ -400,13 +400,15 @@ class Validation(Answer):
 class WhatIf(Answer):
     """One device of ``memviz whatif --json``: the trace replayed through the allocator model
     under ``settings`` (the canonical ``PYTORCH_CUDA_ALLOC_CONF``; ``""``: PyTorch's defaults)
-    on ``capacity`` bytes (``None``: the recorded device). ``segment_allocs`` /
+    on ``capacity`` bytes (``None``: the recorded device, held to ``recorded_capacity``, the
+    limit the trace shows, when it shows one). ``segment_allocs`` /
     ``segment_frees``: cudaMalloc / cudaFree sizes in order (expandable segments: the mapped
     and unmapped sizes); ``min_capacity``: the smallest capacity with no OOM (``None``: an OOM
     remains on any); ``recorded_settings``: ``None`` when the file records none."""
     device: int
     settings: str
     capacity: Optional[int]
+    recorded_capacity: Optional[int]
     segment_allocs: List[int]
     segment_frees: List[int]
     peak_reserved: int

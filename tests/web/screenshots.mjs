@@ -18,7 +18,7 @@ const SIZES = [{ width: 1440, height: 900 }, { width: 1280, height: 720 }];
 const SCHEMES = ['light', 'dark'];
 /** The views, then the drawer's tabs (opened on the Active Memory Timeline). */
 const VIEWS = ['active', 'segments', 'pools', 'state', 'flame', 'flame-reserved'];
-const TABS = ['lines', 'live', 'leaks', 'files', 'compare', 'settings', 'summary'];
+const TABS = ['lines', 'live', 'leaks', 'files', 'compare', 'settings', 'summary', 'whatif'];
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -77,6 +77,18 @@ try {
               await b.page.waitForTimeout(300);
               await b.page.screenshot({ path: name(`tab-${tab}`) });
               written.push(name(`tab-${tab}`));
+            }
+            // The What if tab's sweep to its end: the table, its curve over the timeline.
+            if (await b.page.isEnabled('#whatif-sweep')) {
+              await b.page.click('#whatif-sweep');
+              await poll(() => b.page.evaluate(() => {
+                const w = window.memviz.whatIf;
+                return !w.running && w.last && w.last.result;
+              }), 'the sweep', 600_000);
+              await b.page.waitForTimeout(300);
+              await b.page.screenshot({ path: name('whatif-sweep') });
+              written.push(name('whatif-sweep'));
+              await b.page.click('#whatif-clear');
             }
             await b.page.evaluate(() => window.memviz.openTab(null));
             await b.page.keyboard.press('?');

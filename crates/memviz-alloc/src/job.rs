@@ -23,6 +23,7 @@ pub struct Detached {
     private_segments: rustc_hash::FxHashMap<u64, (i64, i64)>,
     recorded_events: Vec<crate::model::SegEvent>,
     recorded_peak: u64,
+    recorded_capacity: Option<u64>,
 }
 
 impl Prepared<'_> {
@@ -38,6 +39,7 @@ impl Prepared<'_> {
             private_segments: self.private_segments,
             recorded_events: self.recorded_events,
             recorded_peak: self.recorded_peak,
+            recorded_capacity: self.recorded_capacity,
         }
     }
 }
@@ -56,6 +58,7 @@ impl Detached {
             private_segments: self.private_segments,
             recorded_events: self.recorded_events,
             recorded_peak: self.recorded_peak,
+            recorded_capacity: self.recorded_capacity,
         }
     }
 

@@ -85,6 +85,8 @@ pub struct Prepared<'a> {
     /// Recorded segment events: (kind, size, row).
     pub(crate) recorded_events: Vec<SegEvent>,
     pub(crate) recorded_peak: u64,
+    /// [`Prepared::recorded_capacity`].
+    pub(crate) recorded_capacity: Option<u64>,
 }
 
 fn pool_of(tr: &DeviceTrace, row: usize) -> Option<(i64, i64)> {
@@ -98,14 +100,14 @@ fn pool_of(tr: &DeviceTrace, row: usize) -> Option<(i64, i64)> {
 
 /// Recorded segment frees and what they were.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Run {
+pub(crate) enum Run {
     /// Inside a malloc (followed by its new segment, or by an `oom`): the device was full.
     Pressure,
     /// Anything else: `torch.cuda.empty_cache()`.
     EmptyCache,
 }
 
-fn classify_run(tr: &DeviceTrace, start: usize) -> Run {
+pub(crate) fn classify_run(tr: &DeviceTrace, start: usize) -> Run {
     let mut j = start;
     while matches!(
         tr.action(j),
@@ -200,6 +202,11 @@ impl Prepared<'_> {
             device: self.device,
             settings: settings.to_string(),
             capacity: opts.capacity,
+            recorded_capacity: if opts.capacity.is_none() && opts.recorded_pressure {
+                self.recorded_capacity
+            } else {
+                None
+            },
             segment_allocs: Vec::new(),
             segment_frees: Vec::new(),
             peak_reserved: 0,
@@ -231,6 +238,8 @@ impl Prepared<'_> {
         };
         let n = tr.len();
         let hints = opts.capacity.is_none() && opts.recorded_pressure;
+        // Without a capacity, every malloc is held to the device's limit the trace shows.
+        let device_cap = if hints { self.recorded_capacity } else { None };
         let mut pressure = false;
         let mut seg_hint: Option<u64> = None;
         let mut prev_action: Option<Action> = None;
@@ -267,7 +276,7 @@ impl Prepared<'_> {
                     let pool = pool_of(tr, i)
                         .or_else(|| shadow.pool_at(addr))
                         .unwrap_or((0, 0));
-                    let mut cap = opts.capacity;
+                    let mut cap = opts.capacity.or(device_cap);
                     if pressure {
                         // Frees right before a malloc that made a segment: its failure path,
                         // unless the cache could have served it, in which case they were an
@@ -339,7 +348,9 @@ impl Prepared<'_> {
                 Action::Oom => {
                     let device_free = tr.device_free_of(i as u32);
                     let cap = if hints {
-                        device_free.map(|f| shadow.reserved.saturating_add(f))
+                        device_free
+                            .map(|f| shadow.reserved.saturating_add(f))
+                            .or(device_cap)
                     } else {
                         opts.capacity
                     };

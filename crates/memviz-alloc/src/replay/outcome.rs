@@ -48,6 +48,10 @@ pub struct Outcome {
     /// The canonical conf string of the settings replayed (`""` = PyTorch's defaults).
     pub settings: String,
     pub capacity: Option<u64>,
+    /// Without a capacity: the device's limit the trace shows, which every malloc was held to
+    /// ([`crate::Prepared::recorded_capacity`]); `None` with a capacity or when the trace never
+    /// shows the limit (then the replay is unconstrained outside the recorded pressure points).
+    pub recorded_capacity: Option<u64>,
     /// cudaMalloc sizes (expandable: mapped sizes) in event order.
     pub segment_allocs: Vec<u64>,
     /// cudaFree sizes (expandable: unmapped sizes) in event order.

@@ -188,8 +188,26 @@ impl<'a> Prepared<'a> {
         let mut recorded_events = Vec::new();
         let mut reserved = st.reserved_bytes;
         let mut peak = reserved;
+        // The device's limit as the trace shows it: reserved plus `device_free` at each `oom`
+        // (the smallest), and whether segments were freed inside a malloc (the device was full).
+        let mut oom_limit: Option<u64> = None;
+        let mut full = false;
         if let Some(tr) = tr {
             for (i, a) in tr.actions().enumerate() {
+                if a == Action::Oom {
+                    if let Some(f) = tr.device_free_of(i as u32) {
+                        let l = reserved.saturating_add(f);
+                        oom_limit = Some(oom_limit.map_or(l, |o| o.min(l)));
+                    }
+                }
+                if matches!(a, Action::SegmentFree | Action::SegmentUnmap)
+                    && i.checked_sub(1)
+                        .and_then(|j| tr.action(j))
+                        .is_none_or(|p| !matches!(p, Action::SegmentFree | Action::SegmentUnmap))
+                    && super::classify_run(tr, i) == super::Run::Pressure
+                {
+                    full = true;
+                }
                 let kind = match a {
                     Action::SegmentAlloc => SegKind::Alloc,
                     Action::SegmentFree => SegKind::Free,
@@ -221,6 +239,11 @@ impl<'a> Prepared<'a> {
             private_segments,
             recorded_events,
             recorded_peak: peak,
+            // Never below what the recording held; the trace's own numbers where it was full.
+            recorded_capacity: match oom_limit {
+                Some(l) => Some(l.max(peak)),
+                None => full.then_some(peak),
+            },
         }
     }
 
@@ -234,5 +257,14 @@ impl<'a> Prepared<'a> {
     #[must_use]
     pub fn recorded_peak_reserved(&self) -> u64 {
         self.recorded_peak
+    }
+
+    /// The device's limit as the trace shows it, when it shows the device was full: the
+    /// reserved bytes plus `device_free` at its `oom` entries (the smallest), else, when
+    /// segments were freed inside a malloc, the recorded peak of reserved bytes; never below
+    /// that peak. `None`: the trace never shows the limit.
+    #[must_use]
+    pub fn recorded_capacity(&self) -> Option<u64> {
+        self.recorded_capacity
     }
 }

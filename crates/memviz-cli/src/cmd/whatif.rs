@@ -285,10 +285,16 @@ fn recorded_text(recorded: Option<&str>) -> String {
     }
 }
 
-fn capacity_text(capacity: Option<u64>) -> String {
-    match capacity {
-        Some(c) => size_long(c),
-        None => "as recorded (the device's limit where the trace shows it was hit)".to_string(),
+fn capacity_text(o: &Outcome) -> String {
+    match (o.capacity, o.recorded_capacity) {
+        (Some(c), _) => size_long(c),
+        (None, Some(l)) => format!(
+            "as recorded: {} (the device's limit where the trace shows it was hit)",
+            size_long(l)
+        ),
+        (None, None) => {
+            "as recorded (the trace never shows the device full: unconstrained)".to_string()
+        }
     }
 }
 
@@ -311,7 +317,7 @@ fn write_answer(out: &mut Out, file: &str, w: &WhatifAnswer) -> Done {
         "  settings            {}{note}",
         conf_text(&o.settings)
     )?;
-    writeln!(out, "  capacity            {}", capacity_text(o.capacity))?;
+    writeln!(out, "  capacity            {}", capacity_text(o))?;
     writeln!(out, "  peak reserved       {}", size_long(o.peak_reserved))?;
     writeln!(out, "  peak allocated      {}", size_long(o.peak_allocated))?;
     let fr = &o.fragmentation_at_peak;
@@ -470,7 +476,7 @@ fn write_sweep(out: &mut Out, file: &str, rows: &[SweepAnswerRow]) -> Done {
                 out,
                 "{file}, device {}: capacity {}; recorded settings: {}",
                 o.device,
-                capacity_text(o.capacity),
+                capacity_text(o),
                 recorded_text(r.whatif.recorded_settings.as_deref())
             )?;
             writeln!(

@@ -255,11 +255,13 @@ impl Handler for App {
     }
 
     fn set_user_code(&mut self, pattern: String) -> Result<UserCodeAnswer, String> {
-        App::set_user_code(self, &pattern)
+        let a = App::set_user_code(self, &pattern)?;
+        self.whatif.rename(&mut self.files);
+        Ok(a)
     }
 
     fn whatif_info(&mut self) -> Option<WhatIfInfo> {
-        self.whatif.info(&self.files, self.sel)
+        self.whatif.info(&mut self.files, self.sel)
     }
 
     fn whatif_run(
@@ -273,7 +275,7 @@ impl Handler for App {
     }
 
     fn whatif_step(&mut self) -> WhatIfProgress {
-        let p = self.whatif.step();
+        let p = self.whatif.step(&mut self.files);
         if p.result.is_some() {
             self.needs_redraw = true;
         }
@@ -291,6 +293,6 @@ impl Handler for App {
 
     fn whatif_show(&mut self, row: i64) -> Option<WhatIfResult> {
         self.needs_redraw = true;
-        self.whatif.show(row)
+        self.whatif.show(row, &mut self.files)
     }
 }

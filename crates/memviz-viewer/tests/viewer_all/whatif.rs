@@ -238,3 +238,55 @@ fn cancel_stops_a_sweep_between_slices() {
     assert_eq!(r3.shown, None);
     assert_eq!(sim_instances(&mut app), 0);
 }
+
+/// The tab names the OOM's site as every other view does: through the file's sites under the
+/// page's user code, renamed when the pattern changes (the curve's OOM text too).
+#[test]
+fn the_oom_site_follows_the_user_code() {
+    use memviz_analysis::site::{SiteCache, UserCode};
+    let mut app = app();
+    run(&mut app, "", Some(4.0 / 1024.0), false);
+    let (r, _) = finish(&mut app);
+    let before = r.rows[0].first_oom.clone().expect("an OOM at 4 MiB");
+    // The OOM's stack, from memviz-alloc's own replay of the same run.
+    let bytes = std::fs::read(common::fixture("proto5.pickle")).unwrap();
+    let snap = memviz_snapshot::load_slice(&bytes).unwrap();
+    let capacity = (4u64 << 30) / 1024;
+    let out = memviz_alloc::replay(
+        &snap,
+        0,
+        &memviz_alloc::Settings::default(),
+        Some(capacity),
+        &mut |_, _| true,
+    )
+    .unwrap();
+    let stack = out.first_oom.expect("the same OOM").stack;
+    let site_in_app = |app: &mut App| app.site_of_stack(stack).expect("a site").label;
+    assert_eq!(before.site, site_in_app(&mut app));
+    // torch's own files count as the user's: another frame names the site, in every view.
+    let pattern = "/torch/";
+    // As the page sets it (the request renames the shown curve's OOM too).
+    assert!(matches!(
+        app.request(Request::SetUserCode {
+            pattern: pattern.to_string(),
+        }),
+        Reply::SetUserCode(Ok(_))
+    ));
+    let after = info(&mut app).unwrap().result.unwrap().rows[0]
+        .first_oom
+        .clone()
+        .unwrap();
+    let mut torch = SiteCache::new(&snap, UserCode::parse(pattern).unwrap());
+    assert_eq!(after.site, torch.site(&snap, stack).label);
+    assert_eq!(after.site, site_in_app(&mut app));
+    assert_ne!(after.site, before.site, "the pattern names another frame");
+    let mark = app.axis_ticks().whatif.expect("a mark");
+    assert!(mark.oom_text.contains(&after.site), "{}", mark.oom_text);
+    // The Source lines view names the same line for the allocation that ran out.
+    let lines = app.lines(false).ready().expect("lines");
+    assert!(
+        lines.iter().any(|l| l.site == after.site),
+        "{} not among the Source lines",
+        after.site
+    );
+}

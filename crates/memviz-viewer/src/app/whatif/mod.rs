@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use memviz_alloc::{best_row, Detached, Job, Prepared, Settings, SweepRow, MIB};
 use memviz_analysis::format::{count, size_long, size_short};
-use memviz_snapshot::Snapshot;
+use memviz_snapshot::{Snapshot, StackId};
 
 use super::files::LoadedFile;
 use super::selection::Selection;
@@ -81,8 +81,16 @@ fn capacity_bytes(gib: Option<f64>) -> Option<u64> {
     Some((g.min(1e6) * (1u64 << 30) as f64) as u64)
 }
 
-fn capacity_text(c: Option<u64>) -> String {
-    c.map_or_else(|| "the recorded device".to_string(), size_short)
+/// `c`, or the recorded device with the limit its trace shows (the rows' `recorded_capacity`).
+fn capacity_text(c: Option<u64>, rows: &[SweepRow]) -> String {
+    match (c, rows.iter().find_map(|r| r.outcome.recorded_capacity)) {
+        (Some(c), _) => size_short(c),
+        (None, Some(l)) => format!(
+            "the recorded device ({}, as the trace shows)",
+            size_short(l)
+        ),
+        (None, None) => "the recorded device".to_string(),
+    }
 }
 
 fn settings_text(conf: &str) -> String {
@@ -199,9 +207,19 @@ fn keys(s: &Settings, from_file: bool) -> Vec<WhatIfKey> {
     ]
 }
 
-/// One row, worded; `site` names the OOM's allocation (memviz-alloc's `name_site`: the
-/// frame classifier's label).
-fn row(r: &SweepRow) -> WhatIfRow {
+/// The label of the site of `stack` in file `file`, by the file's [`SiteCache`] under the
+/// page's user code (`set_user_code`), so the tab names the OOM's allocation as every other
+/// view names it (memviz-alloc's own `name_site` knows only the default rule).
+///
+/// [`SiteCache`]: memviz_analysis::site::SiteCache
+fn site_label(files: &mut [LoadedFile], file: usize, stack: StackId) -> String {
+    files
+        .get_mut(file)
+        .map_or_else(String::new, |f| f.sites.site(&f.snap, stack).label.clone())
+}
+
+/// One row, worded; `site` names the OOM's allocation ([`site_label`]).
+fn row(r: &SweepRow, site: &mut dyn FnMut(StackId) -> String) -> WhatIfRow {
     let o = &r.outcome;
     let f = &o.fragmentation_at_peak;
     WhatIfRow {
@@ -220,7 +238,7 @@ fn row(r: &SweepRow) -> WhatIfRow {
             event: x.merged_event,
             trace_row: x.event,
             requested: size_long(x.requested),
-            site: x.site.clone().unwrap_or_default(),
+            site: site(x.stack),
             free: format!(
                 "reserved {}, allocated {}, largest free block {}, device free {}",
                 size_short(x.free.reserved),
@@ -239,12 +257,13 @@ fn row(r: &SweepRow) -> WhatIfRow {
     }
 }
 
-fn result_of(d: &Done) -> WhatIfResult {
+fn result_of(d: &Done, files: &mut [LoadedFile]) -> WhatIfResult {
+    let mut site = |s| site_label(files, d.file, s);
     WhatIfResult {
         sweep: d.sweep,
         device: d.device,
-        capacity: capacity_text(d.capacity),
-        rows: d.rows.iter().map(row).collect(),
+        capacity: capacity_text(d.capacity, &d.rows),
+        rows: d.rows.iter().map(|r| row(r, &mut site)).collect(),
         best: d.best.map(|b| b as u32),
         shown: d.shown.map(|b| b as u32),
         warnings: d.warnings.clone(),
@@ -252,19 +271,19 @@ fn result_of(d: &Done) -> WhatIfResult {
 }
 
 /// The curve of row `i` of `d`.
-fn curve_of(d: &Done, i: usize) -> Option<Rc<SimCurve>> {
+fn curve_of(d: &Done, i: usize, files: &mut [LoadedFile]) -> Option<Rc<SimCurve>> {
     let r = d.rows.get(i)?;
     let label = format!(
         "simulated reserved: {} on {}",
         settings_text(&r.outcome.settings),
-        capacity_text(d.capacity)
+        capacity_text(d.capacity, &d.rows)
     );
     let oom_text = r.outcome.first_oom.as_ref().map_or_else(String::new, |o| {
         format!(
             "simulated OOM at event {}: {} at {}",
             count(o.merged_event),
             size_short(o.requested),
-            o.site.as_deref().unwrap_or("?")
+            site_label(files, d.file, o.stack)
         )
     });
     Some(Rc::new(SimCurve::new(
@@ -289,15 +308,15 @@ impl WhatIf {
     }
 
     /// The tab's opening answer (`whatif_info`) for the current file and device.
-    pub(super) fn info(&self, files: &[LoadedFile], sel: Selection) -> Option<WhatIfInfo> {
-        let snap = &files.get(sel.file)?.snap;
+    pub(super) fn info(&self, files: &mut [LoadedFile], sel: Selection) -> Option<WhatIfInfo> {
+        let snap = Rc::clone(&files.get(sel.file)?.snap);
         let device = sel.device;
-        let (recorded, notes) = Settings::from_snapshot(snap);
+        let (recorded, notes) = Settings::from_snapshot(&snap);
         let result = self
             .done
             .as_ref()
             .filter(|d| d.file == sel.file && d.device == device)
-            .map(result_of);
+            .map(|d| result_of(d, files));
         Some(WhatIfInfo {
             device,
             recorded: recorded.to_string(),
@@ -347,7 +366,7 @@ impl WhatIf {
     }
 
     /// One slice of the running job (`whatif_step`): the start state, or one replay.
-    pub(super) fn step(&mut self) -> WhatIfProgress {
+    pub(super) fn step(&mut self, files: &mut [LoadedFile]) -> WhatIfProgress {
         let Some(mut r) = self.running.take() else {
             return self.progress("Nothing is running.".to_string());
         };
@@ -399,8 +418,8 @@ impl WhatIf {
             warnings: r.warnings,
             curve: None,
         };
-        d.curve = d.shown.and_then(|i| curve_of(&d, i));
-        let result = result_of(&d);
+        d.curve = d.shown.and_then(|i| curve_of(&d, i, files));
+        let result = result_of(&d, files);
         self.done = Some(d);
         WhatIfProgress {
             running: false,
@@ -421,10 +440,17 @@ impl WhatIf {
     }
 
     /// Draws row `row`'s curve (negative: none) over the timelines (`whatif_show`).
-    pub(super) fn show(&mut self, row: i64) -> Option<WhatIfResult> {
+    pub(super) fn show(&mut self, row: i64, files: &mut [LoadedFile]) -> Option<WhatIfResult> {
         let d = self.done.as_mut()?;
         d.shown = usize::try_from(row).ok().filter(|&i| i < d.rows.len());
-        d.curve = d.shown.and_then(|i| curve_of(d, i));
-        Some(result_of(d))
+        d.curve = d.shown.and_then(|i| curve_of(d, i, files));
+        Some(result_of(d, files))
+    }
+
+    /// Names the shown curve's OOM site anew (after `set_user_code` reclassified the sites).
+    pub(super) fn rename(&mut self, files: &mut [LoadedFile]) {
+        if let Some(d) = self.done.as_mut() {
+            d.curve = d.shown.and_then(|i| curve_of(d, i, files));
+        }
     }
 }
