@@ -38,11 +38,15 @@ def reduce_rows(rows: Iterable[Union[RankRow, Mapping[str, Any]]]) -> List[RankR
 
 
 def ranks(paths: "Iterable[Union[str, os.PathLike[str]]]", client: Optional[Any] = None,
-          max_workers: Optional[int] = None) -> List[RankRow]:
+          max_workers: Optional[int] = None,
+          parquet_dir: "Optional[Union[str, os.PathLike[str]]]" = None) -> List[RankRow]:
     """Summarises many snapshot files: a list of rows (:class:`RankRow`) sorted by peak, outliers flagged,
     equal to the ``rows`` of ``memviz ranks PATHS... --json``. ``client``: a
     ``dask.distributed.Client`` (each worker opens its files itself, so the paths must be
-    readable there); without one, a local thread pool of ``max_workers``."""
+    readable there); without one, a local thread pool of ``max_workers``. ``parquet_dir``:
+    also write the rows, in this order, to ``DIR/ranks.parquet``, one row group per rank
+    (columns as the rows' keys, ``top_sites`` a list of ``{label, bytes}``), which DuckDB,
+    Spark or pandas read without memviz."""
     names = [os.fspath(p) for p in paths]
     rows: List[RankRow]
     if client is not None:
@@ -51,7 +55,12 @@ def ranks(paths: "Iterable[Union[str, os.PathLike[str]]]", client: Optional[Any]
     else:
         with concurrent.futures.ThreadPoolExecutor(max_workers=max_workers) as pool:
             rows = list(pool.map(summarize_file, names))
-    return reduce_rows(rows)
+    out = reduce_rows(rows)
+    if parquet_dir is not None:
+        os.makedirs(parquet_dir, exist_ok=True)
+        path = os.path.join(os.fspath(parquet_dir), "ranks.parquet")
+        _native.ranks_parquet([r.to_dict() for r in out], path)
+    return out
 
 
 def min_capacity_file(path: "Union[str, os.PathLike[str]]",

@@ -6,13 +6,16 @@ import io
 import os
 import pickle
 import warnings
-from typing import Any, Dict, List, Optional, Sequence, Type, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Type, TypeVar, Union
 
 from memviz import _native
 from memviz._native import BadArgumentError, MemvizError
 from memviz._types import (
     Answer, Diff, Folded, Leaks, Lines, OomReport, State, Summary, SweepRow, WhatIf,
 )
+
+if TYPE_CHECKING:
+    import pyarrow  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
 A = TypeVar("A", bound=Answer)
 
@@ -87,6 +90,13 @@ class Snapshot:
         if frames is not None:
             args += ["--frames", _frames(frames)]
         return self._typed(Folded, args + _user_code(user_code))
+
+    def query(self, text: str, device: Optional[int] = None,
+              user_code: Optional[str] = None) -> Dict[str, Any]:
+        """``memviz query FILE TEXT --json``: the allocations the structured filter keeps
+        (``size>=1MiB site:/attn/ at:peak``; docs/query.md; :func:`memviz._query.query`)."""
+        from memviz._query import query
+        return query(self, text, device=device, user_code=user_code)
 
     def lines(self, device: Optional[int] = None, all_frames: bool = False,
               user_code: Optional[str] = None) -> Lines:
@@ -196,6 +206,58 @@ class Snapshot:
             raise MemvizError(f"{self.name}, device {d}: no trace to replay")
         return [SweepRow.from_dict(r) for r in data]
 
+    def _table(self, name: str, device: Optional[int] = None, event: Optional[int] = None,
+               user_code: Optional[str] = None) -> "pyarrow.Table":
+        pa = _pyarrow()
+        native = _native.table(self._native, name, device, event, user_code)
+        # The Arrow C stream interface (``__arrow_c_stream__``): pyarrow takes the buffers
+        # Rust made, without a copy.
+        table: "pyarrow.Table" = pa.table(native)
+        return table
+
+    def trace(self, device: Optional[int] = None) -> "pyarrow.Table":
+        """One row per trace event of ``device`` (``None``: every device): ``event`` (the row
+        in the device's trace), ``device``, ``action`` (dictionary), ``address``, ``size``,
+        ``stream`` (raw ``cudaStream_t``), ``time_us`` (null without a time), ``stack`` (an id
+        of :meth:`stacks`), ``compile_context`` and ``user_metadata`` (null when absent).
+        Needs pyarrow (``pip install memviz[arrow]``); ``memviz export FILE --table trace``."""
+        return self._table("trace", device)
+
+    def allocations(self, device: Optional[int] = None,
+                    user_code: Optional[str] = None) -> "pyarrow.Table":
+        """One row per allocation (an element of the Active Memory Timeline) of ``device``
+        (``None``: every device): ``device``, ``element``, ``alloc_event`` / ``free_event``
+        (trace rows; null: present at the start / alive at the end), ``address``, ``size``,
+        ``stream``, ``stack``, the site by memviz's frame rules (``site``, ``site_kind``,
+        ``site_file``, ``site_line``; ``user_code`` as in :meth:`lines`), ``alloc_us``,
+        ``free_us``, ``lifetime_events``, ``lifetime_us``, ``alive_at_peak``."""
+        return self._table("allocations", device, user_code=user_code)
+
+    def frames(self, user_code: Optional[str] = None) -> "pyarrow.Table":
+        """Every frame: ``frame`` (id), ``filename``, ``line``, ``name``, ``kind``
+        (``user``, ``library``, ``interpreter``, ``native``)."""
+        return self._table("frames", user_code=user_code)
+
+    def stacks(self) -> "pyarrow.Table":
+        """Every interned stack: ``stack`` (id) and ``frames`` (frame ids, innermost first)."""
+        return self._table("stacks")
+
+    def segments(self) -> "pyarrow.Table":
+        """The snapshot's segments (the state at the end), one row each."""
+        return self._table("segments")
+
+    def blocks_at(self, event: int = -1, device: Optional[int] = None,
+                  user_code: Optional[str] = None) -> "pyarrow.Table":
+        """The allocator state after merged event ``event`` (-1: the final state; numbered as
+        :meth:`state`): a row per segment, then per live block (``kind``), with ``address``,
+        ``size``, ``requested_size``, ``pending``, ``stream``, pool, ``stack`` and site."""
+        return self._table("blocks", device, int(event), user_code)
+
+    def lines_table(self, device: Optional[int] = None,
+                    user_code: Optional[str] = None) -> "pyarrow.Table":
+        """:meth:`lines`' rows as a table (``detail``: a list of structs)."""
+        return self._table("lines", device, user_code=user_code)
+
     def _one_device(self, device: Optional[int]) -> int:
         return self._native.default_device if device is None else int(device)
 
@@ -240,6 +302,17 @@ class Snapshot:
             + (f"<ul>{warns}</ul>" if warns else "")
             + "</div>"
         )
+
+
+def _pyarrow() -> Any:
+    """pyarrow, or an ImportError that says how to get it."""
+    try:
+        import pyarrow
+    except ImportError as e:
+        raise ImportError(
+            "memviz's tables need pyarrow: pip install memviz[arrow] (or pip install pyarrow)"
+        ) from e
+    return pyarrow
 
 
 def _size(n: Any) -> str:

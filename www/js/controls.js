@@ -10,7 +10,7 @@ import { showNotice } from './status.js';
 import { workerCall } from './session.js';
 import { details, drawer, plotHint } from './parts.js';
 import { showTooltip } from './input.js';
-import { searchBox, linesTable, userCode, liveTable, leaksPanel, filesAndCompare, flameControls, stateHistory, whatIf } from './page_panels.js';
+import { searchBox, filterBox, linesTable, userCode, liveTable, leaksPanel, filesAndCompare, flameControls, stateHistory, whatIf } from './page_panels.js';
 import { showTicks, showLegend } from './plot_chrome.js';
 import { VIEWS } from './generated/views.js';
 
@@ -77,6 +77,7 @@ export function showPanel(panelJson, table, summary) {
   if (timelineKey !== page.lastTimelineKey) {
     page.lastTimelineKey = timelineKey;
     searchBox.reset();
+    filterBox.reset();
     workerCall({ method: 'clear_highlight' });
     linesTable.invalidate(timelineKey);
     userCode.fileChanged();

@@ -4,6 +4,7 @@
 
 import { StateHistory } from './state_history.js';
 import { SearchBox } from './panels/search.js';
+import { FilterBox } from './panels/filter.js';
 import { LinesTable, UserCodeSetting } from './panels/lines.js';
 import { LiveTable } from './panels/live.js';
 import { LeaksPanel } from './panels/leaks.js';
@@ -19,6 +20,12 @@ import { showTooltip, pinElement } from './input.js';
 /** @typedef {import('./generated/FrameMode').FrameMode} FrameMode */
 
 export const searchBox = new SearchBox({ input: $('search-input', HTMLInputElement), only: $('search-only', HTMLInputElement), status: $('search-status') }, workerCall);
+/** The structured filter beside the search (panels/filter.js). */
+export const filterBox = new FilterBox({
+  input: $('filter-input', HTMLInputElement), only: $('search-only', HTMLInputElement), status: $('filter-status'),
+  csv: $('filter-csv', HTMLButtonElement), helpButton: $('filter-help-button', HTMLButtonElement), help: $('filter-help'),
+  fileName: () => els.fileName.textContent || '',
+}, workerCall, () => { if (page.filesOpen > 0) links.schedule(); });
 export const linesTable = new LinesTable({
   panel: $('lines-panel'), table: $('lines-table'), rows: $('lines-rows'), allFrames: $('lines-all-frames'),
   status: $('lines-status'),
@@ -106,6 +113,8 @@ export const links = new DeepLinks({
     $('search-only', HTMLInputElement).checked = only;
     await searchBox.run();
   },
+  filter: () => filterBox.applied,
+  setFilter: (text) => filterBox.set(text),
   flameAt: () => $('flame-at', HTMLSelectElement).value,
   async setFlameAt(value) {
     await page.flameReady;

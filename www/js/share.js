@@ -31,6 +31,7 @@ const INT_KEYS = ['file', 'device', 'pin', 'event', 'node'];
  *   memory_viz's rule), so it is not restored
  * @property {string} [q]  the search
  * @property {boolean} [only]  "only matches"
+ * @property {string} [flt]  the structured filter (panels/filter.js; the grammar of `memviz query`)
  * @property {string} [user]  the "Your code" setting (docs/sites.md), when one is applied
  * @property {string} [wif]  the "What if" tab's settings as a conf string (`''`: PyTorch's
  *   defaults), once the tab was used
@@ -69,7 +70,7 @@ function short(v) {
 }
 
 /**
- * A link state → the hash (`#view=…&file=…&device=…&axis=time&x=a,b&y=a,b&pin=…&event=…&at=…&node=…&q=…&only=1&user=…`).
+ * A link state → the hash (`#view=…&file=…&device=…&axis=time&x=a,b&y=a,b&pin=…&event=…&at=…&node=…&q=…&only=1&flt=…&user=…`).
  * Fields that are null or undefined are left out.
  * @param {LinkState} s
  * @returns {string}
@@ -88,6 +89,7 @@ export function encodeHash(s) {
   if (s.frames) p.set('frames', s.frames);
   if (s.q) p.set('q', s.q);
   if (s.only) p.set('only', '1');
+  if (s.flt) p.set('flt', s.flt.slice(0, MAX_TEXT));
   if (s.user) p.set('user', s.user.slice(0, MAX_TEXT));
   if (typeof s.wif === 'string') {
     p.set('wif', s.wif.slice(0, MAX_TEXT));
@@ -127,6 +129,8 @@ export function decodeHash(hash) {
   const q = p.get('q');
   if (q !== null && q.length <= MAX_TEXT) out.q = q;
   if (p.get('only') === '1') out.only = true;
+  const flt = p.get('flt');
+  if (flt !== null && flt !== '' && flt.length <= MAX_TEXT) out.flt = flt;
   const user = p.get('user');
   if (user !== null && user !== '' && user.length <= MAX_TEXT) out.user = user;
   const wif = p.get('wif');
@@ -170,7 +174,7 @@ export function showLinkWait(el, hash) {
 
 /** The parts of a link state whose change is a new history entry (not the camera). @param {LinkState} s */
 function major(s) {
-  return JSON.stringify([s.view, s.file, s.device, s.pin, s.event, s.at, s.frames, s.node, s.q, s.only, s.user, s.wif, s.wcap]);
+  return JSON.stringify([s.view, s.file, s.device, s.pin, s.event, s.at, s.frames, s.node, s.q, s.only, s.flt, s.user, s.wif, s.wcap]);
 }
 
 /**
@@ -186,6 +190,8 @@ function major(s) {
  * @property {(name: string) => Promise<unknown>} setView
  * @property {() => {q: string, only: boolean}} search
  * @property {(q: string, only: boolean) => Promise<void>} setSearch
+ * @property {() => string} [filter]  the structured filter's text
+ * @property {(text: string) => Promise<void>} [setFilter]  sets and runs it ('' clears)
  * @property {() => string} flameAt
  * @property {(value: string) => Promise<void>} setFlameAt
  * @property {() => string} [flameFrames]  the flamegraph's frames select
@@ -233,6 +239,7 @@ export class DeepLinks {
     const name = isInt(st.file) ? st.files[st.file] : undefined;
     if (typeof name === 'string' && name !== '') s.name = name;
     const { q, only } = this.hooks.search();
+    const flt = this.hooks.filter ? this.hooks.filter() : '';
     const user = this.hooks.userCode();
     if (user) s.user = user;
     const w = this.hooks.whatIf ? this.hooks.whatIf() : null;
@@ -248,12 +255,14 @@ export class DeepLinks {
       if (this.hooks.flameFrames) s.frames = this.hooks.flameFrames();
       if (f && isInt(f.root) && f.root > 0) s.node = f.root;
       if (q) Object.assign(s, { q, only });
+      if (flt) Object.assign(s, { flt, only });
     } else {
       if (st.x_axis === 'time') s.axis = 'time';
       s.x = st.x_range;
       s.y = st.y_range;
       if (isInt(st.pinned)) s.pin = st.pinned;
       if (q) Object.assign(s, { q, only });
+      if (flt) Object.assign(s, { flt, only });
     }
     return s;
   }
@@ -338,10 +347,12 @@ export class DeepLinks {
         if (s.at) await h.setFlameAt(s.at);
         if (s.frames && h.setFlameFrames) await h.setFlameFrames(s.frames);
         await h.setSearch(s.q || '', Boolean(s.only));
+        if (h.setFilter) await h.setFilter(s.flt || '');
         // A link without `frames` predates the frame modes: its node is not one of these trees.
         if (isInt(s.node) && s.frames) await h.call({ method: 'flame_zoom_to', node: s.node }, { waitFrame: true });
       } else {
         await h.setSearch(s.q || '', Boolean(s.only));
+        if (h.setFilter) await h.setFilter(s.flt || '');
         // The axis first: `x` is in its unit. A time link on a file without usable times keeps
         // event order and leaves the window alone.
         const time = s.axis === 'time';

@@ -5,7 +5,7 @@ import { page } from './page_state.js';
 import { startViewer, view } from './session.js';
 import { drawer, help } from './parts.js';
 import { pinElement } from './input.js';
-import { searchBox, linesTable, liveTable, leaksPanel, filesAndCompare, flameControls, links, stateHistory, whatIf } from './page_panels.js';
+import { searchBox, filterBox, linesTable, liveTable, leaksPanel, filesAndCompare, flameControls, links, stateHistory, whatIf } from './page_panels.js';
 import { showOomEvent } from './plot_chrome.js';
 import { viewKind } from './controls.js';
 import { open, openAll } from './open.js';
@@ -49,6 +49,8 @@ export function installApi() {
     stateHistory,
     /** The search box: `run()` resolves with `{query, count, bytes, size, error}`; `result`. */
     searchBox,
+    /** The structured filter: `run()` resolves with Rust's answer (`{query, count, bytes, size, error, …}`), `set(text)`, `downloadCsv()` resolves with the CSV text; `result`, `applied`. */
+    filterBox,
     /** The source-lines table: `load()` resolves with its rows; `highlight(i)`; `rows`. */
     linesTable,
     /** "Alive at a moment": `show(step)` (-1: last click, -2: peak) resolves with `{step, count, total, rows}`. */

@@ -7,6 +7,7 @@
 //! segments ([`devices::DeviceSegments`]), no loop over iterations rescans all stacks, and
 //! stack and phase texts are made once per distinct frame or name, not per use.
 
+pub mod allocations;
 pub mod annotations;
 pub mod devices;
 pub mod diff;
@@ -16,6 +17,7 @@ pub mod frames;
 pub mod leaks;
 pub mod lines;
 pub mod memory_viz;
+pub mod query;
 pub mod ranks;
 pub mod search;
 pub mod site;

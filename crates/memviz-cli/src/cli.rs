@@ -77,6 +77,12 @@ pub enum Command {
     /// allocated, fragmentation at the peak, cudaMalloc calls, the first OOM, and the smallest
     /// capacity the trace fits on (docs/whatif.md).
     Whatif(WhatifArgs),
+    /// The snapshot as tables (trace, allocations, frames, stacks, segments, blocks, lines):
+    /// Parquet files for DuckDB, Spark or pandas (--parquet DIR), or one table's rows as JSON.
+    Export(crate::cmd::export::ExportArgs),
+    /// The allocations a structured filter keeps (`size>=1MiB site:/attn/ at:peak`, the page's
+    /// filter): count, bytes and one row each; --json or --csv (the page's export).
+    Query(crate::cmd::query::QueryArgs),
 }
 
 #[derive(Args, Debug)]

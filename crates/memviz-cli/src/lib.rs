@@ -157,5 +157,7 @@ pub(crate) fn dispatch(args: impl IntoIterator<Item = OsString>) -> out::Done {
         Command::Ranks(a) => cmd::ranks::run(a),
         Command::Open(a) => cmd::open::run(a),
         Command::Whatif(a) => cmd::whatif::run(a),
+        Command::Export(a) => cmd::export::run(a),
+        Command::Query(a) => cmd::query::run(a),
     }
 }

@@ -217,6 +217,75 @@ fn ranks_reduce<'py>(given: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         .map_err(|e| InternalError::new_err(format!("internal error (please report it): {e}")))
 }
 
+/// The error of a table, as the CLI's `memviz export` names it.
+fn table_error(name: &str, e: memviz_table::TableError) -> PyErr {
+    use memviz_table::TableError;
+    match e {
+        TableError::BadArgument(m) if m.starts_with("no device") => {
+            UnknownDeviceError::new_err(format!("{name}: {m}"))
+        }
+        TableError::BadArgument(m) => BadArgumentError::new_err(format!("{name}: {m}")),
+        TableError::Io(e) => MemvizIOError::new_err(format!("{name}: {e}")),
+        e => MemvizError::new_err(format!("{name}: {e}")),
+    }
+}
+
+/// Runs `f` without the GIL, a panic turned into an [`InternalError`] (as [`guarded`]).
+fn guarded_table<T: Send>(
+    py: Python<'_>,
+    name: &str,
+    f: impl FnOnce() -> Result<T, memviz_table::TableError> + Send,
+) -> PyResult<T> {
+    let r = guarded(py, || Ok(f()))?;
+    r.map_err(|e| table_error(name, e))
+}
+
+/// `table(snapshot, name, device=None, event=None, user_code=None) -> Arrow table`: one table
+/// of memviz-table (`trace`, `allocations`, `frames`, `stacks`, `segments`, `blocks`,
+/// `lines`), the rows of `memviz export FILE --table NAME --json`. The result carries
+/// `__arrow_c_stream__`: `pyarrow.table(result)` takes its buffers without a copy.
+#[pyfunction]
+#[pyo3(signature = (snapshot, name, device=None, event=None, user_code=None))]
+fn table(
+    py: Python<'_>,
+    snapshot: PyRef<'_, NativeSnapshot>,
+    name: String,
+    device: Option<i64>,
+    event: Option<i64>,
+    user_code: Option<String>,
+) -> PyResult<pyo3_arrow::PyTable> {
+    let file = snapshot.named.name.clone();
+    let snap = Arc::clone(&snapshot.named.snap);
+    let which = memviz_table::Table::from_name(&name).ok_or_else(|| {
+        let names: Vec<&str> = memviz_table::Table::ALL.iter().map(|t| t.name()).collect();
+        BadArgumentError::new_err(format!("no table {name:?} (tables: {})", names.join(", ")))
+    })?;
+    let user = memviz_analysis::site::UserCode::parse(user_code.as_deref().unwrap_or(""))
+        .map_err(BadArgumentError::new_err)?;
+    let opts = memviz_table::Options {
+        device,
+        event,
+        user,
+    };
+    let batch = guarded_table(py, &file, || memviz_table::table(&snap, which, &opts))?;
+    let schema = batch.schema();
+    pyo3_arrow::PyTable::try_new(vec![batch], schema)
+}
+
+/// `ranks_parquet(rows, path)`: writes rows of `memviz ranks --json` (dicts, in order) to
+/// `path` as Parquet, one row group per row (memviz-table's `write_ranks_parquet`).
+#[pyfunction]
+fn ranks_parquet(py: Python<'_>, rows: &Bound<'_, PyAny>, path: String) -> PyResult<()> {
+    use memviz_analysis::ranks::RankRow;
+    let rows: Vec<RankRow> = pythonize::depythonize(rows).map_err(|e| {
+        BadArgumentError::new_err(format!("not rows of `memviz ranks --json`: {e}"))
+    })?;
+    let p = path.clone();
+    guarded_table(py, &path, move || {
+        memviz_table::write_ranks_parquet(std::path::Path::new(&p), &rows)
+    })
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MemvizError", m.py().get_type::<MemvizError>())?;
@@ -237,6 +306,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(answer, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(ranks_reduce, m)?)?;
+    m.add_function(wrap_pyfunction!(table, m)?)?;
+    m.add_function(wrap_pyfunction!(ranks_parquet, m)?)?;
     m.add("RANKS_RULE", memviz_analysis::ranks::OUTLIER_RULE)?;
     Ok(())
 }

@@ -19,9 +19,10 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::answer::{
-    Avail, AxisTicks, DiffAnswer, FileRow, FlameAt, FlameInfo, FlamePhase, FlameState, LeaksAnswer,
-    LineAnswer, LiveAnswer, MapItemKind, Panel, SearchAnswer, StateRow, StateSelection, Tooltip,
-    UserCodeAnswer, ViewKind, ViewerState, WhatIfInfo, WhatIfProgress, WhatIfResult,
+    Avail, AxisTicks, DiffAnswer, FileRow, FilterAnswer, FlameAt, FlameInfo, FlamePhase,
+    FlameState, LeaksAnswer, LineAnswer, LiveAnswer, MapItemKind, Panel, SearchAnswer, StateRow,
+    StateSelection, Tooltip, UserCodeAnswer, ViewKind, ViewerState, WhatIfInfo, WhatIfProgress,
+    WhatIfResult,
 };
 
 /// Exports every named type it visits (with its own dependencies).
@@ -246,6 +247,13 @@ requests! {
     /// Searches the current timeline (substring or `/regex/`) and highlights the matches
     /// (`only`: hides the rest); empty clears.
     search: Search { query: String, only: bool } => Option<SearchAnswer>;
+    /// Filters the Active Memory Timeline's allocations (`size>=1MiB site:/attn/ at:peak`, the
+    /// grammar of `memviz query`) and highlights the matches as the search does (`only`: hides
+    /// the rest; with a search set, what matches both); empty clears the filter. A filter that
+    /// does not parse changes nothing: `error` says where.
+    filter: Filter { query: String, only: bool } => Option<FilterAnswer>;
+    /// The CSV of the allocations the filter matches (null: no file, or it does not parse).
+    filter_csv: FilterCsv { query: String } => Option<String>;
     /// The per-source-line table of the current timeline.
     lines: Lines { all_frames: bool } => Avail<Vec<LineAnswer>>;
     /// Highlights one row of the source-line table: how many allocations.
@@ -354,7 +362,7 @@ mod tests {
 
     #[test]
     fn handler_methods_are_named_as_their_requests() {
-        assert_eq!(METHOD_NAMES.len(), 50);
+        assert_eq!(METHOD_NAMES.len(), 52);
         for (method, variant) in METHOD_NAMES {
             assert_eq!(
                 *method,

@@ -22,6 +22,12 @@ const TEST_PACKAGES: &[&str] = &[
     "mistune==3.4.0",
     "ipykernel==6.29.5",
     "dask[distributed]==2024.12.1",
+    // The Arrow tables (issue 32): pyarrow (`memviz[arrow]`), and what the tests and
+    // docs/query.ipynb hand them to.
+    "pyarrow==26.0.1",
+    "pandas==3.1.2",
+    "polars==2.2.0",
+    "duckdb==2.0.1",
 ];
 /// The tools venv (maturin), kept between runs.
 const TOOLS_VENV: &str = "target/py/tools";

@@ -96,8 +96,8 @@ pub(crate) fn test() -> Result<()> {
     // which the Rust tests' run and maturin's build fill (docs/ci.md).
     steps.together(vec![
         (
-            "page in headless Chromium (tests/web/page.test.mjs, layout.test.mjs, report.test.mjs, escaping.test.mjs, open.test.mjs, formats.test.mjs, defects.test.mjs, gpu_fallback.test.mjs, accelerator.test.mjs, sites.test.mjs, flame_modes.test.mjs, whatif.test.mjs)",
-            Box::new(|| node_tests(&["page.test.mjs", "layout.test.mjs", "report.test.mjs", "escaping.test.mjs", "open.test.mjs", "formats.test.mjs", "defects.test.mjs", "gpu_fallback.test.mjs", "accelerator.test.mjs", "sites.test.mjs", "flame_modes.test.mjs", "whatif.test.mjs"])),
+            "page in headless Chromium (tests/web/page.test.mjs, layout.test.mjs, report.test.mjs, escaping.test.mjs, open.test.mjs, formats.test.mjs, defects.test.mjs, gpu_fallback.test.mjs, accelerator.test.mjs, sites.test.mjs, flame_modes.test.mjs, whatif.test.mjs, filter.test.mjs)",
+            Box::new(|| node_tests(&["page.test.mjs", "layout.test.mjs", "report.test.mjs", "escaping.test.mjs", "open.test.mjs", "formats.test.mjs", "defects.test.mjs", "gpu_fallback.test.mjs", "accelerator.test.mjs", "sites.test.mjs", "flame_modes.test.mjs", "whatif.test.mjs", "filter.test.mjs"])),
         ),
         (
             "Rust tests: run (profile ci)",
@@ -274,6 +274,7 @@ pub(crate) fn node_tests(files: &[&str]) -> Result<()> {
         "sites.test.mjs",
         "flame_modes.test.mjs",
         "whatif.test.mjs",
+        "filter.test.mjs",
         "wasm_node.test.mjs",
     ];
     if let Some(extra) = known.iter().find(|k| !expected.contains(&k.as_str())) {

@@ -24,6 +24,24 @@ def seg_event(e: Optional[SegmentEvent]) -> str:
     return "-" if e is None else f"{e.kind} {e.size} at {e.event}"
 
 
+def query_part(s: Snapshot, path: str, other: str) -> List[int]:
+    """The Arrow tables, Snapshot.query and ranks(parquet_dir=)."""
+    numbers: List[int] = []
+    for t in (s.trace(device=None), s.allocations(device=None, user_code=None),
+              s.frames(user_code=None), s.stacks(), s.segments(),
+              s.blocks_at(-1, device=None), s.lines_table(device=None)):
+        rows: int = t.num_rows
+        numbers.append(rows)
+    q: Dict[str, object] = s.query("size>=0 at:peak", device=None, user_code=None)
+    count = q["count"]
+    assert isinstance(count, int)
+    numbers.append(count)
+    out_dir = os.path.join(os.path.dirname(os.path.abspath(path)), "whole_api_parquet")
+    rows_of_ranks: List[RankRow] = memviz.ranks([path, other], parquet_dir=out_dir)
+    numbers.append(len(rows_of_ranks))
+    return numbers
+
+
 def whatif_part(s: Snapshot, path: str, other: str) -> Tuple[List[int], List[str]]:
     """Snapshot.whatif, min_capacity, whatif_sweep and memviz.min_capacities, every field."""
     numbers: List[int] = []
@@ -34,6 +52,8 @@ def whatif_part(s: Snapshot, path: str, other: str) -> Tuple[List[int], List[str
     rec: WhatIf = s.whatif(as_recorded=True)
     for x in (w, small, rec):
         cap: Optional[int] = x.capacity
+        limit: Optional[int] = x.recorded_capacity
+        numbers.append(limit or 0)
         fr: Fragmentation = x.fragmentation_at_peak
         need: Optional[int] = x.min_capacity
         recorded: Optional[str] = x.recorded_settings
@@ -151,6 +171,7 @@ def main(path: str, other: str, out_html: str, dist: Optional[str]) -> Dict[str,
         flags.append(rr.outlier)
     rule: str = memviz.RULE
     more_numbers, more_texts = whatif_part(s, path, other)
+    numbers += query_part(s, path, other)
     numbers += more_numbers
     texts += more_texts
     as_dict: Dict[str, object] = summary.to_dict()

@@ -5,6 +5,7 @@ import type { Avail } from "./Avail";
 import type { AxisTicks } from "./AxisTicks";
 import type { DiffAnswer } from "./DiffAnswer";
 import type { FileRow } from "./FileRow";
+import type { FilterAnswer } from "./FilterAnswer";
 import type { FlameInfo } from "./FlameInfo";
 import type { FlamePhase } from "./FlamePhase";
 import type { FlameState } from "./FlameState";
@@ -53,6 +54,8 @@ export type Answers = {
   state_focus: Tooltip | null,
   state_item_center: [number, number] | null,
   search: SearchAnswer | null,
+  filter: FilterAnswer | null,
+  filter_csv: string | null,
   lines: Avail<Array<LineAnswer>>,
   highlight_line: Avail<number>,
   clear_highlight: null,

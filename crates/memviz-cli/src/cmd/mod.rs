@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod diff;
+pub mod export;
 pub mod folded;
 pub mod html;
 pub mod leaks;
@@ -10,6 +11,7 @@ pub mod lines;
 pub mod memory_viz;
 pub mod oom;
 pub mod open;
+pub mod query;
 pub mod ranks;
 pub mod state;
 pub mod summary;

@@ -8,6 +8,7 @@
 //! then names every place in `www/js` that reads it.
 
 mod axes;
+mod filter;
 mod flame;
 mod history;
 mod panel;
@@ -17,6 +18,7 @@ mod tooltip;
 mod whatif;
 
 pub use axes::{AxisTicks, OomMark, PhaseLabel};
+pub use filter::{FilterAnswer, FilterErrorAnswer};
 pub use flame::{
     Crumb, FlameAt, FlameDiffTotals, FlameInfo, FlameLabel, FlameMoment, FlameNodeInfo, FlamePhase,
     FlameState, FlameUnit,

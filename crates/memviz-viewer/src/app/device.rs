@@ -41,6 +41,9 @@ pub(super) struct DeviceData {
     pub windowed: bool,
     /// Instances per column of the last column level of detail.
     pub column_density: f64,
+    /// The search's and the filter's matches and the allocations the filter reads
+    /// (`panels/filter.rs`; the Active Memory Timeline's only).
+    pub query: super::panels::filter::QueryState,
 }
 
 /// Exact polylines only where the static scene draws them all: above [`STATIC_MAX_POINTS`] the
@@ -93,6 +96,7 @@ pub(super) fn build_device(
         column_density: 0.0,
         scene,
         windowed,
+        query: Default::default(),
     }
 }
 

@@ -10,12 +10,12 @@
 //! (`usize` indices, `u64` addresses).
 
 use super::App;
-use crate::answer::FileRow;
 use crate::answer::{
     Avail, AxisTicks, DiffAnswer, FlameAt, FlameInfo, FlamePhase, FlameState, LeaksAnswer,
     LineAnswer, LiveAnswer, MapItemKind, Panel, SearchAnswer, StateRow, StateSelection, Tooltip,
     UserCodeAnswer, ViewKind, ViewerState, WhatIfInfo, WhatIfProgress, WhatIfResult,
 };
+use crate::answer::{FileRow, FilterAnswer};
 use crate::request::{Handler, Host, Reply};
 use memviz_analysis::flame::FrameMode;
 
@@ -176,6 +176,14 @@ impl Handler for App {
 
     fn search(&mut self, query: String, only: bool) -> Option<SearchAnswer> {
         App::search(self, &query, only)
+    }
+
+    fn filter(&mut self, query: String, only: bool) -> Option<FilterAnswer> {
+        App::filter(self, &query, only)
+    }
+
+    fn filter_csv(&mut self, query: String) -> Option<String> {
+        App::filter_csv(self, &query)
     }
 
     fn lines(&mut self, all_frames: bool) -> Avail<Vec<LineAnswer>> {

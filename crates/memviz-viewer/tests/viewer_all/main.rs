@@ -5,6 +5,7 @@
 
 mod column_lod;
 mod common;
+mod filter;
 mod flame_reserved;
 mod flame_view;
 mod module_graph;

@@ -8,10 +8,12 @@
 //! built.
 //!
 //! `mod.rs`: the memory checks, search and highlights; `lines.rs`: the source-line table and
-//! what is alive at a moment; `compare.rs`: leak suspects and the comparison of two files.
+//! what is alive at a moment; `compare.rs`: leak suspects and the comparison of two files;
+//! `filter.rs`: the structured filter (intersected with the search).
 //! Each names an allocation's site through the file's [`memviz_analysis::site::SiteCache`].
 
 mod compare;
+pub(super) mod filter;
 mod lines;
 
 use memviz_analysis::format::size_long;
@@ -246,8 +248,20 @@ impl Current<'_> {
         let _ = self.apply_highlight(elements, only);
     }
 
-    /// [`App::set_highlight`] once checked; `Err` when its colours could not be allocated.
+    /// [`App::set_highlight`] once checked (the search's and the filter's matches forgotten);
+    /// `Err` when its colours could not be allocated.
     fn apply_highlight(
+        &mut self,
+        elements: Option<Vec<u32>>,
+        only: bool,
+    ) -> Result<(), Unavailable> {
+        self.forget_queries();
+        self.show_highlight(elements, only)
+    }
+
+    /// Highlights `elements` on the panels' timeline; `Err` when its colours could not be
+    /// allocated.
+    fn show_highlight(
         &mut self,
         elements: Option<Vec<u32>>,
         only: bool,
@@ -264,11 +278,11 @@ impl Current<'_> {
     }
 
     /// Searches the current timeline (substring, or `/regex/`; see
-    /// `memviz_analysis::search`) and highlights the matches (`only`: hide the rest); an empty
-    /// query clears. `unavailable` says so when the search cannot fit in memory.
+    /// `memviz_analysis::search`) and highlights the matches (`only`: hide the rest; with a
+    /// filter set, what matches both); an empty query clears the search. `unavailable` says so when the search cannot fit in memory.
     pub fn search(&mut self, query: &str, only: bool) -> Option<SearchAnswer> {
         if query.trim().is_empty() {
-            self.set_highlight(None, false);
+            let _ = self.set_query_highlight(filter::Query::Search, None, only);
             return Some(SearchAnswer::default());
         }
         let blank = SearchAnswer {
@@ -300,7 +314,7 @@ impl Current<'_> {
         let (snap, d) = self.parts()?;
         let r = memviz_analysis::search::search(snap, self.sel.device, &d.timeline, &q);
         let unavailable = self
-            .apply_highlight(Some(r.elements), only)
+            .set_query_highlight(filter::Query::Search, Some(r.elements), only)
             .err()
             .map(|u| u.unavailable);
         Some(SearchAnswer {
