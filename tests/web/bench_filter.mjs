@@ -53,6 +53,23 @@ try {
       const [ms, r] = await time(() => m.filterBox.run());
       filter.push({ q, ms, count: r ? r.count : null, error: r && r.error ? r.error.text : null, unavailable: r ? r.unavailable : null });
     }
+    // The breakdown: the worker's filter call alone (evaluation and highlight, answered at
+    // once), then the frame drawn after it (a no-op call answered after the next frame).
+    const parts = [];
+    for (const q of filters.slice(1)) {
+      const [callMs] = await time(() => m.call({ method: 'filter', query: q, only: false }));
+      const [frameMs] = await time(() => m.call({ method: 'state' }, { waitFrame: true }));
+      const [idleMs] = await time(() => m.call({ method: 'state' }, { waitFrame: true }));
+      parts.push({ q, callMs, frameMs, idleMs });
+    }
+    await m.call({ method: 'filter', query: '', only: false }, { waitFrame: true });
+    // The baseline of a frame: the same scene redrawn after a 1 px pan (and back), which any
+    // redraw on this renderer costs (software GL here: SwiftShader or llvmpipe).
+    const redraw = [];
+    for (let i = 0; i < 8; i++) {
+      const [ms] = await time(() => m.call({ method: 'pan_by', dx: i % 2 ? -1 : 1, dy: 0 }, { waitFrame: true }));
+      redraw.push(ms);
+    }
     input.value = '';
     await m.filterBox.run();
     const search = [];
@@ -64,7 +81,7 @@ try {
     sinput.value = '';
     await m.searchBox.run();
     const stats = await m.stats();
-    return { elements: st.elements, filter, search, heapBytes: stats.heapBytes, open: m.lastOpen };
+    return { elements: st.elements, filter, parts, redraw, search, heapBytes: stats.heapBytes, open: m.lastOpen };
   }, [FILTERS, SEARCHES]);
   const warm = out.filter.slice(1).map((f) => f.ms);
   console.log(JSON.stringify({
@@ -76,6 +93,10 @@ try {
     firstMs: Math.round(out.filter[0].ms),
     filterMedianMs: Math.round(median(warm)),
     filterMaxMs: Math.round(Math.max(...warm)),
+    callMedianMs: Math.round(median(out.parts.map((p) => p.callMs))),
+    frameAfterMedianMs: Math.round(median(out.parts.map((p) => p.frameMs))),
+    idleFrameMedianMs: Math.round(median(out.parts.map((p) => p.idleMs))),
+    panRedrawMedianMs: Math.round(median(out.redraw)),
     searchMedianMs: Math.round(median(out.search.map((s) => s.ms))),
     searchMaxMs: Math.round(Math.max(...out.search.map((s) => s.ms))),
     heapMB: Math.round(out.heapBytes / 1e6),

@@ -31,6 +31,14 @@ export function installApi() {
       return result;
     },
     view,
+    /**
+     * One worker call (benchmarks: a request timed alone, then the frame after it).
+     * @param {import('./bridge.js').Request} request @param {import('./bridge.js').CallOptions} [opts]
+     */
+    async call(request, opts) {
+      const c = await startViewer();
+      return c.call(request, opts);
+    },
     /** Times the worker was replaced after it died or stopped answering. */
     restarts: 0,
     /** Resolves with `{wasmMemoryBytes, heapBytes, jsHeapBytes}` (heapBytes: Rust's heap; jsHeapBytes: the page's, Chrome only). */

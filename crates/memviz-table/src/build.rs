@@ -155,3 +155,36 @@ pub(crate) fn coded(codes: Vec<u8>, names: Vec<String>) -> Result<ArrayRef, Tabl
         keys, values,
     )?))
 }
+
+/// A list column whose row `i` holds `lens[i]` consecutive structs of `columns` (one
+/// [`StructArray`] of every row's items, cut by offsets); `what` names the items when there
+/// are more than 2^31 of them.
+pub(crate) fn struct_list(
+    fields: arrow_schema::Fields,
+    columns: Vec<ArrayRef>,
+    lens: impl Iterator<Item = usize>,
+    what: &str,
+) -> Result<ArrayRef, TableError> {
+    let values = arrow_array::StructArray::try_new(fields.clone(), columns, None)?;
+    let mut offsets: Vec<i32> = vec![0];
+    let mut end = 0usize;
+    for n in lens {
+        end += n;
+        offsets.push(
+            i32::try_from(end)
+                .map_err(|_| TableError::BadArgument(format!("more than 2^31 {what}")))?,
+        );
+    }
+    let item = Arc::new(Field::new(
+        "item",
+        arrow_schema::DataType::Struct(fields),
+        false,
+    ));
+    let list = arrow_array::ListArray::try_new(
+        item,
+        arrow_buffer::OffsetBuffer::new(ScalarBuffer::from(offsets)),
+        Arc::new(values),
+        None,
+    )?;
+    Ok(Arc::new(list))
+}

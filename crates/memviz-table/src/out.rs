@@ -3,8 +3,7 @@
 use crate::build::Columns;
 use crate::{table, Options, Table, TableError};
 use arrow_array::types::{Int64Type, UInt64Type};
-use arrow_array::{ArrayRef, ListArray, RecordBatch, StringArray, StructArray, UInt64Array};
-use arrow_buffer::{OffsetBuffer, ScalarBuffer};
+use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt64Array};
 use arrow_schema::{DataType, Field, Fields};
 use memviz_analysis::ranks::RankRow;
 use memviz_snapshot::Snapshot;
@@ -90,24 +89,13 @@ pub fn ranks_batch(rows: &[RankRow]) -> Result<RecordBatch, TableError> {
         Field::new("label", DataType::Utf8, false),
         Field::new("bytes", DataType::UInt64, false),
     ]);
-    let values = StructArray::try_new(fields.clone(), vec![label, bytes], None)?;
-    let mut offsets: Vec<i32> = vec![0];
-    let mut end = 0usize;
-    for r in rows {
-        end += r.top_sites.len();
-        offsets.push(
-            i32::try_from(end)
-                .map_err(|_| TableError::BadArgument("more than 2^31 sites".to_string()))?,
-        );
-    }
-    let item = Arc::new(Field::new("item", DataType::Struct(fields), false));
-    let list = ListArray::try_new(
-        item,
-        OffsetBuffer::new(ScalarBuffer::from(offsets)),
-        Arc::new(values),
-        None,
+    let list = crate::build::struct_list(
+        fields,
+        vec![label, bytes],
+        rows.iter().map(|r| r.top_sites.len()),
+        "sites",
     )?;
-    out.add("top_sites", Arc::new(list), false);
+    out.add("top_sites", list, false);
     out.bools("outlier", rows.iter().map(|r| r.outlier).collect());
     out.finish()
 }

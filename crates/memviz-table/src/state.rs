@@ -4,10 +4,9 @@
 use crate::build::{Columns, Dict};
 use crate::TableError;
 use arrow_array::types::{Int64Type, UInt32Type, UInt64Type};
-use arrow_array::{ArrayRef, BooleanArray, ListArray, RecordBatch, StringArray, StructArray};
+use arrow_array::{ArrayRef, BooleanArray, RecordBatch, StringArray};
 use arrow_array::{Int64Array, UInt64Array};
-use arrow_buffer::{OffsetBuffer, ScalarBuffer};
-use arrow_schema::{DataType, Field, Fields};
+use arrow_schema::{Field, Fields};
 use memviz_analysis::allocations::allocations as rows_of;
 use memviz_analysis::lines::{site_table, LineOptions, LineRow};
 use memviz_analysis::site::{SiteCache, SiteId};
@@ -246,24 +245,12 @@ pub fn lines(
     let detail: Vec<&LineRow> = rows.iter().flat_map(|r| r.detail.iter()).collect();
     let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) = line_arrays(&detail).into_iter().unzip();
     let fields = Fields::from(fields);
-    let values = StructArray::try_new(fields.clone(), arrays, None)?;
-    let mut offsets: Vec<i32> = Vec::with_capacity(rows.len() + 1);
-    let mut end = 0usize;
-    offsets.push(0);
-    for r in &rows {
-        end += r.detail.len();
-        offsets.push(
-            i32::try_from(end)
-                .map_err(|_| TableError::BadArgument("more than 2^31 detail rows".to_string()))?,
-        );
-    }
-    let item = Arc::new(Field::new("item", DataType::Struct(fields), false));
-    let list = ListArray::try_new(
-        item,
-        OffsetBuffer::new(ScalarBuffer::from(offsets)),
-        Arc::new(values),
-        None,
+    let list = crate::build::struct_list(
+        fields,
+        arrays,
+        rows.iter().map(|r| r.detail.len()),
+        "detail rows",
     )?;
-    out.add("detail", Arc::new(list), false);
+    out.add("detail", list, false);
     out.finish()
 }

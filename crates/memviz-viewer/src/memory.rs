@@ -122,7 +122,8 @@ pub enum Panel {
     Live,
     /// A search over the timeline's allocations, its matches highlighted.
     Search,
-    /// A highlight: the timeline's colours and first scene rebuilt.
+    /// A highlight: the timeline's colours, and the scene repainted in place (rebuilt when it
+    /// cannot be: the estimate covers the rebuild).
     Highlight,
     /// Two files' live allocations compared by stack.
     Compare,

@@ -20,9 +20,11 @@
 
 use memviz_present::layout::Layout;
 
-use crate::column_stack::ColumnStack;
 use crate::xaxis::{for_each_mapped, map_polyline, Steps, XMap};
 use memviz_render::Trapezoid;
+
+mod columns;
+pub use columns::{build_columns, build_columns_on};
 
 /// Above this many exact polyline points the viewer uses the windowed scene.
 pub const STATIC_MAX_POINTS: u64 = 200_000;
@@ -81,12 +83,68 @@ pub struct PlotScene {
     pub x_time: bool,
     /// Time spent building, ms.
     pub build_ms: f64,
+    /// What new colours are painted from ([`PlotScene::recolor`]).
+    pub(crate) source: Source,
+}
+
+/// What a scene keeps to be recoloured without being built again.
+#[derive(Clone, Debug, Default)]
+pub(crate) enum Source {
+    /// Nothing: rebuild.
+    #[default]
+    None,
+    /// The element of each instance, per batch (static and exact windowed scenes: an
+    /// instance's colour is its element's).
+    Elements(Vec<Vec<u32>>),
+    /// The column level of detail's sampled rows (their colours decide what merges).
+    Columns(columns::ColumnRuns),
 }
 
 impl PlotScene {
     #[must_use]
     pub fn instance_count(&self) -> usize {
         self.batches.iter().map(|b| b.instances.len()).sum()
+    }
+
+    /// True for a column level of detail ([`build_columns`]).
+    #[must_use]
+    pub fn is_columns(&self) -> bool {
+        matches!(self.source, Source::Columns(_))
+    }
+
+    /// Bytes kept to recolour the scene (beside its instances).
+    #[must_use]
+    pub fn recolor_bytes(&self) -> usize {
+        match &self.source {
+            Source::None => 0,
+            Source::Elements(els) => els.iter().map(|e| e.len() * 4).sum(),
+            Source::Columns(runs) => runs.bytes(),
+        }
+    }
+
+    /// Gives the scene the element colours `colors` without building it again: exactly what
+    /// a build with `colors` over the same window would give (instances of a column level of
+    /// detail may come in another order within a batch). False when the scene keeps nothing
+    /// to recolour from (rebuild it).
+    pub fn recolor(&mut self, colors: &[u8]) -> bool {
+        let start = now_ms();
+        match std::mem::take(&mut self.source) {
+            Source::None => false,
+            Source::Elements(els) => {
+                for (b, els) in self.batches.iter_mut().zip(&els) {
+                    for (t, &e) in b.instances.iter_mut().zip(els) {
+                        t.color = element_color(colors, e);
+                    }
+                }
+                self.source = Source::Elements(els);
+                self.build_ms = now_ms() - start;
+                true
+            }
+            Source::Columns(runs) => {
+                *self = columns::paint(runs, colors, start);
+                true
+            }
+        }
     }
 }
 
@@ -134,12 +192,14 @@ struct TileGrid {
     tile_h: f64,
     ny: u32,
     tiles: Vec<Batch>,
+    /// The element of each instance per tile, when kept ([`Source::Elements`]).
+    elements: Option<Vec<Vec<u32>>>,
     extent: [f64; 2],
 }
 
 impl TileGrid {
     fn new(x0: f64, tile_w: f64, nx: u32, y0: f64, tile_h: f64, ny: u32) -> Self {
-        let tiles = (0..nx * ny)
+        let tiles: Vec<Batch> = (0..nx * ny)
             .map(|i| Batch {
                 origin: [
                     x0 + f64::from(i % nx) * tile_w,
@@ -161,14 +221,26 @@ impl TileGrid {
             y0,
             tile_h,
             ny,
+            elements: Some(vec![Vec::new(); tiles.len()]),
             tiles,
             extent: [0.0; 2],
         }
     }
 
-    /// A piece from `(xa, ba)` to `(xb, bb)`, `h` high, with `Trapezoid::FLAG_*` `flags`.
+    /// A piece of `element` from `(xa, ba)` to `(xb, bb)`, `h` high, with `Trapezoid::FLAG_*`
+    /// `flags`.
     #[allow(clippy::too_many_arguments)]
-    fn push(&mut self, xa: f64, xb: f64, ba: f64, bb: f64, h: f64, color: u32, flags: u32) {
+    fn push(
+        &mut self,
+        xa: f64,
+        xb: f64,
+        ba: f64,
+        bb: f64,
+        h: f64,
+        color: u32,
+        flags: u32,
+        element: u32,
+    ) {
         if xa.is_nan() || xb.is_nan() || xb <= xa || h.is_nan() {
             return;
         }
@@ -188,7 +260,7 @@ impl TileGrid {
             let b = xb.min(tile_end);
             if b > a {
                 let (pa, pb) = (bottom_at(a), bottom_at(b));
-                self.push_in_tile(tx, [a, b, pa, pb, h], color, flags, last_y);
+                self.push_in_tile(tx, [a, b, pa, pb, h], (color, flags, element), last_y);
             }
             if b >= xb || tx >= last_x {
                 break;
@@ -203,8 +275,7 @@ impl TileGrid {
         &mut self,
         tx: f64,
         [a, b, pa, pb, h]: [f64; 5],
-        color: u32,
-        flags: u32,
+        (color, flags, element): (u32, u32, u32),
         last_y: f64,
     ) {
         let ty = ((pa.min(pb) - self.y0) / self.tile_h)
@@ -231,10 +302,23 @@ impl TileGrid {
             bx[2] = bx[2].min(pa.min(pb));
             bx[3] = bx[3].max(pa.max(pb) + h);
             tile.instances.push(t);
+            if let Some(els) = self.elements.as_mut().and_then(|e| e.get_mut(idx)) {
+                els.push(element);
+            }
         }
     }
 
     fn finish(mut self, window: Option<[f64; 4]>, x_time: bool, start: f64) -> PlotScene {
+        let source = match self.elements {
+            Some(els) => Source::Elements(
+                els.into_iter()
+                    .zip(&self.tiles)
+                    .filter(|(_, t)| !t.instances.is_empty())
+                    .map(|(e, _)| e)
+                    .collect(),
+            ),
+            None => Source::None,
+        };
         self.tiles.retain(|t| !t.instances.is_empty());
         PlotScene {
             batches: self.tiles,
@@ -242,6 +326,7 @@ impl TileGrid {
             window,
             x_time,
             build_ms: now_ms() - start,
+            source,
         }
     }
 }
@@ -272,7 +357,7 @@ pub fn build_static_on<M: XMap + ?Sized>(layout: &Layout, colors: &[u8], xmap: &
                 (f64::from(p.x0_step), p.bottom0_bytes as f64),
                 (f64::from(p.x1_step), p.bottom1_bytes as f64),
                 xmap,
-                |xa, xb, ba, bb| grid.push(xa, xb, ba, bb, h, color, ELEMENT_FLAGS),
+                |xa, xb, ba, bb| grid.push(xa, xb, ba, bb, h, color, ELEMENT_FLAGS, e),
             );
         }
     }
@@ -338,7 +423,7 @@ pub fn build_windowed_on<M: XMap + ?Sized>(
             if ba.min(bb) > wy1 || ba.max(bb) + h < wy0 {
                 continue;
             }
-            grid.push(xa, xb, ba, bb, h, color, ELEMENT_FLAGS);
+            grid.push(xa, xb, ba, bb, h, color, ELEMENT_FLAGS, e);
         }
     }
     grid.finish(Some(window), xmap.is_time(), start)
@@ -375,130 +460,6 @@ fn simplify_into(
         }
         kept.push(p);
     }
-}
-
-/// Zoomed-out level of detail for windowed scenes: one sample per device-pixel column (at the
-/// column's highest timestep, so peaks survive), the stack at that step cut into pixel rows
-/// (`px_bytes` tall) each taking the colour of the largest element it touches, runs of rows of
-/// one colour merged, and identical runs in neighbouring columns merged into one rectangle.
-/// Draws at most a few instances per pixel row, whatever the number of elements. Hover stays
-/// exact (`Layout::hit`).
-///
-/// Cost: one sweep over the window's timesteps. The live set at the first sample comes from the
-/// hit index; every element pushed or popped between two samples is an update of a Fenwick tree
-/// of heights (bytes below a push order, and the element at a height, in O(log)) and a max tree
-/// (the largest element between two push orders); each column then costs O(rows × log), and an
-/// element many rows tall is crossed in one step. Written here rather than taken from a crate:
-/// it is the first frame's cost on big files (2.5 s per 1.9 M events before, by walking every
-/// live element of every column).
-#[must_use]
-pub fn build_columns(
-    layout: &Layout,
-    colors: &[u8],
-    window: [f64; 4],
-    columns: u32,
-    px_bytes: f64,
-) -> PlotScene {
-    build_columns_on(layout, colors, window, columns, px_bytes, &Steps)
-}
-
-/// [`build_columns`] on the x axis `xmap`: `window`'s x and the columns in the axis's unit;
-/// each column samples the timesteps whose span meets it (on the time axis, a burst of events
-/// at one time falls in one column, whose sample is the burst's highest step).
-#[must_use]
-pub fn build_columns_on<M: XMap + ?Sized>(
-    layout: &Layout,
-    colors: &[u8],
-    window: [f64; 4],
-    columns: u32,
-    px_bytes: f64,
-    xmap: &M,
-) -> PlotScene {
-    let start = now_ms();
-    let [wx0, wx1, wy0, wy1] = window;
-    let cols = columns.clamp(1, 65536);
-    let col_w = ((wx1 - wx0) / f64::from(cols)).max(1e-9);
-    let px = if px_bytes.is_finite() && px_bytes > 0.0 {
-        px_bytes
-    } else {
-        1.0
-    };
-    let live = layout.live_at_step();
-    let n = live.len();
-    let tile_w = ((wx1 - wx0) / f64::from(TILES)).max(1e-6);
-    let mut grid = TileGrid::new(wx0, tile_w, TILES, wy0.max(0.0), (wy1 - wy0).max(1.0), 1);
-    // The sampled timestep of each column: its highest, the earliest of equals.
-    let mut samples: Vec<(u32, u32)> = Vec::new();
-    for c in 0..cols {
-        let ax = wx0 + f64::from(c) * col_w;
-        let (xa, xb) = (xmap.step_of_axis(ax), xmap.step_of_axis(ax + col_w));
-        let s0 = xa.max(0.0).floor() as usize;
-        let s1 = (xb.max(0.0).ceil() as usize).min(n).max(s0 + 1);
-        let best = (s0..s1.min(n))
-            .zip(live.range(s0, s1))
-            .max_by_key(|&(s, v)| (v, std::cmp::Reverse(s)))
-            .map(|(s, _)| s);
-        if let Some(step) = best {
-            samples.push((c, step as u32));
-        }
-    }
-    let mut stack = ColumnStack::new(layout, &samples);
-    crate::phase::phase("column_stack");
-    // Open rectangles: (row0, row1, colour, flags) → x where they started.
-    type Key = (i64, i64, u32, u32);
-    let mut open: std::collections::HashMap<Key, f64> = Default::default();
-    let mut next: std::collections::HashMap<Key, f64> = Default::default();
-    // This column's runs: key, the element of the top row and its rows in the run.
-    let mut runs: Vec<(Key, u32, u32)> = Vec::new();
-    let emit = |grid: &mut TileGrid, key: Key, x0: f64, x1: f64| {
-        let y0 = wy0 + key.0 as f64 * px;
-        let y1 = wy0 + key.1 as f64 * px;
-        grid.push(x0, x1, y0, y0, y1 - y0, key.2, key.3);
-    };
-    let mut sample = samples.iter().enumerate().peekable();
-    for c in 0..cols {
-        let xa = wx0 + f64::from(c) * col_w;
-        runs.clear();
-        if let Some((k, &(_, step))) = sample.next_if(|(_, &(sc, _))| sc == c) {
-            stack.advance_to(k, layout);
-            stack.rows(layout, step, wy0, wy1, px, |row, e| {
-                let color = color_u32(colors.get(e as usize).copied().unwrap_or(u8::MAX));
-                // Rows of one colour merge, except across the top of an element tall enough
-                // to show its edge.
-                match runs.last_mut() {
-                    Some((key, top, n))
-                        if key.1 == row && key.2 == color && (*top == e || *n < EDGE_MIN_ROWS) =>
-                    {
-                        key.1 = row + 1;
-                        if *top == e {
-                            *n += 1;
-                        } else {
-                            (*top, *n) = (e, 1);
-                        }
-                    }
-                    _ => runs.push(((row, row + 1, color, 0), e, 1)),
-                }
-            });
-        }
-        for (key, _, n) in &mut runs {
-            if *n >= EDGE_MIN_ROWS {
-                key.3 = ELEMENT_FLAGS;
-            }
-        }
-        for &(key, _, _) in &runs {
-            let x_start = open.remove(&key).unwrap_or(xa);
-            next.insert(key, x_start);
-        }
-        for (key, x_start) in open.drain() {
-            emit(&mut grid, key, x_start, xa);
-        }
-        std::mem::swap(&mut open, &mut next);
-    }
-    let x_end = wx0 + f64::from(cols) * col_w;
-    for (key, x_start) in open.drain() {
-        emit(&mut grid, key, x_start, x_end);
-    }
-    grid.finish(Some(window), xmap.is_time(), start)
 }
 
 /// A clock for platforms without `std::time` (wasm32): the embedder installs one with
@@ -575,8 +536,8 @@ mod tests {
         let tile_w = 20_302.666_666_666_668 / 16.0;
         let mut grid = TileGrid::new(x0, tile_w, TILES, 4.2e9, 1.6e10, 1);
         let xb = x0 + 16.0 * tile_w;
-        grid.push(x0, xb, 5e9, 5e9, 1e9, 1, 0);
-        grid.push(x0 + 0.3, xb - 0.7, 6e9, 7e9, 1e9, 2, 0);
+        grid.push(x0, xb, 5e9, 5e9, 1e9, 1, 0, 0);
+        grid.push(x0 + 0.3, xb - 0.7, 6e9, 7e9, 1e9, 2, 0, 1);
         let scene = grid.finish(None, false, 0.0);
         assert_eq!(scene.batches.len(), 16);
         for color in [1u32, 2] {

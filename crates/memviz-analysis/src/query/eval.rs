@@ -126,7 +126,8 @@ fn file_matches(fm: &FileMatch, file: &str) -> bool {
 
 /// What the row-wise terms need of the device, computed once.
 struct Context {
-    /// Ordinal per raw stream.
+    /// Ordinal per raw stream; built only for a `stream` term (it reads every trace's stream
+    /// column).
     streams: crate::versions::StreamOrdinals,
     /// Absolute time of the first timed event.
     first_time: Option<i64>,
@@ -200,7 +201,11 @@ impl Context {
             }
         }
         Context {
-            streams: crate::versions::stream_ordinals(snap),
+            streams: if f.terms.iter().any(|t| matches!(t.pred, Pred::Stream(..))) {
+                crate::versions::stream_ordinals(snap)
+            } else {
+                crate::versions::StreamOrdinals::default()
+            },
             first_time,
             times,
             phases,

@@ -8,6 +8,7 @@ mod common;
 mod filter;
 mod flame_reserved;
 mod flame_view;
+mod highlight_recolor;
 mod module_graph;
 mod no_trace;
 mod panels;

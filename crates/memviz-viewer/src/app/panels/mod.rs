@@ -235,7 +235,7 @@ impl Current<'_> {
     // ----- search, highlight, source lines ------------------------------------------------------
 
     /// Highlights `elements` of the current timeline (the others faint grey, or hidden when
-    /// `only`); `None` clears. The scene is rebuilt with the new colours. A highlight that
+    /// `only`); `None` clears. The scene is repainted with the new colours (its geometry kept). A highlight that
     /// cannot fit in memory leaves the current one as it is.
     pub fn set_highlight(&mut self, elements: Option<Vec<u32>>, only: bool) {
         if elements.is_some()

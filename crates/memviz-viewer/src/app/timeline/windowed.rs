@@ -69,7 +69,7 @@ impl TimelineView {
 
 impl TimelineView {
     /// Highlights `elements` (the others faint grey, or hidden when `only`); `None` clears.
-    /// The scene is rebuilt with the new colours. `Ok(true)` when the highlight changed; `Err`
+    /// The scene is repainted with the new colours ([`scene::PlotScene::recolor`]). `Ok(true)` when the highlight changed; `Err`
     /// when its colours could not be allocated (the old highlight stays).
     pub(in crate::app) fn set_highlight(
         &mut self,
@@ -115,10 +115,17 @@ impl TimelineView {
                 d.highlight = Some((els, only));
             }
         }
-        d.scene = crate::app::device::initial_scene(&d.layout, &d.colors, d.windowed);
+        // Only the colours change: the scene is repainted where it keeps what it was painted
+        // from (the same window and geometry), else rebuilt from the first scene.
+        let repainted = d.scene.recolor(&d.colors);
+        if !repainted {
+            d.scene = crate::app::device::initial_scene(&d.layout, &d.colors, d.windowed);
+        }
+        // A column level of detail over its budget is halved by the settle, as when built.
+        let over = d.scene.is_columns() && d.scene.instance_count() > scene::COLUMN_LOD_BUDGET;
         self.frame.generation = crate::view::next_generation();
         self.frame.needs_redraw = true;
-        if self.is_windowed() {
+        if self.is_windowed() && (!repainted || over) {
             self.ui.settle = Settle::Moved;
         }
         // The scene above is in timesteps: back on the chosen axis.
