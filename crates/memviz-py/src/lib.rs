@@ -267,7 +267,9 @@ fn table(
         event,
         user,
     };
-    let batch = guarded_table(py, &file, || memviz_table::table(&snap, which, &opts))?;
+    let batch = guarded_table(py, &file, || {
+        memviz_table::table_shared(&snap, which, &opts)
+    })?;
     let schema = batch.schema();
     pyo3_arrow::PyTable::try_new(vec![batch], schema)
 }

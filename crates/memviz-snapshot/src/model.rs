@@ -13,7 +13,11 @@ pub const NO_TIME: i64 = i64::MIN;
 pub struct FrameId(pub u32);
 
 /// An interned call stack (innermost frame first). `StackId::EMPTY` is the empty stack.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// `Pod`: a slice of them is a slice of `u32`s (`bytemuck::cast_slice`).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, bytemuck::Pod, bytemuck::Zeroable,
+)]
+#[repr(transparent)]
 pub struct StackId(pub u32);
 
 impl StackId {

@@ -14,13 +14,15 @@
 //!
 //! # Copies
 //! The model's hot trace columns are compact codes (a table of distinct addresses and sizes,
-//! a time offset per chunk, an action byte) and are borrowed from a snapshot that outlives no
-//! table, so every column is decoded once into a fresh `Vec` that Arrow then takes over
-//! without copying (`Buffer::from_vec`: the vector's allocation becomes the buffer). Sharing a
-//! model column in place would need `Buffer::from_custom_allocation`, which is `unsafe` (the
-//! workspace forbids it). What is shared is every hand-off after that: the batch crosses into
-//! pyarrow through the Arrow C data interface (memviz-py), and polars / DuckDB read that
-//! memory in place.
+//! a time offset per chunk, an action byte, runs of equal streams and strings), so a table
+//! decodes each of them once into a fresh `Vec` that Arrow then takes over without copying
+//! (`Buffer::from_vec`: the vector's allocation becomes the buffer). The one plain column, a
+//! device's stack ids, is shared: [`trace_shared`] (what Python's `Snapshot.trace()` calls)
+//! hands Arrow the model's own vector through `bytes::Bytes::from_owner` over the
+//! `Arc<Snapshot>`, so the table reads it in place and keeps the snapshot alive (no `unsafe`:
+//! `StackId` is `bytemuck::Pod`). A table of every device at once is one batch, copied. After
+//! that every hand-off is shared: the batch crosses into pyarrow through the Arrow C data
+//! interface (memviz-py), and polars / DuckDB read that memory in place.
 
 use arrow_array::RecordBatch;
 use memviz_analysis::site::{SiteCache, UserCode};
@@ -33,7 +35,7 @@ mod state;
 
 pub use arrow_array;
 pub use arrow_schema;
-pub use model::{frames, segments, stacks, trace};
+pub use model::{frames, segments, stacks, trace, trace_shared};
 pub use out::{ranks_batch, to_json, write_parquet, write_ranks_parquet};
 pub use state::{allocations, blocks_at, lines};
 
@@ -130,6 +132,18 @@ pub fn check_device(snap: &Snapshot, wanted: Option<i64>) -> Result<Option<i64>,
     Err(TableError::BadArgument(format!(
         "no device {d} (devices: {list})"
     )))
+}
+
+/// [`table`], the trace's stack column shared with the snapshot ([`trace_shared`]).
+pub fn table_shared(
+    snap: &std::sync::Arc<Snapshot>,
+    which: Table,
+    opts: &Options,
+) -> Result<RecordBatch, TableError> {
+    match which {
+        Table::Trace => trace_shared(snap, check_device(snap, opts.device)?),
+        _ => table(snap, which, opts),
+    }
 }
 
 /// One table of `snap` as `opts` asks.

@@ -16,11 +16,50 @@ use std::sync::Arc;
 /// time), `stack` (a stack id of [`stacks`]), `compile_context` and `user_metadata` (null when
 /// absent).
 pub fn trace(snap: &Snapshot, device: Option<i64>) -> Result<RecordBatch, TableError> {
+    trace_with(snap, device, None)
+}
+
+/// [`trace`], its `stack` column shared with `snap` when the table is one device's trace:
+/// the model's own vector of stack ids, which Arrow (and pyarrow, polars, DuckDB after it)
+/// reads in place; the table keeps the snapshot alive. The model's other trace columns are
+/// compact codes (distinct-value tables, time offsets per chunk, runs), which a table must
+/// decode.
+pub fn trace_shared(snap: &Arc<Snapshot>, device: Option<i64>) -> Result<RecordBatch, TableError> {
+    trace_with(snap, device, Some(snap))
+}
+
+/// The bytes of device `device`'s stack column, owned through the snapshot.
+struct StackBytes {
+    snap: Arc<Snapshot>,
+    device: i64,
+}
+
+impl AsRef<[u8]> for StackBytes {
+    fn as_ref(&self) -> &[u8] {
+        self.snap
+            .trace(self.device)
+            .map_or(&[], |t| bytemuck::cast_slice(t.stacks()))
+    }
+}
+
+fn trace_with(
+    snap: &Snapshot,
+    device: Option<i64>,
+    shared: Option<&Arc<Snapshot>>,
+) -> Result<RecordBatch, TableError> {
     let devices: Vec<(i64, &memviz_snapshot::DeviceTrace)> = (0..snap.traces.len() as i64)
         .filter(|d| device.is_none_or(|w| w == *d))
         .filter_map(|d| snap.trace(d).map(|t| (d, t)))
         .collect();
     let rows: usize = devices.iter().map(|(_, t)| t.len()).sum();
+    // One device whose stack column has a row per event: share it.
+    let share = match (shared, devices.as_slice()) {
+        (Some(a), [(d, t)]) if t.stacks().len() == t.len() => Some(StackBytes {
+            snap: Arc::clone(a),
+            device: *d,
+        }),
+        _ => None,
+    };
     let mut event: Vec<u32> = Vec::with_capacity(rows);
     let mut dev: Vec<i64> = Vec::with_capacity(rows);
     let mut codes: Vec<u8> = Vec::with_capacity(rows);
@@ -49,13 +88,15 @@ pub fn trace(snap: &Snapshot, device: Option<i64>) -> Result<RecordBatch, TableE
             time.extend(std::iter::repeat_n(0, n));
             timed.extend(std::iter::repeat_n(false, n));
         }
-        stack.extend(
-            t.stacks()
-                .iter()
-                .map(|s| s.0)
-                .chain(std::iter::repeat(0))
-                .take(n),
-        );
+        if share.is_none() {
+            stack.extend(
+                t.stacks()
+                    .iter()
+                    .map(|s| s.0)
+                    .chain(std::iter::repeat(0))
+                    .take(n),
+            );
+        }
         for (col, dict) in [(&t.compile_context, &mut cc), (&t.user_metadata, &mut um)] {
             for s in col.iter().chain(std::iter::repeat(NO_STR)).take(n) {
                 if s == NO_STR {
@@ -85,7 +126,15 @@ pub fn trace(snap: &Snapshot, device: Option<i64>) -> Result<RecordBatch, TableE
     out.values::<UInt64Type>("size", size);
     out.values::<UInt64Type>("stream", stream);
     out.masked::<Int64Type>("time_us", time, timed)?;
-    out.values::<UInt32Type>("stack", stack);
+    match share {
+        Some(owner) => {
+            let n = owner.as_ref().len() / 4;
+            let buffer = arrow_buffer::Buffer::from(bytes::Bytes::from_owner(owner));
+            let values = ScalarBuffer::<u32>::new(buffer, 0, n);
+            out.add("stack", Arc::new(UInt32Array::new(values, None)), false);
+        }
+        None => out.values::<UInt32Type>("stack", stack),
+    }
     out.add("compile_context", cc.into_array()?, true);
     out.add("user_metadata", um.into_array()?, true);
     out.finish()

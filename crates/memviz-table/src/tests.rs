@@ -254,3 +254,31 @@ fn tables_by_name_and_bad_arguments() {
     let e = table(&s, Table::Trace, &bad).expect_err("no device 5");
     assert_eq!(e.to_string(), "no device 5 (devices: 0)");
 }
+
+/// One device's trace table reads the model's stack ids in place (no copy), and equals the
+/// copied table.
+#[test]
+fn the_trace_shares_its_stack_column() {
+    let snap = std::sync::Arc::new(snap());
+    let d = snap.default_device();
+    let shared = crate::trace_shared(&snap, Some(d)).expect("shared");
+    let copied = crate::trace(&snap, Some(d)).expect("copied");
+    assert_eq!(shared, copied);
+    let col = shared
+        .column_by_name("stack")
+        .expect("stack")
+        .as_primitive::<UInt32Type>();
+    let model = snap.trace(d).expect("a trace").stacks();
+    assert!(!model.is_empty());
+    assert_eq!(
+        col.values().as_ptr(),
+        model.as_ptr().cast::<u32>(),
+        "not shared"
+    );
+    // Every device at once: one table, copied.
+    let all = crate::trace_shared(&snap, None).expect("all");
+    assert_eq!(all, crate::trace(&snap, None).expect("all"));
+    // The table outlives the caller's handle on the snapshot.
+    drop(snap);
+    assert_eq!(shared.num_rows(), copied.num_rows());
+}
