@@ -139,6 +139,11 @@ for (const backend of BACKENDS) {
       assert.match(await page.locator('#filter-status').textContent(), /1 also match the search/);
       await search(page, '');
       assert.equal((await viewerState(page)).highlighted, 2, 'the filter alone again');
+      // A new search says anew how many match both: the filter's status follows it.
+      await poll(async () => !/also match the search/.test(await page.locator('#filter-status').textContent()), 'the filter status without the search');
+      await search(page, 'delta.py');
+      await poll(async () => /1 also match the search/.test(await page.locator('#filter-status').textContent()), 'the filter status with the new search');
+      await search(page, '');
 
       // The deep link keeps the filter: reload, open the same file, the filter is back.
       const hash = await page.evaluate(() => window.memviz.links.write());

@@ -19,13 +19,18 @@ import { showTooltip, pinElement } from './input.js';
 
 /** @typedef {import('./generated/FrameMode').FrameMode} FrameMode */
 
-export const searchBox = new SearchBox({ input: $('search-input', HTMLInputElement), only: $('search-only', HTMLInputElement), status: $('search-status') }, workerCall);
+// A new search changes what matches both it and the filter: the filter's status says so anew.
+export const searchBox = new SearchBox({ input: $('search-input', HTMLInputElement), only: $('search-only', HTMLInputElement), status: $('search-status') }, workerCall, () => { refreshFilter(); });
 /** The structured filter beside the search (panels/filter.js). */
 export const filterBox = new FilterBox({
   input: $('filter-input', HTMLInputElement), only: $('search-only', HTMLInputElement), status: $('filter-status'),
   csv: $('filter-csv', HTMLButtonElement), helpButton: $('filter-help-button', HTMLButtonElement), help: $('filter-help'),
   fileName: () => els.fileName.textContent || '',
 }, workerCall, () => { if (page.filesOpen > 0) links.schedule(); });
+/** The filter's answer again when one is applied (its `with_search` count). */
+function refreshFilter() {
+  if (filterBox.applied !== '' && filterBox.els.input.value === filterBox.applied) void filterBox.run();
+}
 export const linesTable = new LinesTable({
   panel: $('lines-panel'), table: $('lines-table'), rows: $('lines-rows'), allFrames: $('lines-all-frames'),
   status: $('lines-status'),

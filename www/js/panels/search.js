@@ -11,9 +11,13 @@ import { unavailable } from './unavailable.js';
 
 /** The search box. @extends {Panel<SearchElements>} */
 export class SearchBox extends Panel {
-  /** @param {SearchElements} els @param {Call} call */
-  constructor(els, call) {
+  /**
+   * @param {SearchElements} els @param {Call} call
+   * @param {() => void} [after]  after each answer (the filter's count of what matches both)
+   */
+  constructor(els, call, after = () => {}) {
     super(els, call);
+    this.after = after;
     /** The last answer (parsed), or null. @type {Search | null} */
     this.result = null;
     /** @type {ReturnType<typeof setTimeout> | undefined} */
@@ -48,6 +52,7 @@ export class SearchBox extends Panel {
     } else {
       this.els.status.textContent = `${r.count.toLocaleString('en-US')} match${r.count === 1 ? '' : 'es'}, ${r.size}`;
     }
+    this.after();
     return r;
   }
 
