@@ -60,6 +60,20 @@ def cli_error(memviz_exe):
     return run
 
 
+RANK_SOURCES = ["multidevice", "proto5", "expandable", "pools", "oomdevice", "deferred"]
+
+
+def rank_copies(fixtures: Path, directory: Path, repeat: int, digits: int) -> list:
+    """A generated many-rank set: the fixtures of RANK_SOURCES copied ``repeat`` times as
+    ``rank{i}.pickle`` (``i`` zero-padded to ``digits``); the paths, in rank order."""
+    paths = []
+    for i, n in enumerate(RANK_SOURCES * repeat):
+        p = directory / f"rank{i:0{digits}d}.pickle"
+        shutil.copy(fixtures / f"{n}.pickle", p)
+        paths.append(str(p))
+    return paths
+
+
 def plain(x):
     """A typed answer (or a list of them) as the CLI's JSON: ``to_dict()``."""
     return [plain(i) for i in x] if isinstance(x, list) else x.to_dict()

@@ -1,23 +1,15 @@
 """`memviz.ranks`: the rows of `memviz ranks --json`, from a local thread pool and from a Dask
 LocalCluster with 2 workers, on generated files."""
 
-import shutil
-
 import pytest
 
 import memviz
+from conftest import rank_copies
 
 
 @pytest.fixture(scope="module")
 def rank_files(fixtures, tmp_path_factory):
-    d = tmp_path_factory.mktemp("ranks")
-    names = ["multidevice", "proto5", "expandable", "pools", "oomdevice", "deferred"]
-    paths = []
-    for i, n in enumerate(names * 2):
-        p = d / f"rank{i:02d}.pickle"
-        shutil.copy(fixtures / f"{n}.pickle", p)
-        paths.append(str(p))
-    return paths
+    return rank_copies(fixtures, tmp_path_factory.mktemp("ranks"), 2, 2)
 
 
 def test_rows_equal_the_cli_sorted_by_peak(rank_files, cli):

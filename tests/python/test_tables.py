@@ -4,7 +4,6 @@
 them; a DuckDB query over the Parquet of `memviz.ranks(..., parquet_dir=)` equals `memviz
 ranks`."""
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import memviz
-from conftest import REPO, require_all
+from conftest import REPO, rank_copies, require_all
 
 pa = pytest.importorskip("pyarrow")
 
@@ -113,14 +112,7 @@ def test_missing_pyarrow_is_named(fixtures):
 @pytest.fixture(scope="module")
 def many_ranks(fixtures, tmp_path_factory):
     """A generated many-rank set: the fixtures copied as 48 ranks."""
-    d = tmp_path_factory.mktemp("many-ranks")
-    names = ["multidevice", "proto5", "expandable", "pools", "oomdevice", "deferred"]
-    paths = []
-    for i, n in enumerate(names * 8):
-        p = d / f"rank{i:03d}.pickle"
-        shutil.copy(fixtures / f"{n}.pickle", p)
-        paths.append(str(p))
-    return paths
+    return rank_copies(fixtures, tmp_path_factory.mktemp("many-ranks"), 8, 3)
 
 
 def test_duckdb_over_the_ranks_parquet_equals_memviz_ranks(many_ranks, cli, tmp_path):

@@ -42,19 +42,8 @@ export class FilterBox extends Panel {
     this.result = null;
     /** The text of the filter applied last (a bad one is not applied). */
     this.applied = '';
-    /** @type {ReturnType<typeof setTimeout> | undefined} */
-    this.timer = undefined;
     els.input.title = `Filter the Active Memory Timeline's allocations (all terms must hold):\n${FILTER_FIELDS.map(([t, d]) => `${t}  ${d}`).join('\n')}`;
-    els.input.addEventListener('input', () => {
-      clearTimeout(this.timer);
-      this.timer = setTimeout(() => this.run(), 250);
-    });
-    els.input.addEventListener('keydown', (ev) => {
-      if (ev.key === 'Enter') {
-        clearTimeout(this.timer);
-        this.run();
-      }
-    });
+    this.runOnTyping(els.input, () => this.run());
     els.only.addEventListener('change', () => { if (this.applied !== '') this.run(); });
     els.csv.addEventListener('click', () => { this.downloadCsv(); });
     els.helpButton.addEventListener('click', () => {
@@ -147,7 +136,7 @@ export class FilterBox extends Panel {
 
   /** A new file, device or view: the highlight is gone, so is the filter. */
   reset() {
-    clearTimeout(this.timer);
+    this.cancelTyping();
     this.els.input.value = '';
     this.els.status.textContent = '';
     this.els.status.classList.remove('error');

@@ -20,18 +20,7 @@ export class SearchBox extends Panel {
     this.after = after;
     /** The last answer (parsed), or null. @type {Search | null} */
     this.result = null;
-    /** @type {ReturnType<typeof setTimeout> | undefined} */
-    this.timer = undefined;
-    els.input.addEventListener('input', () => {
-      clearTimeout(this.timer);
-      this.timer = setTimeout(() => this.run(), 250);
-    });
-    els.input.addEventListener('keydown', (ev) => {
-      if (ev.key === 'Enter') {
-        clearTimeout(this.timer);
-        this.run();
-      }
-    });
+    this.runOnTyping(els.input, () => this.run());
     els.only.addEventListener('change', () => this.run());
   }
 
