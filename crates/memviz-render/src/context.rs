@@ -12,7 +12,7 @@
 //!    *is* the canvas's), then an adapter compatible with it, then the device.
 //!
 //! Both request WebGL2 limits ([`required_limits`]), so the same code runs on either, and pick
-//! the surface format with [`surface_config`] (an sRGB render format on both, so colours match).
+//! the surface format with [`surface_config`] (a plain 8-bit format on both, so colours match).
 
 use crate::renderer::{required_limits, DeviceTier};
 use crate::surface::{surface_config, SurfaceChoice};

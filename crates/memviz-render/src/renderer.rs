@@ -13,8 +13,8 @@
 //!   two triangles, at least one device pixel wide and tall.
 //! - Colours are sRGB-encoded. With a `…Srgb` target the shader decodes them to linear and the
 //!   hardware re-encodes (blending happens in linear light); with a non-sRGB target they are
-//!   written as they are. Opaque colours come out the same either way; for identical blending on
-//!   every backend, render into an sRGB format or view (see [`crate::surface_config`]).
+//!   written as they are (blending in sRGB space, as the web does). Opaque colours come out the
+//!   same either way; the page's surfaces are plain on every backend ([`crate::surface_config`]).
 //!
 //! Everything here is WebGL2-compatible: vertex-buffer instancing, uniform buffers with dynamic
 //! offsets, no storage buffers.

@@ -1,13 +1,16 @@
 //! Picking a surface format deliberately, so WebGPU and WebGL2 canvases show the same colours.
 //!
 //! # How it works
-//! WebGL2 surfaces offer `Rgba8UnormSrgb`; WebGPU canvases only offer non-sRGB formats
-//! (`bgra8unorm` / `rgba8unorm`) but accept their `-srgb` twin as a *view* format. So: take an
-//! 8-bit sRGB format when the surface has one; otherwise configure the preferred 8-bit format
-//! and add its sRGB twin to `view_formats`, and render through a view of that twin. Either way
-//! the [`Renderer`](crate::Renderer) targets an sRGB format: instance colours (sRGB) are decoded
-//! to linear in the shader, blended in linear light and re-encoded by the hardware, identically
-//! on every backend.
+//! Take a plain (non-sRGB) 8-bit format when the surface has one, and render into it as it is:
+//! instance colours (sRGB-encoded) are written unchanged and blended in sRGB space, as the
+//! browser's 2D canvas, SVG and CSS blend. WebGPU canvases offer only plain formats; WebGL2
+//! surfaces offer both, and there the plain one is also the cheap one. wgpu presents an
+//! `Rgba8UnormSrgb` WebGL2 surface with a full-screen pass that re-encodes every pixel (a `pow`
+//! per channel) and blends into an sRGB target, where a plain one is a framebuffer blit:
+//! measured in headless Chromium (SwiftShader), a redraw of the 2 M-allocation tile's scene at
+//! 1440 × 900 went from 57–63 ms to 42 ms (docs/query.md). Only when a surface has no plain
+//! 8-bit format is an sRGB one taken (the shader then decodes to linear and the hardware
+//! re-encodes: opaque colours come out the same; translucent overlays blend in linear light).
 
 /// A surface configuration plus the format to create frame views with and to build the
 /// [`Renderer`](crate::Renderer) for.
@@ -15,8 +18,8 @@
 pub struct SurfaceChoice {
     /// Pass to `Surface::configure` (update `width` / `height` on resize).
     pub config: wgpu::SurfaceConfiguration,
-    /// The format of the views to render into: `config.format` or its sRGB twin (which is then
-    /// in `config.view_formats`). Create frame views with [`SurfaceChoice::frame_view`].
+    /// The format of the views to render into (`config.format`). Create frame views with
+    /// [`SurfaceChoice::frame_view`].
     pub render_format: wgpu::TextureFormat,
 }
 
@@ -47,19 +50,21 @@ pub fn surface_config(
             F::Rgba8Unorm | F::Bgra8Unorm | F::Rgba8UnormSrgb | F::Bgra8UnormSrgb
         )
     };
-    let (format, render_format, view_formats) = if let Some(srgb) = caps
+    let (format, render_format) = if let Some(plain) = caps
         .formats
         .iter()
         .copied()
-        .find(|f| is_8bit(f) && f.is_srgb())
+        .find(|f| is_8bit(f) && !f.is_srgb())
     {
-        (srgb, srgb, Vec::new())
-    } else if let Some(plain) = caps.formats.iter().copied().find(is_8bit) {
-        let srgb = plain.add_srgb_suffix();
-        (plain, srgb, vec![srgb])
+        (plain, plain)
     } else {
-        let first = *caps.formats.first()?;
-        (first, first, Vec::new())
+        let first = caps
+            .formats
+            .iter()
+            .copied()
+            .find(is_8bit)
+            .or_else(|| caps.formats.first().copied())?;
+        (first, first)
     };
     let present_mode = if caps.present_modes.contains(&wgpu::PresentMode::Fifo) {
         wgpu::PresentMode::Fifo
@@ -84,7 +89,7 @@ pub fn surface_config(
             present_mode,
             desired_maximum_frame_latency: 2,
             alpha_mode,
-            view_formats,
+            view_formats: Vec::new(),
         },
         render_format,
     })
@@ -104,23 +109,31 @@ mod tests {
     }
 
     #[test]
-    fn webgl2_like_takes_the_srgb_format() {
+    fn webgl2_like_takes_the_plain_format() {
         use wgpu::TextureFormat as F;
-        let c = surface_config(&caps(&[F::Rgba8Unorm, F::Rgba8UnormSrgb]), 0, 10).expect("format");
-        assert_eq!(c.config.format, F::Rgba8UnormSrgb);
-        assert_eq!(c.render_format, F::Rgba8UnormSrgb);
+        let c = surface_config(&caps(&[F::Rgba8UnormSrgb, F::Rgba8Unorm]), 0, 10).expect("format");
+        assert_eq!(c.config.format, F::Rgba8Unorm);
+        assert_eq!(c.render_format, F::Rgba8Unorm);
         assert!(c.config.view_formats.is_empty());
         assert_eq!((c.config.width, c.config.height), (1, 10));
     }
 
     #[test]
-    fn webgpu_like_renders_through_an_srgb_view() {
+    fn webgpu_like_renders_into_the_plain_format() {
         use wgpu::TextureFormat as F;
         let c = surface_config(&caps(&[F::Bgra8Unorm, F::Rgba8Unorm, F::Rgba16Float]), 8, 8)
             .expect("format");
         assert_eq!(c.config.format, F::Bgra8Unorm);
+        assert_eq!(c.render_format, F::Bgra8Unorm);
+        assert!(c.config.view_formats.is_empty());
+    }
+
+    #[test]
+    fn srgb_only_surfaces_keep_their_srgb_format() {
+        use wgpu::TextureFormat as F;
+        let c = surface_config(&caps(&[F::Rgba16Float, F::Bgra8UnormSrgb]), 8, 8).expect("format");
+        assert_eq!(c.config.format, F::Bgra8UnormSrgb);
         assert_eq!(c.render_format, F::Bgra8UnormSrgb);
-        assert_eq!(c.config.view_formats, vec![F::Bgra8UnormSrgb]);
     }
 
     #[test]
