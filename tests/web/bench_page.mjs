@@ -11,6 +11,8 @@
 //   - drop → first frame: `memviz.lastOpen.firstFrameMs` (page clock, from the input's change
 //     event to the first frame drawn at the final canvas size), plus its parseMs / totalMs /
 //     drawMs, and the wall time seen from node (setInputFiles → data-memviz-state=ready);
+//     and the first frame part by part (`breakdown`: read, parse, model, each step of the first
+//     view, draw, present) with the page's main-thread task time over the open;
 //   - 10 zoom/pan steps (`memviz.view({method: 'zoom_at' | 'pan_by' | 'key', …})`), each timed in the page
 //     with performance.now() around the awaited call (input → worker → frame drawn), with the
 //     worker's CPU `frameMs`; then it keeps asking for frames until none was drawn for 250 ms:
@@ -380,6 +382,14 @@ async function runRound(baseUrl, file, backend, timeoutMs, views) {
       throw new Error(`asked for ${backend}, the page draws with ${result.backendUsed}: ${why}`);
     }
     const cdp = await context.newCDPSession(page);
+    // The page's main-thread task time over the open (Chrome's TaskDuration, seconds).
+    await cdp.send('Performance.enable');
+    const taskSeconds = async () => {
+      const { metrics } = await cdp.send('Performance.getMetrics');
+      const m = metrics.find((x) => x.name === 'TaskDuration');
+      return m ? m.value : null;
+    };
+    const task0 = await taskSeconds();
 
     // Drop → first frame.
     await page.evaluate(() => { window.memviz.lastOpen = null; });
@@ -398,6 +408,8 @@ async function runRound(baseUrl, file, backend, timeoutMs, views) {
       throw new Error(`the page says ${state} ${(result.wallMs / 1000).toFixed(1)} s after the drop: ${why}`);
     }
     result.lastOpen = await page.evaluate(() => window.memviz.lastOpen);
+    const task1 = await taskSeconds();
+    result.mainThreadMs = task0 !== null && task1 !== null ? (task1 - task0) * 1000 : null;
     const st = await page.evaluate(() => window.memviz.state());
     result.viewer = {
       elements: st.elements,
@@ -480,6 +492,34 @@ function nativeParseMs(file) {
   return line ? JSON.parse(line).secs * 1000 : null;
 }
 
+/**
+ * Where an open's time to the first frame went, in order (ms; the parts add up to
+ * firstFrameMs): `read` waiting for the file's bytes (the worker's read loop less its parsing),
+ * `parse` the pickle VM and model builder on the pushed chunks, `model` finishing the model,
+ * then each step of building the first view as the viewer's phase hook reports it (timeline,
+ * layout, colors, step_time, column_stack, first_scene, …), `view` the rest of the build,
+ * `draw` the first draw's CPU time in the worker (scene upload and draw calls), `present` from
+ * there to the page's first frame (the message to the page, the GPU process's raster, and the
+ * page's start: its post to the worker and canvas set-up, which the worker's clock does not
+ * see). `mainThreadMs` is the page's main-thread task time over the open (not on the path: the
+ * worker parses and draws).
+ */
+function breakdown(open) {
+  if (!open || open.pushMs === undefined) return null;
+  const parts = [['read', open.parseMs - open.pushMs], ['parse', open.pushMs], ['model', open.modelMs - open.parseMs]];
+  let at = open.modelMs;
+  for (const [name, , t] of open.memory && open.memory.steps ? open.memory.steps : []) {
+    if (typeof t !== 'number' || t > open.finishMs) continue;
+    parts.push([name, t - at]);
+    at = t;
+  }
+  parts.push(['view', open.finishMs - at], ['draw', open.firstDrawMs - open.finishMs], ['present', open.firstFrameMs - open.firstDrawMs]);
+  // One name per part (a step reported twice adds up).
+  const out = {};
+  for (const [name, ms] of parts) out[name] = r1((out[name] || 0) + ms);
+  return out;
+}
+
 function summarize(file, backend, nativeMs, rounds) {
   const good = rounds.filter((r) => r.ok);
   const steps = good.flatMap((r) => r.steps);
@@ -510,6 +550,9 @@ function summarize(file, backend, nativeMs, rounds) {
     parseMs: mid ? r1(mid.lastOpen.parseMs) : null,
     totalMs: mid ? r1(mid.lastOpen.totalMs) : null,
     drawMs: mid ? r1(mid.lastOpen.drawMs) : null,
+    /** The median round's time to the first frame, part by part (`breakdown`). */
+    breakdown: mid ? breakdown(mid.lastOpen) : null,
+    mainThreadMs: mid ? r1(mid.mainThreadMs) : null,
     openSettledMs: mid ? r1(mid.openSettledMs) : null,
     openPresentedMs: mid ? r1(mid.openPresentedMs) : null,
     nativeMs: r1(nativeMs),
@@ -574,6 +617,15 @@ function table(rows) {
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---|');
   for (const r of rows) {
     lines.push(`| ${r.file} | ${r.backend} | ${cell(r.parseMs)} | ${cell(r.totalMs)} | ${cell(r.medianRoundFirstFrameMs)} | ${cell(r.wallMs)} | ${cell(r.openSettledMs)} | ${cell(r.elements)} | ${cell(r.instances)} | ${cell(r.scene)} |`);
+  }
+  const parts = [...new Set(rows.flatMap((r) => Object.keys(r.breakdown || {})))];
+  if (parts.length > 0) {
+    lines.push('', 'The first frame, part by part (ms, the median round; the parts add up to the first frame):', '',
+      `| file | backend | first frame | ${parts.join(' | ')} | page main thread |`,
+      `|---|---|---:|${parts.map(() => '---:|').join('')}---:|`);
+    for (const r of rows.filter((x) => x.breakdown)) {
+      lines.push(`| ${r.file} | ${r.backend} | ${cell(r.medianRoundFirstFrameMs)} | ${parts.map((p) => cell(r.breakdown[p])).join(' | ')} | ${cell(r.mainThreadMs)} |`);
+    }
   }
   for (const r of rows.filter((x) => x.views)) {
     lines.push('', `Views of ${r.file} (${r.fileMB} MB, ${r.backend}; after opening: wasm ${cell(r.wasmPerFile)}× the file):`, '',

@@ -96,6 +96,8 @@ export {};
  * ms since the worker got the file, and the memory probes after each phase (benchmarks).
  * @typedef {object} OpenTimings
  * @property {number} parseMs
+ * @property {number} pushMs
+ * @property {number} modelMs
  * @property {number} finishMs
  * @property {number} firstDrawMs
  * @property {number} totalMs

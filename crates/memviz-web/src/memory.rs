@@ -74,28 +74,34 @@ pub fn probe() -> [u64; 3] {
 }
 
 thread_local! {
-    /// [`probe`] after each step of the views built since [`take_phases`] last ran.
-    static PHASES: std::cell::RefCell<Vec<(&'static str, [u64; 3])>> =
+    /// [`probe`] and the clock (ms) after each step of the views built since [`take_phases`]
+    /// last ran.
+    static PHASES: std::cell::RefCell<Vec<Phase>> =
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// The viewer's phase hook (`memviz_viewer::memory::set_phase_hook`): records [`probe`].
+/// A step of building a view: its name, [`probe`] after it and the clock then
+/// (`memviz_viewer::scene::now_ms`: `performance.now()` in the page's worker).
+pub type Phase = (&'static str, [u64; 3], f64);
+
+/// The viewer's phase hook (`memviz_viewer::memory::set_phase_hook`): records [`probe`] and
+/// the time.
 pub fn record_phase(name: &'static str) {
     /// Rows kept at most (views built between two opens add rows too): the newest.
     const KEPT: usize = 256;
     let p = probe();
+    let ms = memviz_viewer::scene::now_ms();
     PHASES.with(|v| {
         let mut v = v.borrow_mut();
         if v.len() >= KEPT {
             v.remove(0);
         }
-        v.push((name, p));
+        v.push((name, p, ms));
     });
 }
 
-/// The phases recorded since the last call, as `[name, wasm memory, heap, heap high-water]`
-/// rows, and forgets them.
-pub fn take_phases() -> Vec<(&'static str, [u64; 3])> {
+/// The phases recorded since the last call, and forgets them.
+pub fn take_phases() -> Vec<Phase> {
     PHASES.with(|v| std::mem::take(&mut *v.borrow_mut()))
 }
 

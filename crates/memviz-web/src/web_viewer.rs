@@ -194,10 +194,11 @@ impl WebViewer {
         crate::memory::probe().iter().map(|&b| b as f64).collect()
     }
 
-    /// The view-building steps since the last call, JSON `[[name, wasm memory bytes, heap
-    /// bytes, heap high-water], …]` (`memory::take_phases`; benchmarks).
+    /// The view-building steps since the last call, JSON `[[name, [wasm memory bytes, heap
+    /// bytes, heap high-water], performance.now() ms after it], …]` (`memory::take_phases`;
+    /// benchmarks).
     pub fn memory_phases(&self) -> String {
-        let rows: Vec<(&str, [u64; 3])> = crate::memory::take_phases();
+        let rows = crate::memory::take_phases();
         serde_json::to_string(&rows).unwrap_or_else(|_| "[]".to_owned())
     }
 

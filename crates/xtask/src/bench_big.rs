@@ -37,7 +37,7 @@ pub struct Args {
 }
 
 /// A size for `generate.py tile` (at most 10 000 MB).
-fn tiled_mb(text: &str) -> Result<u64> {
+pub(crate) fn tiled_mb(text: &str) -> Result<u64> {
     crate::mb_in(text, 10_000, "generate.py tile's limit")
 }
 
@@ -145,7 +145,7 @@ pub fn bench_big(a: &Args) -> Result<()> {
 }
 
 /// The tiled snapshots, generated once per size and base.
-fn tiles(a: &Args) -> Result<Vec<String>> {
+pub(crate) fn tiles(a: &Args) -> Result<Vec<String>> {
     fs::create_dir_all("target/bench").map_err(|e| format!("cannot create target/bench: {e}"))?;
     let suffix = a.from.as_deref().map_or_else(String::new, |f| {
         let stem = Path::new(f)

@@ -105,9 +105,13 @@ enum Task {
     },
     /// The page in headless Chromium: drop -> first frame, zoom/pan step times, wasm/JS memory and process RSS, WebGL2 and WebGPU (SwiftShader), against the native CLI; a markdown table
     BenchPage {
-        /// Snapshot sizes in MB (1 to 500, generate.py's limit)
-        #[arg(value_parser = generated_mb, default_values_t = [10, 150, 500])]
+        /// Snapshot sizes in MB: `generate.py large` up to 500, tiles (`generate.py tile`, as
+        /// bench-big) above it or with --from, up to 10000
+        #[arg(value_parser = bench_big::tiled_mb, default_values_t = [10, 150, 500])]
         sizes_mb: Vec<u64>,
+        /// Tile this snapshot's longest device trace (a real file) for every size
+        #[arg(long, value_name = "SNAPSHOT")]
+        from: Option<String>,
     },
     /// Big tiled snapshots: memviz summary time and RSS, heap per trace entry of the model and each view (mem_budget), and the page with every view (WebGL2); the tables of docs/limits.md
     BenchBig(bench_big::Args),
@@ -153,7 +157,7 @@ impl Task {
             Self::LintJs => lint_js(),
             Self::GenTypes => gen_types(),
             Self::Bench { sizes_mb, sizes } => bench(&sizes.unwrap_or(sizes_mb)),
-            Self::BenchPage { sizes_mb } => bench_page(&sizes_mb),
+            Self::BenchPage { sizes_mb, from } => bench_page(&sizes_mb, from),
             Self::BenchBig(a) => bench_big::bench_big(&a),
             Self::BenchAnalysis { sizes_mb } => bench_analysis(&sizes_mb),
             Self::BenchBounds(a) => bench_bounds::bench_bounds(&a),
@@ -342,7 +346,7 @@ mod tests {
     fn parses_options() {
         let sizes = |args: &[&str]| match parse(args) {
             Ok(Task::Bench { sizes_mb, sizes }) => Some(sizes.unwrap_or(sizes_mb)),
-            Ok(Task::BenchPage { sizes_mb }) | Ok(Task::BenchAnalysis { sizes_mb }) => {
+            Ok(Task::BenchPage { sizes_mb, .. }) | Ok(Task::BenchAnalysis { sizes_mb }) => {
                 Some(sizes_mb)
             }
             _ => None,
@@ -357,7 +361,17 @@ mod tests {
         assert_eq!(sizes(&["bench-page"]), Some(vec![10, 150, 500]));
         assert_eq!(sizes(&["bench-page", "10"]), Some(vec![10]));
         assert_eq!(sizes(&["bench-page", "0"]), None);
-        assert_eq!(sizes(&["bench-page", "501"]), None);
+        assert_eq!(sizes(&["bench-page", "2000"]), Some(vec![2000]));
+        assert_eq!(sizes(&["bench-page", "10001"]), None);
+        match parse(&["bench-page", "--from", "x.pickle", "150", "1000"]) {
+            Ok(Task::BenchPage { sizes_mb, from }) => {
+                assert_eq!(
+                    (sizes_mb, from.as_deref()),
+                    (vec![150, 1000], Some("x.pickle"))
+                );
+            }
+            other => panic!("{other:?}"),
+        }
         assert_eq!(sizes(&["bench-page", "--sizes", "10"]), None);
         assert_eq!(sizes(&["bench-analysis"]), Some(vec![150, 500]));
         let port = |args: &[&str]| match parse(args) {

@@ -129,8 +129,8 @@ impl Now<'_> {
     pub fn state(&self) -> ViewerState {
         let mut state = ViewerState {
             timeline: match self.timeline_of(self.sel.timeline) {
-                Some(v) => timeline::state_value(&v.ui, v.data()),
-                None => timeline::state_value(&timeline::TimelineUi::new(), None),
+                Some(v) => timeline::state_value(&v.ui, v.data(), v.has_time()),
+                None => timeline::state_value(&timeline::TimelineUi::new(), None, false),
             },
             file: self.sel.file,
             files: self.files.iter().map(|f| f.name.clone()).collect(),

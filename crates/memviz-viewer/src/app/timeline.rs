@@ -157,7 +157,10 @@ pub(super) fn axis_map<'a>(
     device: i64,
     data: Option<&'a DeviceData>,
 ) -> AxisMap<'a> {
-    let index = data.and_then(|d| Some((d.step_time_us.as_ref()?, &d.layout)));
+    // Only the time axis needs the step times (built on first use).
+    let index = data
+        .filter(|_| time)
+        .and_then(|d| Some((d.step_time(snap, device)?, &d.layout)));
     match (time, index, snap.trace(device)) {
         (true, Some((index, layout)), Some(tr)) => AxisMap::Time(index.with(tr, layout)),
         _ => AxisMap::Steps,
@@ -240,6 +243,12 @@ impl TimelineView {
         self.data().is_some_and(|d| d.windowed)
     }
 
+    /// True when the trace has usable times (the time axis can be shown).
+    pub(in crate::app) fn has_time(&self) -> bool {
+        self.data()
+            .is_some_and(|d| d.step_time(&self.snap, self.device).is_some())
+    }
+
     /// The x axis the camera is in.
     pub(in crate::app) fn xmap(&self) -> AxisMap<'_> {
         axis_map(self.ui.camera_time, &self.snap, self.device, self.data())
@@ -248,12 +257,16 @@ impl TimelineView {
 
 impl crate::registry::View for TimelineView {
     fn write_state(&self, state: &mut crate::answer::ViewerState) {
-        state.timeline = state_value(&self.ui, self.data());
+        state.timeline = state_value(&self.ui, self.data(), self.has_time());
     }
 }
 
 /// The timeline's state: the camera, the layout's counts and the scene.
-pub(super) fn state_value(ui: &TimelineUi, data: Option<&DeviceData>) -> TimelineState {
+pub(super) fn state_value(
+    ui: &TimelineUi,
+    data: Option<&DeviceData>,
+    has_time: bool,
+) -> TimelineState {
     let c = &ui.camera;
     let d = data;
     TimelineState {
@@ -276,7 +289,7 @@ pub(super) fn state_value(ui: &TimelineUi, data: Option<&DeviceData>) -> Timelin
         instances: d.map_or(0, |d| d.scene.instance_count()),
         batches: d.map_or(0, |d| d.scene.batches.len()),
         scene_build_ms: d.map_or(0.0, |d| d.scene.build_ms),
-        has_time: d.is_some_and(|d| d.step_time_us.is_some()),
+        has_time,
         hover: ui.hover,
         pinned: ui.pinned,
         last_click_step: ui.last_click_step,

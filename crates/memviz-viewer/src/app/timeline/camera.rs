@@ -12,7 +12,7 @@ impl TimelineView {
     /// is rebuilt in the axis's unit (it replaces the other, never kept beside it). A no-op when
     /// both already are.
     pub fn sync_axis(&mut self) {
-        let on = self.ui.time_axis && self.data().is_some_and(|d| d.step_time_us.is_some());
+        let on = self.ui.time_axis && self.has_time();
         if self.ui.camera_time != on {
             let cam = self.ui.camera;
             let n = f64::from(self.data().map_or(1, |d| d.layout.step_count().max(1)));
