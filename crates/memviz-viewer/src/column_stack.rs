@@ -59,14 +59,23 @@ impl ColumnStack {
             let pop = if s1 > last { steps.len() } else { bucket(s1) };
             (add < pop).then_some((add, pop))
         };
-        let orders: Vec<u32> = (0..hi).filter(|&o| samples_live(o).is_some()).collect();
+        // The candidates and the sample each one pops at, found in one pass (an element's span
+        // is decoded once: this pass is most of the first scene's column stack).
+        let mut orders: Vec<u32> = Vec::new();
+        let mut pop_at: Vec<u32> = Vec::new();
+        for o in 0..hi {
+            if let Some((_, pop)) = samples_live(o) {
+                orders.push(o);
+                pop_at.push(u32::try_from(pop).unwrap_or(u32::MAX));
+            }
+        }
         let m = orders.len();
         if m >= NONE as usize {
             return Self::empty();
         }
         // Bucket each pop by the sample it takes effect at (counting sort).
         let pop_bucket = |i: usize| -> Option<usize> {
-            let (_, pop) = samples_live(*orders.get(i)?)?;
+            let pop = *pop_at.get(i)? as usize;
             (pop < steps.len()).then_some(pop)
         };
         let mut offsets = vec![0u32; steps.len() + 2];
@@ -91,6 +100,7 @@ impl ColumnStack {
             }
         }
         offsets.pop();
+        drop(pop_at);
         let blocks = m.div_ceil(BLOCK).max(1);
         ColumnStack {
             orders,
